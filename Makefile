@@ -1,0 +1,184 @@
+# rein — one non-recursive GNU Makefile.
+#
+#   make                 build/librein.a, build/rein, the tests and helpers
+#   make check           install missing deps, build, run every test
+#   make serve           the same set-up, then exec `rein serve` (stdout clean)
+#   make bench           benchmarks, each beside its floor measured in the same run
+#   make SAN=1 check     ASan + UBSan build in build-san/
+#   make fuzz            libFuzzer targets (clang) in build-fuzz/
+#   make fuzz-smoke      each fuzz target for FUZZ_SECONDS (default 30)
+#   make install PREFIX=/usr/local [DESTDIR=...]
+#
+# CI=true or WERROR=1 turns warnings into errors.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := all
+
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+
+SAN ?= 0
+ifeq ($(SAN),1)
+BUILD ?= build-san
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+BUILD ?= build
+SAN_FLAGS :=
+endif
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+
+# Debian packages rein builds on (scripts/deps-debian.sh installs them).
+PKGS := jansson libpcre2-8 sqlite3 vterm
+# Recursive (=) so pkg-config runs only when a rule needs it, after deps.
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
+        -Wmissing-prototypes -Wold-style-definition -Wpointer-arith \
+        -Wwrite-strings -Wundef -Wvla -Wnull-dereference -Wimplicit-fallthrough
+ifneq ($(filter true 1,$(CI) $(WERROR)),)
+WARN += -Werror
+endif
+
+OPT ?= -O2
+CFLAGS ?= $(OPT) -g
+ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -pthread $(WARN) $(CFLAGS) $(SAN_FLAGS) \
+             -Iinclude -Isrc $(PKG_CFLAGS) -MMD -MP
+ALL_LDFLAGS = -pthread $(SAN_FLAGS) $(LDFLAGS)
+LDLIBS_ALL = $(PKG_LIBS) -lutil
+
+LIB_SRCS := $(sort $(wildcard src/base/*.c src/term/*.c src/exec/*.c \
+              src/supervise/*.c src/squash/*.c src/mcp/*.c))
+CLI_SRCS := $(sort $(wildcard src/cli/*.c))
+TEST_SRCS := tests/harness.c $(sort $(wildcard tests/test_*.c))
+TEST_BIN_SRCS := $(sort $(wildcard tests/bin/*.c))
+BENCH_SRCS := $(sort $(wildcard bench/*.c))
+FUZZ_SRCS := $(sort $(wildcard fuzz/fuzz_*.c))
+
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
+TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/obj/%.o)
+TEST_BINS := $(TEST_BIN_SRCS:tests/bin/%.c=$(BUILD)/tests/bin/%)
+BENCH_OBJS := $(BENCH_SRCS:%.c=$(BUILD)/obj/%.o)
+
+LIB := $(BUILD)/librein.a
+BIN := $(BUILD)/rein
+TEST_RUNNER := $(BUILD)/tests/rein-test
+BENCH_BIN := $(BUILD)/rein-bench
+
+all: $(LIB) $(BIN) $(TEST_RUNNER) $(TEST_BINS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIB): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(BIN): $(CLI_OBJS) $(LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS_ALL)
+
+$(TEST_RUNNER): $(TEST_OBJS) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(TEST_OBJS) $(LIB) $(LDLIBS_ALL)
+
+$(BUILD)/tests/bin/%: tests/bin/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $<
+
+$(BENCH_BIN): $(BENCH_OBJS) $(LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(BENCH_OBJS) $(LIB) $(LDLIBS_ALL)
+
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BENCH_OBJS:.o=.d)
+
+# ------------------------------------------------------------------ set-up
+
+deps:
+	@scripts/deps-debian.sh
+
+# `make check`: deps, then a fresh make (so pkg-config sees what was just
+# installed), then every test.  TESTS= narrows to matching test names.
+check: deps
+	@$(MAKE) --no-print-directory all
+	$(TEST_RUNNER) $(TESTS)
+	@if [ -d tests/e2e ] && ls tests/e2e/*.mjs >/dev/null 2>&1; then \
+	    REIN_BIN=$(abspath $(BIN)) scripts/run-e2e.sh; fi
+
+# `make serve`: everything to stderr, then exec the server on stdio.
+serve:
+	@scripts/deps-debian.sh >&2
+	@$(MAKE) -s --no-print-directory all >&2
+	@exec $(BIN) serve
+
+bench: deps
+	@$(MAKE) --no-print-directory all $(BENCH_BIN)
+	$(BENCH_BIN) $(BENCH_ARGS)
+
+# ------------------------------------------------------------------- fuzz
+
+FUZZ_BUILD := build-fuzz
+FUZZ_CC ?= clang
+FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Isrc \
+               -fsanitize=fuzzer-no-link,address,undefined
+FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o)
+FUZZ_BINS := $(FUZZ_SRCS:fuzz/%.c=$(FUZZ_BUILD)/%)
+FUZZ_SECONDS ?= 30
+
+$(FUZZ_BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+
+$(FUZZ_BUILD)/librein.a: $(FUZZ_LIB_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_BUILD)/librein.a
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< \
+	    $(FUZZ_BUILD)/librein.a $(PKG_LIBS) -lutil -pthread
+
+fuzz: $(FUZZ_BINS)
+
+fuzz-smoke: fuzz
+	@set -e; for f in $(FUZZ_BINS); do \
+	    name=$$(basename $$f); corpus=$(FUZZ_BUILD)/corpus/$$name; \
+	    mkdir -p $$corpus; \
+	    seeds=; [ -d fuzz/corpus/$$name ] && seeds=fuzz/corpus/$$name; \
+	    echo "fuzz: $$name for $(FUZZ_SECONDS)s"; \
+	    $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	        -rss_limit_mb=2048 $$corpus $$seeds 2>$(FUZZ_BUILD)/$$name.log \
+	      || { tail -n 60 $(FUZZ_BUILD)/$$name.log; exit 1; }; \
+	    grep -E 'stat::number_of_executed_units|Done' $(FUZZ_BUILD)/$$name.log | tail -n 2; \
+	done
+
+# ---------------------------------------------------------------- install
+
+install: $(LIB) $(BIN)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) \
+	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/rein
+	install -m 0644 $(LIB) $(DESTDIR)$(LIBDIR)/librein.a
+	install -m 0644 include/rein.h $(DESTDIR)$(INCDIR)/rein.h
+	install -m 0644 docs/rein.1 $(DESTDIR)$(MANDIR)/man1/rein.1
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(shell sed -n 's/^#define REIN_VERSION_STRING "\(.*\)"/\1/p' include/rein.h)|g' \
+	    -e 's|@REQUIRES@|$(PKGS)|g' \
+	    rein.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/rein.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/rein $(DESTDIR)$(LIBDIR)/librein.a \
+	    $(DESTDIR)$(INCDIR)/rein.h $(DESTDIR)$(MANDIR)/man1/rein.1 \
+	    $(DESTDIR)$(PKGCONFIGDIR)/rein.pc
+
+clean:
+	rm -rf build build-san build-fuzz
+
+.PHONY: all deps check serve bench fuzz fuzz-smoke install uninstall clean

@@ -1,0 +1,311 @@
+/*
+ * rein.h — the public C API of librein, the process runtime under rein.
+ *
+ * rein runs commands and long-lived sessions (PTY or pipes) for an AI coding
+ * agent, owns every process it starts, keeps every byte of output, and turns
+ * terminal input into named keys and back.  This header is the only public
+ * one; every struct behind a handle is defined in its .c file.
+ *
+ * Conventions, the same everywhere:
+ *   - Functions return 0 (or a non-negative count) on success and a negative
+ *     error code on failure: -errno for system errors, or one of the REIN_E*
+ *     codes of the table below.  rein_strerror() names either kind.
+ *   - Results come back through out-parameters.
+ *   - rein_xxx_free(NULL) is a no-op.  Memory handed to the caller is
+ *     released with the matching _free function, or rein_free() for plain
+ *     buffers.
+ *   - Synchronous calls that run a process take a streaming callback, which
+ *     receives output as valid UTF-8 (invalid bytes become U+FFFD), and an
+ *     optional cancel token.
+ */
+#ifndef REIN_H
+#define REIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define REIN_VERSION_MAJOR 0
+#define REIN_VERSION_MINOR 1
+#define REIN_VERSION_PATCH 0
+#define REIN_VERSION_STRING "0.1.0"
+
+/* ---------------------------------------------------------------- errors */
+
+/*
+ * rein's own error codes: X(NAME, value, message).  Values sit below -1000
+ * so they never collide with -errno.  One table gives the enum, the message
+ * (rein_strerror) and the name (rein_err_name).
+ */
+#define REIN_ERROR_MAP(X)                                                   \
+    X(EINTERNAL, -1000, "internal error")                                   \
+    X(ETOOSMALL, -1001, "buffer too small")                                 \
+    X(EPTY_RUNNING, -1002, "PTY session already running")                   \
+    X(EPTY_IDLE, -1003, "PTY session is not running")                       \
+    X(ESHELL_INIT, -1004, "Failed to initialize shell")                     \
+    X(ECWD, -1005, "Failed to set cwd")                                     \
+    X(ESNAPSHOT, -1006, "Failed to source snapshot")                        \
+    X(ESHELL_EXEC, -1007, "Shell execution failed")                         \
+    X(ESHELL_BUSY, -1008, "shell session already running a command")        \
+    X(EBASE64, -1009, "malformed base64")                                   \
+    X(EKEY, -1010, "unknown key name")                                      \
+    X(ESTALE, -1011, "process identity changed (pid reused)")              \
+    X(EENV, -1012, "malformed environment entry (expected NAME=value)")   \
+    X(ENOTRUNNING, -1013, "process is not running")
+
+typedef enum rein_err {
+#define REIN_ERR_ENUM_(name, value, msg) REIN_##name = (value),
+    REIN_ERROR_MAP(REIN_ERR_ENUM_)
+#undef REIN_ERR_ENUM_
+} rein_err_t;
+
+/* The message for any code rein returns: its own or -errno.  Never NULL. */
+const char *rein_strerror(int err);
+/* The symbolic name ("EPTY_RUNNING", "ENOENT"); "EUNKNOWN" when unknown. */
+const char *rein_err_name(int err);
+
+/* Releases a buffer that rein allocated for the caller.  NULL is a no-op. */
+void rein_free(void *p);
+
+/* ---------------------------------------------------------------- cancel */
+
+/*
+ * A cancel token: a one-way flag a caller raises to stop a running call.
+ * rein_cancel_trigger() is safe from any thread and from a signal handler.
+ * One token may be shared by several calls; once triggered it stays so.
+ */
+typedef struct rein_cancel rein_cancel_t;
+
+int rein_cancel_new(rein_cancel_t **out);
+void rein_cancel_trigger(rein_cancel_t *c);
+bool rein_cancel_triggered(const rein_cancel_t *c);
+void rein_cancel_free(rein_cancel_t *c);
+
+/* Receives output: a chunk of valid UTF-8, not NUL-terminated. */
+typedef void (*rein_chunk_fn)(const char *text, size_t len, void *data);
+
+/* How a run ended.  has_exit_code is false when cancelled or timed out. */
+typedef struct rein_run_result {
+    bool has_exit_code;
+    int exit_code; /* the exit status, or 128 + signal number */
+    bool cancelled;
+    bool timed_out;
+} rein_run_result_t;
+
+/* ----------------------------------------------------------------- shell */
+
+/*
+ * Shell execution: /bin/bash --noprofile --norc, stdout and stderr merged.
+ * A persistent shell keeps cwd, variables and functions between runs.
+ */
+typedef struct rein_shell rein_shell_t;
+
+typedef struct rein_shell_opts {
+    const char *const *session_env; /* "NAME=value"..., NULL-terminated, or NULL */
+    const char *snapshot_path;      /* sourced at creation, stdio on /dev/null */
+} rein_shell_opts_t;
+
+typedef struct rein_shell_run_opts {
+    const char *command;     /* required */
+    const char *cwd;         /* NULL: unchanged */
+    const char *const *env;  /* command-scoped "NAME=value", popped after */
+    uint32_t timeout_ms;     /* 0: none */
+    rein_cancel_t *cancel;   /* optional */
+    rein_chunk_fn on_chunk;  /* optional */
+    void *data;              /* passed to on_chunk */
+} rein_shell_run_opts_t;
+
+/* Grace between TERM and KILL when a shell run is cancelled or times out. */
+#define REIN_SHELL_GRACE_MS 2000
+/* After the foreground command ends: drain until EOF, this long idle ... */
+#define REIN_SHELL_DRAIN_IDLE_MS 250
+/* ... or this long in all. */
+#define REIN_SHELL_DRAIN_MAX_MS 2000
+
+/* One-shot: a fresh shell for one command, dropped afterwards. */
+int rein_shell_exec(const rein_shell_opts_t *opts,
+                    const rein_shell_run_opts_t *run,
+                    rein_run_result_t *result);
+
+int rein_shell_new(const rein_shell_opts_t *opts, rein_shell_t **out);
+/* Runs one command in the session (created lazily on first run).  A
+ * cancelled, timed-out or failed run, or one that exits the shell, drops the
+ * session; the next run starts a fresh one. */
+int rein_shell_run(rein_shell_t *sh, const rein_shell_run_opts_t *run,
+                   rein_run_result_t *result);
+/* Aborts the running command, if any; succeeds when nothing runs.
+ * Safe from another thread or from the chunk callback. */
+int rein_shell_abort(rein_shell_t *sh);
+void rein_shell_free(rein_shell_t *sh);
+
+/* ------------------------------------------------------------------- pty */
+
+/* A PTY session: one command at a time on a fresh pseudo-terminal. */
+typedef struct rein_pty rein_pty_t;
+
+#define REIN_PTY_DEFAULT_COLS 120
+#define REIN_PTY_DEFAULT_ROWS 40
+#define REIN_PTY_MIN_COLS 20
+#define REIN_PTY_MAX_COLS 400
+#define REIN_PTY_MIN_ROWS 5
+#define REIN_PTY_MAX_ROWS 200
+/* Drain windows after the child exits or after a kill. */
+#define REIN_PTY_EXIT_DRAIN_MS 300
+#define REIN_PTY_KILL_DRAIN_MS 300
+
+typedef struct rein_pty_start_opts {
+    const char *command;    /* required; run as <shell> -lc <command> */
+    const char *cwd;        /* NULL: inherited */
+    const char *const *env; /* "NAME=value" over the inherited environment */
+    uint32_t timeout_ms;    /* 0: none */
+    rein_cancel_t *cancel;  /* optional */
+    unsigned cols, rows;    /* 0: defaults; clamped */
+    const char *shell;      /* NULL: "sh" */
+    rein_chunk_fn on_chunk; /* optional */
+    void *data;
+} rein_pty_start_opts_t;
+
+int rein_pty_new(rein_pty_t **out);
+/* Runs the command to completion; REIN_EPTY_RUNNING if one already runs.
+ * write/resize/kill are valid from the moment start is entered, from the
+ * chunk callback or another thread. */
+int rein_pty_start(rein_pty_t *p, const rein_pty_start_opts_t *opts,
+                   rein_run_result_t *result);
+int rein_pty_write(rein_pty_t *p, const void *data, size_t len);
+int rein_pty_resize(rein_pty_t *p, unsigned cols, unsigned rows);
+int rein_pty_kill(rein_pty_t *p);
+void rein_pty_free(rein_pty_t *p);
+
+/* --------------------------------------------------------------- process */
+
+/*
+ * A process on this machine, held by identity: a pidfd plus the start time
+ * from /proc/<pid>/stat.  Nothing is ever signalled once the pid has been
+ * reused by another process.
+ */
+typedef struct rein_proc rein_proc_t;
+
+typedef enum rein_proc_status {
+    REIN_PROC_RUNNING = 0,
+    REIN_PROC_EXITED = 1,
+} rein_proc_status_t;
+
+typedef struct rein_proc_terminate_opts {
+    bool group;       /* signal the process group too */
+    int graceful_ms;  /* default 1000; < 0 skips the graceful phase */
+    int timeout_ms;   /* wait after the hard kill; default 5000 */
+    int signal;       /* graceful signal; default SIGTERM */
+} rein_proc_terminate_opts_t;
+
+#define REIN_PROC_GRACEFUL_MS 1000
+#define REIN_PROC_TIMEOUT_MS 5000
+
+/* -ESRCH when no such process. */
+int rein_proc_from_pid(pid_t pid, rein_proc_t **out);
+/* Every process whose executable is path; *out is an array of *n handles. */
+int rein_proc_from_path(const char *path, rein_proc_t ***out, size_t *n);
+void rein_proc_free(rein_proc_t *p);
+void rein_proc_list_free(rein_proc_t **list, size_t n);
+
+pid_t rein_proc_pid(const rein_proc_t *p);
+/* The current parent pid; -ESRCH once the process is gone. */
+pid_t rein_proc_ppid(const rein_proc_t *p);
+/* argv as a NULL-terminated array; free with rein_strv_free. */
+int rein_proc_args(const rein_proc_t *p, char ***argv);
+void rein_strv_free(char **v);
+/* Signals the process and every descendant, children first. */
+int rein_proc_kill_tree(rein_proc_t *p, int signo);
+void rein_proc_terminate_opts_init(rein_proc_terminate_opts_t *o);
+/* Graceful signal, wait, rescan, KILL, wait.  *exited says how it ended. */
+int rein_proc_terminate(rein_proc_t *p, const rein_proc_terminate_opts_t *o,
+                        bool *exited);
+/* *exited: true when the process exited within timeout_ms (< 0: forever). */
+int rein_proc_wait_for_exit(rein_proc_t *p, int timeout_ms,
+                            rein_cancel_t *cancel, bool *exited);
+int rein_proc_group_id(const rein_proc_t *p, pid_t *pgid);
+int rein_proc_children(const rein_proc_t *p, rein_proc_t ***out, size_t *n);
+rein_proc_status_t rein_proc_status(const rein_proc_t *p);
+
+/* ------------------------------------------------------------------ keys */
+
+/* The longest key id rein_key_parse writes, NUL included. */
+#define REIN_KEY_ID_MAX 64
+
+/*
+ * Writes the key id of data ("ctrl+c", "shift+up", "f5", "a") into buf,
+ * NUL-terminated, and returns its length; 0 when data is not exactly one
+ * key; REIN_ETOOSMALL when buf cannot hold the id.
+ */
+int rein_key_parse(const void *data, size_t len, bool kitty_active, char *buf,
+                   size_t size);
+/* True when data is the key key_id (case-insensitive; "esc" and "plus"
+ * are aliases of "escape" and "+"). */
+bool rein_key_matches(const void *data, size_t len, const char *key_id,
+                      bool kitty_active);
+
+/* Kitty keyboard protocol modifier bits (value sent is 1 + bits). */
+#define REIN_KITTY_SHIFT 1u
+#define REIN_KITTY_ALT 2u
+#define REIN_KITTY_CTRL 4u
+#define REIN_KITTY_SUPER 8u
+#define REIN_KITTY_HYPER 16u
+#define REIN_KITTY_META 32u
+#define REIN_KITTY_CAPS_LOCK 64u
+#define REIN_KITTY_NUM_LOCK 128u
+
+typedef enum rein_kitty_event {
+    REIN_KITTY_PRESS = 1,
+    REIN_KITTY_REPEAT = 2,
+    REIN_KITTY_RELEASE = 3,
+} rein_kitty_event_t;
+
+typedef struct rein_kitty_key {
+    uint32_t codepoint;
+    uint32_t shifted_key;      /* 0: absent */
+    uint32_t base_layout_key;  /* 0: absent */
+    uint32_t modifier;         /* REIN_KITTY_* bits */
+    rein_kitty_event_t event;
+} rein_kitty_key_t;
+
+/* 1 and *out filled when data is one Kitty sequence, else 0. */
+int rein_kitty_parse(const void *data, size_t len, rein_kitty_key_t *out);
+bool rein_kitty_matches(const void *data, size_t len, uint32_t codepoint,
+                        uint32_t modifier);
+/* True when data is exactly a legacy sequence of key_name ("up", "f1"). */
+bool rein_legacy_matches(const void *data, size_t len, const char *key_name);
+/* The bytes a terminal sends for key_id; returns their count, REIN_EKEY for
+ * an unknown id, REIN_ETOOSMALL when buf is too small. */
+int rein_key_encode(const char *key_id, char *buf, size_t size);
+
+/* ---------------------------------------------------------- bash fixups */
+
+typedef struct rein_fixup {
+    char *command;    /* the rewritten command */
+    char **stripped;  /* what was removed, in removal order; NULL-terminated */
+    size_t n_stripped;
+} rein_fixup_t;
+
+/* Strips a safe trailing `| head`/`| tail` and a redundant trailing 2>&1. */
+int rein_bash_fixup(const char *command, rein_fixup_t *out);
+void rein_fixup_free(rein_fixup_t *f);
+
+/* -------------------------------------------------------------- decoders */
+
+/* C-style escapes (\n \r \t \b \f \v \0 \a \e \xHH \uHHHH \u{H..} \\ \" \')
+ * decoded; unknown escapes kept literally; raw bytes pass through.  *out is
+ * NUL-terminated (not counted in *out_len); free with rein_free. */
+int rein_unescape(const char *in, size_t len, char **out, size_t *out_len);
+/* Standard base64 (padding optional, whitespace ignored); REIN_EBASE64 when
+ * malformed.  *out NUL-terminated; free with rein_free. */
+int rein_base64_decode(const char *in, size_t len, unsigned char **out,
+                       size_t *out_len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* REIN_H */

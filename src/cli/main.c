@@ -1,0 +1,112 @@
+/*
+ * main.c — the rein command: verb dispatch, --help, --version.
+ *
+ * rein is one binary with verbs (serve, run, ps, kill, logs, ...).  This file
+ * only parses the first word and hands off; each verb lives in its own file
+ * as it lands.  Exit codes: 0 success, 2 bad usage of rein's own verbs, 125
+ * rein's own failure (so a proxied command's exit codes stay its own).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "rein.h"
+
+#define EXIT_USAGE 2
+#define EXIT_REIN_FAILURE 125
+
+struct verb {
+    const char *name;
+    const char *usage;
+    const char *summary;
+    int (*fn)(int argc, char **argv);
+};
+
+static int verb_serve(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    fprintf(stderr, "rein serve: not implemented yet (the MCP server lands "
+                    "with its own issue)\n");
+    return EXIT_USAGE;
+}
+
+static int verb_help(int argc, char **argv);
+
+static const struct verb verbs[] = {
+    {"serve", "rein serve",
+     "run the MCP server on stdin/stdout (JSON-RPC 2.0, one message a line)",
+     verb_serve},
+    {"help", "rein help [VERB]", "show help for rein or one of its verbs",
+     verb_help},
+};
+
+#define NVERBS (sizeof verbs / sizeof verbs[0])
+
+static const struct verb *find_verb(const char *name)
+{
+    for (size_t i = 0; i < NVERBS; i++)
+        if (!strcmp(verbs[i].name, name))
+            return &verbs[i];
+    return NULL;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "rein %s — the process runtime an AI coding agent stands on\n"
+            "\n"
+            "usage: rein VERB [ARGS...]\n"
+            "       rein --help | --version\n"
+            "\n"
+            "verbs:\n",
+            REIN_VERSION_STRING);
+    for (size_t i = 0; i < NVERBS; i++)
+        fprintf(f, "  %-8s %s\n", verbs[i].name, verbs[i].summary);
+    fprintf(f, "\n"
+               "exit status: 0 on success, 2 for bad usage of a rein verb,\n"
+               "125 when rein itself fails.  See rein(1).\n");
+}
+
+static int verb_help(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stdout);
+        return 0;
+    }
+    const struct verb *v = find_verb(argv[1]);
+    if (!v) {
+        fprintf(stderr, "rein help: unknown verb '%s'\n", argv[1]);
+        return EXIT_USAGE;
+    }
+    printf("usage: %s\n\n%s\n", v->usage, v->summary);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+        printf("rein %s\n", REIN_VERSION_STRING);
+        return 0;
+    }
+    const struct verb *v = find_verb(argv[1]);
+    if (!v) {
+        fprintf(stderr, "rein: unknown verb '%s' (try rein --help)\n",
+                argv[1]);
+        return EXIT_USAGE;
+    }
+    if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
+        char *hargv[] = {"help", argv[1], NULL};
+        return verb_help(2, hargv);
+    }
+    int rc = v->fn(argc - 1, argv + 1);
+    (void)EXIT_REIN_FAILURE;
+    return rc;
+}
