@@ -57,7 +57,7 @@ LDLIBS_ALL = $(PKG_LIBS) -lutil
 LIB_SRCS := $(sort $(wildcard src/base/*.c src/term/*.c src/exec/*.c \
               src/supervise/*.c src/squash/*.c src/mcp/*.c))
 CLI_SRCS := $(sort $(wildcard src/cli/*.c))
-TEST_SRCS := tests/harness.c $(sort $(wildcard tests/test_*.c))
+TEST_SRCS := tests/harness.c tests/tutil.c $(sort $(wildcard tests/test_*.c))
 TEST_BIN_SRCS := $(sort $(wildcard tests/bin/*.c))
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
 FUZZ_SRCS := $(sort $(wildcard fuzz/fuzz_*.c))

@@ -1,0 +1,61 @@
+/*
+ * procfs.h — reading /proc: identity, family and command line of a process.
+ *
+ * A pid alone names nothing for long: it is reused.  rein identifies a
+ * process by pid plus start time (field 22 of /proc/<pid>/stat, in clock
+ * ticks since boot) within one boot (boot_id), and reads children from
+ * /proc/<pid>/task/<tid>/children of every thread, since a child belongs to
+ * the thread that forked it.
+ */
+#ifndef REIN_BASE_PROCFS_H
+#define REIN_BASE_PROCFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The length of a boot id ("xxxxxxxx-xxxx-...") plus its NUL. */
+#define PROCFS_BOOT_ID_LEN 37
+/* comm is at most 15 bytes plus NUL on Linux. */
+#define PROCFS_COMM_LEN 16
+
+typedef struct procfs_stat {
+    pid_t pid;
+    char comm[PROCFS_COMM_LEN];
+    char state;          /* R S D Z T t X I ... */
+    pid_t ppid;
+    pid_t pgrp;
+    pid_t session;
+    int tty_nr;
+    pid_t tpgid;         /* foreground process group of its tty, or -1 */
+    uint64_t start_time; /* field 22: clock ticks after boot */
+} procfs_stat_t;
+
+/* Reads /proc/<pid>/stat.  -ESRCH when the process is gone. */
+int procfs_read_stat(pid_t pid, procfs_stat_t *out);
+/* The start time alone; -ESRCH when gone. */
+int procfs_start_time(pid_t pid, uint64_t *out);
+/* True when pid exists, is not a zombie, and (if start_time != 0) started
+ * at start_time. */
+bool procfs_alive(pid_t pid, uint64_t start_time);
+/* /proc/sys/kernel/random/boot_id into out (PROCFS_BOOT_ID_LEN bytes). */
+int procfs_boot_id(char out[PROCFS_BOOT_ID_LEN]);
+
+/* Direct children of pid (of every thread).  *out malloc'ed; *n count. */
+int procfs_children(pid_t pid, pid_t **out, size_t *n);
+/* Every descendant of pid, parents before children (breadth-first).
+ * Bounded by PROCFS_MAX_DESCENDANTS. */
+int procfs_descendants(pid_t pid, pid_t **out, size_t *n);
+#define PROCFS_MAX_DESCENDANTS 65536
+
+/* argv from /proc/<pid>/cmdline as a NULL-terminated malloc'ed vector
+ * (free with procfs_strv_free).  A kernel thread gives an empty vector. */
+int procfs_cmdline(pid_t pid, char ***argv);
+void procfs_strv_free(char **v);
+/* readlink /proc/<pid>/exe into out; " (deleted)" suffix removed. */
+int procfs_exe(pid_t pid, char *out, size_t size);
+/* Every pid on the system, ascending.  *out malloc'ed. */
+int procfs_list_all(pid_t **out, size_t *n);
+
+#endif

@@ -1,0 +1,333 @@
+/*
+ * spawn.c — vfork-style process start (see spawn.h).
+ *
+ * Why vfork and not fork: fork copies the parent's page tables, which makes
+ * spawning from a large parent 20x slower; vfork shares the address space
+ * and suspends the parent until the child execs or exits.  The price is
+ * discipline in the child: it only makes system calls, touches no parent
+ * variable it could corrupt, allocates nothing, and leaves with execve or
+ * _exit.  Everything that may allocate (PATH search, /dev/null) happens in
+ * the parent first.
+ *
+ * Why an errno pipe even though vfork shares memory: valgrind turns vfork
+ * into fork, where shared memory does not exist; a CLOEXEC pipe reports the
+ * failing step and errno under both, and reads as EOF once exec succeeded.
+ *
+ * All signals are blocked in the parent around vfork so no handler of the
+ * parent ever runs on the child's side of the shared memory; the child
+ * resets every disposition to default before unblocking.
+ */
+#include "base/spawn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+/* The PATH used when the environment has none (as execvp does). */
+#define SPAWN_DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
+/* Highest fd the child closes one by one if close_range is missing. */
+#define SPAWN_FALLBACK_MAX_FD 65536
+
+extern char **environ;
+
+/* What the child writes to the errno pipe when a step fails. */
+struct spawn_report {
+    int32_t step;
+    int32_t err;
+};
+
+void spawn_opts_init(spawn_opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->fd_in = o->fd_out = o->fd_err = -1;
+    o->ctty_fd = -1;
+    o->group = SPAWN_SESSION;
+    o->want_pidfd = true;
+}
+
+const char *spawn_step_name(spawn_step_t step)
+{
+    switch (step) {
+    case SPAWN_STEP_NONE: return "none";
+    case SPAWN_STEP_RESOLVE: return "resolve";
+    case SPAWN_STEP_SETSID: return "setsid";
+    case SPAWN_STEP_CTTY: return "controlling tty";
+    case SPAWN_STEP_FDS: return "fd set-up";
+    case SPAWN_STEP_CHDIR: return "chdir";
+    case SPAWN_STEP_EXEC: return "exec";
+    }
+    return "unknown";
+}
+
+int spawn_resolve(const char *file, const char *path_env, char *out,
+                  size_t size)
+{
+    if (!file || !*file)
+        return -ENOENT;
+    if (strchr(file, '/')) {
+        if (strlen(file) >= size)
+            return -ENAMETOOLONG;
+        strcpy(out, file);
+        return 0;
+    }
+    const char *p = path_env && *path_env ? path_env : SPAWN_DEFAULT_PATH;
+    int last = -ENOENT;
+    while (*p) {
+        const char *colon = strchrnul(p, ':');
+        size_t dl = (size_t)(colon - p);
+        /* An empty PATH entry means the current directory. */
+        int n = dl ? snprintf(out, size, "%.*s/%s", (int)dl, p, file)
+                   : snprintf(out, size, "./%s", file);
+        if (n > 0 && (size_t)n < size) {
+            struct stat st;
+            if (stat(out, &st) == 0 && S_ISREG(st.st_mode)) {
+                if (access(out, X_OK) == 0)
+                    return 0;
+                last = -EACCES;
+            }
+        }
+        p = *colon ? colon + 1 : colon;
+    }
+    return last;
+}
+
+/* Moves fd out of the 0..2 range so dup2 into 0..2 cannot clobber it. */
+static int lift_fd(int fd)
+{
+    if (fd < 0 || fd > 2)
+        return fd;
+    return fcntl(fd, F_DUPFD_CLOEXEC, 3);
+}
+
+__attribute__((noreturn)) static void child_fail(int errfd, spawn_step_t step)
+{
+    struct spawn_report r = {(int32_t)step, (int32_t)errno};
+    ssize_t w;
+    do
+        w = write(errfd, &r, sizeof r);
+    while (w < 0 && errno == EINTR);
+    _exit(127);
+}
+
+/* Places src on target (0..2) with CLOEXEC cleared. */
+static int place_fd(int src, int target)
+{
+    if (src == target)
+        return fcntl(target, F_SETFD, 0);
+    return dup2(src, target) < 0 ? -1 : 0;
+}
+
+/*
+ * The child side.  Runs in the parent's memory (vfork): it reads o and the
+ * prepared values, writes nothing of the parent's, and ends in exec or
+ * _exit.  noinline keeps its frame separate from the parent's.
+ */
+__attribute__((noinline, noreturn)) static void child_main(const spawn_opts_t *o,
+                                                 const char *path,
+                                                 const char *const *envp,
+                                                 int devnull, int errfd)
+{
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    for (int s = 1; s < NSIG; s++)
+        if (s != SIGKILL && s != SIGSTOP)
+            sigaction(s, &dfl, NULL); /* EINVAL for glibc-reserved: fine */
+
+    if (o->group == SPAWN_SESSION) {
+        if (setsid() < 0)
+            child_fail(errfd, SPAWN_STEP_SETSID);
+    } else if (o->group == SPAWN_PGROUP) {
+        if (setpgid(0, 0) < 0)
+            child_fail(errfd, SPAWN_STEP_SETSID);
+    }
+    if (o->ctty_fd >= 0 && ioctl(o->ctty_fd, TIOCSCTTY, 0) < 0)
+        child_fail(errfd, SPAWN_STEP_CTTY);
+
+    int in = o->fd_in >= 0 ? o->fd_in : devnull;
+    int out = o->fd_out >= 0 ? o->fd_out : devnull;
+    int err = o->fd_err >= 0 ? o->fd_err : devnull;
+    if ((in = lift_fd(in)) < 0 || (out = lift_fd(out)) < 0 ||
+        (err = lift_fd(err)) < 0)
+        child_fail(errfd, SPAWN_STEP_FDS);
+    if (place_fd(in, 0) < 0 || place_fd(out, 1) < 0 || place_fd(err, 2) < 0)
+        child_fail(errfd, SPAWN_STEP_FDS);
+
+    if (o->cwd && chdir(o->cwd) < 0)
+        child_fail(errfd, SPAWN_STEP_CHDIR);
+
+    /* Every other fd closes at exec; the errno pipe stays usable until then. */
+    if (syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) < 0) {
+        for (int fd = 3; fd < SPAWN_FALLBACK_MAX_FD; fd++)
+            if (fd != errfd)
+                fcntl(fd, F_SETFD, FD_CLOEXEC);
+    }
+
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    /* execve's prototype predates const; it does not modify them. */
+    execve(path, (char *const *)o->argv, (char *const *)envp);
+    child_fail(errfd, SPAWN_STEP_EXEC);
+}
+
+/*
+ * The vfork itself, in a frame of its own: the child returns through no
+ * code of spawn_start, so none of that function's locals can be clobbered.
+ * All signals stay blocked across it (see the top of this file).
+ */
+__attribute__((noinline)) static pid_t vfork_child(const spawn_opts_t *o,
+                                                   const char *path,
+                                                   const char *const *envp,
+                                                   int devnull, int errfd)
+{
+    sigset_t all, saved;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &saved);
+    pid_t pid = vfork();
+    if (pid == 0)
+        child_main(o, path, envp, devnull, errfd); /* never returns */
+    int e = errno;
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    errno = e;
+    return pid;
+}
+
+static const char *env_path(const char *const *envp)
+{
+    for (const char *const *e = envp; e && *e; e++)
+        if (!strncmp(*e, "PATH=", 5))
+            return *e + 5;
+    return NULL;
+}
+
+int spawn_start(const spawn_opts_t *o, pid_t *pid_out, int *pidfd_out,
+                spawn_step_t *step)
+{
+    char path[PATH_MAX];
+    int pipefd[2] = {-1, -1}, devnull = -1, rc;
+    spawn_step_t failed = SPAWN_STEP_NONE;
+    const char *const *envp =
+        o->envp ? o->envp : (const char *const *)environ;
+    pid_t pid;
+
+    *pid_out = -1;
+    if (pidfd_out)
+        *pidfd_out = -1;
+    if (!o->argv || !o->argv[0] || !o->file)
+        return -EINVAL;
+    if (o->ctty_fd >= 0 && o->group != SPAWN_SESSION)
+        return -EINVAL;
+
+    rc = spawn_resolve(o->file, env_path(envp), path, sizeof path);
+    if (rc < 0) {
+        failed = SPAWN_STEP_RESOLVE;
+        goto fail;
+    }
+    if (o->fd_in < 0 || o->fd_out < 0 || o->fd_err < 0) {
+        devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (devnull < 0) {
+            rc = -errno;
+            failed = SPAWN_STEP_FDS;
+            goto fail;
+        }
+    }
+    if (pipe2(pipefd, O_CLOEXEC) < 0) {
+        rc = -errno;
+        goto fail;
+    }
+
+    pid = vfork_child(o, path, envp, devnull, pipefd[1]);
+    int vfork_errno = errno;
+    close(pipefd[1]);
+    pipefd[1] = -1;
+    if (pid < 0) {
+        rc = -vfork_errno;
+        goto fail;
+    }
+
+    struct spawn_report r;
+    ssize_t n;
+    do
+        n = read(pipefd[0], &r, sizeof r);
+    while (n < 0 && errno == EINTR);
+    if (n == (ssize_t)sizeof r) {
+        int code;
+        spawn_reap(pid, -1, &code); /* the child has _exit'ed */
+        rc = r.err ? -r.err : -EINVAL;
+        failed = (spawn_step_t)r.step;
+        goto fail;
+    }
+
+    if (o->want_pidfd && pidfd_out) {
+        /* Safe from pid reuse: the child is ours and not yet reaped. */
+        int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+        *pidfd_out = fd >= 0 ? fd : -1;
+    }
+    close(pipefd[0]);
+    if (devnull >= 0)
+        close(devnull);
+    *pid_out = pid;
+    if (step)
+        *step = SPAWN_STEP_NONE;
+    return 0;
+
+fail:
+    if (pipefd[0] >= 0)
+        close(pipefd[0]);
+    if (pipefd[1] >= 0)
+        close(pipefd[1]);
+    if (devnull >= 0)
+        close(devnull);
+    if (step)
+        *step = failed;
+    return rc;
+}
+
+int spawn_code_from_info(const siginfo_t *info)
+{
+    if (info->si_code == CLD_EXITED)
+        return info->si_status;
+    return 128 + info->si_status;
+}
+
+int spawn_reap(pid_t pid, int pidfd, int *code)
+{
+    siginfo_t info;
+    int rc;
+    memset(&info, 0, sizeof info);
+    do {
+        if (pidfd >= 0)
+            rc = waitid((idtype_t)P_PIDFD, (id_t)pidfd, &info, WEXITED);
+        else
+            rc = waitid(P_PID, (id_t)pid, &info, WEXITED);
+    } while (rc < 0 && errno == EINTR);
+    if (rc < 0 && pidfd >= 0 && errno == EINVAL) {
+        /* Kernel without P_PIDFD: fall back to the pid (still unreaped). */
+        do
+            rc = waitid(P_PID, (id_t)pid, &info, WEXITED);
+        while (rc < 0 && errno == EINTR);
+    }
+    if (rc < 0)
+        return -errno;
+    if (code)
+        *code = spawn_code_from_info(&info);
+    return 0;
+}

@@ -1,0 +1,190 @@
+/*
+ * test_spawn.c — spawning: synchronous errors naming the step, a clean
+ * child (default signals, empty mask, no inherited fds), its own session,
+ * the PTY slave as controlling terminal.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pty.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/procfs.h"
+#include "base/spawn.h"
+#include "harness.h"
+#include "tutil.h"
+
+static void opts(spawn_opts_t *o, const char **argv)
+{
+    spawn_opts_init(o);
+    o->file = argv[0];
+    o->argv = argv;
+}
+
+TEST(spawn_missing_program_is_a_synchronous_error)
+{
+    spawn_opts_t o;
+    const char *argv[] = {"rein-no-such-program-xyz", NULL};
+    pid_t pid;
+    int pidfd;
+    spawn_step_t step;
+    opts(&o, argv);
+    ASSERT_EQ(spawn_start(&o, &pid, &pidfd, &step), -ENOENT);
+    ASSERT_EQ(step, SPAWN_STEP_RESOLVE);
+    ASSERT_EQ(pid, -1);
+    ASSERT_EQ(pidfd, -1);
+
+    const char *abs[] = {"/nonexistent/prog", NULL};
+    opts(&o, abs);
+    ASSERT_EQ(spawn_start(&o, &pid, &pidfd, &step), -ENOENT);
+    ASSERT_EQ(step, SPAWN_STEP_EXEC);
+}
+
+TEST(spawn_non_executable_file_is_eacces)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/notexec", test_tmpdir());
+    int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+    ASSERT_INT(fd, >=, 0);
+    ASSERT_EQ(write(fd, "#!/bin/sh\n", 10), 10);
+    close(fd);
+    spawn_opts_t o;
+    const char *argv[] = {path, NULL};
+    pid_t pid;
+    spawn_step_t step;
+    opts(&o, argv);
+    ASSERT_EQ(spawn_start(&o, &pid, NULL, &step), -EACCES);
+    ASSERT_EQ(step, SPAWN_STEP_EXEC);
+}
+
+TEST(spawn_bad_cwd_fails_at_chdir)
+{
+    spawn_opts_t o;
+    const char *argv[] = {"/bin/true", NULL};
+    pid_t pid;
+    spawn_step_t step;
+    opts(&o, argv);
+    o.cwd = "/nonexistent-dir-for-rein";
+    ASSERT_EQ(spawn_start(&o, &pid, NULL, &step), -ENOENT);
+    ASSERT_EQ(step, SPAWN_STEP_CHDIR);
+    ASSERT_STR(spawn_step_name(step), "chdir");
+}
+
+TEST(spawn_exit_code_and_cwd)
+{
+    spawn_opts_t o;
+    const char *argv[] = {"sh", "-c", "pwd; exit 3", NULL};
+    buf_t out = BUF_INIT;
+    opts(&o, argv);
+    o.cwd = "/tmp";
+    ASSERT_EQ(tu_run(&o, &out), 3);
+    ASSERT_STR(out.p, "/tmp\n");
+    buf_free(&out);
+}
+
+TEST(spawn_child_gets_default_signals_and_empty_mask)
+{
+    /* The parent ignores SIGPIPE and blocks SIGUSR1 — as a server would. */
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGINT, SIG_IGN);
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &s, NULL);
+    spawn_opts_t o;
+    const char *argv[] = {"grep", "-E", "^Sig(Blk|Ign)", "/proc/self/status", NULL};
+    buf_t out = BUF_INIT;
+    opts(&o, argv);
+    ASSERT_EQ(tu_run(&o, &out), 0);
+    ASSERT_CONTAINS(out.p, "SigBlk:\t0000000000000000");
+    ASSERT_CONTAINS(out.p, "SigIgn:\t0000000000000000");
+    buf_free(&out);
+}
+
+TEST(spawn_child_inherits_no_fds_beyond_stdio)
+{
+    int leak = open("/dev/null", O_RDONLY); /* deliberately not CLOEXEC */
+    ASSERT_INT(leak, >=, 3);
+    spawn_opts_t o;
+    /* ls opens the directory itself (one more fd); count the rest. */
+    const char *argv[] = {"sh", "-c", "ls /proc/self/fd | wc -l", NULL};
+    buf_t out = BUF_INIT;
+    opts(&o, argv);
+    ASSERT_EQ(tu_run(&o, &out), 0);
+    /* 0, 1, 2 and ls's own directory fd */
+    ASSERT_STR(out.p, "4\n");
+    buf_free(&out);
+    close(leak);
+}
+
+TEST(spawn_child_leads_its_own_session)
+{
+    spawn_opts_t o;
+    const char *argv[] = {"sleep", "5", NULL};
+    pid_t pid;
+    int pidfd;
+    opts(&o, argv);
+    ASSERT_OK(spawn_start(&o, &pid, &pidfd, NULL));
+    procfs_stat_t st;
+    ASSERT_OK(procfs_read_stat(pid, &st));
+    ASSERT_EQ(st.session, pid);
+    ASSERT_EQ(st.pgrp, pid);
+    ASSERT_OK(kill(pid, SIGKILL));
+    int code;
+    ASSERT_OK(spawn_reap(pid, pidfd, &code));
+    ASSERT_EQ(code, 128 + SIGKILL);
+    if (pidfd >= 0)
+        close(pidfd);
+
+    o.group = SPAWN_PGROUP;
+    ASSERT_OK(spawn_start(&o, &pid, &pidfd, NULL));
+    ASSERT_OK(procfs_read_stat(pid, &st));
+    ASSERT_EQ(st.pgrp, pid);
+    ASSERT_EQ(st.session, getsid(0));
+    kill(pid, SIGKILL);
+    ASSERT_OK(spawn_reap(pid, pidfd, NULL));
+    if (pidfd >= 0)
+        close(pidfd);
+}
+
+TEST(spawn_pty_slave_becomes_controlling_terminal)
+{
+    int m, s;
+    char name[128];
+    ASSERT_OK(openpty(&m, &s, name, NULL, NULL));
+    fcntl(m, F_SETFD, FD_CLOEXEC);
+    fcntl(s, F_SETFD, FD_CLOEXEC);
+    spawn_opts_t o;
+    const char *argv[] = {"sh", "-c", "tty; test -t 0 && echo yes", NULL};
+    opts(&o, argv);
+    o.fd_in = o.fd_out = o.fd_err = s;
+    o.ctty_fd = s;
+    pid_t pid;
+    int pidfd;
+    ASSERT_OK(spawn_start(&o, &pid, &pidfd, NULL));
+    buf_t out = BUF_INIT;
+    int code;
+    ASSERT_OK(spawn_reap(pid, pidfd, &code));
+    close(s); /* after reaping: the master then reads to EIO */
+    tu_read_all(m, &out);
+    close(m);
+    ASSERT_EQ(code, 0);
+    ASSERT_CONTAINS(out.p, name);
+    ASSERT_CONTAINS(out.p, "yes");
+    buf_free(&out);
+    if (pidfd >= 0)
+        close(pidfd);
+}
+
+TEST(spawn_resolve_searches_path)
+{
+    char out[256];
+    ASSERT_OK(spawn_resolve("sh", "/nonexistent:/bin", out, sizeof out));
+    ASSERT_STR(out, "/bin/sh");
+    ASSERT_EQ(spawn_resolve("sh", "/nonexistent", out, sizeof out), -ENOENT);
+    ASSERT_EQ(spawn_resolve("", "/bin", out, sizeof out), -ENOENT);
+    ASSERT_EQ(spawn_resolve("sh", "/bin", out, 4), -ENOENT);
+}
