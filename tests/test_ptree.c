@@ -14,7 +14,7 @@
 static pid_t start_tree(int *pidfd, size_t want)
 {
     const char *argv[] = {"sh", "-c",
-                          "trap '' TERM; sleep 30 & sleep 30 & wait", NULL};
+                          "sleep 30 & sleep 30 & trap '' TERM; wait", NULL};
     spawn_opts_t o;
     spawn_opts_init(&o);
     o.file = argv[0];
