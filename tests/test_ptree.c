@@ -3,6 +3,7 @@
  * a stale (pid, start time) never signalled, group guards.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -11,34 +12,34 @@
 #include "base/spawn.h"
 #include "harness.h"
 
-static pid_t start_tree(int *pidfd, size_t want)
+/* A process ignoring TERM (a shell that exec'd sleep) with two sleeping
+ * children that do not; returns once the shell said it is ready. */
+static pid_t start_tree(int *pidfd)
 {
     const char *argv[] = {"sh", "-c",
-                          "sleep 30 & sleep 30 & trap '' TERM; wait", NULL};
+                          "sleep 30 & sleep 30 & trap '' TERM; echo ready; "
+                          "exec sleep 30",
+                          NULL};
+    int p[2];
+    ASSERT_OK(pipe2(p, O_CLOEXEC));
     spawn_opts_t o;
     spawn_opts_init(&o);
     o.file = argv[0];
     o.argv = argv;
+    o.fd_out = p[1];
     pid_t pid;
     ASSERT_OK(spawn_start(&o, &pid, pidfd, NULL));
-    ptree_t t;
-    uint64_t t0 = test_now_ms();
-    for (;;) {
-        ASSERT_OK(ptree_capture(pid, &t));
-        size_t n = t.n;
-        ptree_free(&t);
-        if (n == want)
-            break;
-        ASSERT_INT(test_now_ms() - t0, <, 5000);
-        usleep(5000); /* polling /proc for the forks: no event to wait on */
-    }
+    close(p[1]);
+    char buf[16];
+    ASSERT_EQ(read(p[0], buf, sizeof buf), 6);
+    close(p[0]);
     return pid;
 }
 
 TEST(ptree_capture_signal_and_kill)
 {
     int pidfd;
-    pid_t pid = start_tree(&pidfd, 3);
+    pid_t pid = start_tree(&pidfd);
     ptree_t t;
     ASSERT_OK(ptree_capture(pid, &t));
     ASSERT_EQ(t.n, 3);
