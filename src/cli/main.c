@@ -103,7 +103,7 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
-        char *hargv[] = {"help", argv[1], NULL};
+        char *hargv[] = {(char *)"help", argv[1], NULL};
         return verb_help(2, hargv);
     }
     int rc = v->fn(argc - 1, argv + 1);

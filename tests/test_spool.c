@@ -1,0 +1,274 @@
+/* test_spool.c — the log spool: exact bytes, 0600 + O_EXCL + O_CLOEXEC,
+ * batching and flush, sticky write errors, 0700 directory creation. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/spool.h"
+#include "harness.h"
+
+static void path_in_tmp(char *out, size_t size, const char *name)
+{
+    int n = snprintf(out, size, "%s/%s", test_tmpdir(), name);
+    ASSERT_TRUE(n > 0 && (size_t)n < size);
+}
+
+static off_t file_size(const char *path)
+{
+    struct stat st;
+    ASSERT_EQ(stat(path, &st), 0);
+    return st.st_size;
+}
+
+static void read_all(const char *path, buf_t *b)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ASSERT_TRUE(fd >= 0);
+    char tmp[8192];
+    ssize_t r;
+    while ((r = read(fd, tmp, sizeof tmp)) > 0)
+        ASSERT_OK(buf_append(b, tmp, (size_t)r));
+    ASSERT_EQ(r, 0);
+    close(fd);
+}
+
+TEST(spool_roundtrip_random_sizes)
+{
+    /* Sizes around the batching buffer, in every order relation. */
+    static const size_t sizes[] = {
+        0, 1, 7, 4096, 100, SPOOL_BUF_SIZE - 1, 1, SPOOL_BUF_SIZE,
+        SPOOL_BUF_SIZE + 1, 3, 3 * SPOOL_BUF_SIZE + 17, 4096, 4096, 4096,
+        SPOOL_BUF_SIZE / 2, SPOOL_BUF_SIZE / 2 + 1, 5,
+    };
+    char path[PATH_MAX];
+    path_in_tmp(path, sizeof path, "run.log");
+    spool_t *sp = NULL;
+    ASSERT_OK(spool_open(path, 0, &sp));
+    buf_t exp = BUF_INIT;
+    unsigned seed = 99;
+    for (int rep = 0; rep < 3; rep++) {
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+            size_t n = sizes[i];
+            unsigned char *d = malloc(n + 1);
+            ASSERT_TRUE(d != NULL);
+            for (size_t j = 0; j < n; j++) {
+                seed = seed * 1103515245u + 12345u;
+                d[j] = (unsigned char)(seed >> 16);
+            }
+            ASSERT_OK(spool_write(sp, d, n));
+            ASSERT_OK(buf_append(&exp, d, n));
+            free(d);
+            ASSERT_EQ(spool_bytes(sp), exp.len);
+        }
+    }
+    ASSERT_EQ(spool_dropped(sp), 0);
+    ASSERT_OK(spool_close(sp));
+    buf_t got = BUF_INIT;
+    read_all(path, &got);
+    ASSERT_MEM(got.p, got.len, exp.p, exp.len);
+    buf_free(&got);
+    buf_free(&exp);
+}
+
+TEST(spool_mode_0600_and_cloexec)
+{
+    umask(0); /* the mode must come from the spool, not the umask */
+    char path[PATH_MAX];
+    path_in_tmp(path, sizeof path, "m.log");
+    spool_t *sp = NULL;
+    ASSERT_OK(spool_open(path, 0, &sp));
+    struct stat st;
+    ASSERT_EQ(stat(path, &st), 0);
+    ASSERT_EQ(st.st_mode & 07777, 0600);
+    ASSERT_TRUE(S_ISREG(st.st_mode));
+    /* Find our fd by its target and check O_CLOEXEC in fdinfo. */
+    DIR *dir = opendir("/proc/self/fd");
+    ASSERT_TRUE(dir != NULL);
+    struct dirent *de;
+    bool found = false;
+    while ((de = readdir(dir))) {
+        char target[PATH_MAX];
+        ssize_t n = readlinkat(dirfd(dir), de->d_name, target, sizeof target - 1);
+        if (n < 0)
+            continue;
+        target[n] = 0;
+        if (strcmp(target, path) != 0)
+            continue;
+        int fd = atoi(de->d_name);
+        int fl = fcntl(fd, F_GETFD);
+        ASSERT_TRUE(fl >= 0 && (fl & FD_CLOEXEC));
+        int st_fl = fcntl(fd, F_GETFL);
+        ASSERT_TRUE(st_fl & O_APPEND);
+        found = true;
+    }
+    closedir(dir);
+    ASSERT_TRUE(found);
+    ASSERT_OK(spool_close(sp));
+}
+
+TEST(spool_excl_unless_append)
+{
+    char path[PATH_MAX];
+    path_in_tmp(path, sizeof path, "x.log");
+    spool_t *sp = NULL, *sp2 = NULL;
+    ASSERT_OK(spool_open(path, 0, &sp));
+    ASSERT_OK(spool_write(sp, "one", 3));
+    ASSERT_OK(spool_close(sp));
+    ASSERT_EQ(spool_open(path, 0, &sp2), -EEXIST);
+    ASSERT_OK(spool_open(path, SPOOL_OPEN_APPEND, &sp2));
+    ASSERT_OK(spool_write(sp2, "two", 3));
+    ASSERT_EQ(spool_bytes(sp2), 3); /* counts this handle's bytes */
+    ASSERT_OK(spool_close(sp2));
+    buf_t got = BUF_INIT;
+    read_all(path, &got);
+    ASSERT_STR(got.p, "onetwo");
+    buf_free(&got);
+    /* APPEND also creates a missing file. */
+    path_in_tmp(path, sizeof path, "new.log");
+    ASSERT_OK(spool_open(path, SPOOL_OPEN_APPEND, &sp));
+    ASSERT_OK(spool_close(sp));
+    ASSERT_EQ(file_size(path), 0);
+}
+
+TEST(spool_refuses_planted_symlink)
+{
+    char path[PATH_MAX], target[PATH_MAX];
+    path_in_tmp(path, sizeof path, "link.log");
+    path_in_tmp(target, sizeof target, "elsewhere");
+    ASSERT_EQ(symlink(target, path), 0);
+    spool_t *sp = NULL;
+    ASSERT_EQ(spool_open(path, 0, &sp), -EEXIST);
+    ASSERT_TRUE(access(target, F_OK) != 0); /* nothing created through it */
+}
+
+TEST(spool_open_errors)
+{
+    char path[PATH_MAX];
+    spool_t *sp = NULL;
+    path_in_tmp(path, sizeof path, "missing/dir/x.log");
+    ASSERT_EQ(spool_open(path, 0, &sp), -ENOENT);
+    path_in_tmp(path, sizeof path, "f.log");
+    ASSERT_EQ(spool_open(path, 1u << 7, &sp), -EINVAL);
+    ASSERT_EQ(access(path, F_OK), -1);
+    ASSERT_EQ(spool_close(NULL), 0);
+}
+
+TEST(spool_batches_until_flush)
+{
+    char path[PATH_MAX];
+    path_in_tmp(path, sizeof path, "b.log");
+    spool_t *sp = NULL;
+    ASSERT_OK(spool_open(path, 0, &sp));
+    ASSERT_OK(spool_write(sp, "hello", 5));
+    ASSERT_EQ(file_size(path), 0); /* buffered, no write() yet */
+    ASSERT_OK(spool_flush(sp));
+    ASSERT_EQ(file_size(path), 5);
+    ASSERT_OK(spool_flush(sp)); /* nothing to flush is fine */
+    /* Filling the buffer writes one full batch; the rest stays. */
+    char *big = malloc(SPOOL_BUF_SIZE);
+    ASSERT_TRUE(big != NULL);
+    memset(big, 'z', SPOOL_BUF_SIZE);
+    ASSERT_OK(spool_write(sp, big, SPOOL_BUF_SIZE - 10));
+    ASSERT_EQ(file_size(path), 5);
+    ASSERT_OK(spool_write(sp, big, 20));
+    ASSERT_EQ(file_size(path), 5 + SPOOL_BUF_SIZE);
+    /* A big write goes straight through, after what was buffered. */
+    ASSERT_OK(spool_write(sp, big, SPOOL_BUF_SIZE));
+    ASSERT_EQ(file_size(path), 5 + (SPOOL_BUF_SIZE - 10) + 20 + SPOOL_BUF_SIZE);
+    ASSERT_EQ(spool_bytes(sp), 5 + (SPOOL_BUF_SIZE - 10) + 20 + SPOOL_BUF_SIZE);
+    ASSERT_OK(spool_close(sp));
+    free(big);
+}
+
+TEST(spool_write_error_sticky_and_dropped)
+{
+    if (access("/dev/full", W_OK) != 0)
+        SKIP("no writable /dev/full");
+    spool_t *sp = NULL;
+    ASSERT_OK(spool_open("/dev/full", SPOOL_OPEN_APPEND, &sp));
+    ASSERT_OK(spool_write(sp, "0123456789", 10)); /* buffered: no error yet */
+    ASSERT_EQ(spool_flush(sp), -ENOSPC);
+    ASSERT_EQ(spool_dropped(sp), 10);
+    ASSERT_EQ(spool_write(sp, "abcde", 5), -ENOSPC);
+    ASSERT_EQ(spool_dropped(sp), 15);
+    ASSERT_EQ(spool_bytes(sp), 15);
+    ASSERT_EQ(spool_flush(sp), -ENOSPC);
+    ASSERT_EQ(spool_close(sp), -ENOSPC);
+
+    /* A big write fails at once and counts all of itself. */
+    ASSERT_OK(spool_open("/dev/full", SPOOL_OPEN_APPEND, &sp));
+    char *big = calloc(1, SPOOL_BUF_SIZE * 2);
+    ASSERT_TRUE(big != NULL);
+    ASSERT_EQ(spool_write(sp, big, SPOOL_BUF_SIZE * 2), -ENOSPC);
+    ASSERT_EQ(spool_dropped(sp), SPOOL_BUF_SIZE * 2);
+    ASSERT_EQ(spool_close(sp), -ENOSPC);
+
+    /* Filling the buffer reports the error from the write that batches. */
+    ASSERT_OK(spool_open("/dev/full", SPOOL_OPEN_APPEND, &sp));
+    ASSERT_OK(spool_write(sp, big, SPOOL_BUF_SIZE - 1));
+    ASSERT_EQ(spool_write(sp, big, 3), -ENOSPC);
+    ASSERT_EQ(spool_dropped(sp), SPOOL_BUF_SIZE + 2);
+    ASSERT_EQ(spool_close(sp), -ENOSPC);
+    free(big);
+
+    /* Close alone reports an error in the final flush. */
+    ASSERT_OK(spool_open("/dev/full", SPOOL_OPEN_APPEND, &sp));
+    ASSERT_OK(spool_write(sp, "x", 1));
+    ASSERT_EQ(spool_close(sp), -ENOSPC);
+}
+
+TEST(spool_mkdir_private_creates_0700)
+{
+    umask(0);
+    char dir[PATH_MAX];
+    path_in_tmp(dir, sizeof dir, "state/rein//logs/");
+    ASSERT_OK(spool_mkdir_private(dir));
+    static const char *const parts[] = {"state", "state/rein", "state/rein/logs"};
+    for (size_t i = 0; i < 3; i++) {
+        char p[PATH_MAX];
+        path_in_tmp(p, sizeof p, parts[i]);
+        struct stat st;
+        ASSERT_EQ(stat(p, &st), 0);
+        ASSERT_TRUE(S_ISDIR(st.st_mode));
+        ASSERT_EQ(st.st_mode & 07777, 0700);
+    }
+    ASSERT_OK(spool_mkdir_private(dir)); /* existing: fine */
+    /* Existing directories are left alone, not chmod-ed. */
+    char pre[PATH_MAX];
+    path_in_tmp(pre, sizeof pre, "shared");
+    ASSERT_EQ(mkdir(pre, 0755), 0);
+    path_in_tmp(dir, sizeof dir, "shared/mine");
+    ASSERT_OK(spool_mkdir_private(dir));
+    struct stat st;
+    ASSERT_EQ(stat(pre, &st), 0);
+    ASSERT_EQ(st.st_mode & 07777, 0755);
+    ASSERT_EQ(stat(dir, &st), 0);
+    ASSERT_EQ(st.st_mode & 07777, 0700);
+    /* Then a spool can live there. */
+    char f[PATH_MAX];
+    path_in_tmp(f, sizeof f, "shared/mine/run.log");
+    spool_t *sp = NULL;
+    ASSERT_OK(spool_open(f, 0, &sp));
+    ASSERT_OK(spool_close(sp));
+}
+
+TEST(spool_mkdir_private_errors)
+{
+    char file[PATH_MAX], dir[PATH_MAX];
+    path_in_tmp(file, sizeof file, "plain");
+    int fd = open(file, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+    ASSERT_TRUE(fd >= 0);
+    close(fd);
+    ASSERT_EQ(spool_mkdir_private(file), -ENOTDIR);
+    path_in_tmp(dir, sizeof dir, "plain/sub");
+    ASSERT_EQ(spool_mkdir_private(dir), -ENOTDIR);
+    ASSERT_EQ(spool_mkdir_private(""), -EINVAL);
+    ASSERT_EQ(spool_mkdir_private(NULL), -EINVAL);
+    ASSERT_OK(spool_mkdir_private("/")); /* the root exists */
+}
