@@ -1,0 +1,369 @@
+/*
+ * test_pty.c — PTY sessions against real processes and real terminals:
+ * size as stty sees it, clamping, resize, Ctrl-C and ^D, kill, timeout,
+ * cancel, state errors, and no output lost at exit.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "harness.h"
+
+/* Collects output; when it first contains `when`, writes `send` (or runs
+ * the action) from inside the chunk callback. */
+struct drive {
+    rein_pty_t *p;
+    buf_t out;
+    const char *when;
+    const char *send;
+    size_t send_len;
+    int action; /* 0 write send, 1 kill, 2 resize to cols x rows */
+    unsigned cols, rows;
+    bool fired;
+    int action_rc;
+};
+
+static void on_chunk(const char *s, size_t n, void *data)
+{
+    struct drive *d = data;
+    buf_append(&d->out, s, n);
+    if (d->when && !d->fired && d->out.p && strstr(d->out.p, d->when)) {
+        d->fired = true;
+        if (d->action == 0)
+            d->action_rc = rein_pty_write(d->p, d->send, d->send_len);
+        else if (d->action == 1)
+            d->action_rc = rein_pty_kill(d->p);
+        else
+            d->action_rc = rein_pty_resize(d->p, d->cols, d->rows);
+    }
+}
+
+static void run(struct drive *d, rein_pty_start_opts_t *o,
+                rein_run_result_t *res)
+{
+    if (!d->p)
+        ASSERT_OK(rein_pty_new(&d->p));
+    o->on_chunk = on_chunk;
+    o->data = d;
+    ASSERT_OK(rein_pty_start(d->p, o, res));
+}
+
+static void done(struct drive *d)
+{
+    rein_pty_free(d->p);
+    buf_free(&d->out);
+}
+
+TEST(pty_runs_a_command_with_its_exit_code)
+{
+    struct drive d = {0};
+    rein_pty_start_opts_t o = {.command = "echo hello; exit 3"};
+    rein_run_result_t res;
+    run(&d, &o, &res);
+    ASSERT_TRUE(res.has_exit_code);
+    ASSERT_EQ(res.exit_code, 3);
+    ASSERT_FALSE(res.cancelled);
+    ASSERT_FALSE(res.timed_out);
+    ASSERT_STR(d.out.p, "hello\r\n"); /* the terminal's ONLCR */
+    done(&d);
+}
+
+TEST(pty_size_defaults_and_is_what_stty_sees)
+{
+    struct drive d = {0};
+    rein_pty_start_opts_t o = {.command = "stty size; test -t 0 && tty"};
+    rein_run_result_t res;
+    run(&d, &o, &res);
+    ASSERT_EQ(res.exit_code, 0);
+    ASSERT_CONTAINS(d.out.p, "40 120\r\n");
+    ASSERT_CONTAINS(d.out.p, "/dev/pts/");
+    buf_reset(&d.out);
+    o.cols = 100;
+    o.rows = 30;
+    run(&d, &o, &res);
+    ASSERT_CONTAINS(d.out.p, "30 100\r\n");
+    done(&d);
+}
+
+TEST(pty_size_is_clamped_on_start)
+{
+    struct drive d = {0};
+    rein_pty_start_opts_t o = {.command = "stty size", .cols = 1,
+                               .rows = 1};
+    rein_run_result_t res;
+    run(&d, &o, &res);
+    ASSERT_STR(d.out.p, "5 20\r\n");
+    buf_reset(&d.out);
+    o.cols = 10000;
+    o.rows = 10000;
+    run(&d, &o, &res);
+    ASSERT_STR(d.out.p, "200 400\r\n");
+    done(&d);
+}
+
+TEST(pty_resize_is_seen_and_clamped)
+{
+    struct drive d = {0};
+    /* The shell prints its size after each SIGWINCH; the first resize is
+     * clamped to 20x5, which the second line shows. */
+    d.when = "ready";
+    d.action = 2;
+    d.cols = 3;
+    d.rows = 9999;
+    rein_pty_start_opts_t o = {
+        .command = "trap 'stty size; exit 0' WINCH; echo ready; "
+                   "while :; do sleep 0.05; done"};
+    rein_run_result_t res;
+    run(&d, &o, &res);
+    ASSERT_OK(d.action_rc);
+    ASSERT_EQ(res.exit_code, 0);
+    ASSERT_CONTAINS(d.out.p, "200 20\r\n");
+    done(&d);
+}
+
+TEST(pty_ctrl_d_ends_cat_cleanly)
+{
+    struct drive d = {0};
+    d.when = "ready";
+    d.send = "abc\n\x04";
+    d.send_len = 5;
+    rein_pty_start_opts_t o = {.command = "echo ready; cat"};
+    rein_run_result_t res;
+    run(&d, &o, &res);
+    ASSERT_OK(d.action_rc);
+    ASSERT_TRUE(res.has_exit_code);
+    ASSERT_EQ(res.exit_code, 0); /* EOF, not 129 (SIGHUP) */
+    ASSERT_CONTAINS(d.out.p, "abc\r\nabc\r\n"); /* echo, then cat */
+    done(&d);
+}
+
+TEST(pty_ctrl_c_interrupts_and_traps)
+{
+    struct drive d = {0};
+    d.when = "ready";
+    d.send = "\x03";
+    d.send_len = 1;
+    rein_pty_start_opts_t o = {.command = "echo ready; exec cat"};
+    rein_run_result_t res;
+    run(&d, &o, &res);
+    ASSERT_OK(d.action_rc);
+    ASSERT_EQ(res.exit_code, 128 + SIGINT);
+
+    struct drive t = {0};
+    t.when = "ready";
+    t.send = "\x03";
+    t.send_len = 1;
+    rein_pty_start_opts_t ot = {
+        .command = "trap 'echo trapped; exit 42' INT; echo ready; "
+                   "while :; do sleep 0.05; done"};
+    run(&t, &ot, &res);
+    ASSERT_EQ(res.exit_code, 42);
+    ASSERT_CONTAINS(t.out.p, "trapped");
+    done(&d);
+    done(&t);
+}
+
+TEST(pty_kill_from_callback_cancels)
+{
+    struct drive d = {0};
+    d.when = "ready";
+    d.action = 1;
+    rein_pty_start_opts_t o = {.command = "echo ready; sleep 30"};
+    rein_run_result_t res;
+    uint64_t t0 = test_now_ms();
+    run(&d, &o, &res);
+    ASSERT_OK(d.action_rc);
+    ASSERT_TRUE(res.cancelled);
+    ASSERT_FALSE(res.has_exit_code);
+    ASSERT_INT(test_now_ms() - t0, <, 5000);
+    done(&d);
+}
+
+TEST(pty_kill_reaches_a_term_ignoring_tree)
+{
+    struct drive d = {0};
+    d.when = "ready";
+    d.action = 1;
+    /* Both the shell and its background child ignore TERM. */
+    rein_pty_start_opts_t o = {
+        .command = "trap '' TERM; sleep 60 & echo ready; wait"};
+    rein_run_result_t res;
+    uint64_t t0 = test_now_ms();
+    run(&d, &o, &res);
+    ASSERT_TRUE(res.cancelled);
+    uint64_t took = test_now_ms() - t0;
+    ASSERT_INT(took, >=, REIN_PTY_KILL_DRAIN_MS);
+    ASSERT_INT(took, <, REIN_PTY_KILL_DRAIN_MS + 3000);
+    done(&d); /* the runner fails the suite if the sleep survived */
+}
+
+TEST(pty_timeout)
+{
+    struct drive d = {0};
+    rein_pty_start_opts_t o = {.command = "sleep 30", .timeout_ms = 200};
+    rein_run_result_t res;
+    uint64_t t0 = test_now_ms();
+    run(&d, &o, &res);
+    ASSERT_TRUE(res.timed_out);
+    ASSERT_FALSE(res.cancelled);
+    ASSERT_FALSE(res.has_exit_code);
+    ASSERT_INT(test_now_ms() - t0, >=, 200);
+    done(&d);
+}
+
+static void *cancel_later(void *arg)
+{
+    usleep(100000);
+    rein_cancel_trigger(arg);
+    return NULL;
+}
+
+TEST(pty_cancel_token_from_another_thread)
+{
+    struct drive d = {0};
+    rein_cancel_t *c;
+    pthread_t th;
+    ASSERT_OK(rein_cancel_new(&c));
+    rein_pty_start_opts_t o = {.command = "sleep 30", .cancel = c};
+    rein_run_result_t res;
+    ASSERT_OK(pthread_create(&th, NULL, cancel_later, c));
+    run(&d, &o, &res);
+    pthread_join(th, NULL);
+    ASSERT_TRUE(res.cancelled);
+    rein_cancel_free(c);
+    done(&d);
+}
+
+struct concurrent {
+    rein_pty_t *p;
+    int rc;
+};
+
+static void on_chunk_try_start(const char *s, size_t n, void *data)
+{
+    (void)s;
+    (void)n;
+    struct concurrent *c = data;
+    if (c->rc)
+        return;
+    rein_pty_start_opts_t o = {.command = "true"};
+    rein_run_result_t res;
+    c->rc = rein_pty_start(c->p, &o, &res);
+}
+
+TEST(pty_state_errors)
+{
+    rein_pty_t *p;
+    ASSERT_OK(rein_pty_new(&p));
+    ASSERT_EQ(rein_pty_write(p, "x", 1), REIN_EPTY_IDLE);
+    ASSERT_EQ(rein_pty_resize(p, 80, 24), REIN_EPTY_IDLE);
+    ASSERT_EQ(rein_pty_kill(p), REIN_EPTY_IDLE);
+    ASSERT_STR(rein_strerror(REIN_EPTY_IDLE), "PTY session is not running");
+    struct concurrent c = {p, 0};
+    rein_pty_start_opts_t o = {.command = "echo x", .on_chunk =
+                                                        on_chunk_try_start,
+                               .data = &c};
+    rein_run_result_t res;
+    ASSERT_OK(rein_pty_start(p, &o, &res));
+    ASSERT_EQ(c.rc, REIN_EPTY_RUNNING);
+    ASSERT_STR(rein_strerror(REIN_EPTY_RUNNING),
+               "PTY session already running");
+    ASSERT_EQ(rein_pty_start(p, NULL, &res), -EINVAL);
+    rein_pty_free(p);
+    rein_pty_free(NULL);
+}
+
+TEST(pty_spawn_errors_are_synchronous)
+{
+    rein_pty_t *p;
+    rein_run_result_t res;
+    ASSERT_OK(rein_pty_new(&p));
+    rein_pty_start_opts_t o = {.command = "true",
+                               .shell = "/nonexistent/shell"};
+    ASSERT_EQ(rein_pty_start(p, &o, &res), -ENOENT);
+    rein_pty_start_opts_t o2 = {.command = "true", .cwd = "/nonexistent"};
+    ASSERT_EQ(rein_pty_start(p, &o2, &res), -ENOENT);
+    const char *bad_env[] = {"NOEQUALS", NULL};
+    rein_pty_start_opts_t o3 = {.command = "true", .env = bad_env};
+    ASSERT_EQ(rein_pty_start(p, &o3, &res), REIN_EENV);
+    /* Still usable afterwards. */
+    rein_pty_start_opts_t ok = {.command = "exit 5"};
+    ASSERT_OK(rein_pty_start(p, &ok, &res));
+    ASSERT_EQ(res.exit_code, 5);
+    rein_pty_free(p);
+}
+
+TEST(pty_env_cwd_shell_and_term)
+{
+    struct drive d = {0};
+    const char *env[] = {"REIN_X=hello there", NULL};
+    unsetenv("TERM"); /* a terminal is given a TERM when it has none */
+    rein_pty_start_opts_t o = {
+        .command = "echo \"$REIN_X|$(pwd)|$TERM|$0\"", .env = env,
+        .cwd = "/tmp", .shell = "/bin/bash"};
+    rein_run_result_t res;
+    run(&d, &o, &res);
+    ASSERT_STR(d.out.p, "hello there|/tmp|xterm-256color|/bin/bash\r\n");
+    done(&d);
+}
+
+TEST(pty_invalid_utf8_becomes_replacement)
+{
+    struct drive d = {0};
+    rein_pty_start_opts_t o = {.command = "printf 'a\\377b\\342\\202\\254'"};
+    rein_run_result_t res;
+    run(&d, &o, &res);
+    ASSERT_STR(d.out.p, "a\xEF\xBF\xBD" "b\xE2\x82\xAC");
+    done(&d);
+}
+
+struct counter {
+    size_t bytes;
+    size_t lf;
+};
+
+static void count_chunk(const char *s, size_t n, void *data)
+{
+    struct counter *c = data;
+    c->bytes += n;
+    for (size_t i = 0; i < n; i++)
+        c->lf += s[i] == '\n';
+}
+
+TEST(pty_fast_output_loses_nothing_at_exit)
+{
+    /* 100 runs of fast output that ends with the exit: every byte must
+     * arrive every time (peers lose the tail in about half their runs). */
+    rein_pty_t *p;
+    ASSERT_OK(rein_pty_new(&p));
+    for (int i = 0; i < 100; i++) {
+        struct counter c = {0, 0};
+        rein_pty_start_opts_t o = {.command = "seq 1 20000",
+                                   .on_chunk = count_chunk, .data = &c};
+        rein_run_result_t res;
+        ASSERT_OK(rein_pty_start(p, &o, &res));
+        ASSERT_EQ(res.exit_code, 0);
+        ASSERT_EQ(c.lf, 20000);
+        /* seq 1 20000 prints 108894 bytes; ONLCR adds a CR per line. */
+        ASSERT_EQ(c.bytes, 108894 + 20000);
+    }
+    rein_pty_free(p);
+}
+
+TEST(pty_background_job_keeping_the_terminal_does_not_hang_exit)
+{
+    struct drive d = {0};
+    rein_pty_start_opts_t o = {.command = "sleep 2 & echo done"};
+    rein_run_result_t res;
+    uint64_t t0 = test_now_ms();
+    run(&d, &o, &res);
+    ASSERT_EQ(res.exit_code, 0);
+    ASSERT_CONTAINS(d.out.p, "done");
+    ASSERT_INT(test_now_ms() - t0, <, 1500); /* the drain window, not 2 s */
+    done(&d);
+}
