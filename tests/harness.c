@@ -33,6 +33,7 @@
 static struct test_case *g_tests;
 static size_t g_ntests;
 static char g_bin_dir[PATH_MAX];
+static char g_build_dir[PATH_MAX];
 static char g_tmpdir[PATH_MAX];
 
 void test_register(struct test_case *tc)
@@ -52,6 +53,11 @@ uint64_t test_now_ms(void)
 const char *test_bin_dir(void)
 {
     return g_bin_dir;
+}
+
+const char *test_build_dir(void)
+{
+    return g_build_dir;
 }
 
 const char *test_tmpdir(void)
@@ -372,6 +378,10 @@ int main(int argc, char **argv)
     }
     if (jobs < 1)
         jobs = 1;
+    /* Slow runs (valgrind) stretch every timeout by this factor. */
+    const char *scale_env = getenv("REIN_TEST_TIMEOUT_SCALE");
+    unsigned scale = scale_env && atoi(scale_env) > 0 ? (unsigned)atoi(scale_env)
+                                                      : 1;
 
     char self[PATH_MAX];
     ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -381,6 +391,10 @@ int main(int argc, char **argv)
     }
     self[sl] = 0;
     snprintf(g_bin_dir, sizeof g_bin_dir, "%.*s/bin",
+             (int)(strrchr(self, '/') - self), self);
+    /* The runner is <build>/tests/rein-test. */
+    *strrchr(self, '/') = 0;
+    snprintf(g_build_dir, sizeof g_build_dir, "%.*s",
              (int)(strrchr(self, '/') - self), self);
 
     struct test_case **all = calloc(g_ntests ? g_ntests : 1, sizeof *all);
@@ -454,7 +468,7 @@ int main(int argc, char **argv)
                     failed++;
                     if (s->timed_out)
                         printf("FAIL %s:%s (timeout after %us)\n", fname,
-                               s->tc->name, s->tc->timeout_s);
+                               s->tc->name, s->tc->timeout_s * scale);
                     else if (WIFSIGNALED(st))
                         printf("FAIL %s:%s (signal %d, %.2fs)\n", fname,
                                s->tc->name, WTERMSIG(st), secs);
@@ -476,7 +490,8 @@ int main(int argc, char **argv)
         for (int i = 0; i < jobs; i++) {
             struct slot *s = &slots[i];
             if (s->tc && !s->timed_out &&
-                now - s->start_ms > (uint64_t)s->tc->timeout_s * 1000u) {
+                now - s->start_ms >
+                    (uint64_t)s->tc->timeout_s * scale * 1000u) {
                 s->timed_out = true;
                 kill(-s->pid, SIGKILL);
             }

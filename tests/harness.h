@@ -125,6 +125,8 @@ void test_fail_mem(const char *file, int line, const char *ea, const char *eb,
 
 /* The directory of the test runner's binary's helpers (build/tests/bin). */
 const char *test_bin_dir(void);
+/* The build directory (build/ or build-san/): the rein binary is there. */
+const char *test_build_dir(void);
 /* A fresh 0700 directory under $TMPDIR for this test; removed by the runner. */
 const char *test_tmpdir(void);
 /* Milliseconds on the monotonic clock. */

@@ -296,7 +296,7 @@ static const unsigned char g_pool[] = {
 TEST(utf8_matches_reference_any_split)
 {
     unsigned seed = 42;
-    unsigned char in[24];
+    unsigned char in[24] = {0};
     for (int iter = 0; iter < 20000; iter++) {
         seed = seed * 1103515245u + 12345u;
         size_t n = (seed >> 16) % sizeof in;

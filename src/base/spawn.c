@@ -47,6 +47,15 @@
 
 extern char **environ;
 
+/* The kernel's struct sigaction for rt_sigaction(2), which differs from
+ * glibc's: a 64-bit mask of the kernel's size. */
+struct kernel_sigaction {
+    void (*handler)(int);
+    unsigned long flags;
+    void (*restorer)(void);
+    uint64_t mask;
+};
+
 /* What the child writes to the errno pipe when a step fails. */
 struct spawn_report {
     int32_t step;
@@ -147,9 +156,17 @@ __attribute__((noinline, noreturn)) static void child_main(const spawn_opts_t *o
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
-    for (int s = 1; s < NSIG; s++)
-        if (s != SIGKILL && s != SIGSTOP)
-            sigaction(s, &dfl, NULL); /* EINVAL for glibc-reserved: fine */
+    for (int s = 1; s < NSIG; s++) {
+        if (s == SIGKILL || s == SIGSTOP)
+            continue;
+        if (sigaction(s, &dfl, NULL) < 0) {
+            /* glibc refuses its reserved real-time signals (32, 33), yet an
+             * ignored disposition of theirs survives exec: reset them with
+             * the raw system call. */
+            struct kernel_sigaction ksa = {SIG_DFL, 0, NULL, 0};
+            syscall(SYS_rt_sigaction, s, &ksa, NULL, sizeof ksa.mask);
+        }
+    }
 
     if (o->group == SPAWN_SESSION) {
         if (setsid() < 0)

@@ -1,0 +1,62 @@
+/*
+ * test_cli.c — the rein command's entry point: --help, --version, help
+ * VERB, exit codes for bad usage, and serve's placeholder.
+ */
+#include <limits.h>
+#include <stdio.h>
+
+#include "base/buf.h"
+#include "base/spawn.h"
+#include "harness.h"
+#include "tutil.h"
+
+static int rein(const char *a1, const char *a2, buf_t *out)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/rein", test_build_dir());
+    const char *argv[] = {path, a1, a2, NULL};
+    spawn_opts_t o;
+    spawn_opts_init(&o);
+    o.file = path;
+    o.argv = argv;
+    return tu_run(&o, out);
+}
+
+TEST(cli_help_and_version)
+{
+    buf_t out = BUF_INIT;
+    ASSERT_EQ(rein("--help", NULL, &out), 0);
+    ASSERT_CONTAINS(out.p, "usage: rein VERB");
+    ASSERT_CONTAINS(out.p, "serve");
+    buf_reset(&out);
+    ASSERT_EQ(rein("--version", NULL, &out), 0);
+    ASSERT_STR(out.p, "rein " REIN_VERSION_STRING "\n");
+    buf_reset(&out);
+    ASSERT_EQ(rein("help", "serve", &out), 0);
+    ASSERT_CONTAINS(out.p, "usage: rein serve");
+    buf_reset(&out);
+    ASSERT_EQ(rein("serve", "--help", &out), 0);
+    ASSERT_CONTAINS(out.p, "usage: rein serve");
+    buf_free(&out);
+}
+
+TEST(cli_bad_usage_exits_2_with_one_clear_line)
+{
+    buf_t out = BUF_INIT;
+    ASSERT_EQ(rein("frobnicate", NULL, &out), 2);
+    ASSERT_STR(out.p, "rein: unknown verb 'frobnicate' (try rein --help)\n");
+    buf_reset(&out);
+    ASSERT_EQ(rein("help", "frobnicate", &out), 2);
+    ASSERT_CONTAINS(out.p, "unknown verb 'frobnicate'");
+    buf_reset(&out);
+    ASSERT_EQ(rein(NULL, NULL, &out), 2);
+    buf_free(&out);
+}
+
+TEST(cli_serve_is_not_implemented_yet_and_keeps_stdout_clean)
+{
+    buf_t out = BUF_INIT;
+    ASSERT_EQ(rein("serve", NULL, &out), 2);
+    ASSERT_CONTAINS(out.p, "not implemented");
+    buf_free(&out);
+}
