@@ -9,13 +9,22 @@
 #   make fuzz-smoke      each fuzz target for FUZZ_SECONDS (default 30)
 #   make install PREFIX=/usr/local [DESTDIR=...]
 #
-# CI=true or WERROR=1 turns warnings into errors.
+# CI=true or WERROR=1 turns warnings into errors.  V=1 shows full commands.
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := all
 
 ifeq ($(origin CC),default)
 CC := gcc
+endif
+
+V ?= 0
+ifeq ($(V),0)
+Q := @
+say = @printf '  %-6s %s\n' $(1) $(2)
+else
+Q :=
+say = @:
 endif
 
 SAN ?= 0
@@ -77,26 +86,32 @@ all: $(LIB) $(BIN) $(TEST_RUNNER) $(TEST_BINS)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	$(call say,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(LIB): $(LIB_OBJS)
 	@mkdir -p $(@D)
-	rm -f $@
-	$(AR) rcs $@ $^
+	$(call say,AR,$@)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
 
 $(BIN): $(CLI_OBJS) $(LIB)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS_ALL)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS_ALL)
 
 $(TEST_RUNNER): $(TEST_OBJS) $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(TEST_OBJS) $(LIB) $(LDLIBS_ALL)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(TEST_OBJS) $(LIB) $(LDLIBS_ALL)
 
 $(BUILD)/tests/bin/%: tests/bin/%.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $<
+	$(call say,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $<
 
 $(BENCH_BIN): $(BENCH_OBJS) $(LIB)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(BENCH_OBJS) $(LIB) $(LDLIBS_ALL)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(BENCH_OBJS) $(LIB) $(LDLIBS_ALL)
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BENCH_OBJS:.o=.d)
 

@@ -367,3 +367,25 @@ TEST(pty_background_job_keeping_the_terminal_does_not_hang_exit)
     ASSERT_INT(test_now_ms() - t0, <, 1500); /* the drain window, not 2 s */
     done(&d);
 }
+
+TEST(pty_works_on_the_sigchld_fallback)
+{
+    setenv("REIN_PIDFD", "0", 1); /* as under valgrind or old kernels */
+    struct drive d = {0};
+    d.when = "ready";
+    d.send = "\x04";
+    d.send_len = 1;
+    rein_pty_start_opts_t o = {.command = "echo ready; cat; exit 4"};
+    rein_run_result_t res;
+    run(&d, &o, &res);
+    ASSERT_EQ(res.exit_code, 4);
+    struct drive k = {0};
+    k.when = "ready";
+    k.action = 1;
+    rein_pty_start_opts_t ok = {
+        .command = "trap '' TERM; sleep 60 & echo ready; wait"};
+    run(&k, &ok, &res);
+    ASSERT_TRUE(res.cancelled);
+    done(&d);
+    done(&k);
+}
