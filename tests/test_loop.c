@@ -34,13 +34,13 @@ TEST(loop_timers_fire_in_deadline_order_and_delete_works)
     struct order o = {{0}, 0};
     uint64_t a, b, c;
     ASSERT_OK(loop_new(&l));
+    uint64_t t0 = loop_clock_ms();
     ASSERT_OK(loop_timer_add(l, 30, note_timer, &o, &a));
     ASSERT_OK(loop_timer_add(l, 10, note_timer, &o, &b));
     ASSERT_OK(loop_timer_add(l, 20, note_timer, &o, &c));
     loop_timer_del(l, c);
     loop_timer_del(l, 0);     /* no-op */
     loop_timer_del(l, 99999); /* unknown: no-op */
-    uint64_t t0 = loop_clock_ms();
     while (o.n < 2)
         ASSERT_INT(loop_run_once(l, 1000), >=, 0);
     ASSERT_EQ(o.seen[0], (int)b);
