@@ -1,0 +1,97 @@
+/*
+ * squash.h — the squasher: raw output in, condensed output out.
+ *
+ * rein's rule: elide, never fabricate, never drop a hazard, always say what
+ * was dropped and where the full output is.  The pipeline:
+ *
+ *   raw bytes → UTF-8 (base/utf8) → VT stripper with a column model (vt.h)
+ *     → line buffer: complete / overwrite / partial lines (vt.h)
+ *     → classifier: grammar → universal rules → structure (classify.h)
+ *     → dedup by template (dedup.h) → emit: hazards at once, outcomes,
+ *       noise as counts, last lines as a fallback (emit.h)
+ *
+ * Output is a sequence of lines, each either a raw (VT-stripped) line of
+ * the command's output or a marker in the syntax of docs/markers.md.
+ *
+ * This header is the boundary the front ends use (the CLI proxy, `rein
+ * squash`, the MCP server when output is over budget); the stages have
+ * their own headers beside it.
+ */
+#ifndef REIN_SQUASH_SQUASH_H
+#define REIN_SQUASH_SQUASH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+
+/* A line after VT stripping, as the stages pass it along. */
+typedef enum sq_line_kind {
+    SQ_LINE_COMPLETE = 0, /* ended by LF */
+    SQ_LINE_OVERWRITE,    /* the final frame of a line redrawn with CR/EL */
+    SQ_LINE_PARTIAL,      /* no newline for SQ_PARTIAL_MS: maybe a prompt */
+} sq_line_kind_t;
+
+/* SGR colours seen on a line (bits), for the classifier. */
+#define SQ_COLOUR_RED 1u
+#define SQ_COLOUR_YELLOW 2u
+#define SQ_COLOUR_GREEN 4u
+
+typedef struct sq_line {
+    const char *text;     /* VT-stripped UTF-8, no line terminator */
+    size_t len;
+    sq_line_kind_t kind;
+    unsigned colours;     /* SQ_COLOUR_* */
+    uint64_t lineno;      /* 1-based, in the stripped stream */
+    uint64_t raw_start;   /* byte offset in the raw stream where it began */
+    uint64_t raw_end;     /* ... and where it ended (exclusive) */
+    uint32_t frames;      /* overwrite frames collapsed into this line */
+    bool cut;             /* a piece of a line longer than SQ_LINE_MAX */
+} sq_line_t;
+
+/* A line longer than this is cut into marked pieces. */
+#define SQ_LINE_MAX (64u * 1024u)
+/* No newline for this long: the pending text is a partial line. */
+#define SQ_PARTIAL_MS 500
+
+/* The squasher's knobs. */
+typedef struct sq_opts {
+    const char *command;       /* the command line, for grammar detection */
+    const char *log_path;      /* named in the `log` marker; may be NULL */
+    size_t budget_bytes;       /* 0: no budget (stream everything condensed)*/
+    unsigned tail_lines;       /* fallback tail when nothing classified; 0: 5 */
+    const char *const *grammar_dirs; /* NULL: the default search path */
+} sq_opts_t;
+
+typedef struct squash squash_t;
+
+/* Receives condensed output as it is decided: one or more whole lines,
+ * each ending in '\n'.  Hazards arrive as soon as their line is complete. */
+typedef void (*sq_emit_fn)(const char *text, size_t len, void *data);
+
+/* Creates a squasher for one command's output. */
+int squash_new(const sq_opts_t *opts, sq_emit_fn emit, void *data,
+               squash_t **out);
+/* Feeds raw bytes (any chunking).  now_ms: a monotonic clock, so partial
+ * lines and silence are judged on the caller's time (tests pass their own). */
+int squash_feed(squash_t *sq, const void *data, size_t len, uint64_t now_ms);
+/* Lets time pass without bytes (partial-line and silence flushes). */
+int squash_tick(squash_t *sq, uint64_t now_ms);
+/* Ends the stream: flushes everything and emits the summary (exit marker,
+ * counts, log path).  exit_code: status or 128+signal; duration_ms. */
+int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
+                  uint64_t now_ms);
+/* Counters for --json and structuredContent. */
+typedef struct sq_stats {
+    uint64_t raw_bytes, raw_lines, out_bytes, out_lines;
+    uint64_t hazards, errors, warnings, outcomes, noise, omitted;
+} sq_stats_t;
+void squash_stats(const squash_t *sq, sq_stats_t *out);
+void squash_free(squash_t *sq);
+
+/* One call for a whole captured output (rein squash, tests). */
+int squash_buffer(const sq_opts_t *opts, const void *data, size_t len,
+                  int exit_code, uint64_t duration_ms, buf_t *out);
+
+#endif
