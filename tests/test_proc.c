@@ -285,8 +285,11 @@ TEST(proc_args_ppid_group_of_a_child_then_esrch)
 
 TEST(proc_children_of_a_shell_with_two)
 {
+    /* After its children the root sleeps on: it must be killed too. */
     const char *argv[] = {"sh", "-c",
-                          "sleep 30 & sleep 30 & echo ready; wait", NULL};
+                          "sleep 30 & sleep 30 & echo ready; wait; "
+                          "exec sleep 30",
+                          NULL};
     kid_t k;
     kid_start(&k, argv, SPAWN_SESSION, false);
     char line[32];
@@ -307,6 +310,9 @@ TEST(proc_children_of_a_shell_with_two)
         ASSERT_OK(rein_proc_wait_for_exit(kids[i], T_LONG_MS, NULL, &exited));
         ASSERT_TRUE(exited);
     }
+    bool exited;
+    ASSERT_OK(rein_proc_wait_for_exit(h, T_LONG_MS, NULL, &exited));
+    ASSERT_TRUE(exited);
     rein_proc_list_free(kids, n);
     ASSERT_EQ(kid_reap(&k), 128 + SIGKILL);
     ASSERT_EQ(rein_proc_children(h, &kids, &n), -ESRCH);
@@ -336,9 +342,13 @@ TEST(proc_status_before_and_after_exit)
 
 TEST(proc_kill_tree_reaches_child_and_grandchild)
 {
-    /* sh -> sh -> sleep; the inner shell prints the sleep's pid. */
+    /* sh -> sh -> sleep; the inner shell prints the sleep's pid.  The root
+     * outlives its children (children are signalled first) by exec'ing a
+     * sleep, so it too only ends of the signal. */
     const char *argv[] = {"sh", "-c",
-                          "sh -c 'sleep 30 & echo $!; wait' & wait", NULL};
+                          "sh -c 'sleep 30 & echo $!; wait' & wait; "
+                          "exec sleep 30",
+                          NULL};
     kid_t k;
     kid_start(&k, argv, SPAWN_SESSION, false);
     pid_t gpid = read_pid_line(k.out, "");
@@ -355,6 +365,8 @@ TEST(proc_kill_tree_reaches_child_and_grandchild)
     ASSERT_OK(rein_proc_wait_for_exit(g, T_LONG_MS, NULL, &exited));
     ASSERT_TRUE(exited);
     ASSERT_OK(rein_proc_wait_for_exit(kids[0], T_LONG_MS, NULL, &exited));
+    ASSERT_TRUE(exited);
+    ASSERT_OK(rein_proc_wait_for_exit(h, T_LONG_MS, NULL, &exited));
     ASSERT_TRUE(exited);
     ASSERT_EQ(kid_reap(&k), 128 + SIGTERM);
     ASSERT_EQ(rein_proc_kill_tree(h, SIGKILL), -ESRCH);
