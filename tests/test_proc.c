@@ -182,6 +182,11 @@ TEST(proc_from_pid_of_self)
     ASSERT_EQ(pgid, getpgrp());
     ASSERT_EQ(rein_proc_status(h), REIN_PROC_RUNNING);
     check_mode(h, false);
+    /* rein never signals itself (ptree's guard), and says so. */
+    ASSERT_EQ(rein_proc_kill_tree(h, 0), -EPERM);
+    bool exited = true;
+    ASSERT_EQ(rein_proc_terminate(h, NULL, &exited), -EPERM);
+    ASSERT_FALSE(exited);
     rein_proc_free(h);
     rein_proc_free(NULL);
     rein_proc_list_free(NULL, 0);
@@ -256,9 +261,15 @@ TEST(proc_from_path_finds_a_spawned_sleep_only)
 
 TEST(proc_args_ppid_group_of_a_child_then_esrch)
 {
-    const char *argv[] = {"sleep", "30", NULL};
+    /* The helper's ready line, not spawn's return, marks the end of exec:
+     * the kernel closes the errno pipe before it has set up the new
+     * argv, and until then /proc/<pid>/cmdline reads empty. */
+    const char *argv[] = {helper_path(), "term-exit", NULL};
     kid_t k;
     kid_start(&k, argv, SPAWN_PGROUP, false);
+    char line[16];
+    read_line(k.out, line, sizeof line);
+    ASSERT_STR(line, "ready");
     rein_proc_t *h;
     ASSERT_OK(rein_proc_from_pid(k.pid, &h));
     ASSERT_EQ(rein_proc_ppid(h), getpid());
@@ -267,8 +278,8 @@ TEST(proc_args_ppid_group_of_a_child_then_esrch)
     ASSERT_EQ(pgid, k.pid); /* its own group */
     char **args;
     ASSERT_OK(rein_proc_args(h, &args));
-    ASSERT_STR(args[0], "sleep");
-    ASSERT_STR(args[1], "30");
+    ASSERT_STR(args[0], helper_path());
+    ASSERT_STR(args[1], "term-exit");
     ASSERT_TRUE(args[2] == NULL);
     rein_strv_free(args);
 

@@ -276,6 +276,9 @@ int rein_proc_group_id(const rein_proc_t *p, pid_t *pgid)
     return 0;
 }
 
+/* A process caught inside execve, past the point where a CLOEXEC pipe
+ * reports success but before the kernel has set up the new argv, shows an
+ * empty command line: that is what /proc says then, and what we return. */
 int rein_proc_args(const rein_proc_t *p, char ***argv)
 {
     assert(p && argv);
@@ -416,17 +419,17 @@ static int freeze(ptree_t *t)
     return 0;
 }
 
-/* True when p, every member of t and (pgid > 0) group pgid are gone. */
-static bool all_gone(const rein_proc_t *p, const ptree_t *t, pid_t pgid)
+/* True when every member of t and (pgid > 0) group pgid are gone. */
+static bool rest_gone(const ptree_t *t, pid_t pgid)
 {
-    return !proc_alive(p) && ptree_count_alive(t) == 0 &&
-           !(pgid > 0 && ptree_group_alive(pgid));
+    return ptree_count_alive(t) == 0 && !(pgid > 0 && ptree_group_alive(pgid));
 }
 
 /*
- * Waits up to timeout_ms (< 0: forever) for all_gone().  The root's pidfd
- * wakes the wait the moment it exits; the other members and the group have
- * no event to wait on, so they are polled with the bounded back-off.
+ * Waits up to timeout_ms (< 0: forever) until p, every member of t and the
+ * group pgid (when > 0) are gone.  The root's pidfd wakes the wait the
+ * moment it exits; the other members and the group have no event to wait
+ * on, so they are polled with the bounded back-off.
  */
 static bool wait_gone(const rein_proc_t *p, const ptree_t *t, pid_t pgid,
                       int timeout_ms)
@@ -434,16 +437,18 @@ static bool wait_gone(const rein_proc_t *p, const ptree_t *t, pid_t pgid,
     uint64_t deadline = deadline_of(timeout_ms);
     int step = PROC_POLL_MIN_MS;
     for (;;) {
-        if (all_gone(p, t, pgid))
+        bool root = proc_alive(p);
+        if (!root && rest_gone(t, pgid))
             return true;
         int left = left_ms(deadline);
         if (left == 0)
             return false;
         int slice = left < 0 || left > step ? step : left;
-        struct pollfd pfd = {.fd = p->pidfd, .events = POLLIN};
-        /* A negative fd is ignored by poll(): then it is a plain sleep. */
+        /* The pidfd only while the root runs: once it has exited it stays
+         * readable.  poll() ignores a negative fd: then this is a sleep. */
+        struct pollfd pfd = {.fd = root ? p->pidfd : -1, .events = POLLIN};
         if (poll(&pfd, 1, slice) < 0 && errno != EINTR)
-            return all_gone(p, t, pgid);
+            return !proc_alive(p) && rest_gone(t, pgid);
         if (step < PROC_POLL_MAX_MS)
             step = step * 2 > PROC_POLL_MAX_MS ? PROC_POLL_MAX_MS : step * 2;
     }
@@ -507,7 +512,12 @@ int rein_proc_terminate(rein_proc_t *p, const rein_proc_terminate_opts_t *o,
     }
 
     if (o->graceful_ms >= 0) {
-        signal_tree(&t, o->signal);
+        /* Not ours to signal (EPERM): waiting for it would be in vain. */
+        int s = signal_tree(&t, o->signal);
+        if (s < 0 && s != -ESRCH) {
+            rc = s;
+            goto done;
+        }
         /* A stopped process only acts on the signal once continued. */
         signal_tree(&t, SIGCONT);
         if (pgid > 0) {
@@ -521,10 +531,13 @@ int rein_proc_terminate(rein_proc_t *p, const rein_proc_terminate_opts_t *o,
     /* What survived the grace, plus whatever it forked meanwhile.  A
      * failed rescan (no memory) still kills what is known, then reports. */
     rc = freeze(&t);
-    signal_tree(&t, SIGKILL);
+    int killed = signal_tree(&t, SIGKILL);
     if (pgid > 0 && ptree_group_alive(pgid))
         ptree_signal_group(pgid, SIGKILL);
-    wait_gone(p, &t, pgid, o->timeout_ms);
+    if (killed < 0 && killed != -ESRCH)
+        rc = killed;
+    else
+        wait_gone(p, &t, pgid, o->timeout_ms);
 done:
     *exited = !proc_alive(p);
     ptree_free(&t);
