@@ -205,7 +205,7 @@ typedef struct rein_proc_terminate_opts {
 #define REIN_PROC_GRACEFUL_MS 1000
 #define REIN_PROC_TIMEOUT_MS 5000
 
-/* -ESRCH when no such process. */
+/* -ESRCH when no such process, or only a zombie (it has exited). */
 int rein_proc_from_pid(pid_t pid, rein_proc_t **out);
 /* Every process whose executable is path; *out is an array of *n handles. */
 int rein_proc_from_path(const char *path, rein_proc_t ***out, size_t *n);
@@ -218,13 +218,16 @@ pid_t rein_proc_ppid(const rein_proc_t *p);
 /* argv as a NULL-terminated array; free with rein_strv_free. */
 int rein_proc_args(const rein_proc_t *p, char ***argv);
 void rein_strv_free(char **v);
-/* Signals the process and every descendant, children first. */
+/* Signals the process and every descendant, children first.  -ESRCH once
+ * the process has exited. */
 int rein_proc_kill_tree(rein_proc_t *p, int signo);
 void rein_proc_terminate_opts_init(rein_proc_terminate_opts_t *o);
-/* Graceful signal, wait, rescan, KILL, wait.  *exited says how it ended. */
+/* Graceful signal (+SIGCONT), wait, rescan, KILL, wait.  *exited says how
+ * it ended; true at once when the process had already exited. */
 int rein_proc_terminate(rein_proc_t *p, const rein_proc_terminate_opts_t *o,
                         bool *exited);
-/* *exited: true when the process exited within timeout_ms (< 0: forever). */
+/* *exited: true when the process exited within timeout_ms (< 0: forever).
+ * -ECANCELED when cancel was raised first. */
 int rein_proc_wait_for_exit(rein_proc_t *p, int timeout_ms,
                             rein_cancel_t *cancel, bool *exited);
 int rein_proc_group_id(const rein_proc_t *p, pid_t *pgid);
