@@ -325,6 +325,24 @@ static bool group_has_live(pid_t pgid)
     return found;
 }
 
+/* How long a just-killed process may take to die before it counts as left
+ * behind: SIGKILL is asynchronous, and a test may end right after sending
+ * it to processes that are not its children (so it cannot wait for them). */
+#define LEFTOVER_SETTLE_MS 2000
+#define LEFTOVER_POLL_US 10000
+
+/* group_has_live, allowing LEFTOVER_SETTLE_MS for dying members to go. */
+static bool group_settles_alive(pid_t pgid)
+{
+    uint64_t t0 = test_now_ms();
+    while (group_has_live(pgid)) {
+        if (test_now_ms() - t0 >= LEFTOVER_SETTLE_MS)
+            return true;
+        usleep(LEFTOVER_POLL_US);
+    }
+    return false;
+}
+
 /* Descendants still alive: children of every thread of the runner. */
 static size_t list_leftovers(pid_t *out, size_t max)
 {
@@ -447,7 +465,7 @@ int main(int argc, char **argv)
                 double secs = (double)(test_now_ms() - s->start_ms) / 1000.0;
                 const char *fname = base_name(s->tc->file);
                 /* Processes left in the test's own group are a leak. */
-                bool leaked = !s->timed_out && group_has_live(pid);
+                bool leaked = !s->timed_out && group_settles_alive(pid);
                 if (leaked) {
                     failed++;
                     printf("FAIL %s:%s (left processes in its group)\n",
@@ -501,6 +519,17 @@ int main(int argc, char **argv)
     /* Anything a test started that is still alive was re-parented to us. */
     pid_t left[256];
     size_t nleft = list_leftovers(left, 256);
+    for (uint64_t t0 = test_now_ms();
+         nleft && test_now_ms() - t0 < LEFTOVER_SETTLE_MS;) {
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ; /* reap the adopted ones that died meanwhile */
+        bool any = false;
+        for (size_t i = 0; i < nleft; i++)
+            any = any || test_pid_alive(left[i]);
+        if (!any)
+            break;
+        usleep(LEFTOVER_POLL_US);
+    }
     for (size_t i = 0; i < nleft; i++) {
         char path[64], cmd[256] = "?";
         snprintf(path, sizeof path, "/proc/%d/cmdline", (int)left[i]);
