@@ -519,8 +519,8 @@ int main(int argc, char **argv)
     /* Anything a test started that is still alive was re-parented to us. */
     pid_t left[256];
     size_t nleft = list_leftovers(left, 256);
-    for (uint64_t t0 = test_now_ms();
-         nleft && test_now_ms() - t0 < LEFTOVER_SETTLE_MS;) {
+    for (uint64_t settle0 = test_now_ms();
+         nleft && test_now_ms() - settle0 < LEFTOVER_SETTLE_MS;) {
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ; /* reap the adopted ones that died meanwhile */
         bool any = false;
