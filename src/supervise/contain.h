@@ -1,0 +1,82 @@
+/*
+ * contain.h — containment: the boundary that holds everything a run starts.
+ *
+ * Detected once when a supervisor opens, best first, and recorded on every
+ * run (REIN_CONTAINMENT=cgroup|subreaper|pgid forces a level; asking for a
+ * level the machine lacks is an error, not a silent downgrade):
+ *
+ *   cgroup     a cgroup v2 leaf per run, under rein's own cgroup: the
+ *              cgroup2 mount is found in /proc/self/mountinfo (it is not
+ *              always /sys/fs/cgroup; here it is /sys/fs/cgroup/unified
+ *              beside v1 hierarchies).  The child joins it before exec, so
+ *              nothing it forks can be outside; cgroup.kill ends it all,
+ *              setsid escapees included; cgroup.events says when it is empty.
+ *   subreaper  PR_SET_CHILD_SUBREAPER on the supervisor: orphans of a run are
+ *              re-parented to rein, not to init, and are attributed to the
+ *              run that started them (remembered descendants, session id).
+ *   pgid       the run's own session and process group only.
+ *
+ * Where a cgroup v1 `pids` controller is writable, each run also gets a pids
+ * cgroup with pids.max, so a fork bomb is bounded at any level.
+ */
+#ifndef REIN_SUPERVISE_CONTAIN_H
+#define REIN_SUPERVISE_CONTAIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef enum contain_level {
+    CONTAIN_PGID = 1,
+    CONTAIN_SUBREAPER = 2,
+    CONTAIN_CGROUP = 3,
+} contain_level_t;
+
+/* Default per-run task limit where a pids controller is writable. */
+#define CONTAIN_DEFAULT_PIDS_MAX 4096
+/* The most fds a child joins before exec (v2 leaf, v1 pids). */
+#define CONTAIN_MAX_JOIN_FDS 2
+
+typedef struct contain contain_t;
+typedef struct contain_run contain_run_t;
+
+/* Detects the best level (or the forced one: "cgroup", "subreaper",
+ * "pgid"; NULL: $REIN_CONTAINMENT, else best).  Sets the subreaper flag at
+ * the subreaper and cgroup levels (orphans come to us either way). */
+int contain_open(const char *force, contain_t **out);
+void contain_free(contain_t *c);
+contain_level_t contain_level(const contain_t *c);
+const char *contain_level_name(contain_level_t level);
+/* Whether a pids limit is applied per run. */
+bool contain_has_pids_limit(const contain_t *c);
+
+/* Prepares the boundary of run run_id (a leaf cgroup named after it, and a
+ * pids cgroup with pids_max, 0: CONTAIN_DEFAULT_PIDS_MAX). */
+int contain_run_new(contain_t *c, int64_t run_id, uint32_t pids_max,
+                    contain_run_t **out);
+/* The fds (cgroup.procs, O_WRONLY|O_CLOEXEC) the child writes "0" to before
+ * exec, joining its cgroups (see spawn_opts_t.join_fds). */
+size_t contain_run_join_fds(const contain_run_t *r, int *fds, size_t max);
+/* The v2 cgroup path of the run, or NULL below the cgroup level. */
+const char *contain_run_cgroup(const contain_run_t *r);
+/* Ends every process in the run's cgroup (cgroup.kill); -ENOTSUP below the
+ * cgroup level. */
+int contain_run_kill(contain_run_t *r);
+/* Sends signo to every process in the run's cgroup(s); returns the count. */
+int contain_run_signal(contain_run_t *r, int signo);
+/* True while any process is in the run's cgroup (cgroup.events). */
+bool contain_run_populated(const contain_run_t *r);
+/* The pids in the run's cgroup. */
+int contain_run_pids(const contain_run_t *r, pid_t **out, size_t *n);
+/* Removes the run's cgroups (they must be empty); frees r. */
+void contain_run_free(contain_run_t *r);
+
+/* The v2 cgroup of pid, relative to the cgroup2 mount ("/rein/run-1042"). */
+int contain_cgroup_of(pid_t pid, char *out, size_t size);
+/* True when pid, a descendant of a run with session sid, left the run's
+ * boundary: another session (setsid) or, at the cgroup level, another
+ * cgroup.  Job-control groups inside the session are not escapes. */
+bool contain_run_escaped(const contain_run_t *r, pid_t sid, pid_t pid);
+
+#endif
