@@ -56,7 +56,10 @@ extern "C" {
     X(EKEY, -1010, "unknown key name")                                      \
     X(ESTALE, -1011, "process identity changed (pid reused)")              \
     X(EENV, -1012, "malformed environment entry (expected NAME=value)")   \
-    X(ENOTRUNNING, -1013, "process is not running")
+    X(ENOTRUNNING, -1013, "process is not running")                        \
+    X(ENORUN, -1014, "no such run")                                         \
+    X(EREGISTRY, -1015, "the run registry cannot be written")             \
+    X(ECONTAIN, -1016, "the requested containment level is not available")
 
 typedef enum rein_err {
 #define REIN_ERR_ENUM_(name, value, msg) REIN_##name = (value),
@@ -307,6 +310,135 @@ int rein_unescape(const char *in, size_t len, char **out, size_t *out_len);
  * malformed.  *out NUL-terminated; free with rein_free. */
 int rein_base64_decode(const char *in, size_t len, unsigned char **out,
                        size_t *out_len);
+
+/* ------------------------------------------------------------ supervisor */
+
+/*
+ * The supervisor: owns every run it starts, through one lifecycle for PTY
+ * and pipe runs (starting -> running -> exiting -> exited), one cancel
+ * model, deterministic cleanup of the whole process tree, and a durable
+ * registry (SQLite in the state dir) that survives rein's own SIGKILL: the
+ * next supervisor to open the state dir reconciles what the dead one left.
+ *
+ * A supervisor runs on its own event loop; drive it with rein_sup_run_once
+ * (or poll rein_sup_fd for readability first).  Callbacks run from there.
+ */
+typedef struct rein_sup rein_sup_t;
+
+typedef enum rein_run_state {
+    REIN_RUN_STARTING = 0,
+    REIN_RUN_RUNNING = 1,
+    REIN_RUN_EXITING = 2,
+    REIN_RUN_EXITED = 3,
+} rein_run_state_t;
+
+/* Why a run ended: X(NAME, value, text).  The first reason wins. */
+#define REIN_REASON_MAP(X)                                                  \
+    X(NONE, 0, "none")                                                      \
+    X(EXIT, 1, "exit")                                                      \
+    X(SIGNAL, 2, "signal")                                                  \
+    X(MANUAL_CANCEL, 3, "manual-cancel")                                    \
+    X(OVERALL_TIMEOUT, 4, "overall-timeout")                                \
+    X(NO_OUTPUT_TIMEOUT, 5, "no-output-timeout")                            \
+    X(SPAWN_ERROR, 6, "spawn-error")                                        \
+    X(OWNERSHIP_ESCAPE, 7, "ownership-escape")                              \
+    X(ORPHAN_REAPED, 8, "orphan-reaped")                                    \
+    X(LOST, 9, "lost")
+
+typedef enum rein_reason {
+#define REIN_REASON_ENUM_(name, value, text) REIN_REASON_##name = (value),
+    REIN_REASON_MAP(REIN_REASON_ENUM_)
+#undef REIN_REASON_ENUM_
+} rein_reason_t;
+
+const char *rein_reason_name(rein_reason_t r);
+const char *rein_run_state_name(rein_run_state_t s);
+
+/* Default grace between TERM and KILL. */
+#define REIN_SUP_GRACE_MS 2000
+/* How long termination may take in all before it is reported incomplete. */
+#define REIN_SUP_KILL_BOUND_MS 5000
+/* Owner lease length and heartbeat. */
+#define REIN_SUP_LEASE_MS 10000
+#define REIN_SUP_HEARTBEAT_MS 2000
+
+typedef struct rein_sup_opts {
+    const char *state_dir;   /* NULL: $REIN_STATE_DIR, $XDG_STATE_HOME/rein,
+                                ~/.local/state/rein */
+    const char *containment; /* NULL: $REIN_CONTAINMENT, else the best one */
+    bool ephemeral;          /* no state dir, registry or events */
+    bool no_reconcile;       /* do not reconcile dead owners at open */
+} rein_sup_opts_t;
+
+typedef struct rein_run_info {
+    int64_t id;
+    pid_t pid, pgid, sid;
+    rein_run_state_t state;
+    rein_reason_t reason;
+    int exit_code;           /* -1 while none; a signal death is 128+signo */
+    int signal;              /* 0: none */
+    bool tty;
+    const char *containment; /* "cgroup" "subreaper" "pgid" */
+    const char *cgroup;      /* or NULL */
+    const char *log_path;    /* or NULL (ephemeral) */
+    uint64_t bytes;
+    int64_t started_ms, ended_ms, last_output_ms; /* wall clock */
+    bool cleanup_incomplete;
+    size_t n_survivors;
+    const pid_t *survivors;
+} rein_run_info_t;
+
+typedef void (*rein_output_fn)(rein_sup_t *s, int64_t id, const void *data,
+                               size_t len, void *ud);
+typedef void (*rein_exit_fn)(rein_sup_t *s, int64_t id,
+                             const rein_run_info_t *info, void *ud);
+
+typedef struct rein_run_opts {
+    const char *const *argv; /* required; argv[0] searched on PATH */
+    const char *cwd;         /* NULL: inherited */
+    const char *const *env;  /* "NAME=value" over the inherited environment */
+    bool tty;                /* PTY (else pipes: stdout+stderr merged) */
+    unsigned cols, rows;     /* tty: 0 = defaults, clamped as rein_pty */
+    bool keep_stdin;         /* pipes: stdin a pipe held open (else /dev/null) */
+    uint32_t timeout_ms;           /* overall; 0: none */
+    uint32_t no_output_timeout_ms; /* 0: none; re-armed by every output */
+    int grace_ms;                  /* < 0: REIN_SUP_GRACE_MS */
+    uint32_t pids_max;             /* 0: default, where a pids limit exists */
+    rein_output_fn on_output;      /* raw bytes as read */
+    rein_exit_fn on_exit;          /* once, when the run is exited */
+    void *data;
+} rein_run_opts_t;
+
+int rein_sup_open(const rein_sup_opts_t *o, rein_sup_t **out);
+/* Terminates every live run (TERM, 1 s grace, KILL), finalizes the
+ * registry, releases the owner lease. */
+void rein_sup_close(rein_sup_t *s);
+/* An fd that is readable when rein_sup_run_once has work. */
+int rein_sup_fd(const rein_sup_t *s);
+/* Dispatches ready events, waiting up to timeout_ms (-1: until one). */
+int rein_sup_run_once(rein_sup_t *s, int timeout_ms);
+/* Starts a run; *id is its registry id (>= 1000, never reused). */
+int rein_sup_spawn(rein_sup_t *s, const rein_run_opts_t *o, int64_t *id);
+/* Writes to the run's stdin (PTY or kept pipe). -EPIPE when closed. */
+int rein_sup_write(rein_sup_t *s, int64_t id, const void *data, size_t len);
+int rein_sup_close_stdin(rein_sup_t *s, int64_t id);
+int rein_sup_resize(rein_sup_t *s, int64_t id, unsigned cols, unsigned rows);
+/* Sends signo to the run's foreground process group (not a cancel). */
+int rein_sup_signal(rein_sup_t *s, int64_t id, int signo);
+/* Cancels (manual-cancel): signo (0: SIGTERM) + CONT, grace, KILL.
+ * Repeated cancels are no-ops. */
+int rein_sup_cancel(rein_sup_t *s, int64_t id, int signo, int grace_ms);
+/* The run's state; pointers inside stay valid until the run is forgotten. */
+int rein_sup_info(rein_sup_t *s, int64_t id, rein_run_info_t *out);
+/* Drops an exited run from memory (the registry keeps it). */
+int rein_sup_forget(rein_sup_t *s, int64_t id);
+
+typedef struct rein_reconcile_stats {
+    size_t owners_dead, runs_stolen, orphans_reaped, lost, skipped_alive;
+} rein_reconcile_stats_t;
+/* Reconciles runs of dead owners: kills verified orphans (orphan-reaped),
+ * marks the rest lost without a signal. */
+int rein_sup_reconcile(rein_sup_t *s, rein_reconcile_stats_t *out);
 
 #ifdef __cplusplus
 }

@@ -74,6 +74,8 @@ struct loop {
     struct sig_handler *sigs;
     size_t nsigs;
     bool check_children; /* fallback: poll watched children next iteration */
+    loop_orphan_fn orphan_fn;
+    void *orphan_data;
 };
 
 uint64_t loop_clock_ms(void)
@@ -395,6 +397,18 @@ void loop_signal_del(loop_t *l, int signo)
 
 /* --------------------------------------------------------------- children */
 
+int loop_orphan_watch(loop_t *l, loop_orphan_fn fn, void *data)
+{
+    if (!fn)
+        return -EINVAL;
+    int rc = sigfd_add(l, SIGCHLD);
+    if (rc < 0)
+        return rc;
+    l->orphan_fn = fn;
+    l->orphan_data = data;
+    return 0;
+}
+
 int loop_child_add(loop_t *l, pid_t pid, int pidfd, loop_child_fn fn,
                    void *data)
 {
@@ -498,8 +512,13 @@ static int drain_sigfd(loop_t *l)
                 break;
             }
     }
-    if (chld)
+    if (chld) {
         ran += poll_children(l);
+        if (l->orphan_fn) {
+            l->orphan_fn(l, l->orphan_data);
+            ran++;
+        }
+    }
     return ran;
 }
 

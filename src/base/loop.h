@@ -70,6 +70,12 @@ int loop_child_add(loop_t *l, pid_t pid, int pidfd, loop_child_fn fn,
                    void *data);
 void loop_child_del(loop_t *l, pid_t pid);
 
+/* Calls fn after every SIGCHLD, once the watched children were checked, so
+ * a subreaper can look for re-parented orphans (which no watcher names).
+ * Routes SIGCHLD through the signalfd from then on, in pidfd mode too. */
+typedef void (*loop_orphan_fn)(loop_t *l, void *data);
+int loop_orphan_watch(loop_t *l, loop_orphan_fn fn, void *data);
+
 /* Delivers signo through a signalfd; blocks it in the calling thread for
  * the loop's lifetime. */
 int loop_signal_add(loop_t *l, int signo, loop_signal_fn fn, void *data);
