@@ -130,7 +130,9 @@ typedef struct rein_shell_run_opts {
 /* ... or this long in all. */
 #define REIN_SHELL_DRAIN_MAX_MS 2000
 
-/* One-shot: a fresh shell for one command, dropped afterwards. */
+/* One-shot: a fresh shell for one command, dropped afterwards.  After the
+ * drain, processes of its session still running (background jobs) are
+ * terminated: TERM, REIN_SHELL_GRACE_MS, KILL. */
 int rein_shell_exec(const rein_shell_opts_t *opts,
                     const rein_shell_run_opts_t *run,
                     rein_run_result_t *result);

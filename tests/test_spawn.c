@@ -1,7 +1,7 @@
 /*
  * test_spawn.c — spawning: synchronous errors naming the step, a clean
  * child (default signals, empty mask, no inherited fds), its own session,
- * the PTY slave as controlling terminal.
+ * the PTY slave as controlling terminal, extra fds placed at 3, 4, ...
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -129,6 +129,72 @@ TEST(spawn_child_inherits_no_fds_beyond_stdio)
     ASSERT_STR(out.p, "4\n");
     buf_free(&out);
     close(leak);
+}
+
+/* Writes tag into a fresh pipe, returns its read end; *w gets the write end
+ * moved to exactly fd at (so sources collide with the targets 3 and 4). */
+static int pipe_at(int at, int *w)
+{
+    int p[2];
+    ASSERT_OK(pipe2(p, O_CLOEXEC) < 0 ? -errno : 0);
+    if (p[0] <= 6) { /* keep the read end out of the way of 3..6 */
+        int r = fcntl(p[0], F_DUPFD_CLOEXEC, 10);
+        ASSERT_INT(r, >=, 10);
+        close(p[0]);
+        p[0] = r;
+    }
+    if (p[1] != at) {
+        ASSERT_INT(dup3(p[1], at, O_CLOEXEC), ==, at);
+        close(p[1]);
+    }
+    *w = at;
+    return p[0];
+}
+
+TEST(spawn_extra_fds_land_at_3_and_up_and_nothing_else_leaks)
+{
+    /* Free 3..6 so the sources can be placed exactly where they collide:
+     * the source for fd 3 sits at 4 and the one for fd 4 at 3. */
+    for (int fd = 3; fd <= 6; fd++)
+        close(fd);
+    int w3, w4;
+    int r4 = pipe_at(3, &w4); /* becomes the child's fd 4 */
+    int r3 = pipe_at(4, &w3); /* becomes the child's fd 3 */
+    int leak = open("/dev/null", O_RDONLY); /* deliberately not CLOEXEC */
+    ASSERT_INT(leak, >=, 3);
+    const int extra[] = {w3, w4};
+    spawn_opts_t o;
+    const char *argv[] = {
+        "sh", "-c",
+        "echo three >&3; echo four >&4; exec 3>&- 4>&-; "
+        "ls /proc/self/fd | wc -l", NULL};
+    buf_t out = BUF_INIT, a = BUF_INIT, b = BUF_INIT;
+    opts(&o, argv);
+    o.extra_fds = extra;
+    o.n_extra_fds = 2;
+    ASSERT_EQ(tu_run(&o, &out), 0);
+    ASSERT_STR(out.p, "4\n"); /* 0, 1, 2 and ls's own directory fd */
+    close(w3);
+    close(w4);
+    ASSERT_OK(tu_read_all(r3, &a));
+    ASSERT_OK(tu_read_all(r4, &b));
+    ASSERT_STR(a.p, "three\n");
+    ASSERT_STR(b.p, "four\n");
+    close(r3);
+    close(r4);
+    close(leak);
+    buf_free(&out);
+    buf_free(&a);
+    buf_free(&b);
+
+    /* More than the limit is refused before anything runs. */
+    int many[SPAWN_MAX_EXTRA_FDS + 1];
+    for (size_t i = 0; i <= SPAWN_MAX_EXTRA_FDS; i++)
+        many[i] = 0;
+    pid_t pid;
+    o.extra_fds = many;
+    o.n_extra_fds = SPAWN_MAX_EXTRA_FDS + 1;
+    ASSERT_EQ(spawn_start(&o, &pid, NULL, NULL), -EINVAL);
 }
 
 TEST(spawn_child_leads_its_own_session)

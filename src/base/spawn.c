@@ -135,7 +135,7 @@ __attribute__((noreturn)) static void child_fail(int errfd, spawn_step_t step)
     _exit(127);
 }
 
-/* Places src on target (0..2) with CLOEXEC cleared. */
+/* Places src on target with CLOEXEC cleared. */
 static int place_fd(int src, int target)
 {
     if (src == target)
@@ -178,6 +178,29 @@ __attribute__((noinline, noreturn)) static void child_main(const spawn_opts_t *o
     if (o->ctty_fd >= 0 && ioctl(o->ctty_fd, TIOCSCTTY, 0) < 0)
         child_fail(errfd, SPAWN_STEP_CTTY);
 
+    /*
+     * Extra fds go to 3 .. 3+n-1.  Any fd we still need (the errno pipe,
+     * the extra sources themselves) may sit in that range or in 0..2 and be
+     * clobbered by a dup2, so each is first copied above the whole range.
+     * The copies are CLOEXEC and live in a fixed array on this frame: the
+     * child of a vfork allocates nothing.
+     */
+    size_t nx = o->n_extra_fds;
+    int xfd[SPAWN_MAX_EXTRA_FDS];
+    int first_free = 3 + (int)nx;
+    if (nx) {
+        if (errfd < first_free) {
+            int e = fcntl(errfd, F_DUPFD_CLOEXEC, first_free);
+            if (e < 0)
+                child_fail(errfd, SPAWN_STEP_FDS);
+            errfd = e;
+        }
+        for (size_t i = 0; i < nx; i++)
+            if ((xfd[i] = fcntl(o->extra_fds[i], F_DUPFD_CLOEXEC,
+                                first_free)) < 0)
+                child_fail(errfd, SPAWN_STEP_FDS);
+    }
+
     int in = o->fd_in >= 0 ? o->fd_in : devnull;
     int out = o->fd_out >= 0 ? o->fd_out : devnull;
     int err = o->fd_err >= 0 ? o->fd_err : devnull;
@@ -186,13 +209,17 @@ __attribute__((noinline, noreturn)) static void child_main(const spawn_opts_t *o
         child_fail(errfd, SPAWN_STEP_FDS);
     if (place_fd(in, 0) < 0 || place_fd(out, 1) < 0 || place_fd(err, 2) < 0)
         child_fail(errfd, SPAWN_STEP_FDS);
+    for (size_t i = 0; i < nx; i++)
+        if (place_fd(xfd[i], 3 + (int)i) < 0)
+            child_fail(errfd, SPAWN_STEP_FDS);
 
     if (o->cwd && chdir(o->cwd) < 0)
         child_fail(errfd, SPAWN_STEP_CHDIR);
 
     /* Every other fd closes at exec; the errno pipe stays usable until then. */
-    if (syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) < 0) {
-        for (int fd = 3; fd < SPAWN_FALLBACK_MAX_FD; fd++)
+    if (syscall(SYS_close_range, (unsigned)first_free, ~0u,
+                CLOSE_RANGE_CLOEXEC) < 0) {
+        for (int fd = first_free; fd < SPAWN_FALLBACK_MAX_FD; fd++)
             if (fd != errfd)
                 fcntl(fd, F_SETFD, FD_CLOEXEC);
     }
@@ -251,6 +278,9 @@ int spawn_start(const spawn_opts_t *o, pid_t *pid_out, int *pidfd_out,
     if (!o->argv || !o->argv[0] || !o->file)
         return -EINVAL;
     if (o->ctty_fd >= 0 && o->group != SPAWN_SESSION)
+        return -EINVAL;
+    if (o->n_extra_fds > SPAWN_MAX_EXTRA_FDS ||
+        (o->n_extra_fds && !o->extra_fds))
         return -EINVAL;
 
     rc = spawn_resolve(o->file, env_path(envp), path, sizeof path);

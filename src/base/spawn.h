@@ -6,8 +6,9 @@
  * turns a failed chdir or exec into a synchronous error naming the step,
  * instead of a child that exits 127.  The child starts with every signal
  * disposition at its default and an empty mask, no inherited fds beyond
- * 0/1/2, in its own session or process group, and in tty mode with the PTY
- * slave as its controlling terminal.
+ * 0/1/2 (and the extra fds it is given, placed at 3, 4, ...), in its own
+ * session or process group, and in tty mode with the PTY slave as its
+ * controlling terminal.
  */
 #ifndef REIN_BASE_SPAWN_H
 #define REIN_BASE_SPAWN_H
@@ -34,6 +35,9 @@ typedef enum spawn_group {
     SPAWN_INHERIT,     /* stay in the parent's group (tests only) */
 } spawn_group_t;
 
+/* The most extra fds one child can be given (see spawn_opts.extra_fds). */
+#define SPAWN_MAX_EXTRA_FDS 8
+
 typedef struct spawn_opts {
     const char *file;     /* program; searched on PATH when it has no '/' */
     const char *const *argv; /* argv[0] included; NULL-terminated */
@@ -45,6 +49,11 @@ typedef struct spawn_opts {
     int ctty_fd;          /* >= 0: PTY slave to become the controlling tty */
     spawn_group_t group;  /* ctty_fd >= 0 requires SPAWN_SESSION */
     bool want_pidfd;      /* also open a pidfd (-1 if unsupported) */
+    /* Extra fds for the child: extra_fds[i] becomes its fd 3 + i, with
+     * CLOEXEC cleared; at most SPAWN_MAX_EXTRA_FDS.  The sources may be any
+     * fds of ours, 0..2 and 3.. included. */
+    const int *extra_fds;
+    size_t n_extra_fds;
 } spawn_opts_t;
 
 /* Initialises o to defaults: fds -1, session, pidfd wanted. */

@@ -1,0 +1,707 @@
+/*
+ * test_shell.c — one-shot and persistent bash against real bash: exit
+ * codes, merged output order, environment and cwd, snapshots, UTF-8, the
+ * drain after exit, state kept or dropped between runs, cancel, abort and
+ * timeout reaching a TERM-ignoring tree, and nothing ever left running.
+ * The core cases run twice: with pidfds and with the SIGCHLD fallback.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "exec/shell.h"
+#include "harness.h"
+
+/* Output collector; when the output first contains `when`, acts from
+ * inside the callback: 1 abort, 2 try a nested run, 3 write a byte to
+ * notify_fd (another thread waits on it). */
+struct col {
+    buf_t out;
+    rein_shell_t *sh;
+    const char *when;
+    int action;
+    int notify_fd;
+    bool fired;
+    int action_rc;
+};
+
+static void on_chunk(const char *s, size_t n, void *data)
+{
+    struct col *c = data;
+    buf_append(&c->out, s, n);
+    if (!c->when || c->fired || !c->out.p || !strstr(c->out.p, c->when))
+        return;
+    c->fired = true;
+    if (c->action == 1) {
+        c->action_rc = rein_shell_abort(c->sh);
+    } else if (c->action == 2) {
+        rein_shell_run_opts_t o = {.command = "true"};
+        rein_run_result_t res;
+        c->action_rc = rein_shell_run(c->sh, &o, &res);
+    } else if (c->action == 3) {
+        c->action_rc = write(c->notify_fd, "x", 1) == 1 ? 0 : -errno;
+    }
+}
+
+static int xexec(const rein_shell_opts_t *so, rein_shell_run_opts_t *o,
+                 struct col *c, rein_run_result_t *res)
+{
+    o->on_chunk = on_chunk;
+    o->data = c;
+    return rein_shell_exec(so, o, res);
+}
+
+static int xrun(rein_shell_t *sh, rein_shell_run_opts_t *o, struct col *c,
+                rein_run_result_t *res)
+{
+    c->sh = sh;
+    o->on_chunk = on_chunk;
+    o->data = c;
+    return rein_shell_run(sh, o, res);
+}
+
+/* Runs cmd in sh and returns its output (static buffer of the collector). */
+static const char *run_out(rein_shell_t *sh, struct col *c, const char *cmd,
+                           rein_run_result_t *res)
+{
+    rein_shell_run_opts_t o = {.command = cmd};
+    buf_reset(&c->out);
+    ASSERT_OK(xrun(sh, &o, c, res));
+    return c->out.p ? c->out.p : "";
+}
+
+/* The number after `tag ` in s, e.g. "gc 1234". */
+static pid_t pid_after(const char *s, const char *tag)
+{
+    const char *p = s ? strstr(s, tag) : NULL;
+    ASSERT_TRUE(p != NULL);
+    return (pid_t)atol(p + strlen(tag));
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "we");
+    ASSERT_TRUE(f != NULL);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* ------------------------------------------------------------ one-shot */
+
+static void core_exec_exit_codes(void)
+{
+    static const struct {
+        const char *cmd;
+        int code;
+    } cases[] = {{"true", 0}, {"exit 3", 3}, {"false", 1},
+                 {"kill -9 $$", 128 + SIGKILL}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        struct col c = {0};
+        rein_shell_run_opts_t o = {.command = cases[i].cmd};
+        rein_run_result_t res;
+        ASSERT_OK(xexec(NULL, &o, &c, &res));
+        ASSERT_TRUE(res.has_exit_code);
+        ASSERT_EQ(res.exit_code, cases[i].code);
+        ASSERT_FALSE(res.cancelled);
+        ASSERT_FALSE(res.timed_out);
+        buf_free(&c.out);
+    }
+}
+TEST(shell_exec_exit_codes) { core_exec_exit_codes(); }
+
+static void core_exec_merged_output(void)
+{
+    struct col c = {0};
+    rein_shell_run_opts_t o = {.command = "echo a; echo b >&2; echo c"};
+    rein_run_result_t res;
+    ASSERT_OK(xexec(NULL, &o, &c, &res));
+    ASSERT_STR(c.out.p, "a\nb\nc\n");
+    buf_free(&c.out);
+}
+TEST(shell_exec_merges_stdout_and_stderr_in_order)
+{
+    core_exec_merged_output();
+}
+
+TEST(shell_exec_env_cwd_and_skipped_variables)
+{
+    char benv[512];
+    snprintf(benv, sizeof benv, "%s/bash_env", test_tmpdir());
+    write_file(benv, "echo LEAKED\n");
+    setenv("BASH_ENV", benv, 1); /* must not be sourced */
+    setenv("SHLVL", "41", 1);    /* bash would make it 42 */
+    setenv("REIN_T_HOST", "host", 1);
+    const char *senv[] = {"REIN_T_S=session", "REIN_T_B=session", NULL};
+    const char *renv[] = {"REIN_T_B=cmd value", NULL};
+    rein_shell_opts_t so = {.session_env = senv};
+    struct col c = {0};
+    rein_shell_run_opts_t o = {
+        .command = "echo \"$REIN_T_HOST|$REIN_T_S|$REIN_T_B|$SHLVL|$(pwd)\"",
+        .env = renv, .cwd = test_tmpdir()};
+    rein_run_result_t res;
+    ASSERT_OK(xexec(&so, &o, &c, &res));
+    char want[1024];
+    snprintf(want, sizeof want, "host|session|cmd value|1|%s\n",
+             test_tmpdir());
+    ASSERT_STR(c.out.p, want);
+
+    rein_shell_run_opts_t bad = {.command = "true", .cwd = "/nonexistent"};
+    ASSERT_EQ(xexec(NULL, &bad, &c, &res), REIN_ECWD);
+    const char *malformed[] = {"NOEQUALS", NULL};
+    rein_shell_run_opts_t bad2 = {.command = "true", .env = malformed};
+    ASSERT_EQ(xexec(NULL, &bad2, &c, &res), REIN_EENV);
+    ASSERT_EQ(rein_shell_exec(NULL, NULL, &res), -EINVAL);
+    buf_free(&c.out);
+}
+
+TEST(shell_exec_sources_the_snapshot)
+{
+    char snap[512];
+    snprintf(snap, sizeof snap, "%s/snap.sh", test_tmpdir());
+    write_file(snap, "SNAPVAR=v1\nsnapfn() { echo \"fn:$SNAPVAR\"; }\n"
+                     "echo noise; echo noise >&2\n");
+    rein_shell_opts_t so = {.snapshot_path = snap};
+    struct col c = {0};
+    rein_shell_run_opts_t o = {
+        .command = "snapfn; echo \"[$1|$2|${__rein_c-unset}]\"; exit 4"};
+    rein_run_result_t res;
+    ASSERT_OK(xexec(&so, &o, &c, &res));
+    ASSERT_STR(c.out.p, "fn:v1\n[||unset]\n");
+    ASSERT_EQ(res.exit_code, 4);
+
+    rein_shell_opts_t missing = {.snapshot_path = "/nonexistent/snap.sh"};
+    ASSERT_EQ(xexec(&missing, &o, &c, &res), REIN_ESNAPSHOT);
+    char quits[512];
+    snprintf(quits, sizeof quits, "%s/quits.sh", test_tmpdir());
+    write_file(quits, "exit 3\n");
+    rein_shell_opts_t q = {.snapshot_path = quits};
+    ASSERT_EQ(xexec(&q, &o, &c, &res), REIN_ESNAPSHOT);
+    buf_free(&c.out);
+}
+
+TEST(shell_exec_invalid_utf8_becomes_replacement)
+{
+    struct col c = {0};
+    rein_shell_run_opts_t o = {.command = "printf 'a\\377b\\342\\202\\254'"};
+    rein_run_result_t res;
+    ASSERT_OK(xexec(NULL, &o, &c, &res));
+    ASSERT_STR(c.out.p, "a\xEF\xBF\xBD" "b\xE2\x82\xAC");
+    buf_free(&c.out);
+}
+
+static void core_exec_background_drain(void)
+{
+    /* Output a background job writes after the command is still caught:
+     * the drain runs until EOF, within the window. */
+    struct col c = {0};
+    rein_shell_run_opts_t o = {.command = "(sleep 0.1; echo late) & echo now"};
+    rein_run_result_t res;
+    ASSERT_OK(xexec(NULL, &o, &c, &res));
+    ASSERT_STR(c.out.p, "now\nlate\n");
+    buf_free(&c.out);
+}
+TEST(shell_exec_drains_background_output)
+{
+    core_exec_background_drain();
+}
+
+static void core_exec_background_job_terminated(void)
+{
+    /* A job holding the pipe delays the return by the idle window only,
+     * and is terminated afterwards. */
+    struct col c = {0};
+    rein_shell_run_opts_t o = {.command = "sleep 30 & echo \"bg $!\""};
+    rein_run_result_t res;
+    uint64_t t0 = test_now_ms();
+    ASSERT_OK(xexec(NULL, &o, &c, &res));
+    uint64_t took = test_now_ms() - t0;
+    ASSERT_EQ(res.exit_code, 0);
+    ASSERT_INT(took, >=, REIN_SHELL_DRAIN_IDLE_MS);
+    ASSERT_INT(took, <, REIN_SHELL_DRAIN_IDLE_MS + 1000);
+    ASSERT_FALSE(test_pid_alive(pid_after(c.out.p, "bg ")));
+
+    /* One that does not hold the pipe is found all the same. */
+    buf_reset(&c.out);
+    rein_shell_run_opts_t o2 = {
+        .command = "sleep 30 >/dev/null 2>&1 & echo \"bg $!\""};
+    t0 = test_now_ms();
+    ASSERT_OK(xexec(NULL, &o2, &c, &res));
+    ASSERT_INT(test_now_ms() - t0, <, REIN_SHELL_DRAIN_IDLE_MS);
+    ASSERT_FALSE(test_pid_alive(pid_after(c.out.p, "bg ")));
+    buf_free(&c.out);
+}
+TEST(shell_exec_terminates_background_jobs_after_the_drain)
+{
+    core_exec_background_job_terminated();
+}
+
+/* Everything ignores TERM: bash, a subshell and its sleep. */
+#define TERM_PROOF_TREE                                                     \
+    "trap '' TERM; (trap '' TERM; sleep 60 & echo \"gc $!\"; wait) & "      \
+    "echo ready; wait"
+
+static void core_exec_timeout_kills_term_proof_tree(void)
+{
+    struct col c = {0};
+    rein_shell_run_opts_t o = {.command = TERM_PROOF_TREE,
+                               .timeout_ms = 300};
+    rein_run_result_t res;
+    uint64_t t0 = test_now_ms();
+    ASSERT_OK(xexec(NULL, &o, &c, &res));
+    uint64_t took = test_now_ms() - t0;
+    ASSERT_TRUE(res.timed_out);
+    ASSERT_FALSE(res.cancelled);
+    ASSERT_FALSE(res.has_exit_code);
+    ASSERT_INT(took, >=, 300 + REIN_SHELL_GRACE_MS - 100);
+    ASSERT_INT(took, <, 300 + REIN_SHELL_GRACE_MS + 3000);
+    ASSERT_FALSE(test_pid_alive(pid_after(c.out.p, "gc ")));
+    buf_free(&c.out);
+}
+TEST(shell_exec_timeout_kills_a_term_ignoring_tree)
+{
+    core_exec_timeout_kills_term_proof_tree();
+}
+
+TEST(shell_exec_cancel_token_raised_before)
+{
+    rein_cancel_t *tok;
+    ASSERT_OK(rein_cancel_new(&tok));
+    rein_cancel_trigger(tok);
+    struct col c = {0};
+    rein_shell_run_opts_t o = {.command = "sleep 30", .cancel = tok};
+    rein_run_result_t res;
+    uint64_t t0 = test_now_ms();
+    ASSERT_OK(xexec(NULL, &o, &c, &res));
+    ASSERT_TRUE(res.cancelled);
+    ASSERT_FALSE(res.has_exit_code);
+    ASSERT_INT(test_now_ms() - t0, <, REIN_SHELL_GRACE_MS);
+    rein_cancel_free(tok);
+    buf_free(&c.out);
+}
+
+TEST(shell_missing_bash_is_init_error)
+{
+    shell_set_program("/nonexistent/bash");
+    struct col c = {0};
+    rein_shell_run_opts_t o = {.command = "true"};
+    rein_run_result_t res;
+    ASSERT_EQ(xexec(NULL, &o, &c, &res), REIN_ESHELL_INIT);
+    rein_shell_t *sh;
+    ASSERT_OK(rein_shell_new(NULL, &sh));
+    ASSERT_EQ(xrun(sh, &o, &c, &res), REIN_ESHELL_INIT);
+    shell_set_program(NULL);
+    ASSERT_OK(xrun(sh, &o, &c, &res)); /* and it recovers */
+    ASSERT_EQ(res.exit_code, 0);
+    rein_shell_free(sh);
+    ASSERT_STR(rein_strerror(REIN_ESHELL_INIT), "Failed to initialize shell");
+    buf_free(&c.out);
+}
+
+/* ---------------------------------------------------------- persistent */
+
+static void core_session_state_persists(void)
+{
+    rein_shell_t *sh;
+    struct col c = {0};
+    rein_run_result_t res;
+    char cmd[1024], want[1024];
+    ASSERT_OK(rein_shell_new(NULL, &sh));
+    snprintf(cmd, sizeof cmd,
+             "cd '%s'; export PV=exported; PLAIN=plain; "
+             "pf() { echo \"pf $1\"; }",
+             test_tmpdir());
+    run_out(sh, &c, cmd, &res);
+    ASSERT_EQ(res.exit_code, 0);
+    const char *out = run_out(sh, &c,
+                              "pwd; echo \"$PV $PLAIN\"; pf x; "
+                              "bash -c 'echo \"child ${PV-} ${PLAIN-none}\"'",
+                              &res);
+    snprintf(want, sizeof want, "%s\nexported plain\npf x\nchild exported none\n",
+             test_tmpdir());
+    ASSERT_STR(out, want);
+    rein_shell_free(sh);
+    buf_free(&c.out);
+}
+TEST(shell_session_keeps_cwd_exports_and_functions)
+{
+    core_session_state_persists();
+}
+
+static void core_session_command_env_popped(void)
+{
+    rein_shell_t *sh;
+    struct col c = {0};
+    rein_run_result_t res;
+    ASSERT_OK(rein_shell_new(NULL, &sh));
+    run_out(sh, &c, "export KEEP=old; PLAIN=p", &res);
+    const char *env[] = {"KEEP=new", "NEWV=x y", "PLAIN=q", NULL};
+    rein_shell_run_opts_t o = {
+        .command = "echo \"$KEEP|$NEWV|$PLAIN\"; "
+                   "env | grep -E '^(KEEP|NEWV|PLAIN)=' | sort",
+        .env = env};
+    buf_reset(&c.out);
+    ASSERT_OK(xrun(sh, &o, &c, &res));
+    ASSERT_STR(c.out.p, "new|x y|q\nKEEP=new\nNEWV=x y\nPLAIN=q\n");
+    const char *out = run_out(
+        sh, &c,
+        "echo \"$KEEP|${NEWV-unset}|$PLAIN\"; "
+        "env | grep -E '^(KEEP|NEWV|PLAIN)=' | sort",
+        &res);
+    ASSERT_STR(out, "old|unset|p\nKEEP=old\n");
+    /* Names bash cannot export, or the driver's own, are refused. */
+    const char *bad[] = {"A-B=1", NULL};
+    o.env = bad;
+    ASSERT_EQ(xrun(sh, &o, &c, &res), REIN_EENV);
+    const char *priv[] = {"__rein_cmd=1", NULL};
+    o.env = priv;
+    ASSERT_EQ(xrun(sh, &o, &c, &res), REIN_EENV);
+    rein_shell_free(sh);
+    buf_free(&c.out);
+}
+TEST(shell_session_command_env_is_popped_after_the_command)
+{
+    core_session_command_env_popped();
+}
+
+TEST(shell_session_env_snapshot_and_cwd_option)
+{
+    char snap[512], count[512], cmd[1024];
+    snprintf(count, sizeof count, "%s/count", test_tmpdir());
+    snprintf(snap, sizeof snap, "%s/snap.sh", test_tmpdir());
+    snprintf(cmd, sizeof cmd,
+             "echo once >> '%s'; snapfn() { echo \"snap $SESS\"; }; "
+             "echo noise\n", count);
+    write_file(snap, cmd);
+    const char *senv[] = {"SESS=s1", NULL};
+    rein_shell_opts_t so = {.session_env = senv, .snapshot_path = snap};
+    rein_shell_t *sh;
+    struct col c = {0};
+    rein_run_result_t res;
+    ASSERT_OK(rein_shell_new(&so, &sh));
+    ASSERT_STR(run_out(sh, &c, "snapfn", &res), "snap s1\n");
+    ASSERT_STR(run_out(sh, &c, "snapfn; echo \"$# ${1-}\"", &res),
+               "snap s1\n0 \n");
+    snprintf(cmd, sizeof cmd, "cat '%s'", count);
+    ASSERT_STR(run_out(sh, &c, cmd, &res), "once\n"); /* sourced once */
+
+    /* cwd option: applied and kept; a bad one fails and keeps the session. */
+    run_out(sh, &c, "KEPT=yes", &res);
+    rein_shell_run_opts_t o = {.command = "pwd", .cwd = test_tmpdir()};
+    buf_reset(&c.out);
+    ASSERT_OK(xrun(sh, &o, &c, &res));
+    snprintf(cmd, sizeof cmd, "%s\n", test_tmpdir());
+    ASSERT_STR(c.out.p, cmd);
+    rein_shell_run_opts_t bad = {.command = "echo ran", .cwd = "/nonexistent"};
+    buf_reset(&c.out);
+    ASSERT_EQ(xrun(sh, &bad, &c, &res), REIN_ECWD);
+    ASSERT_TRUE(c.out.p == NULL || !strstr(c.out.p, "ran"));
+    snprintf(cmd, sizeof cmd, "yes\n%s\n", test_tmpdir());
+    ASSERT_STR(run_out(sh, &c, "echo $KEPT; pwd", &res), cmd);
+    rein_shell_free(sh);
+
+    /* A snapshot that cannot be sourced: no session, every time. */
+    rein_shell_opts_t missing = {.snapshot_path = "/nonexistent/snap.sh"};
+    ASSERT_OK(rein_shell_new(&missing, &sh));
+    rein_shell_run_opts_t t = {.command = "true"};
+    ASSERT_EQ(xrun(sh, &t, &c, &res), REIN_ESNAPSHOT);
+    ASSERT_EQ(xrun(sh, &t, &c, &res), REIN_ESNAPSHOT);
+    rein_shell_free(sh);
+    const char *malformed[] = {"=x", NULL};
+    rein_shell_opts_t bad_env = {.session_env = malformed};
+    ASSERT_EQ(rein_shell_new(&bad_env, &sh), REIN_EENV);
+    buf_free(&c.out);
+}
+
+static void core_session_exit_codes_keep_or_drop(void)
+{
+    rein_shell_t *sh;
+    struct col c = {0};
+    rein_run_result_t res;
+    ASSERT_OK(rein_shell_new(NULL, &sh));
+    run_out(sh, &c, "X=5; false", &res);
+    ASSERT_TRUE(res.has_exit_code);
+    ASSERT_EQ(res.exit_code, 1);
+    ASSERT_STR(run_out(sh, &c, "echo $X; (exit 9)", &res), "5\n");
+    ASSERT_EQ(res.exit_code, 9);
+    ASSERT_STR(run_out(sh, &c, "echo $X", &res), "5\n"); /* kept */
+
+    ASSERT_STR(run_out(sh, &c, "Y=1; echo bye; exit 7", &res), "bye\n");
+    ASSERT_TRUE(res.has_exit_code);
+    ASSERT_EQ(res.exit_code, 7);
+    ASSERT_STR(run_out(sh, &c, "echo ${X-gone} ${Y-gone}", &res),
+               "gone gone\n"); /* a fresh session */
+
+    /* Loop control flow at the top level ends the session too. */
+    run_out(sh, &c, "Z=1; break", &res);
+    ASSERT_STR(run_out(sh, &c, "echo ${Z-gone}", &res), "gone\n");
+    run_out(sh, &c, "Z=1; continue", &res);
+    ASSERT_STR(run_out(sh, &c, "echo ${Z-gone}", &res), "gone\n");
+    rein_shell_free(sh);
+    buf_free(&c.out);
+}
+TEST(shell_session_nonzero_exit_keeps_it_exit_drops_it)
+{
+    core_session_exit_codes_keep_or_drop();
+}
+
+struct canceller {
+    int fd;
+    rein_cancel_t *tok;
+};
+
+static void *cancel_on_signal(void *arg)
+{
+    struct canceller *k = arg;
+    char ch;
+    if (read(k->fd, &ch, 1) == 1) /* the callback saw "ready" */
+        rein_cancel_trigger(k->tok);
+    return NULL;
+}
+
+/* Checks a killed run: elapsed within grace .. grace + 3 s, the grandchild
+ * gone, the session dropped. */
+static void check_killed(rein_shell_t *sh, struct col *c, uint64_t took)
+{
+    ASSERT_INT(took, >=, REIN_SHELL_GRACE_MS - 100);
+    ASSERT_INT(took, <, REIN_SHELL_GRACE_MS + 3000);
+    ASSERT_FALSE(test_pid_alive(pid_after(c->out.p, "gc ")));
+    rein_run_result_t res;
+    ASSERT_STR(run_out(sh, c, "echo ${Z-gone}", &res), "gone\n");
+}
+
+static void core_session_cancel_from_thread(void)
+{
+    rein_shell_t *sh;
+    rein_cancel_t *tok;
+    struct col c = {0};
+    int p[2];
+    pthread_t th;
+    ASSERT_OK(rein_shell_new(NULL, &sh));
+    ASSERT_OK(rein_cancel_new(&tok));
+    ASSERT_OK(pipe2(p, O_CLOEXEC) < 0 ? -errno : 0);
+    struct canceller k = {p[0], tok};
+    ASSERT_OK(pthread_create(&th, NULL, cancel_on_signal, &k));
+    c.when = "ready";
+    c.action = 3;
+    c.notify_fd = p[1];
+    rein_shell_run_opts_t o = {.command = "Z=1; " TERM_PROOF_TREE,
+                               .cancel = tok};
+    rein_run_result_t res;
+    uint64_t t0 = test_now_ms();
+    ASSERT_OK(xrun(sh, &o, &c, &res));
+    uint64_t took = test_now_ms() - t0;
+    pthread_join(th, NULL);
+    ASSERT_TRUE(res.cancelled);
+    ASSERT_FALSE(res.timed_out);
+    ASSERT_FALSE(res.has_exit_code);
+    c.when = NULL;
+    check_killed(sh, &c, took);
+    close(p[0]);
+    close(p[1]);
+    rein_cancel_free(tok);
+    rein_shell_free(sh);
+    buf_free(&c.out);
+}
+TEST(shell_session_cancel_token_from_another_thread)
+{
+    core_session_cancel_from_thread();
+}
+
+static void core_session_abort_from_callback(void)
+{
+    rein_shell_t *sh;
+    struct col c = {0};
+    rein_run_result_t res;
+    ASSERT_OK(rein_shell_new(NULL, &sh));
+    ASSERT_OK(rein_shell_abort(sh)); /* idle: fine */
+    c.when = "ready";
+    c.action = 1;
+    rein_shell_run_opts_t o = {.command = "Z=1; " TERM_PROOF_TREE};
+    uint64_t t0 = test_now_ms();
+    ASSERT_OK(xrun(sh, &o, &c, &res));
+    uint64_t took = test_now_ms() - t0;
+    ASSERT_OK(c.action_rc);
+    ASSERT_TRUE(res.cancelled);
+    ASSERT_FALSE(res.has_exit_code);
+    c.when = NULL;
+    check_killed(sh, &c, took);
+    rein_shell_free(sh);
+    buf_free(&c.out);
+}
+TEST(shell_session_abort_from_the_callback)
+{
+    core_session_abort_from_callback();
+}
+
+static void core_session_timeout(void)
+{
+    rein_shell_t *sh;
+    struct col c = {0};
+    rein_run_result_t res;
+    ASSERT_OK(rein_shell_new(NULL, &sh));
+    rein_shell_run_opts_t o = {.command = "Z=1; " TERM_PROOF_TREE,
+                               .timeout_ms = 200};
+    uint64_t t0 = test_now_ms();
+    ASSERT_OK(xrun(sh, &o, &c, &res));
+    uint64_t took = test_now_ms() - t0;
+    ASSERT_TRUE(res.timed_out);
+    ASSERT_FALSE(res.cancelled);
+    ASSERT_FALSE(res.has_exit_code);
+    check_killed(sh, &c, took - 200);
+
+    /* A TERM-abiding command ends well before the grace. */
+    rein_shell_run_opts_t quick = {.command = "sleep 30", .timeout_ms = 100};
+    t0 = test_now_ms();
+    ASSERT_OK(xrun(sh, &quick, &c, &res));
+    ASSERT_TRUE(res.timed_out);
+    ASSERT_INT(test_now_ms() - t0, <, REIN_SHELL_GRACE_MS);
+    rein_shell_free(sh);
+    buf_free(&c.out);
+}
+TEST(shell_session_timeout_drops_it)
+{
+    core_session_timeout();
+}
+
+TEST(shell_session_busy_and_null)
+{
+    rein_shell_t *sh;
+    struct col c = {0};
+    rein_run_result_t res;
+    ASSERT_OK(rein_shell_new(NULL, &sh));
+    c.when = "x";
+    c.action = 2;
+    rein_shell_run_opts_t o = {.command = "echo x"};
+    ASSERT_OK(xrun(sh, &o, &c, &res));
+    ASSERT_EQ(c.action_rc, REIN_ESHELL_BUSY);
+    ASSERT_EQ(res.exit_code, 0);
+    ASSERT_EQ(rein_shell_run(sh, NULL, &res), -EINVAL);
+    ASSERT_EQ(rein_shell_abort(NULL), -EINVAL);
+    rein_shell_free(sh);
+    rein_shell_free(NULL);
+    buf_free(&c.out);
+}
+
+static void core_session_free_leaves_nothing(void)
+{
+    rein_shell_t *sh;
+    struct col c = {0};
+    rein_run_result_t res;
+    ASSERT_OK(rein_shell_new(NULL, &sh));
+    /* A background job outlives its run inside a live session ... */
+    const char *out = run_out(
+        sh, &c, "sleep 60 >/dev/null 2>&1 & echo \"bg $!\"; echo \"sh $$\"",
+        &res);
+    pid_t bg = pid_after(out, "bg "), bash = pid_after(out, "sh ");
+    ASSERT_TRUE(test_pid_alive(bg));
+    ASSERT_STR(run_out(sh, &c, "echo still", &res), "still\n");
+    ASSERT_TRUE(test_pid_alive(bg));
+    /* ... and goes with the session. */
+    rein_shell_free(sh);
+    ASSERT_FALSE(test_pid_alive(bg));
+    ASSERT_FALSE(test_pid_alive(bash));
+    buf_free(&c.out);
+}
+TEST(shell_session_free_terminates_it)
+{
+    core_session_free_leaves_nothing();
+}
+
+static void core_session_bash_killed(void)
+{
+    rein_shell_t *sh;
+    struct col c = {0};
+    rein_run_result_t res;
+    ASSERT_OK(rein_shell_new(NULL, &sh));
+    /* Killed from outside mid-run (by its own command, which is outside
+     * the driver's knowledge all the same). */
+    rein_shell_run_opts_t o = {.command = "W=1; kill -9 $$; sleep 30"};
+    buf_reset(&c.out);
+    ASSERT_EQ(xrun(sh, &o, &c, &res), REIN_ESHELL_EXEC);
+    ASSERT_STR(run_out(sh, &c, "echo ${W-gone}", &res), "gone\n");
+
+    /* Killed between runs: the next run says so, the one after is fresh. */
+    const char *out = run_out(sh, &c, "W=1; echo \"sh $$\"", &res);
+    pid_t bash = pid_after(out, "sh ");
+    kill(bash, SIGKILL);
+    rein_shell_run_opts_t t = {.command = "echo ${W-gone}"};
+    /* Synchronise on the death, not on time: until it is a zombie. */
+    while (test_pid_alive(bash))
+        sched_yield();
+    ASSERT_EQ(xrun(sh, &t, &c, &res), REIN_ESHELL_EXEC);
+    ASSERT_STR(run_out(sh, &c, "echo ${W-gone}", &res), "gone\n");
+    ASSERT_STR(rein_strerror(REIN_ESHELL_EXEC), "Shell execution failed");
+    rein_shell_free(sh);
+    buf_free(&c.out);
+}
+TEST(shell_session_bash_killed_is_exec_error)
+{
+    core_session_bash_killed();
+}
+
+TEST(shell_session_hostile_settings_do_not_break_the_driver)
+{
+    /* set -eu, an xtrace, an IFS, functions named like the builtins the
+     * driver uses, a command-scoped env: the driver neither trips nor
+     * shows up in the output. */
+    rein_shell_t *sh;
+    struct col c = {0};
+    rein_run_result_t res;
+    ASSERT_OK(rein_shell_new(NULL, &sh));
+    run_out(sh, &c,
+            "set -u; IFS=:; cd() { echo fake-cd; }; read() { echo fake; }; "
+            "printf() { echo fake; }; export() { echo fake; }; "
+            "exec 3>&1 4>&2",
+            &res);
+    ASSERT_EQ(res.exit_code, 0);
+    const char *env[] = {"CV=1", NULL};
+    rein_shell_run_opts_t o = {.command = "echo \"v=$CV\"", .env = env,
+                               .cwd = "/"};
+    buf_reset(&c.out);
+    ASSERT_OK(xrun(sh, &o, &c, &res));
+    ASSERT_STR(c.out.p, "v=1\n");
+    run_out(sh, &c, "set -x", &res);
+    const char *out = run_out(sh, &c, "echo hi", &res);
+    ASSERT_CONTAINS(out, "+ echo hi\nhi\n");
+    ASSERT_TRUE(strstr(out, "__rein_") == NULL);
+    run_out(sh, &c, "set +x", &res);
+    ASSERT_STR(run_out(sh, &c, "set -e; true; echo ${CV-unset}", &res),
+               "unset\n");
+    /* Under set -e a failing command ends the shell, as bash would. */
+    run_out(sh, &c, "KEPT=1; false", &res);
+    ASSERT_EQ(res.exit_code, 1);
+    ASSERT_STR(run_out(sh, &c, "echo ${KEPT-gone}", &res), "gone\n");
+    rein_shell_free(sh);
+    buf_free(&c.out);
+}
+
+/* ------------------------------------------------- the SIGCHLD fallback */
+
+TEST(shell_core_without_pidfd)
+{
+    setenv("REIN_PIDFD", "0", 1);
+    core_exec_exit_codes();
+    core_exec_merged_output();
+    core_exec_background_drain();
+    core_exec_background_job_terminated();
+    core_session_state_persists();
+    core_session_command_env_popped();
+    core_session_exit_codes_keep_or_drop();
+    core_session_free_leaves_nothing();
+    core_session_bash_killed();
+}
+
+TEST(shell_kills_without_pidfd)
+{
+    setenv("REIN_PIDFD", "0", 1);
+    core_exec_timeout_kills_term_proof_tree();
+    core_session_cancel_from_thread();
+    core_session_abort_from_callback();
+}
