@@ -82,7 +82,7 @@ BIN := $(BUILD)/rein
 TEST_RUNNER := $(BUILD)/tests/rein-test
 BENCH_BIN := $(BUILD)/rein-bench
 
-all: $(LIB) $(BIN) $(TEST_RUNNER) $(TEST_BINS)
+all: $(LIB) $(BIN) $(TEST_RUNNER) $(TEST_BINS) $(BENCH_BIN)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
@@ -136,7 +136,7 @@ serve:
 	@exec $(BIN) serve
 
 bench: deps
-	@$(MAKE) --no-print-directory all $(BENCH_BIN)
+	@$(MAKE) --no-print-directory all
 	$(BENCH_BIN) $(BENCH_ARGS)
 
 # ------------------------------------------------------------------- fuzz

@@ -187,3 +187,18 @@ int utf8_finish(utf8_dec_t *d, buf_t *out)
     d->npend = 0;
     return utf8_put_replacement(out);
 }
+
+int utf8_decode_view(utf8_dec_t *d, const void *data, size_t n,
+                     buf_t *scratch, const char **text, size_t *len)
+{
+    if (d->npend == 0 && utf8_valid_prefix(data, n) == n) {
+        *text = data;
+        *len = n;
+        return 0;
+    }
+    buf_reset(scratch);
+    int rc = utf8_decode(d, data, n, scratch);
+    *text = scratch->p ? scratch->p : "";
+    *len = scratch->len;
+    return rc;
+}

@@ -66,6 +66,15 @@ static inline int utf8_pending(const utf8_dec_t *d)
     return d->npend != 0;
 }
 
+/*
+ * The read path's shortcut: when nothing is held and data is valid UTF-8
+ * as it stands, *text points at data itself (no copy); otherwise the chunk
+ * is decoded into scratch (reset first) and *text points there.  *len is
+ * the text's length (0: nothing to hand on yet).  0 or -ENOMEM.
+ */
+int utf8_decode_view(utf8_dec_t *d, const void *data, size_t n,
+                     buf_t *scratch, const char **text, size_t *len);
+
 /* The length of the longest prefix of p[0..n) that is complete, valid UTF-8.
  * Equals n exactly when the whole of p is valid (no incomplete tail). */
 size_t utf8_valid_prefix(const void *p, size_t n);

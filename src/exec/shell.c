@@ -427,10 +427,18 @@ static bool read_out(struct shell_run *r)
     for (;;) {
         ssize_t n = read(r->s->out, r->rbuf, SHELL_READ_BUF);
         if (n > 0) {
+            /* Hand each read on at once (valid UTF-8 without a copy):
+             * a fast writer must not make us buffer its whole output. */
+            const char *text;
+            size_t len;
             got = true;
-            if (utf8_decode(&r->dec, r->rbuf, (size_t)n, &r->out) < 0 &&
+            if (utf8_decode_view(&r->dec, r->rbuf, (size_t)n, &r->out, &text,
+                                 &len) < 0 &&
                 !r->err)
                 r->err = -ENOMEM;
+            if (len && r->o && r->o->on_chunk)
+                r->o->on_chunk(text, len, r->o->data);
+            buf_reset(&r->out);
             continue;
         }
         if (n < 0 && errno == EINTR)

@@ -200,9 +200,13 @@ static void read_master(struct pty_run *r)
     for (;;) {
         ssize_t n = read(r->master, r->rbuf, PTY_READ_BUF);
         if (n > 0) {
+            /* PTY reads are small (~4 KiB): batch them into one chunk per
+             * wake-up, but never hold more than PTY_READ_BUF. */
             if (utf8_decode(&r->dec, r->rbuf, (size_t)n, &r->out) < 0 &&
                 !r->err)
                 r->err = -ENOMEM;
+            if (r->out.len >= PTY_READ_BUF)
+                emit(r);
             continue;
         }
         if (n < 0 && errno == EINTR)

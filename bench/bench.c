@@ -1,0 +1,341 @@
+/*
+ * bench.c — `make bench`: rein's figures beside floors measured the same
+ * way in the same run.
+ *
+ * The machines are shared and noisy, so every figure is the median of
+ * several rounds, and floor and rein rounds are interleaved so a burst of
+ * noise hits both.  Each line prints the figure, its floor, the ratio, the
+ * target and PASS or MISS.  Floors follow ../shared/floor/ (raw posix_spawn,
+ * the naive blocking read loop writing each chunk to a log file); they are
+ * written here again, not linked, so they are measured with exactly the
+ * same clock and child.
+ *
+ * usage: rein-bench [--quick] [--only NAME]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/spool.h"
+#include "rein.h"
+
+extern char **environ;
+
+/* Rounds per figure (median taken); --quick lowers them. */
+#define BENCH_SPAWN_ITERS 300
+#define BENCH_THRU_ROUNDS 5
+#define BENCH_PIPE_BYTES (256ll << 20)
+#define BENCH_PTY_BYTES (64ll << 20)
+#define BENCH_TAIL_RUNS 100
+#define BENCH_READ_BUF 65536
+
+static int g_quick;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_dbl);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void die(const char *what)
+{
+    fprintf(stderr, "rein-bench: %s: %s\n", what, strerror(errno));
+    exit(125);
+}
+
+/* One result line. higher: bigger is better (throughput). */
+static void report(const char *name, const char *unit, double rein,
+                   double floor, double target, int higher)
+{
+    double ratio = rein / floor;
+    int pass = higher ? ratio >= target : ratio <= target;
+    printf("%-34s rein %10.1f %-5s floor %10.1f %-5s ratio %5.2f  target "
+           "%s%.2f  %s\n",
+           name, rein, unit, floor, unit, ratio, higher ? ">=" : "<=", target,
+           pass ? "PASS" : "MISS");
+    fflush(stdout);
+}
+
+static char g_log[4096];
+
+/* ------------------------------------------------------------- spawn */
+
+static double floor_spawn_bash_true(void)
+{
+    const char *argv[] = {"/bin/bash", "-c", "true", NULL};
+    pid_t pid;
+    int st;
+    double t0 = now_s();
+    if (posix_spawn(&pid, argv[0], NULL, NULL, (char *const *)argv, environ))
+        die("posix_spawn");
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            die("waitpid");
+    return (now_s() - t0) * 1e6;
+}
+
+static double rein_spawn_shell_true(void)
+{
+    rein_shell_run_opts_t run = {.command = "true"};
+    rein_run_result_t res;
+    double t0 = now_s();
+    if (rein_shell_exec(NULL, &run, &res) < 0 || res.exit_code != 0)
+        die("rein_shell_exec");
+    return (now_s() - t0) * 1e6;
+}
+
+static void bench_spawn(void)
+{
+    int n = g_quick ? 60 : BENCH_SPAWN_ITERS;
+    double *f = calloc((size_t)n, sizeof *f), *r = calloc((size_t)n, sizeof *r);
+    for (int i = 0; i < 10; i++) { /* warm-up */
+        floor_spawn_bash_true();
+        rein_spawn_shell_true();
+    }
+    for (int i = 0; i < n; i++) {
+        f[i] = floor_spawn_bash_true();
+        r[i] = rein_spawn_shell_true();
+    }
+    report("shell_exec(true) vs spawn bash -c", "us", median(r, (size_t)n),
+           median(f, (size_t)n), 1.3, 0);
+    free(f);
+    free(r);
+}
+
+/* --------------------------------------------------------- throughput */
+
+static long long g_got;
+
+/* The naive loop: blocking 64 KiB reads, each chunk written to the log. */
+static double naive_loop(int fd, pid_t pid, long long bytes)
+{
+    char *buf = malloc(BENCH_READ_BUF);
+    int log = open(g_log, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
+                   0600);
+    long long total = 0;
+    if (log < 0)
+        die("open log");
+    for (;;) {
+        ssize_t n = read(fd, buf, BENCH_READ_BUF);
+        if (n > 0) {
+            total += n;
+            for (ssize_t off = 0; off < n;) {
+                ssize_t w = write(log, buf + off, (size_t)(n - off));
+                if (w < 0)
+                    die("write log");
+                off += w;
+            }
+            continue;
+        }
+        if (n == 0 || errno == EIO)
+            break;
+        if (errno != EINTR)
+            die("read");
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    close(log);
+    close(fd);
+    free(buf);
+    if (total != bytes) {
+        fprintf(stderr, "rein-bench: floor short read %lld of %lld\n", total,
+                bytes);
+        exit(125);
+    }
+    return total;
+}
+
+static double floor_pipe(long long bytes)
+{
+    char n[32];
+    snprintf(n, sizeof n, "%lld", bytes);
+    const char *argv[] = {"head", "-c", n, "/dev/zero", NULL};
+    int p[2];
+    pid_t pid;
+    double t0 = now_s();
+    if (pipe2(p, O_CLOEXEC) < 0)
+        die("pipe");
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+    if (posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ))
+        die("posix_spawn");
+    posix_spawn_file_actions_destroy(&fa);
+    close(p[1]);
+    naive_loop(p[0], pid, bytes);
+    return (double)bytes / (now_s() - t0) / 1e6;
+}
+
+static double floor_pty(long long bytes)
+{
+    char n[32], name[128];
+    snprintf(n, sizeof n, "%lld", bytes);
+    const char *argv[] = {"head", "-c", n, "/dev/zero", NULL};
+    double t0 = now_s();
+    int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0 ||
+        ptsname_r(m, name, sizeof name))
+        die("openpt");
+    int s = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    struct winsize ws = {.ws_row = 40, .ws_col = 120};
+    ioctl(s, TIOCSWINSZ, &ws);
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, name, O_RDWR, 0);
+    posix_spawn_file_actions_adddup2(&fa, 0, 1);
+    posix_spawn_file_actions_adddup2(&fa, 0, 2);
+    pid_t pid;
+    if (posix_spawnp(&pid, argv[0], &fa, &at, (char *const *)argv, environ))
+        die("posix_spawn pty");
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    close(s);
+    naive_loop(m, pid, bytes);
+    return (double)bytes / (now_s() - t0) / 1e6;
+}
+
+static void spool_chunk(const char *s, size_t n, void *data)
+{
+    spool_write(data, s, n);
+    g_got += (long long)n;
+}
+
+static double rein_capture(int pty, long long bytes)
+{
+    char cmd[96];
+    snprintf(cmd, sizeof cmd, "exec head -c %lld /dev/zero", bytes);
+    spool_t *sp;
+    unlink(g_log);
+    double t0 = now_s();
+    if (spool_open(g_log, 0, &sp) < 0)
+        die("spool_open");
+    rein_run_result_t res;
+    int rc;
+    g_got = 0;
+    if (pty) {
+        rein_pty_t *p;
+        rein_pty_new(&p);
+        rein_pty_start_opts_t o = {.command = cmd, .on_chunk = spool_chunk,
+                                   .data = sp};
+        rc = rein_pty_start(p, &o, &res);
+        rein_pty_free(p);
+    } else {
+        rein_shell_run_opts_t o = {.command = cmd, .on_chunk = spool_chunk,
+                                   .data = sp};
+        rc = rein_shell_exec(NULL, &o, &res);
+    }
+    if (spool_close(sp) < 0 || rc < 0)
+        die("rein capture");
+    double dt = now_s() - t0;
+    if (g_got != bytes) {
+        fprintf(stderr, "rein-bench: rein short read %lld of %lld\n", g_got,
+                bytes);
+        exit(125);
+    }
+    return (double)bytes / dt / 1e6;
+}
+
+static void bench_thru(int pty)
+{
+    int rounds = g_quick ? 3 : BENCH_THRU_ROUNDS;
+    long long bytes = pty ? BENCH_PTY_BYTES : BENCH_PIPE_BYTES;
+    if (g_quick)
+        bytes /= 4;
+    double f[16], r[16];
+    for (int i = 0; i < rounds; i++) {
+        f[i] = pty ? floor_pty(bytes) : floor_pipe(bytes);
+        r[i] = rein_capture(pty, bytes);
+    }
+    if (pty)
+        report("pty capture+log vs naive loop+log", "MB/s",
+               median(r, (size_t)rounds), median(f, (size_t)rounds), 1.5, 1);
+    else
+        report("pipe capture+log vs bare loop+log", "MB/s",
+               median(r, (size_t)rounds), median(f, (size_t)rounds), 0.8, 1);
+}
+
+/* ---------------------------------------------------- no tail lost */
+
+static void count_chunk(const char *s, size_t n, void *data)
+{
+    (void)s;
+    *(long long *)data += (long long)n;
+}
+
+static void bench_tail(void)
+{
+    int runs = g_quick ? 20 : BENCH_TAIL_RUNS, complete = 0;
+    /* 4 MiB as fast as the child can write, ending with its exit. */
+    const long long bytes = 4ll << 20;
+    char cmd[96];
+    snprintf(cmd, sizeof cmd, "exec head -c %lld /dev/zero", bytes);
+    rein_pty_t *p;
+    rein_pty_new(&p);
+    for (int i = 0; i < runs; i++) {
+        long long got = 0;
+        rein_pty_start_opts_t o = {.command = cmd, .on_chunk = count_chunk,
+                                   .data = &got};
+        rein_run_result_t res;
+        if (rein_pty_start(p, &o, &res) == 0 && got == bytes)
+            complete++;
+    }
+    rein_pty_free(p);
+    printf("%-34s %d of %d runs complete, %d lost bytes  target all  %s\n",
+           "pty tail at exit (4 MiB fast)", complete, runs, runs - complete,
+           complete == runs ? "PASS" : "MISS");
+}
+
+int main(int argc, char **argv)
+{
+    const char *only = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick"))
+            g_quick = 1;
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+            only = argv[++i];
+        else {
+            fprintf(stderr, "usage: rein-bench [--quick] [--only NAME]\n"
+                            "names: spawn pipe pty tail\n");
+            return 2;
+        }
+    }
+    const char *tmp = getenv("TMPDIR");
+    snprintf(g_log, sizeof g_log, "%s/rein-bench-%d.log", tmp ? tmp : "/tmp",
+             (int)getpid());
+    printf("# rein %s bench: medians; floors measured in this run\n",
+           REIN_VERSION_STRING);
+    if (!only || !strcmp(only, "spawn"))
+        bench_spawn();
+    if (!only || !strcmp(only, "pipe"))
+        bench_thru(0);
+    if (!only || !strcmp(only, "pty"))
+        bench_thru(1);
+    if (!only || !strcmp(only, "tail"))
+        bench_tail();
+    unlink(g_log);
+    return 0;
+}
