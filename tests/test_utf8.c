@@ -348,3 +348,25 @@ TEST(utf8_long_ascii_then_bad)
     buf_free(&b);
     free(in);
 }
+
+TEST(utf8_decode_view_no_copy_when_valid)
+{
+    utf8_dec_t d;
+    buf_t scratch = BUF_INIT;
+    const char *text;
+    size_t len;
+    static const char ok[] = "plain \xE2\x82\xAC text";
+    utf8_init(&d);
+    ASSERT_OK(utf8_decode_view(&d, ok, sizeof ok - 1, &scratch, &text, &len));
+    ASSERT_TRUE(text == ok); /* the input itself, not a copy */
+    ASSERT_EQ(len, sizeof ok - 1);
+    /* A split character: held, then completed through the scratch buffer. */
+    ASSERT_OK(utf8_decode_view(&d, "a\xE2\x82", 3, &scratch, &text, &len));
+    ASSERT_MEM(text, len, "a", 1);
+    ASSERT_OK(utf8_decode_view(&d, "\xAC!", 2, &scratch, &text, &len));
+    ASSERT_TRUE(text != NULL);
+    ASSERT_MEM(text, len, "\xE2\x82\xAC!", 4);
+    ASSERT_OK(utf8_decode_view(&d, "\xFF", 1, &scratch, &text, &len));
+    ASSERT_MEM(text, len, UTF8_REPLACEMENT, UTF8_REPLACEMENT_LEN);
+    buf_free(&scratch);
+}
