@@ -15,7 +15,9 @@ the C loader and classifier (src/squash/) are the truth.  What it does:
    PCRE2 for rein; here they are translated (`(?<n>` → `(?P<n>`) and
    compiled with Python's `re`, so a pattern outside the common subset
    (\\h, \\R, \\K, \\Q..\\E, (?|, \\p{..}, possessive quantifiers, …) is an
-   error too: keep grammars portable.  Lint (warnings, not errors): a
+   error too: keep grammars portable.  Non-ASCII characters may appear as
+   literals (they match byte for byte with or without PCRE2_UTF) but not
+   inside a character class.  Lint (warnings, not errors): a
    pattern not anchored with ^, more than one unbounded `.*`/`.+`, and a
    quantified group that itself ends in a quantifier (the shape of
    catastrophic backtracking); each pattern is also timed on hostile lines.
@@ -97,6 +99,12 @@ def compile_pattern(pattern, where, E):
         if m:
             E.err(f"{where}: pattern offset {m.start()}: {what} is outside "
                   "the PCRE/Python common subset")
+            return None
+    for m in re.finditer(r"\[(?:\\.|[^\]\\])*\]", pattern):
+        if any(ord(c) > 127 for c in m.group()):
+            E.err(f"{where}: pattern offset {m.start()}: a character class "
+                  "with non-ASCII characters needs PCRE2_UTF; use an "
+                  "alternation (?:a|b)")
             return None
     try:
         return re.compile(to_python(pattern))
