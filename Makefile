@@ -3,6 +3,7 @@
 #   make                 build/librein.a, build/rein, the tests and helpers
 #   make check           install missing deps, build, run every test
 #   make serve           the same set-up, then exec `rein serve` (stdout clean)
+#   make check-grammars  validate grammars/*.json against tests/fixtures
 #   make bench           benchmarks, each beside its floor measured in the same run
 #   make SAN=1 check     ASan + UBSan build in build-san/
 #   make fuzz            libFuzzer targets (clang) in build-fuzz/
@@ -135,6 +136,11 @@ serve:
 	@$(MAKE) -s --no-print-directory all >&2
 	@exec $(BIN) serve
 
+# `make check-grammars`: validate grammars/*.json and run tests/fixtures
+# through the reference classification (python3, stdlib only).
+check-grammars:
+	python3 scripts/check-grammars.py
+
 bench: deps
 	@$(MAKE) --no-print-directory all
 	$(BENCH_BIN) $(BENCH_ARGS)
@@ -197,4 +203,4 @@ uninstall:
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all deps check serve bench fuzz fuzz-smoke install uninstall clean
+.PHONY: all deps check check-grammars serve bench fuzz fuzz-smoke install uninstall clean
