@@ -127,7 +127,7 @@ check: deps
 	@$(MAKE) --no-print-directory all
 	$(TEST_RUNNER) $(TESTS)
 	@[ -n "$(TESTS)" ] || scripts/check-install.sh
-	@[ -n "$(TESTS)" ] || python3 scripts/check-grammars.py | tail -n 1
+	@[ -n "$(TESTS)" ] || { set -o pipefail; python3 scripts/check-grammars.py | tail -n 1; }
 	@if [ -d tests/e2e ] && ls tests/e2e/*.mjs >/dev/null 2>&1; then \
 	    REIN_BIN=$(abspath $(BIN)) scripts/run-e2e.sh; fi
 
