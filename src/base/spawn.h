@@ -26,6 +26,7 @@ typedef enum spawn_step {
     SPAWN_STEP_FDS,
     SPAWN_STEP_CHDIR,
     SPAWN_STEP_EXEC,
+    SPAWN_STEP_CGROUP, /* joining a cgroup (spawn_opts_t.join_fds) */
 } spawn_step_t;
 
 typedef enum spawn_group {
@@ -45,6 +46,10 @@ typedef struct spawn_opts {
     int ctty_fd;          /* >= 0: PTY slave to become the controlling tty */
     spawn_group_t group;  /* ctty_fd >= 0 requires SPAWN_SESSION */
     bool want_pidfd;      /* also open a pidfd (-1 if unsupported) */
+    /* cgroup.procs files (O_WRONLY) the child writes "0" to before exec,
+     * so it is inside those cgroups before it can fork anything. */
+    const int *join_fds;
+    size_t n_join_fds;
 } spawn_opts_t;
 
 /* Initialises o to defaults: fds -1, session, pidfd wanted. */
