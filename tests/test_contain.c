@@ -758,3 +758,85 @@ TEST(contain_signal_spares_what_left_the_run)
     free_run_checked(r);
     contain_free(c);
 }
+
+/* Makes dir (and reports the path) for the sweep test. */
+static void make_dir(char *out, size_t size, const char *parent,
+                     const char *name)
+{
+    snprintf(out, size, "%s/%s", parent, name);
+    ASSERT_OK(mkdir(out, 0755));
+}
+
+TEST(contain_open_sweeps_what_a_dead_rein_left)
+{
+    contain_t *c = open_level(CONTAIN_CGROUP);
+    char self[PATH_MAX], base[PATH_MAX], rein[PATH_MAX + 8], name[64];
+    char dead_empty[PATH_MAX * 2], dead_full[PATH_MAX * 2],
+        live[PATH_MAX * 2], leaf[PATH_MAX * 3], full_leaf[PATH_MAX * 3],
+        live_leaf[PATH_MAX * 3];
+    ASSERT_OK(contain_cgroup_of(getpid(), self, sizeof self));
+    cg_dir("cgroup2", NULL, self, base, sizeof base);
+    snprintf(rein, sizeof rein, "%s/rein", base);
+
+    /* A pid and start time that named a process now gone. */
+    int p[2];
+    ASSERT_OK(pipe2(p, O_CLOEXEC));
+    pid_t gone = fork();
+    ASSERT_INT(gone, >=, 0);
+    if (gone == 0) {
+        char ch;
+        close(p[1]);
+        _exit(read(p[0], &ch, 1) < 0);
+    }
+    close(p[0]);
+    uint64_t gone_start, my_start;
+    ASSERT_OK(procfs_start_time(gone, &gone_start));
+    close(p[1]);
+    ASSERT_EQ(waitpid(gone, NULL, 0), gone);
+    ASSERT_OK(procfs_start_time(getpid(), &my_start));
+
+    snprintf(name, sizeof name, "%ld.%llu.0", (long)gone,
+             (unsigned long long)gone_start);
+    make_dir(dead_empty, sizeof dead_empty, rein, name);
+    make_dir(leaf, sizeof leaf, dead_empty, "run-1");
+    snprintf(name, sizeof name, "%ld.%llu.1", (long)gone,
+             (unsigned long long)gone_start);
+    make_dir(dead_full, sizeof dead_full, rein, name);
+    make_dir(full_leaf, sizeof full_leaf, dead_full, "run-2");
+    snprintf(name, sizeof name, "%ld.%llu.99", (long)getpid(),
+             (unsigned long long)my_start);
+    make_dir(live, sizeof live, rein, name);
+    make_dir(live_leaf, sizeof live_leaf, live, "run-3");
+
+    /* An orphan of the dead rein, still in its leaf. */
+    char procs[PATH_MAX * 3 + 16];
+    snprintf(procs, sizeof procs, "%s/cgroup.procs", full_leaf);
+    int join = open(procs, O_WRONLY | O_CLOEXEC);
+    ASSERT_INT(join, >=, 0);
+    const char *argv[] = {"sleep", "100", NULL};
+    spawn_opts_t o;
+    spawn_opts_init(&o);
+    o.file = argv[0];
+    o.argv = argv;
+    o.join_fds = &join;
+    o.n_join_fds = 1;
+    o.want_pidfd = false;
+    pid_t orphan;
+    ASSERT_OK(spawn_start(&o, &orphan, NULL, NULL));
+    close(join);
+
+    contain_t *c2;
+    ASSERT_OK(contain_open("cgroup", &c2));
+    ASSERT_FALSE(path_exists(dead_empty)); /* dead and empty: swept */
+    ASSERT_TRUE(path_exists(full_leaf));   /* populated: for reconcile */
+    ASSERT_TRUE(path_exists(live_leaf));   /* a live process's: untouched */
+
+    ASSERT_OK(kill(orphan, SIGKILL));
+    ASSERT_EQ(waitpid(orphan, NULL, 0), orphan);
+    ASSERT_OK(rmdir(full_leaf));
+    ASSERT_OK(rmdir(dead_full));
+    ASSERT_OK(rmdir(live_leaf));
+    ASSERT_OK(rmdir(live));
+    contain_free(c2);
+    contain_free(c);
+}

@@ -17,6 +17,7 @@
  */
 #include "supervise/contain.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -91,6 +92,9 @@ typedef struct contain_sent {
     pid_t pid;
     uint64_t start_time;
 } contain_sent_t;
+
+/* Numbers the contain_t of this process (see contain_open_why). */
+static unsigned contain_seq;
 
 /* ------------------------------------------------------------ small utils */
 
@@ -364,6 +368,49 @@ static int contain_mkdir(const char *path)
 }
 
 /*
+ * Removes what a rein that died left in rein/: the instance directories
+ * whose <pid>.<start> names no live process, with their empty leaves.  A
+ * populated leaf survives rmdir (EBUSY), and with it its instance: those
+ * processes are for reconcile, which knows the run.  Nothing here can touch
+ * a live rein's directories, since its pid and start time still match.
+ */
+static void contain_sweep_stale(const contain_hier_t *h)
+{
+    char parent[PATH_MAX], pdir[PATH_MAX], idir[PATH_MAX], leaf[PATH_MAX];
+    if (contain_rel_join(parent, sizeof parent, h->self, CONTAIN_PARENT_DIR) < 0 ||
+        contain_dir_of(h, parent, pdir, sizeof pdir) < 0)
+        return;
+    DIR *d = opendir(pdir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (pid <= 0 || *end != '.')
+            continue;
+        unsigned long long start = strtoull(end + 1, &end, 10);
+        uint64_t now;
+        if (*end != '.' ||
+            (procfs_start_time((pid_t)pid, &now) == 0 && now == start))
+            continue;
+        if (contain_path(idir, sizeof idir, pdir, e->d_name) < 0)
+            continue;
+        DIR *inst = opendir(idir);
+        if (!inst)
+            continue;
+        struct dirent *le;
+        while ((le = readdir(inst)))
+            if (!strncmp(le->d_name, "run-", 4) &&
+                contain_path(leaf, sizeof leaf, idir, le->d_name) == 0)
+                rmdir(leaf);
+        closedir(inst);
+        rmdir(idir);
+    }
+    closedir(d);
+}
+
+/*
  * Creates <self>/rein/<inst> in h.  The parent is shared by every rein
  * under this cgroup; the instance directory is ours alone.
  */
@@ -389,6 +436,7 @@ static int contain_make_instance(contain_hier_t *h, const char *inst_name)
         return rc;
     strcpy(h->inst, rel);
     h->ok = true;
+    contain_sweep_stale(h);
     return 0;
 }
 
@@ -553,8 +601,10 @@ int contain_open_why(const char *force, contain_t **out, char *why,
     if (!c)
         return -ENOMEM;
     procfs_start_time(getpid(), &start);
-    snprintf(inst, sizeof inst, "%ld.%llu", (long)getpid(),
-             (unsigned long long)start);
+    /* The sequence number keeps two supervisors of one process apart. */
+    snprintf(inst, sizeof inst, "%ld.%llu.%u", (long)getpid(),
+             (unsigned long long)start,
+             __atomic_fetch_add(&contain_seq, 1, __ATOMIC_RELAXED));
 
     contain_setup_pids(c, inst);
     if (!want || want == CONTAIN_CGROUP) {

@@ -21,10 +21,13 @@
  * cgroup, it also lists (and lets contain_run_kill end) what the run
  * started below the cgroup level, setsid escapees included.
  *
- * Layout, in each hierarchy: <rein's own cgroup>/rein/<pid>.<start>/run-<id>.
- * The middle directory is one rein process's own (pid plus start time never
- * repeat within a boot), so concurrent rein processes with colliding run ids
- * never share a leaf.
+ * Layout, in each hierarchy:
+ *     <rein's own cgroup>/rein/<pid>.<start>.<n>/run-<id>
+ * The middle directory is one contain_t's own (pid plus start time never
+ * repeat within a boot; n counts the contain_t of one process), so rein
+ * processes with colliding run ids never share a leaf.  contain_open sweeps
+ * the empty leaves of instances whose process is gone; populated ones stay
+ * for reconcile.
  */
 #ifndef REIN_SUPERVISE_CONTAIN_H
 #define REIN_SUPERVISE_CONTAIN_H
@@ -113,7 +116,7 @@ int contain_run_pids(const contain_run_t *r, pid_t **out, size_t *n);
 void contain_run_free(contain_run_t *r);
 
 /* The v2 cgroup of pid, relative to the cgroup2 mount, as
- * /proc/<pid>/cgroup names it ("/rein/4242.1234567/run-1042").  -ESRCH
+ * /proc/<pid>/cgroup names it ("/rein/4242.1234567.0/run-1042").  -ESRCH
  * when pid is gone, -ENOENT on a machine without cgroup v2. */
 int contain_cgroup_of(pid_t pid, char *out, size_t size);
 /* True when pid, a descendant of a run with session sid, left the run's
