@@ -767,15 +767,33 @@ static void make_dir(char *out, size_t size, const char *parent,
     ASSERT_OK(mkdir(out, 0755));
 }
 
+/* Moves this process into v2 cgroup dir (its cgroup.procs). */
+static void move_self(const char *dir)
+{
+    char file[PATH_MAX * 2], num[32];
+    snprintf(file, sizeof file, "%s/cgroup.procs", dir);
+    snprintf(num, sizeof num, "%ld", (long)getpid());
+    int fd = open(file, O_WRONLY | O_CLOEXEC);
+    ASSERT_INT(fd, >=, 0);
+    ASSERT_EQ(write(fd, num, strlen(num)), (ssize_t)strlen(num));
+    close(fd);
+}
+
 TEST(contain_open_sweeps_what_a_dead_rein_left)
 {
-    contain_t *c = open_level(CONTAIN_CGROUP);
-    char self[PATH_MAX], base[PATH_MAX], rein[PATH_MAX + 8], name[64];
-    char dead_empty[PATH_MAX * 2], dead_full[PATH_MAX * 2],
-        live[PATH_MAX * 2], leaf[PATH_MAX * 3], full_leaf[PATH_MAX * 3],
-        live_leaf[PATH_MAX * 3];
+    char self[PATH_MAX], home[PATH_MAX], base[PATH_MAX * 2],
+        rein[PATH_MAX * 2 + 8], name[64];
+    char dead_empty[PATH_MAX * 3], dead_full[PATH_MAX * 3],
+        live[PATH_MAX * 3], leaf[PATH_MAX * 4], full_leaf[PATH_MAX * 4],
+        live_leaf[PATH_MAX * 4];
+    /* In a cgroup of its own, so that no other test's contain_open sweeps
+     * the dead instances this test fakes while it builds them. */
     ASSERT_OK(contain_cgroup_of(getpid(), self, sizeof self));
-    cg_dir("cgroup2", NULL, self, base, sizeof base);
+    cg_dir("cgroup2", NULL, self, home, sizeof home);
+    snprintf(base, sizeof base, "%s/rein-test-%ld", home, (long)getpid());
+    ASSERT_OK(mkdir(base, 0755));
+    move_self(base);
+    contain_t *c = open_level(CONTAIN_CGROUP);
     snprintf(rein, sizeof rein, "%s/rein", base);
 
     /* A pid and start time that named a process now gone. */
@@ -809,7 +827,7 @@ TEST(contain_open_sweeps_what_a_dead_rein_left)
     make_dir(live_leaf, sizeof live_leaf, live, "run-3");
 
     /* An orphan of the dead rein, still in its leaf. */
-    char procs[PATH_MAX * 3 + 16];
+    char procs[PATH_MAX * 4 + 16];
     snprintf(procs, sizeof procs, "%s/cgroup.procs", full_leaf);
     int join = open(procs, O_WRONLY | O_CLOEXEC);
     ASSERT_INT(join, >=, 0);
@@ -839,4 +857,7 @@ TEST(contain_open_sweeps_what_a_dead_rein_left)
     ASSERT_OK(rmdir(live));
     contain_free(c2);
     contain_free(c);
+    ASSERT_FALSE(path_exists(rein)); /* the last instance took rein/ along */
+    move_self(home);
+    ASSERT_OK(rmdir(base));
 }
