@@ -838,7 +838,8 @@ int contain_run_pids(const contain_run_t *r, pid_t **out, size_t *n_out)
         (rc = contain_read_procs(r->pids_dir, &v, &n, &cap)) < 0)
         goto fail;
     /* A process is in both cgroups: list it once. */
-    qsort(v, n, sizeof *v, contain_cmp_pid);
+    if (n > 1)
+        qsort(v, n, sizeof *v, contain_cmp_pid);
     size_t u = 0;
     for (size_t i = 0; i < n; i++)
         if (!u || v[u - 1] != v[i])
