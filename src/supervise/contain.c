@@ -98,16 +98,18 @@ static unsigned contain_seq;
 
 /* ------------------------------------------------------------ small utils */
 
+/* Appends a note to out, "; "-separated, truncating quietly (notes are
+ * for people; a cut one still names its subject first). */
 __attribute__((format(printf, 3, 4))) static void
 contain_say(char *out, size_t size, const char *fmt, ...)
 {
     if (!out || !size)
         return;
     size_t len = strlen(out);
-    if (len + 1 >= size)
-        return;
-    if (len)
-        out[len++] = ';', out[len] = 0;
+    if (len && len + 2 < size) {
+        memcpy(out + len, "; ", 3);
+        len += 2;
+    }
     if (len + 1 >= size)
         return;
     va_list ap;

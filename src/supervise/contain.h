@@ -63,6 +63,7 @@ int contain_open_why(const char *force, contain_t **out, char *why,
 /* Removes rein's instance cgroups (once every run is freed) and turns the
  * subreaper flag off again if contain_open turned it on.  NULL: no-op. */
 void contain_free(contain_t *c);
+/* The level detected (or forced) at open, to record on every run. */
 contain_level_t contain_level(const contain_t *c);
 /* "cgroup", "subreaper", "pgid" ("unknown" for anything else). */
 const char *contain_level_name(contain_level_t level);
