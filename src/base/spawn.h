@@ -7,7 +7,8 @@
  * instead of a child that exits 127.  The child starts with every signal
  * disposition at its default and an empty mask, no inherited fds beyond
  * 0/1/2, in its own session or process group, and in tty mode with the PTY
- * slave as its controlling terminal.
+ * slave as its controlling terminal; given cgroup.procs fds, it joins those
+ * cgroups before exec.
  */
 #ifndef REIN_BASE_SPAWN_H
 #define REIN_BASE_SPAWN_H
