@@ -81,6 +81,7 @@ const char *spawn_step_name(spawn_step_t step)
     case SPAWN_STEP_FDS: return "fd set-up";
     case SPAWN_STEP_CHDIR: return "chdir";
     case SPAWN_STEP_EXEC: return "exec";
+    case SPAWN_STEP_CGROUP: return "cgroup join";
     }
     return "unknown";
 }
@@ -177,6 +178,21 @@ __attribute__((noinline, noreturn)) static void child_main(const spawn_opts_t *o
     }
     if (o->ctty_fd >= 0 && ioctl(o->ctty_fd, TIOCSCTTY, 0) < 0)
         child_fail(errfd, SPAWN_STEP_CTTY);
+
+    /* Join the run's cgroups now, while this is the only process of the
+     * run: whatever it forks after exec is born inside.  "0" names the
+     * writer itself; a plain write, so vfork discipline holds. */
+    for (size_t i = 0; i < o->n_join_fds; i++) {
+        ssize_t w;
+        do
+            w = write(o->join_fds[i], "0", 1);
+        while (w < 0 && errno == EINTR);
+        if (w != 1) {
+            if (w >= 0)
+                errno = EIO;
+            child_fail(errfd, SPAWN_STEP_CGROUP);
+        }
+    }
 
     /*
      * Extra fds go to 3 .. 3+n-1.  Any fd we still need (the errno pipe,

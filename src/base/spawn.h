@@ -8,7 +8,8 @@
  * disposition at its default and an empty mask, no inherited fds beyond
  * 0/1/2 (and the extra fds it is given, placed at 3, 4, ...), in its own
  * session or process group, and in tty mode with the PTY slave as its
- * controlling terminal.
+ * controlling terminal; given cgroup.procs fds, it joins those cgroups
+ * before exec.
  */
 #ifndef REIN_BASE_SPAWN_H
 #define REIN_BASE_SPAWN_H
@@ -27,6 +28,7 @@ typedef enum spawn_step {
     SPAWN_STEP_FDS,
     SPAWN_STEP_CHDIR,
     SPAWN_STEP_EXEC,
+    SPAWN_STEP_CGROUP, /* joining a cgroup (spawn_opts_t.join_fds) */
 } spawn_step_t;
 
 typedef enum spawn_group {
@@ -54,6 +56,10 @@ typedef struct spawn_opts {
      * fds of ours, 0..2 and 3.. included. */
     const int *extra_fds;
     size_t n_extra_fds;
+    /* cgroup.procs files (O_WRONLY) the child writes "0" to before exec,
+     * so it is inside those cgroups before it can fork anything. */
+    const int *join_fds;
+    size_t n_join_fds;
 } spawn_opts_t;
 
 /* Initialises o to defaults: fds -1, session, pidfd wanted. */

@@ -17,7 +17,17 @@
  *   pgid       the run's own session and process group only.
  *
  * Where a cgroup v1 `pids` controller is writable, each run also gets a pids
- * cgroup with pids.max, so a fork bomb is bounded at any level.
+ * cgroup with pids.max, so a fork bomb is bounded at any level; being a
+ * cgroup, it also lists (and lets contain_run_kill end) what the run
+ * started below the cgroup level, setsid escapees included.
+ *
+ * Layout, in each hierarchy:
+ *     <rein's own cgroup>/rein/<pid>.<start>.<n>/run-<id>
+ * The middle directory is one contain_t's own (pid plus start time never
+ * repeat within a boot; n counts the contain_t of one process), so rein
+ * processes with colliding run ids never share a leaf.  contain_open sweeps
+ * the empty leaves of instances whose process is gone; populated ones stay
+ * for reconcile.
  */
 #ifndef REIN_SUPERVISE_CONTAIN_H
 #define REIN_SUPERVISE_CONTAIN_H
@@ -45,11 +55,27 @@ typedef struct contain_run contain_run_t;
  * "pgid"; NULL: $REIN_CONTAINMENT, else best).  Sets the subreaper flag at
  * the subreaper and cgroup levels (orphans come to us either way). */
 int contain_open(const char *force, contain_t **out);
+/* The same; on failure why (when not NULL) names what is missing or what
+ * was wrong ("cgroup: no cgroup2 mount ...", "unknown containment level"):
+ * -EINVAL for a bad level name, -ENOTSUP for a level the machine lacks. */
+int contain_open_why(const char *force, contain_t **out, char *why,
+                     size_t why_size);
+/* Removes rein's instance cgroups (once every run is freed) and turns the
+ * subreaper flag off again if contain_open turned it on.  NULL: no-op. */
 void contain_free(contain_t *c);
+/* The level detected (or forced) at open, to record on every run. */
 contain_level_t contain_level(const contain_t *c);
+/* "cgroup", "subreaper", "pgid" ("unknown" for anything else). */
 const char *contain_level_name(contain_level_t level);
+/* The inverse of contain_level_name; -EINVAL for an unknown name. */
+int contain_level_parse(const char *name, contain_level_t *out);
 /* Whether a pids limit is applied per run. */
 bool contain_has_pids_limit(const contain_t *c);
+/* What detection found missing, "; "-separated ("" when nothing): why a
+ * better level or the pids limit was not taken, for the log. */
+const char *contain_note(const contain_t *c);
+/* Where the cgroup2 hierarchy is mounted, or NULL below the cgroup level. */
+const char *contain_cgroup2_mount(const contain_t *c);
 
 /* Prepares the boundary of run run_id (a leaf cgroup named after it, and a
  * pids cgroup with pids_max, 0: CONTAIN_DEFAULT_PIDS_MAX). */
@@ -58,25 +84,46 @@ int contain_run_new(contain_t *c, int64_t run_id, uint32_t pids_max,
 /* The fds (cgroup.procs, O_WRONLY|O_CLOEXEC) the child writes "0" to before
  * exec, joining its cgroups (see spawn_opts_t.join_fds). */
 size_t contain_run_join_fds(const contain_run_t *r, int *fds, size_t max);
-/* The v2 cgroup path of the run, or NULL below the cgroup level. */
+/* The level the run was made at (the supervisor's, recorded per run). */
+contain_level_t contain_run_level(const contain_run_t *r);
+/* The v2 cgroup of the run, relative to the cgroup2 mount as
+ * /proc/<pid>/cgroup names it, or NULL below the cgroup level. */
 const char *contain_run_cgroup(const contain_run_t *r);
-/* Ends every process in the run's cgroup (cgroup.kill); -ENOTSUP below the
- * cgroup level. */
+/* The run's v1 pids cgroup (same notation), or NULL without a pids limit. */
+const char *contain_run_pids_cgroup(const contain_run_t *r);
+/* cgroup.events of the run's v2 leaf, for poll(POLLPRI) / epoll(EPOLLPRI):
+ * it fires on every change of "populated"; call contain_run_populated
+ * after each wake-up (it reads the file, which re-arms the event).  -1
+ * below the cgroup level. */
+int contain_run_events_fd(const contain_run_t *r);
+/* Ends every process in the run's cgroups: cgroup.kill on the v2 leaf
+ * (REIN_CGROUP_KILL=0 or a kernel < 5.14: SIGKILL to every member, pass
+ * after pass until a pass finds nobody new), then the same passes over
+ * the pids cgroup.  Does not wait: watch contain_run_events_fd.  0,
+ * -EAGAIN when members kept appearing, -ENOTSUP when the run has neither
+ * cgroup (pgid or subreaper level without a pids controller). */
 int contain_run_kill(contain_run_t *r);
-/* Sends signo to every process in the run's cgroup(s); returns the count. */
+/* Sends signo to every process in the run's cgroup(s), each checked to be
+ * a member while pinned by a pidfd (never rein itself, never pid <= 1);
+ * returns the count, or a negative error. */
 int contain_run_signal(contain_run_t *r, int signo);
-/* True while any process is in the run's cgroup (cgroup.events). */
+/* True while any process is in the run's cgroups (cgroup.events, and
+ * cgroup.procs of the pids cgroup). */
 bool contain_run_populated(const contain_run_t *r);
-/* The pids in the run's cgroup. */
+/* The pids in the run's cgroups, ascending, each once; *out malloc'ed. */
 int contain_run_pids(const contain_run_t *r, pid_t **out, size_t *n);
-/* Removes the run's cgroups (they must be empty); frees r. */
+/* Removes the run's cgroups (they must be empty: a populated one stays,
+ * for reconcile); frees r.  NULL: no-op. */
 void contain_run_free(contain_run_t *r);
 
-/* The v2 cgroup of pid, relative to the cgroup2 mount ("/rein/run-1042"). */
+/* The v2 cgroup of pid, relative to the cgroup2 mount, as
+ * /proc/<pid>/cgroup names it ("/rein/4242.1234567.0/run-1042").  -ESRCH
+ * when pid is gone, -ENOENT on a machine without cgroup v2. */
 int contain_cgroup_of(pid_t pid, char *out, size_t size);
 /* True when pid, a descendant of a run with session sid, left the run's
- * boundary: another session (setsid) or, at the cgroup level, another
- * cgroup.  Job-control groups inside the session are not escapes. */
+ * boundary: another session (setsid) or another cgroup (the v2 leaf, or
+ * the pids cgroup).  Job-control groups inside the session are not
+ * escapes.  False when pid is gone (nothing left to judge). */
 bool contain_run_escaped(const contain_run_t *r, pid_t sid, pid_t pid);
 
 #endif
