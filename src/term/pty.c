@@ -84,13 +84,6 @@ struct pty_run {
     int err; /* first internal error */
 };
 
-static unsigned clamp(unsigned v, unsigned lo, unsigned hi, unsigned dflt)
-{
-    if (v == 0)
-        return dflt;
-    return v < lo ? lo : v > hi ? hi : v;
-}
-
 int rein_pty_new(rein_pty_t **out)
 {
     rein_pty_t *p = calloc(1, sizeof *p);
@@ -419,10 +412,8 @@ int rein_pty_start(rein_pty_t *p, const rein_pty_start_opts_t *o,
     r.pid = -1;
     utf8_init(&r.dec);
 
-    unsigned cols = clamp(o->cols, REIN_PTY_MIN_COLS, REIN_PTY_MAX_COLS,
-                          REIN_PTY_DEFAULT_COLS);
-    unsigned rows = clamp(o->rows, REIN_PTY_MIN_ROWS, REIN_PTY_MAX_ROWS,
-                          REIN_PTY_DEFAULT_ROWS);
+    unsigned cols = ptyio_clamp_cols(o->cols);
+    unsigned rows = ptyio_clamp_rows(o->rows);
     pthread_mutex_lock(&p->mu);
     if (p->running) {
         pthread_mutex_unlock(&p->mu);
@@ -534,10 +525,8 @@ int rein_pty_resize(rein_pty_t *p, unsigned cols, unsigned rows)
     int rc = 0;
     if (!p)
         return -EINVAL;
-    cols = clamp(cols, REIN_PTY_MIN_COLS, REIN_PTY_MAX_COLS,
-                 REIN_PTY_DEFAULT_COLS);
-    rows = clamp(rows, REIN_PTY_MIN_ROWS, REIN_PTY_MAX_ROWS,
-                 REIN_PTY_DEFAULT_ROWS);
+    cols = ptyio_clamp_cols(cols);
+    rows = ptyio_clamp_rows(rows);
     pthread_mutex_lock(&p->mu);
     if (!p->running) {
         rc = REIN_EPTY_IDLE;

@@ -3,6 +3,8 @@
  */
 #include "term/ptyio.h"
 
+#include "rein.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -49,4 +51,24 @@ fail:
         close(s);
     close(m);
     return rc;
+}
+
+static unsigned ptyio_clamp(unsigned v, unsigned lo, unsigned hi,
+                            unsigned dflt)
+{
+    if (v == 0)
+        return dflt;
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+unsigned ptyio_clamp_cols(unsigned cols)
+{
+    return ptyio_clamp(cols, REIN_PTY_MIN_COLS, REIN_PTY_MAX_COLS,
+                       REIN_PTY_DEFAULT_COLS);
+}
+
+unsigned ptyio_clamp_rows(unsigned rows)
+{
+    return ptyio_clamp(rows, REIN_PTY_MIN_ROWS, REIN_PTY_MAX_ROWS,
+                       REIN_PTY_DEFAULT_ROWS);
 }

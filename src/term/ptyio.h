@@ -22,4 +22,9 @@ int ptyio_open(unsigned cols, unsigned rows, const struct termios *tio,
  * SIGWINCH to the terminal's foreground group.  0 or -errno. */
 int ptyio_resize(int fd, unsigned cols, unsigned rows);
 
+/* A terminal size as rein_pty takes it: 0 means the default, anything else
+ * is clamped to REIN_PTY_MIN/MAX_COLS and _ROWS (rein.h). */
+unsigned ptyio_clamp_cols(unsigned cols);
+unsigned ptyio_clamp_rows(unsigned rows);
+
 #endif
