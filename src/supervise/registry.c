@@ -359,11 +359,24 @@ static void registry_rollback_quiet(registry_t *reg)
         sqlite3_exec(reg->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
+/* A handle SQLite opened read-only (read-only mount, no permission)
+ * would take BEGIN IMMEDIATE and fail only at the first write: say so up
+ * front, in words that name the cause. */
+static int registry_check_writable(registry_t *reg)
+{
+    if (!registry_readonly(reg))
+        return 0;
+    return registry_fail_code(reg, -EROFS, "opened read-only, cannot write");
+}
+
 /* Starts a write: BEGIN IMMEDIATE, or nothing inside a batch. */
 static int registry_write_begin(registry_t *reg)
 {
     if (reg->in_batch)
         return reg->batch_err ? reg->batch_err : 0;
+    int rc = registry_check_writable(reg);
+    if (rc < 0)
+        return rc;
     return registry_exec(reg, "BEGIN IMMEDIATE", "begin");
 }
 
@@ -390,7 +403,9 @@ int registry_begin(registry_t *reg)
 {
     if (reg->in_batch)
         return registry_fail_code(reg, -EBUSY, "begin");
-    int rc = registry_exec(reg, "BEGIN IMMEDIATE", "begin");
+    int rc = registry_check_writable(reg);
+    if (rc == 0)
+        rc = registry_exec(reg, "BEGIN IMMEDIATE", "begin");
     if (rc < 0)
         return rc;
     reg->in_batch = true;
