@@ -526,6 +526,62 @@ static int registry_create_file(const char *path)
     return err;
 }
 
+/* Opens the connection and sets it up.  immutable: a read-only file that
+ * nobody writes, read without locks or -shm. */
+static int registry_connect(registry_t *reg, bool readonly, bool immutable)
+{
+    int flags = (readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
+                SQLITE_OPEN_NOMUTEX | (immutable ? SQLITE_OPEN_URI : 0);
+    char uri[sizeof reg->path * 3 + sizeof "file:?immutable=1"];
+    const char *name = reg->path;
+    if (immutable) {
+        /* A URI filename: everything but the unreserved set escaped. */
+        static const char hex[] = "0123456789ABCDEF";
+        size_t o = 0;
+        o += (size_t)snprintf(uri, sizeof uri, "file:");
+        for (const unsigned char *p = (const unsigned char *)reg->path; *p;
+             p++) {
+            if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                (*p >= '0' && *p <= '9') || strchr("/._-~", *p)) {
+                uri[o++] = (char)*p;
+            } else {
+                uri[o++] = '%';
+                uri[o++] = hex[*p >> 4];
+                uri[o++] = hex[*p & 15];
+            }
+        }
+        snprintf(uri + o, sizeof uri - o, "?immutable=1");
+        name = uri;
+    }
+    int src = sqlite3_open_v2(name, &reg->db, flags, NULL);
+    if (src != SQLITE_OK)
+        return reg->db ? registry_fail(reg, src, "open") : -ENOMEM;
+    sqlite3_extended_result_codes(reg->db, 1);
+    sqlite3_busy_timeout(reg->db, REGISTRY_BUSY_TIMEOUT_MS);
+    /* WAL is a property of the file: set once, it stays.  A read-only
+     * open just reads the file in the mode it has. */
+    if (!readonly && !registry_readonly(reg)) {
+        int rc = registry_exec(reg, "PRAGMA journal_mode = WAL",
+                               "enable WAL");
+        if (rc < 0)
+            return rc;
+    }
+    return registry_exec(reg,
+                         "PRAGMA synchronous = NORMAL;"
+                         "PRAGMA foreign_keys = ON;"
+                         "PRAGMA trusted_schema = OFF;"
+                         /* the first read: a -shm problem shows here */
+                         "SELECT count(*) FROM sqlite_schema",
+                         "open");
+}
+
+static bool registry_has_shm(const registry_t *reg)
+{
+    char shm[sizeof reg->path + sizeof "-shm"];
+    snprintf(shm, sizeof shm, "%s-shm", reg->path);
+    return access(shm, F_OK) == 0;
+}
+
 int registry_open_ex(const char *dir, bool readonly, registry_t **out,
                      char *errmsg, size_t errmsg_size)
 {
@@ -557,27 +613,18 @@ int registry_open_ex(const char *dir, bool readonly, registry_t **out,
             goto fail;
         }
     }
-    int flags = (readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
-                SQLITE_OPEN_NOMUTEX;
-    int src = sqlite3_open_v2(reg->path, &reg->db, flags, NULL);
-    if (src != SQLITE_OK) {
-        rc = reg->db ? registry_fail(reg, src, "open") : -ENOMEM;
-        goto fail;
+    rc = registry_connect(reg, readonly, false);
+    if (rc < 0 && (readonly || (reg->db && registry_readonly(reg))) &&
+        !registry_has_shm(reg)) {
+        /* A WAL database can be read only through its -shm; on a read-only
+         * file system nobody can create one.  No -shm means no writer is
+         * alive (a WAL writer always holds it), so the file cannot change
+         * under us: read it as immutable. */
+        sqlite3_close(reg->db);
+        reg->db = NULL;
+        readonly = true;
+        rc = registry_connect(reg, true, true);
     }
-    sqlite3_extended_result_codes(reg->db, 1);
-    sqlite3_busy_timeout(reg->db, REGISTRY_BUSY_TIMEOUT_MS);
-    /* WAL is a property of the file: set once, it stays.  A read-only
-     * open just reports the mode the file has. */
-    if (!readonly && !registry_readonly(reg)) {
-        rc = registry_exec(reg, "PRAGMA journal_mode = WAL", "enable WAL");
-        if (rc < 0)
-            goto fail;
-    }
-    rc = registry_exec(reg,
-                       "PRAGMA synchronous = NORMAL;"
-                       "PRAGMA foreign_keys = ON;"
-                       "PRAGMA trusted_schema = OFF",
-                       "configure");
     if (rc < 0)
         goto fail;
     if (readonly) {
