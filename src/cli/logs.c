@@ -8,7 +8,9 @@
  * stops once the registry says the run has exited and the file has been
  * read to its end.  The watches are in place before the first look at the
  * file and the registry, so a write or an exit that happens in between
- * still wakes us: no sleeps, no polling, no lost wake-up.
+ * still wakes us; and a wake-up by a registry file waits for the writer's
+ * commit to be published (registry_sync) before reading the run's state.
+ * No sleeps, no polling, no lost wake-up.
  *
  * The supervisor flushes a run's spool before it records the exit, so the
  * end of the file at that point is the end of the output.
@@ -103,6 +105,21 @@ static void logs_dirname(const char *path, char *out, size_t size)
         snprintf(out, size, "%.*s", (int)(slash - path), path);
 }
 
+/* True when one of the n bytes of inotify events names a registry file
+ * (registry.db, -wal, -shm) in the state directory (watch wd). */
+static bool logs_touches_registry(const char *ebuf, size_t n, int wd)
+{
+    size_t flen = strlen(REGISTRY_FILE);
+    for (size_t off = 0; off + sizeof(struct inotify_event) <= n;) {
+        const struct inotify_event *e =
+            (const struct inotify_event *)(const void *)(ebuf + off);
+        if (e->wd == wd && e->len && !strncmp(e->name, REGISTRY_FILE, flen))
+            return true;
+        off += sizeof *e + e->len;
+    }
+    return false;
+}
+
 static int logs_follow(registry_t *reg, int64_t id, const char *log_path)
 {
     char state_dir[PATH_MAX], log_dir[PATH_MAX];
@@ -118,14 +135,15 @@ static int logs_follow(registry_t *reg, int64_t id, const char *log_path)
     }
     /* IN_MASK_ADD: the log may live in the state directory itself, and a
      * second watch on one inode would otherwise replace the first. */
-    if (inotify_add_watch(ifd, state_dir,
-                          IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_DELETE) <
-            0 ||
+    int state_wd = inotify_add_watch(
+        ifd, state_dir, IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_DELETE);
+    if (state_wd < 0 ||
         inotify_add_watch(ifd, log_dir, IN_CREATE | IN_MOVED_TO | IN_MASK_ADD) <
             0) {
         rc = -errno;
         goto fail;
     }
+    bool registry_changed = false;
     for (;;) {
         if (fd < 0) {
             fd = open(log_path, O_RDONLY | O_CLOEXEC);
@@ -136,8 +154,10 @@ static int logs_follow(registry_t *reg, int64_t id, const char *log_path)
         }
         if (fd >= 0 && (rc = logs_copy(fd)) < 0)
             goto fail;
-        int state;
-        rc = logs_state(reg, id, &state);
+        int state = RUN_STARTING;
+        rc = registry_changed ? registry_sync(reg) : 0;
+        if (rc == 0)
+            rc = logs_state(reg, id, &state);
         if (rc < 0) {
             fprintf(stderr, "rein logs: %s\n", registry_errmsg(reg));
             st = CLI_EXIT_FAILURE;
@@ -159,6 +179,8 @@ static int logs_follow(registry_t *reg, int64_t id, const char *log_path)
             rc = -errno;
             goto fail;
         }
+        registry_changed = logs_touches_registry(ebuf, r > 0 ? (size_t)r : 0,
+                                                 state_wd);
     }
 fail:
     if (rc == -EPIPE)

@@ -701,6 +701,15 @@ int registry_check(registry_t *reg)
     return err;
 }
 
+int registry_sync(registry_t *reg)
+{
+    if (reg->in_batch || registry_readonly(reg))
+        return 0;
+    int rc = registry_exec(reg, "BEGIN IMMEDIATE", "wait for writers");
+    registry_rollback_quiet(reg);
+    return rc;
+}
+
 /* ------------------------------------------------------------ state dir */
 
 static int registry_join(char *out, size_t size, const char *a,

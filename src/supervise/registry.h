@@ -149,6 +149,15 @@ bool registry_err_unwritable(int err);
 /* PRAGMA integrity_check: 0 when "ok", else -EUCLEAN with the first
  * complaint in registry_errmsg. */
 int registry_check(registry_t *reg);
+/*
+ * Waits (up to the busy timeout) until no write transaction is in progress
+ * in any process, by taking the write lock and dropping it.  For a reader
+ * woken by inotify on the database files: a commit writes its -wal frames
+ * before it publishes them in the -shm, so a read right after the wake-up
+ * can miss the very commit that woke it, and no later event would come.
+ * A no-op on a read-only handle.
+ */
+int registry_sync(registry_t *reg);
 
 /*
  * An explicit write transaction (BEGIN IMMEDIATE) around many calls, e.g.
