@@ -319,7 +319,7 @@ TEST(cli_ps_reads_a_registry_on_a_read_only_mount)
     if (unshare(CLONE_NEWNS) < 0)
         SKIP_FACILITY("mount namespace", "unshare(CLONE_NEWNS): %s",
                       strerror(errno));
-    ASSERT_EQ(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+    ASSERT_EQ(mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL), 0);
     char rw[TPATH];
     snprintf(rw, sizeof rw, "%s/rw", test_tmpdir());
     registry_t *reg;
@@ -328,8 +328,8 @@ TEST(cli_ps_reads_a_registry_on_a_read_only_mount)
     registry_close(reg); /* no writer left: no -wal, no -shm */
     const char *ro = state_dir();
     ASSERT_EQ(mkdir(ro, 0700), 0);
-    ASSERT_EQ(mount(rw, ro, NULL, MS_BIND, NULL), 0);
-    ASSERT_EQ(mount(NULL, ro, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL),
+    ASSERT_EQ(mount(rw, ro, "none", MS_BIND, NULL), 0);
+    ASSERT_EQ(mount("none", ro, "none", MS_REMOUNT | MS_BIND | MS_RDONLY, NULL),
               0);
     buf_t out = BUF_INIT;
     int rc = rein(&out, "ps", NULL, NULL);

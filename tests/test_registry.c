@@ -593,6 +593,8 @@ TEST(registry_concurrent_writers_with_busy_timeout)
     insert_run(r1, OWNER_A, RUN_RUNNING);
     ASSERT_OK(registry_commit(r1));
     registry_close(r2);
+    /* No connection crosses a fork: the children open their own. */
+    registry_close(r1);
 
     pid_t pids[PROCS];
     for (int p = 0; p < PROCS; p++) {
@@ -622,6 +624,7 @@ TEST(registry_concurrent_writers_with_busy_timeout)
         ASSERT_EQ(waitpid(pids[p], &status, 0), pids[p]);
         ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     }
+    ASSERT_OK(registry_open(test_tmpdir(), &r1));
     run_record_t *v;
     size_t n;
     ASSERT_OK(registry_run_list(r1, true, &v, &n));
@@ -742,7 +745,7 @@ static void private_mounts(void)
     if (unshare(CLONE_NEWNS) < 0)
         SKIP_FACILITY("mount namespace", "unshare(CLONE_NEWNS): %s",
                       strerror(errno));
-    ASSERT_EQ(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+    ASSERT_EQ(mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL), 0);
 }
 
 TEST_T(registry_full_disk_fails_writes_cleanly_and_recovers, 120)
@@ -818,8 +821,8 @@ TEST(registry_on_a_read_only_mount_refuses_writes_and_still_reads)
     int64_t running = insert_run(rw, OWNER_A, RUN_RUNNING);
     /* The same directory seen through a read-only bind mount: what a
      * remount read-only looks like to a process that opens it afresh. */
-    ASSERT_EQ(mount(dir, ro, NULL, MS_BIND, NULL), 0);
-    ASSERT_EQ(mount(NULL, ro, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL),
+    ASSERT_EQ(mount(dir, ro, "none", MS_BIND, NULL), 0);
+    ASSERT_EQ(mount("none", ro, "none", MS_REMOUNT | MS_BIND | MS_RDONLY, NULL),
               0);
     registry_t *reg;
     char msg[REGISTRY_ERRMSG_LEN] = "";
