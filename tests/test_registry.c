@@ -639,6 +639,49 @@ TEST(registry_concurrent_writers_with_busy_timeout)
     registry_close(r1);
 }
 
+TEST(registry_first_open_by_many_processes_at_once)
+{
+    enum { PROCS = 6, EACH = 20 };
+    int go[2];
+    ASSERT_EQ(pipe2(go, O_CLOEXEC), 0);
+    pid_t pids[PROCS];
+    for (int p = 0; p < PROCS; p++) {
+        pids[p] = fork();
+        ASSERT_TRUE(pids[p] >= 0);
+        if (pids[p] == 0) {
+            close(go[1]);
+            char c;
+            (void)!read(go[0], &c, 1);
+            registry_t *r;
+            if (registry_open(test_tmpdir(), &r) < 0)
+                _exit(1);
+            for (int i = 0; i < EACH; i++) {
+                run_record_t x;
+                mkrun(&x, OWNER_A, "racer");
+                int rc = registry_run_insert(r, &x);
+                run_record_clear(&x);
+                if (rc < 0)
+                    _exit(2);
+            }
+            registry_close(r);
+            _exit(0);
+        }
+    }
+    close(go[0]);
+    close(go[1]); /* every child opens the fresh directory at once */
+    for (int p = 0; p < PROCS; p++) {
+        int status;
+        ASSERT_EQ(waitpid(pids[p], &status, 0), pids[p]);
+        ASSERT_TRUE(WIFEXITED(status));
+        ASSERT_EQ(WEXITSTATUS(status), 0);
+    }
+    registry_t *reg;
+    ASSERT_OK(registry_open(test_tmpdir(), &reg));
+    ASSERT_EQ(count_runs(reg), PROCS * EACH);
+    ASSERT_OK(registry_check(reg));
+    registry_close(reg);
+}
+
 /* The child of the SIGKILL tests: commits `committed` runs, then either
  * opens one big batch (big) or commits small ones, and after `signal_after`
  * more inserts tells the parent (one byte on fd) and keeps writing until

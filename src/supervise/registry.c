@@ -41,6 +41,9 @@
 #define REGISTRY_PWBUF_SIZE 4096
 /* The longest counter name, labels included. */
 #define REGISTRY_COUNTER_NAME_MAX 256
+/* The -wal is cut back to this after a checkpoint, so one big batch
+ * (reconcile of thousands) does not leave a big file behind for good. */
+#define REGISTRY_WAL_LIMIT_BYTES (4 * 1024 * 1024)
 /* Initial room of a run list; it doubles from there. */
 #define REGISTRY_LIST_INITIAL 16
 
@@ -566,6 +569,12 @@ static int registry_connect(registry_t *reg, bool readonly, bool immutable)
         if (rc < 0)
             return rc;
     }
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA journal_size_limit = %d",
+             REGISTRY_WAL_LIMIT_BYTES);
+    int rc = registry_exec(reg, sql, "open");
+    if (rc < 0)
+        return rc;
     return registry_exec(reg,
                          "PRAGMA synchronous = NORMAL;"
                          "PRAGMA foreign_keys = ON;"
