@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "rein.h"
 
 #define EXIT_USAGE 2
@@ -36,6 +37,13 @@ static const struct verb verbs[] = {
     {"serve", "rein serve",
      "run the MCP server on stdin/stdout (JSON-RPC 2.0, one message a line)",
      verb_serve},
+    {"ps", "rein ps [--json] [--all]",
+     "list the runs of every rein process (--all: finished ones too)",
+     cli_ps},
+    {"logs", "rein logs ID [-f]",
+     "print a run's full output (-f: follow until the run exits)", cli_logs},
+    {"metrics", "rein metrics", "print the run counters (Prometheus text)",
+     cli_metrics},
     {"help", "rein help [VERB]", "show help for rein or one of its verbs",
      verb_help},
 };

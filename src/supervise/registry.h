@@ -17,6 +17,15 @@
  * Times are wall-clock milliseconds since the epoch (they are shown to
  * people and compared across processes); boot id + pid start time, not
  * wall time, decide identity.
+ *
+ * Errors: every call returns 0 or a negative code, SQLite's result mapped to
+ * the nearest errno (busy -EBUSY, full -ENOSPC, read-only -EROFS, I/O -EIO,
+ * corrupt -EUCLEAN, ...) and SQLite's own words kept for people in
+ * registry_errmsg().  A registry that can no longer be written (disk full,
+ * read-only remount, permissions, I/O error) fails each write cleanly with
+ * one of the codes registry_err_unwritable() recognises; nothing half-done
+ * is left behind, so the supervisor refuses new runs and lets running ones
+ * go on, retrying their updates later.
  */
 #ifndef REIN_SUPERVISE_REGISTRY_H
 #define REIN_SUPERVISE_REGISTRY_H
@@ -32,6 +41,12 @@
 #define REGISTRY_FILE "registry.db"
 #define REGISTRY_FIRST_RUN_ID 1000
 #define REGISTRY_BUSY_TIMEOUT_MS 5000
+/* The schema this code reads and writes (PRAGMA user_version). */
+#define REGISTRY_SCHEMA_VERSION 1
+/* The state directory under $XDG_STATE_HOME or ~/.local/state. */
+#define REGISTRY_STATE_SUBDIR "rein"
+/* Room for registry_errmsg(): SQLite's message plus the path. */
+#define REGISTRY_ERRMSG_LEN 512
 /* An owner id: 32 hex digits (random) and a NUL. */
 #define REGISTRY_OWNER_ID_LEN 33
 
@@ -39,6 +54,31 @@ typedef struct registry registry_t;
 
 /* Mirrors rein.h's rein_run_state_t. */
 enum run_state { RUN_STARTING = 0, RUN_RUNNING, RUN_EXITING, RUN_EXITED };
+#define RUN_STATE_COUNT 4
+
+/*
+ * Termination reasons in DESIGN.md's order; stored as these numbers, shown
+ * by name (rein ps, the run_exit_total{reason} label).  rein.h's
+ * rein_reason_t, when it lands, must keep these values.
+ */
+enum run_reason {
+    RUN_REASON_NONE = 0,
+    RUN_REASON_EXIT,
+    RUN_REASON_SIGNAL,
+    RUN_REASON_MANUAL_CANCEL,
+    RUN_REASON_OVERALL_TIMEOUT,
+    RUN_REASON_NO_OUTPUT_TIMEOUT,
+    RUN_REASON_SPAWN_ERROR,
+    RUN_REASON_OWNERSHIP_ESCAPE,
+    RUN_REASON_ORPHAN_REAPED,
+    RUN_REASON_LOST,
+};
+#define RUN_REASON_COUNT 10
+
+/* "starting" "running" "exiting" "exited"; "unknown" out of range. */
+const char *registry_state_name(int state);
+/* "exit" "signal" "manual-cancel" ...; "" for none, "unknown" out of range. */
+const char *registry_reason_name(int reason);
 
 typedef struct owner_record {
     char id[REGISTRY_OWNER_ID_LEN];
@@ -72,9 +112,64 @@ typedef struct run_record {
     char *env_names;                 /* "A,B,C" — names only, never values */
 } run_record_t;
 
-/* Opens (creating dir 0700 and file 0600, migrating) the registry in dir. */
+/*
+ * The state directory: $REIN_STATE_DIR, else $XDG_STATE_HOME/rein (an
+ * absolute XDG_STATE_HOME only, as the XDG spec says), else
+ * ~/.local/state/rein; created 0700 with its missing parents.  0,
+ * -ENAMETOOLONG when out is too small, -ENOENT when no home is known, or the
+ * mkdir error.
+ */
+int registry_state_dir(char *out, size_t size);
+
+/*
+ * Opens (creating dir 0700 and file 0600, migrating) the registry in dir.
+ * A database on a read-only file system still opens when its schema is
+ * current (writes then fail with -EROFS; see registry_readonly).  A schema
+ * newer than REGISTRY_SCHEMA_VERSION is refused with -EPROTONOSUPPORT.  On
+ * failure *out is NULL.
+ */
 int registry_open(const char *dir, registry_t **out);
+/*
+ * The same, for tools: readonly opens an existing database without creating
+ * or migrating anything (-ENOENT when there is none), and a failed open
+ * leaves its message in errmsg (when given), since there is no handle to
+ * ask.
+ */
+int registry_open_ex(const char *dir, bool readonly, registry_t **out,
+                     char *errmsg, size_t errmsg_size);
+/* NULL is a no-op.  Finalises the statements and closes the database. */
 void registry_close(registry_t *reg);
+/* The message of the last failed call: SQLite's words and the path. */
+const char *registry_errmsg(const registry_t *reg);
+/* True when the database was opened (or fell back to) read-only. */
+bool registry_readonly(const registry_t *reg);
+/* True for the codes a write gets when the registry cannot be written:
+ * -EROFS -EACCES -EPERM -ENOSPC -EDQUOT -EIO. */
+bool registry_err_unwritable(int err);
+/* PRAGMA integrity_check: 0 when "ok", else -EUCLEAN with the first
+ * complaint in registry_errmsg. */
+int registry_check(registry_t *reg);
+/*
+ * Waits (up to the busy timeout) until no write transaction is in progress
+ * in any process, by taking the write lock and dropping it.  For a reader
+ * woken by inotify on the database files: a commit writes its -wal frames
+ * before it publishes them in the -shm, so a read right after the wake-up
+ * can miss the very commit that woke it, and no later event would come.
+ * A no-op on a read-only handle.
+ */
+int registry_sync(registry_t *reg);
+
+/*
+ * An explicit write transaction (BEGIN IMMEDIATE) around many calls, e.g.
+ * reconcile updating every record at once.  Calls inside it do not commit
+ * on their own.  If any call inside fails, registry_commit rolls everything
+ * back and returns that first error: a batch lands whole or not at all.
+ * Not nestable (-EBUSY).
+ */
+int registry_begin(registry_t *reg);
+int registry_commit(registry_t *reg);
+/* Rolls back; a no-op returning 0 outside a transaction. */
+int registry_rollback(registry_t *reg);
 
 int registry_owner_add(registry_t *reg, const owner_record_t *o);
 int registry_owner_renew(registry_t *reg, const char *owner_id,
@@ -85,15 +180,27 @@ int registry_owner_get(registry_t *reg, const char *owner_id,
 int registry_owner_list(registry_t *reg, owner_record_t **out, size_t *n);
 void owner_record_clear(owner_record_t *o);
 
-/* Inserts r (state, fields as given) and sets r->id. */
+/*
+ * Inserts r (state, fields as given) and sets r->id (and r->created_ms when
+ * 0, and r->updated_ms).  -EINVAL when env_names holds a '=': values are
+ * never stored.
+ */
 int registry_run_insert(registry_t *reg, run_record_t *r);
-/* Writes every field of r (by r->id). */
+/* Writes every field of r (by r->id); updated_ms is stamped with the time
+ * of the write, whatever r holds.  -ENOENT for an unknown id, -EINVAL as
+ * for insert. */
 int registry_run_update(registry_t *reg, const run_record_t *r);
+/* Deletes a run and its descendants; its id is never handed out again.
+ * -ENOENT for an unknown id. */
+int registry_run_delete(registry_t *reg, int64_t id);
 /* -ENOENT for an unknown id. */
 int registry_run_get(registry_t *reg, int64_t id, run_record_t *out);
 /* Runs ordered by id; all=false: only those not exited. */
 int registry_run_list(registry_t *reg, bool all, run_record_t **out,
                       size_t *n);
+/* A record with no strings, exit_code -1, state starting. */
+void run_record_init(run_record_t *r);
+/* Frees r's strings (and leaves them NULL); the fixed fields stay. */
 void run_record_clear(run_record_t *r);
 void run_record_list_free(run_record_t *v, size_t n);
 
@@ -105,14 +212,21 @@ int registry_descendants(registry_t *reg, int64_t run_id, ptree_t *out);
 /*
  * Moves every non-exited run of owner `from` to owner `to`, atomically and
  * only if `from` still owns them, and records the steal (counter
- * run_lease_steal_total).  *n: how many runs moved.
+ * run_lease_steal_total, once per steal that moved runs; from's lease is set
+ * to 0 so it reads as expired).  *n: how many runs moved; 0 when another
+ * stealer won the race.  Whether from is stale (lease expired, its lock
+ * file's flock free) is the caller's decision, taken before the call.
  */
 int registry_steal(registry_t *reg, const char *from, const char *to,
                    size_t *n);
 
-/* Prometheus-style counters, e.g. "run_exit_total{reason=\"exit\"}". */
+/* Prometheus-style counters, e.g. "run_exit_total{reason=\"exit\"}".
+ * -EINVAL for a name that is not a metric name with optional labels. */
 int registry_counter_add(registry_t *reg, const char *name, int64_t delta);
-/* Counters as Prometheus text exposition (with # TYPE lines). */
+/* One counter's value; 0 for one never added to. */
+int registry_counter_get(registry_t *reg, const char *name, int64_t *value);
+/* Counters as Prometheus text exposition (# HELP and # TYPE lines; every
+ * counter DESIGN.md names is present, 0 until added to).  free() *out. */
 int registry_metrics_text(registry_t *reg, char **out);
 
 #endif

@@ -1,0 +1,32 @@
+/*
+ * cli.h — what the verb files of the rein command share.
+ *
+ * Each verb lives in its own file and is entered as fn(argc, argv) with
+ * argv[0] the verb's name; it returns the process exit status.
+ */
+#ifndef REIN_CLI_CLI_H
+#define REIN_CLI_CLI_H
+
+#include "supervise/registry.h"
+
+/* Exit statuses of rein's own verbs (see main.c). */
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_USAGE 2
+#define CLI_EXIT_FAILURE 125
+
+/*
+ * Opens the registry of the state directory for an operator tool: read-write
+ * when possible (creating an empty one on first use), else read-only, so a
+ * registry on a read-only file system can still be looked at.  On failure
+ * prints one line naming verb and returns the exit status to use.
+ */
+int cli_registry_open(const char *verb, registry_t **out);
+
+/* rein ps [--json] [--all] */
+int cli_ps(int argc, char **argv);
+/* rein logs ID [-f] */
+int cli_logs(int argc, char **argv);
+/* rein metrics */
+int cli_metrics(int argc, char **argv);
+
+#endif

@@ -1,0 +1,263 @@
+/*
+ * logs.c — `rein logs ID [-f]`: the full output of a run, from its log file.
+ *
+ * The registry says where the log is; the bytes come from the file, never
+ * from SQLite.  -f follows: it prints what is there, then sleeps in
+ * inotify — on the log file (it grew), its directory (it appeared) and the
+ * state directory (a registry commit touched registry.db or its -wal) — and
+ * stops once the registry says the run has exited and the file has been
+ * read to its end.  The watches are in place before the first look at the
+ * file and the registry, so a write or an exit that happens in between
+ * still wakes us; and a wake-up by a registry file waits for the writer's
+ * commit to be published (registry_sync) before reading the run's state.
+ * No sleeps, no polling, no lost wake-up.
+ *
+ * The supervisor flushes a run's spool before it records the exit, so the
+ * end of the file at that point is the end of the output.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "rein.h"
+
+/* Copy and inotify read sizes. */
+#define LOGS_COPY_BUF (64u * 1024u)
+#define LOGS_EVENT_BUF (16u * (sizeof(struct inotify_event) + NAME_MAX + 1))
+
+/* Writes all of p to stdout.  0 or -errno (EPIPE when the reader left). */
+static int logs_write_all(const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(STDOUT_FILENO, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Copies fd from where it is to its current end. */
+static int logs_copy(int fd)
+{
+    static char buf[LOGS_COPY_BUF];
+    for (;;) {
+        ssize_t r = read(fd, buf, sizeof buf);
+        if (r == 0)
+            return 0;
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        int rc = logs_write_all(buf, (size_t)r);
+        if (rc < 0)
+            return rc;
+    }
+}
+
+/* A run id: a positive decimal number and nothing else. */
+static bool logs_parse_id(const char *s, int64_t *id)
+{
+    if (!s || *s < '1' || *s > '9')
+        return false;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end)
+        return false;
+    *id = v;
+    return true;
+}
+
+/* The state of run id now; -ENOENT if it vanished (deleted). */
+static int logs_state(registry_t *reg, int64_t id, int *state)
+{
+    run_record_t r;
+    int rc = registry_run_get(reg, id, &r);
+    if (rc < 0)
+        return rc;
+    *state = r.state;
+    run_record_clear(&r);
+    return 0;
+}
+
+/* The directory part of path ("." for a bare name). */
+static void logs_dirname(const char *path, char *out, size_t size)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(out, size, ".");
+    else if (slash == path)
+        snprintf(out, size, "/");
+    else
+        snprintf(out, size, "%.*s", (int)(slash - path), path);
+}
+
+/* True when one of the n bytes of inotify events names a registry file
+ * (registry.db, -wal, -shm) in the state directory (watch wd). */
+static bool logs_touches_registry(const char *ebuf, size_t n, int wd)
+{
+    size_t flen = strlen(REGISTRY_FILE);
+    for (size_t off = 0; off + sizeof(struct inotify_event) <= n;) {
+        const struct inotify_event *e =
+            (const struct inotify_event *)(const void *)(ebuf + off);
+        if (e->wd == wd && e->len && !strncmp(e->name, REGISTRY_FILE, flen))
+            return true;
+        off += sizeof *e + e->len;
+    }
+    return false;
+}
+
+static int logs_follow(registry_t *reg, int64_t id, const char *log_path)
+{
+    char state_dir[PATH_MAX], log_dir[PATH_MAX];
+    int fd = -1, ifd = -1, st = CLI_EXIT_FAILURE, rc;
+    rc = registry_state_dir(state_dir, sizeof state_dir);
+    if (rc < 0)
+        goto fail;
+    logs_dirname(log_path, log_dir, sizeof log_dir);
+    ifd = inotify_init1(IN_CLOEXEC);
+    if (ifd < 0) {
+        rc = -errno;
+        goto fail;
+    }
+    /* IN_MASK_ADD: the log may live in the state directory itself, and a
+     * second watch on one inode would otherwise replace the first. */
+    int state_wd = inotify_add_watch(
+        ifd, state_dir, IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_DELETE);
+    if (state_wd < 0 ||
+        inotify_add_watch(ifd, log_dir, IN_CREATE | IN_MOVED_TO | IN_MASK_ADD) <
+            0) {
+        rc = -errno;
+        goto fail;
+    }
+    bool registry_changed = false;
+    for (;;) {
+        if (fd < 0) {
+            fd = open(log_path, O_RDONLY | O_CLOEXEC);
+            if (fd >= 0 && inotify_add_watch(ifd, log_path, IN_MODIFY) < 0) {
+                rc = -errno;
+                goto fail;
+            }
+        }
+        if (fd >= 0 && (rc = logs_copy(fd)) < 0)
+            goto fail;
+        int state = RUN_STARTING;
+        rc = registry_changed ? registry_sync(reg) : 0;
+        if (rc == 0)
+            rc = logs_state(reg, id, &state);
+        if (rc < 0) {
+            fprintf(stderr, "rein logs: %s\n", registry_errmsg(reg));
+            st = CLI_EXIT_FAILURE;
+            goto out;
+        }
+        if (state == RUN_EXITED) {
+            /* Whatever landed between the copy and the look. */
+            if (fd >= 0 && (rc = logs_copy(fd)) < 0)
+                goto fail;
+            st = CLI_EXIT_OK;
+            goto out;
+        }
+        /* Sleep until something changes; which change does not matter,
+         * each pass re-reads the file and the registry. */
+        char ebuf[LOGS_EVENT_BUF]
+            __attribute__((aligned(__alignof__(struct inotify_event))));
+        ssize_t r = read(ifd, ebuf, sizeof ebuf);
+        if (r < 0 && errno != EINTR) {
+            rc = -errno;
+            goto fail;
+        }
+        registry_changed = logs_touches_registry(ebuf, r > 0 ? (size_t)r : 0,
+                                                 state_wd);
+    }
+fail:
+    if (rc == -EPIPE)
+        st = CLI_EXIT_OK; /* the reader (head, a pager) has had enough */
+    else
+        fprintf(stderr, "rein logs: %s: %s\n", log_path, rein_strerror(rc));
+out:
+    if (fd >= 0)
+        close(fd);
+    if (ifd >= 0)
+        close(ifd);
+    return st;
+}
+
+int cli_logs(int argc, char **argv)
+{
+    const char *usage = "usage: rein logs ID [-f]";
+    bool follow = false;
+    const char *id_arg = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-f") || !strcmp(argv[i], "--follow")) {
+            follow = true;
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "rein logs: unknown option '%s' (%s)\n", argv[i],
+                    usage);
+            return CLI_EXIT_USAGE;
+        } else if (id_arg) {
+            fprintf(stderr, "rein logs: one run id only (%s)\n", usage);
+            return CLI_EXIT_USAGE;
+        } else {
+            id_arg = argv[i];
+        }
+    }
+    int64_t id;
+    if (!id_arg) {
+        fprintf(stderr, "rein logs: which run? (%s)\n", usage);
+        return CLI_EXIT_USAGE;
+    }
+    if (!logs_parse_id(id_arg, &id)) {
+        fprintf(stderr, "rein logs: '%s' is not a run id (%s)\n", id_arg,
+                usage);
+        return CLI_EXIT_USAGE;
+    }
+    registry_t *reg;
+    int st = cli_registry_open("logs", &reg);
+    if (st != CLI_EXIT_OK)
+        return st;
+    run_record_t r;
+    int rc = registry_run_get(reg, id, &r);
+    if (rc == -ENOENT) {
+        fprintf(stderr, "rein logs: no run %" PRId64 " (see rein ps --all)\n",
+                id);
+        registry_close(reg);
+        return CLI_EXIT_USAGE;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "rein logs: %s\n", registry_errmsg(reg));
+        registry_close(reg);
+        return CLI_EXIT_FAILURE;
+    }
+    if (!r.log_path || !*r.log_path) {
+        fprintf(stderr, "rein logs: run %" PRId64 " has no log\n", id);
+        st = CLI_EXIT_FAILURE;
+    } else if (follow) {
+        st = logs_follow(reg, id, r.log_path);
+    } else {
+        int fd = open(r.log_path, O_RDONLY | O_CLOEXEC);
+        rc = fd < 0 ? -errno : logs_copy(fd);
+        if (fd >= 0)
+            close(fd);
+        if (rc < 0 && rc != -EPIPE) {
+            fprintf(stderr, "rein logs: %s: %s\n", r.log_path,
+                    rein_strerror(rc));
+            st = CLI_EXIT_FAILURE;
+        }
+    }
+    run_record_clear(&r);
+    registry_close(reg);
+    return st;
+}

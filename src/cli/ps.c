@@ -1,0 +1,254 @@
+/*
+ * ps.c — `rein ps [--json] [--all]`: the runs of every owner.
+ *
+ * Reads the registry only, so it shows what rein has recorded, across every
+ * rein process sharing the state directory, including runs whose owner died
+ * (reconcile decides their fate; ps never touches a process).  The table is
+ * for people; --json is for tools, with the fields docs/cli.md lists.
+ */
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/buf.h"
+#include "cli/cli.h"
+#include "rein.h"
+
+/* The owner column shows this many hex digits of the owner id. */
+#define PS_OWNER_SHORT 8
+/* Commands longer than this are cut in the table (never in --json). */
+#define PS_COMMAND_MAX 60
+/* Room for a state column entry like "exited (signal 9)". */
+#define PS_STATE_LEN 40
+/* Room for a duration like "23h". */
+#define PS_DURATION_LEN 24
+#define PS_MS_PER_S 1000
+#define PS_S_PER_MIN 60
+#define PS_S_PER_HOUR 3600
+#define PS_S_PER_DAY 86400
+
+static int64_t ps_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A duration as its largest unit ("42s", "5m", "3h", "2d"); "-" when the
+ * moment is unknown (0). */
+static void ps_duration(char *out, size_t size, int64_t now, int64_t then)
+{
+    if (then <= 0) {
+        snprintf(out, size, "-");
+        return;
+    }
+    int64_t s = now > then ? (now - then) / PS_MS_PER_S : 0;
+    if (s < PS_S_PER_MIN)
+        snprintf(out, size, "%" PRId64 "s", s);
+    else if (s < PS_S_PER_HOUR)
+        snprintf(out, size, "%" PRId64 "m", s / PS_S_PER_MIN);
+    else if (s < PS_S_PER_DAY)
+        snprintf(out, size, "%" PRId64 "h", s / PS_S_PER_HOUR);
+    else
+        snprintf(out, size, "%" PRId64 "d", s / PS_S_PER_DAY);
+}
+
+/* The state column: the state, and for an exited run how it ended. */
+static void ps_state(char *out, size_t size, const run_record_t *r)
+{
+    if (r->state != RUN_EXITED) {
+        snprintf(out, size, "%s", registry_state_name(r->state));
+    } else if (r->reason == RUN_REASON_EXIT && r->exit_code >= 0) {
+        snprintf(out, size, "exited (exit %d)", r->exit_code);
+    } else if (r->reason == RUN_REASON_SIGNAL && r->signal > 0) {
+        snprintf(out, size, "exited (signal %d)", r->signal);
+    } else if (r->reason != RUN_REASON_NONE) {
+        snprintf(out, size, "exited (%s)", registry_reason_name(r->reason));
+    } else {
+        snprintf(out, size, "exited");
+    }
+}
+
+/* The command on one line: control characters become spaces, and a long
+ * one is cut with "...". */
+static void ps_command(buf_t *b, const char *cmd)
+{
+    buf_reset(b);
+    if (!cmd)
+        cmd = "";
+    size_t n = strlen(cmd);
+    bool cut = n > PS_COMMAND_MAX;
+    if (cut)
+        n = PS_COMMAND_MAX - 3;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)cmd[i];
+        buf_append_byte(b, c < 0x20 || c == 0x7f ? ' ' : c);
+    }
+    if (cut)
+        buf_append_str(b, "...");
+}
+
+static int ps_table(run_record_t *runs, size_t n)
+{
+    int64_t now = ps_now_ms();
+    buf_t cmd = BUF_INIT;
+    printf("%-6s %-8s %-18s %-7s %-9s %-4s %-4s %s\n", "ID", "OWNER",
+           "STATE", "PID", "CONTAIN", "AGE", "OUT", "COMMAND");
+    for (size_t i = 0; i < n; i++) {
+        const run_record_t *r = &runs[i];
+        char state[PS_STATE_LEN], age[PS_DURATION_LEN], out[PS_DURATION_LEN];
+        ps_state(state, sizeof state, r);
+        ps_duration(age, sizeof age, now, r->created_ms);
+        ps_duration(out, sizeof out, now, r->last_output_ms);
+        ps_command(&cmd, r->command);
+        printf("%-6" PRId64 " %-8.*s %-18s %-7d %-9s %-4s %-4s %s\n", r->id,
+               PS_OWNER_SHORT, r->owner, state, (int)r->pid,
+               r->containment[0] ? r->containment : "-", age, out,
+               cmd.p ? cmd.p : "");
+    }
+    buf_free(&cmd);
+    return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+}
+
+/* A string field, or null. */
+static json_t *ps_str(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+/* "A,B,C" as ["A","B","C"]; null when unknown. */
+static json_t *ps_names(const char *s)
+{
+    if (!s)
+        return json_null();
+    json_t *a = json_array();
+    while (a && *s) {
+        size_t n = strcspn(s, ",");
+        if (n)
+            json_array_append_new(a, json_stringn(s, n));
+        s += n + (s[n] == ',');
+    }
+    return a;
+}
+
+/* The owner's lease expiry, looked up once per owner: null when the owner
+ * has no record (any more). */
+static json_t *ps_lease(registry_t *reg, const char *owner, char *last_owner,
+                        int64_t *last_lease, bool *last_found)
+{
+    if (strcmp(owner, last_owner) != 0) {
+        owner_record_t o;
+        *last_found = registry_owner_get(reg, owner, &o) == 0;
+        *last_lease = *last_found ? o.lease_expires_ms : 0;
+        if (*last_found)
+            owner_record_clear(&o);
+        snprintf(last_owner, REGISTRY_OWNER_ID_LEN, "%s", owner);
+    }
+    return *last_found ? json_integer(*last_lease) : json_null();
+}
+
+static int ps_json(registry_t *reg, run_record_t *runs, size_t n)
+{
+    int64_t now = ps_now_ms();
+    char last_owner[REGISTRY_OWNER_ID_LEN] = "";
+    int64_t last_lease = 0;
+    bool last_found = false;
+    json_t *arr = json_array();
+    if (!arr)
+        return CLI_EXIT_FAILURE;
+    for (size_t i = 0; i < n; i++) {
+        const run_record_t *r = &runs[i];
+        json_t *o = json_object();
+        if (!o || json_array_append_new(arr, o) < 0)
+            goto fail;
+        /* One id space: the run id is the session id tools show. */
+        json_object_set_new(o, "id", json_integer(r->id));
+        json_object_set_new(o, "session_id", json_integer(r->id));
+        json_object_set_new(o, "owner", json_string(r->owner));
+        json_object_set_new(o, "lease_expires_ms",
+                            ps_lease(reg, r->owner, last_owner, &last_lease,
+                                     &last_found));
+        json_object_set_new(o, "state",
+                            json_string(registry_state_name(r->state)));
+        json_object_set_new(o, "reason",
+                            r->reason ? json_string(registry_reason_name(
+                                            r->reason))
+                                      : json_null());
+        json_object_set_new(o, "exit_code", r->exit_code >= 0
+                                                ? json_integer(r->exit_code)
+                                                : json_null());
+        json_object_set_new(o, "signal", r->signal > 0
+                                             ? json_integer(r->signal)
+                                             : json_null());
+        json_object_set_new(o, "pid", json_integer(r->pid));
+        json_object_set_new(o, "start_time",
+                            json_integer((json_int_t)r->start_time));
+        json_object_set_new(o, "pgid", json_integer(r->pgid));
+        json_object_set_new(o, "sid", json_integer(r->sid));
+        json_object_set_new(o, "boot_id", json_string(r->boot_id));
+        json_object_set_new(o, "cgroup", ps_str(r->cgroup));
+        json_object_set_new(o, "containment", json_string(r->containment));
+        json_object_set_new(o, "tty", json_boolean(r->tty));
+        json_object_set_new(o, "cleanup_incomplete",
+                            json_boolean(r->cleanup_incomplete));
+        json_object_set_new(o, "survivors", ps_str(r->survivors));
+        json_object_set_new(o, "created_ms", json_integer(r->created_ms));
+        json_object_set_new(o, "started_ms", json_integer(r->started_ms));
+        json_object_set_new(o, "ended_ms", json_integer(r->ended_ms));
+        json_object_set_new(o, "last_output_ms",
+                            json_integer(r->last_output_ms));
+        json_object_set_new(o, "updated_ms", json_integer(r->updated_ms));
+        json_object_set_new(o, "age_ms", json_integer(now - r->created_ms));
+        json_object_set_new(o, "bytes", json_integer((json_int_t)r->bytes));
+        json_object_set_new(o, "command", ps_str(r->command));
+        json_object_set_new(o, "cwd", ps_str(r->cwd));
+        json_object_set_new(o, "log_path", ps_str(r->log_path));
+        json_object_set_new(o, "env_names", ps_names(r->env_names));
+    }
+    if (json_dumpf(arr, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
+        goto fail;
+    json_decref(arr);
+    putchar('\n');
+    return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+fail:
+    json_decref(arr);
+    fprintf(stderr, "rein ps: out of memory\n");
+    return CLI_EXIT_FAILURE;
+}
+
+int cli_ps(int argc, char **argv)
+{
+    bool json = false, all = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) {
+            json = true;
+        } else if (!strcmp(argv[i], "--all")) {
+            all = true;
+        } else {
+            fprintf(stderr,
+                    "rein ps: unknown option '%s' (usage: rein ps [--json] "
+                    "[--all])\n",
+                    argv[i]);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    registry_t *reg;
+    int st = cli_registry_open("ps", &reg);
+    if (st != CLI_EXIT_OK)
+        return st;
+    run_record_t *runs;
+    size_t n;
+    int rc = registry_run_list(reg, all, &runs, &n);
+    if (rc < 0) {
+        fprintf(stderr, "rein ps: %s\n", registry_errmsg(reg));
+        registry_close(reg);
+        return CLI_EXIT_FAILURE;
+    }
+    st = json ? ps_json(reg, runs, n) : ps_table(runs, n);
+    run_record_list_free(runs, n);
+    registry_close(reg);
+    return st;
+}

@@ -1,0 +1,349 @@
+/*
+ * test_cli_registry.c — rein ps, rein logs and rein metrics, driving the
+ * real binary against a registry populated through the C API in a private
+ * REIN_STATE_DIR.  logs -f is driven without sleeps: each step waits for
+ * the follower's output before making the next change.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/spawn.h"
+#include "harness.h"
+#include "supervise/registry.h"
+#include "tutil.h"
+
+#define OWNER_A "aaaaaaaa11111111aaaaaaaa11111111"
+#define OWNER_B "bbbbbbbb22222222bbbbbbbb22222222"
+#define CLI_MAX_ARGS 8
+#define TPATH (PATH_MAX + 64)
+
+/* The state directory of this test, exported for the rein children. */
+static const char *state_dir(void)
+{
+    static char dir[PATH_MAX];
+    if (!dir[0]) {
+        snprintf(dir, sizeof dir, "%s/state", test_tmpdir());
+        setenv("REIN_STATE_DIR", dir, 1);
+    }
+    return dir;
+}
+
+/* Runs build/rein with the NULL-terminated args; stdout+stderr in out. */
+static int rein(buf_t *out, const char *a1, const char *a2, const char *a3)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/rein", test_build_dir());
+    const char *argv[CLI_MAX_ARGS] = {path, a1, a2, a3, NULL};
+    spawn_opts_t o;
+    spawn_opts_init(&o);
+    o.file = path;
+    o.argv = argv;
+    buf_reset(out);
+    return tu_run(&o, out);
+}
+
+static size_t count_lines(const char *s)
+{
+    size_t n = 0;
+    for (; s && *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+/* Exit 2 and exactly one line of error. */
+static void assert_usage_error(buf_t *out, int rc, const char *needle)
+{
+    ASSERT_EQ(rc, 2);
+    ASSERT_EQ(count_lines(out->p), 1);
+    ASSERT_CONTAINS(out->p, needle);
+}
+
+static int64_t add_run(registry_t *reg, const char *owner, int state,
+                       const char *command, const char *log_path)
+{
+    run_record_t r;
+    run_record_init(&r);
+    snprintf(r.owner, sizeof r.owner, "%s", owner);
+    snprintf(r.boot_id, sizeof r.boot_id, "boot");
+    snprintf(r.containment, sizeof r.containment, "subreaper");
+    r.state = state;
+    r.pid = getpid();
+    r.pgid = getpid();
+    r.command = strdup(command);
+    r.cwd = strdup("/work");
+    r.log_path = log_path ? strdup(log_path) : NULL;
+    r.env_names = strdup("PATH,TOKEN");
+    if (state == RUN_EXITED) {
+        r.reason = RUN_REASON_EXIT;
+        r.exit_code = 3;
+    }
+    ASSERT_OK(registry_run_insert(reg, &r));
+    run_record_clear(&r);
+    return r.id;
+}
+
+static void populate(registry_t **reg)
+{
+    ASSERT_OK(registry_open(state_dir(), reg));
+    owner_record_t o = {0};
+    snprintf(o.id, sizeof o.id, "%s", OWNER_A);
+    o.lease_expires_ms = 4102444800000;
+    ASSERT_OK(registry_owner_add(*reg, &o));
+    ASSERT_EQ(add_run(*reg, OWNER_A, RUN_RUNNING, "sleep 100\necho x", NULL),
+              1000);
+    ASSERT_EQ(add_run(*reg, OWNER_B, RUN_EXITING, "make -j8", NULL), 1001);
+    ASSERT_EQ(add_run(*reg, OWNER_A, RUN_EXITED, "false", NULL), 1002);
+}
+
+TEST(cli_ps_lists_runs_of_every_owner)
+{
+    registry_t *reg;
+    populate(&reg);
+    buf_t out = BUF_INIT;
+    ASSERT_EQ(rein(&out, "ps", NULL, NULL), 0);
+    ASSERT_EQ(count_lines(out.p), 3);
+    ASSERT_CONTAINS(out.p, "ID ");
+    ASSERT_CONTAINS(out.p, "COMMAND");
+    ASSERT_CONTAINS(out.p, "\n1000 ");
+    ASSERT_CONTAINS(out.p, "aaaaaaaa ");
+    ASSERT_CONTAINS(out.p, "bbbbbbbb ");
+    ASSERT_CONTAINS(out.p, "running");
+    ASSERT_CONTAINS(out.p, "exiting");
+    ASSERT_CONTAINS(out.p, "subreaper");
+    ASSERT_CONTAINS(out.p, "sleep 100 echo x\n"); /* one line per run */
+    ASSERT_TRUE(strstr(out.p, "1002") == NULL);
+
+    ASSERT_EQ(rein(&out, "ps", "--all", NULL), 0);
+    ASSERT_EQ(count_lines(out.p), 4);
+    ASSERT_CONTAINS(out.p, "\n1002 ");
+    ASSERT_CONTAINS(out.p, "exited (exit 3)");
+
+    ASSERT_EQ(rein(&out, "ps", "--json", NULL), 0);
+    json_error_t err;
+    json_t *a = json_loads(out.p, 0, &err);
+    ASSERT_TRUE(json_is_array(a));
+    ASSERT_EQ(json_array_size(a), 2);
+    json_t *r = json_array_get(a, 0);
+    ASSERT_EQ(json_integer_value(json_object_get(r, "id")), 1000);
+    ASSERT_EQ(json_integer_value(json_object_get(r, "session_id")), 1000);
+    ASSERT_STR(json_string_value(json_object_get(r, "owner")), OWNER_A);
+    ASSERT_EQ(json_integer_value(json_object_get(r, "lease_expires_ms")),
+              4102444800000);
+    ASSERT_STR(json_string_value(json_object_get(r, "state")), "running");
+    ASSERT_TRUE(json_is_null(json_object_get(r, "reason")));
+    ASSERT_TRUE(json_is_null(json_object_get(r, "exit_code")));
+    ASSERT_EQ(json_integer_value(json_object_get(r, "pid")), getpid());
+    ASSERT_STR(json_string_value(json_object_get(r, "containment")),
+               "subreaper");
+    ASSERT_STR(json_string_value(json_object_get(r, "command")),
+               "sleep 100\necho x");
+    ASSERT_STR(json_string_value(json_object_get(r, "cwd")), "/work");
+    ASSERT_TRUE(json_is_integer(json_object_get(r, "age_ms")));
+    ASSERT_TRUE(json_is_integer(json_object_get(r, "last_output_ms")));
+    json_t *env = json_object_get(r, "env_names");
+    ASSERT_EQ(json_array_size(env), 2);
+    ASSERT_STR(json_string_value(json_array_get(env, 1)), "TOKEN");
+    r = json_array_get(a, 1);
+    ASSERT_TRUE(json_is_null(json_object_get(r, "lease_expires_ms")));
+    json_decref(a);
+
+    ASSERT_EQ(rein(&out, "ps", "--json", "--all"), 0);
+    a = json_loads(out.p, 0, &err);
+    ASSERT_EQ(json_array_size(a), 3);
+    r = json_array_get(a, 2);
+    ASSERT_STR(json_string_value(json_object_get(r, "state")), "exited");
+    ASSERT_STR(json_string_value(json_object_get(r, "reason")), "exit");
+    ASSERT_EQ(json_integer_value(json_object_get(r, "exit_code")), 3);
+    json_decref(a);
+
+    assert_usage_error(&out, rein(&out, "ps", "--bogus", NULL), "--bogus");
+    assert_usage_error(&out, rein(&out, "ps", "--json", "x"), "'x'");
+    registry_close(reg);
+    buf_free(&out);
+}
+
+TEST(cli_ps_and_metrics_on_a_fresh_state_dir)
+{
+    state_dir();
+    buf_t out = BUF_INIT;
+    ASSERT_EQ(rein(&out, "ps", NULL, NULL), 0);
+    ASSERT_EQ(count_lines(out.p), 1);
+    ASSERT_EQ(rein(&out, "ps", "--json", NULL), 0);
+    ASSERT_STR(out.p, "[]\n");
+    ASSERT_EQ(rein(&out, "metrics", NULL, NULL), 0);
+    ASSERT_CONTAINS(out.p, "run_spawn_total 0\n");
+    buf_free(&out);
+}
+
+TEST(cli_metrics_prints_the_counters)
+{
+    registry_t *reg;
+    ASSERT_OK(registry_open(state_dir(), &reg));
+    ASSERT_OK(registry_counter_add(reg, "run_spawn_total", 5));
+    ASSERT_OK(registry_counter_add(reg, "run_timeout_total{type=\"overall\"}",
+                                   2));
+    buf_t out = BUF_INIT;
+    ASSERT_EQ(rein(&out, "metrics", NULL, NULL), 0);
+    ASSERT_CONTAINS(out.p, "# TYPE run_spawn_total counter\n");
+    ASSERT_CONTAINS(out.p, "\nrun_spawn_total 5\n");
+    ASSERT_CONTAINS(out.p, "\nrun_timeout_total{type=\"overall\"} 2\n");
+    ASSERT_CONTAINS(out.p, "\nrun_lease_steal_total 0\n");
+    assert_usage_error(&out, rein(&out, "metrics", "--json", NULL),
+                       "--json");
+    registry_close(reg);
+    buf_free(&out);
+}
+
+static void write_file(const char *path, const char *text, bool append)
+{
+    int fd = open(path,
+                  O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC),
+                  0600);
+    ASSERT_TRUE(fd >= 0);
+    ASSERT_EQ(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+}
+
+TEST(cli_logs_prints_a_runs_log_and_rejects_bad_ids)
+{
+    registry_t *reg;
+    ASSERT_OK(registry_open(state_dir(), &reg));
+    char log[TPATH];
+    snprintf(log, sizeof log, "%s/1000.log", state_dir());
+    write_file(log, "line one\nline two\n", false);
+    ASSERT_EQ(add_run(reg, OWNER_A, RUN_EXITED, "echo", log), 1000);
+    ASSERT_EQ(add_run(reg, OWNER_A, RUN_EXITED, "echo", NULL), 1001);
+    buf_t out = BUF_INIT;
+    ASSERT_EQ(rein(&out, "logs", "1000", NULL), 0);
+    ASSERT_STR(out.p, "line one\nline two\n");
+    ASSERT_EQ(rein(&out, "logs", "1000", "-f"), 0); /* exited: prints, ends */
+    ASSERT_STR(out.p, "line one\nline two\n");
+
+    assert_usage_error(&out, rein(&out, "logs", "4242", NULL), "no run 4242");
+    assert_usage_error(&out, rein(&out, "logs", "abc", NULL), "'abc'");
+    assert_usage_error(&out, rein(&out, "logs", "-5", NULL), "'-5'");
+    assert_usage_error(&out, rein(&out, "logs", "1000", "--bogus"),
+                       "--bogus");
+    assert_usage_error(&out, rein(&out, "logs", NULL, NULL), "usage");
+    assert_usage_error(&out, rein(&out, "logs", "1000", "1001"), "one run");
+    ASSERT_EQ(rein(&out, "logs", "1001", NULL), 125);
+    ASSERT_EQ(count_lines(out.p), 1);
+    ASSERT_CONTAINS(out.p, "has no log");
+    registry_close(reg);
+    buf_free(&out);
+}
+
+/* Reads from fd until out ends with want (the follower's output so far). */
+static void read_until(int fd, buf_t *out, const char *want)
+{
+    size_t wl = strlen(want);
+    while (out->len < wl || strcmp(out->p + out->len - wl, want) != 0) {
+        char tmp[4096];
+        ssize_t n = read(fd, tmp, sizeof tmp);
+        if (n <= 0)
+            test_fail(__FILE__, __LINE__, "follower output ended at \"%s\"",
+                      out->p ? out->p : "");
+        buf_append(out, tmp, (size_t)n);
+    }
+}
+
+TEST(cli_logs_follow_until_the_run_exits)
+{
+    registry_t *reg;
+    ASSERT_OK(registry_open(state_dir(), &reg));
+    char logdir[TPATH], log[TPATH + 16];
+    snprintf(logdir, sizeof logdir, "%s/logs", state_dir());
+    ASSERT_EQ(mkdir(logdir, 0700), 0);
+    snprintf(log, sizeof log, "%s/1000.log", logdir);
+    /* The log does not exist yet: the follower must wait for it. */
+    int64_t id = add_run(reg, OWNER_A, RUN_RUNNING, "build", log);
+
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/rein", test_build_dir());
+    const char *argv[] = {path, "logs", "1000", "-f", NULL};
+    int p[2];
+    ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+    spawn_opts_t o;
+    spawn_opts_init(&o);
+    o.file = path;
+    o.argv = argv;
+    o.fd_out = o.fd_err = p[1];
+    pid_t pid;
+    int pidfd;
+    ASSERT_OK(spawn_start(&o, &pid, &pidfd, NULL));
+    close(p[1]);
+
+    buf_t out = BUF_INIT;
+    write_file(log, "first\n", false);
+    read_until(p[0], &out, "first\n");
+    write_file(log, "second\n", true);
+    read_until(p[0], &out, "second\n");
+    /* An unrelated registry write wakes it; it must keep following. */
+    ASSERT_OK(registry_counter_add(reg, "run_spawn_total", 1));
+    write_file(log, "third\n", true);
+    read_until(p[0], &out, "third\n");
+
+    /* The last bytes, then the exit: it prints them and ends by itself. */
+    write_file(log, "last\n", true);
+    run_record_t r;
+    ASSERT_OK(registry_run_get(reg, id, &r));
+    r.state = RUN_EXITED;
+    r.reason = RUN_REASON_EXIT;
+    r.exit_code = 0;
+    ASSERT_OK(registry_run_update(reg, &r));
+    run_record_clear(&r);
+    ASSERT_OK(tu_read_all(p[0], &out));
+    close(p[0]);
+    int code;
+    ASSERT_OK(spawn_reap(pid, pidfd, &code));
+    if (pidfd >= 0)
+        close(pidfd);
+    ASSERT_EQ(code, 0);
+    ASSERT_STR(out.p, "first\nsecond\nthird\nlast\n");
+    registry_close(reg);
+    buf_free(&out);
+}
+
+TEST(cli_ps_reads_a_registry_on_a_read_only_mount)
+{
+    if (unshare(CLONE_NEWNS) < 0)
+        SKIP_FACILITY("mount namespace", "unshare(CLONE_NEWNS): %s",
+                      strerror(errno));
+    ASSERT_EQ(mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL), 0);
+    char rw[TPATH];
+    snprintf(rw, sizeof rw, "%s/rw", test_tmpdir());
+    registry_t *reg;
+    ASSERT_OK(registry_open(rw, &reg));
+    ASSERT_EQ(add_run(reg, OWNER_A, RUN_RUNNING, "served", NULL), 1000);
+    registry_close(reg); /* no writer left: no -wal, no -shm */
+    const char *ro = state_dir();
+    ASSERT_EQ(mkdir(ro, 0700), 0);
+    ASSERT_EQ(mount(rw, ro, "none", MS_BIND, NULL), 0);
+    ASSERT_EQ(mount("none", ro, "none", MS_REMOUNT | MS_BIND | MS_RDONLY, NULL),
+              0);
+    buf_t out = BUF_INIT;
+    int rc = rein(&out, "ps", NULL, NULL);
+    if (rc != 0)
+        test_fail(__FILE__, __LINE__, "rein ps: %d: %s", rc, out.p);
+    ASSERT_CONTAINS(out.p, "served");
+
+    /* With a writer alive on the writable path, too. */
+    ASSERT_OK(registry_open(rw, &reg));
+    ASSERT_EQ(add_run(reg, OWNER_A, RUN_RUNNING, "second", NULL), 1001);
+    rc = rein(&out, "ps", NULL, NULL);
+    if (rc != 0)
+        test_fail(__FILE__, __LINE__, "rein ps: %d: %s", rc, out.p);
+    ASSERT_CONTAINS(out.p, "second");
+    registry_close(reg);
+    buf_free(&out);
+}
