@@ -142,6 +142,11 @@ void loop_free(loop_t *l)
     free(l);
 }
 
+int loop_fd(const loop_t *l)
+{
+    return l->epfd;
+}
+
 bool loop_uses_pidfd(const loop_t *l)
 {
     return l->use_pidfd;

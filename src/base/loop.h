@@ -41,6 +41,10 @@ int loop_new(loop_t **out);
  * restores the signal mask it changed. */
 void loop_free(loop_t *l);
 
+/* The epoll fd: readable when loop_run_once has something to dispatch, so
+ * a host can embed the loop in its own poll. */
+int loop_fd(const loop_t *l);
+
 /* True when child exits are watched through pidfds. */
 bool loop_uses_pidfd(const loop_t *l);
 /* Monotonic milliseconds, refreshed before each dispatch. */

@@ -760,6 +760,58 @@ fail:
     return rc;
 }
 
+/* True when rel is a run leaf of some rein instance under h:
+ * <self>/rein/<instance>/run-<id>.  Attaching to anything else would let a
+ * registry record aim rein at a cgroup it never made. */
+static bool contain_is_rein_leaf(const contain_hier_t *h, const char *rel)
+{
+    char parent[PATH_MAX];
+    if (contain_rel_join(parent, sizeof parent, h->self, CONTAIN_PARENT_DIR) < 0 ||
+        !contain_within(rel, parent) || !strcmp(rel, parent))
+        return false;
+    const char *leaf = strrchr(rel, '/');
+    return leaf && !strncmp(leaf + 1, "run-", 4) && !strstr(rel, "/../") &&
+           !strstr(rel, "/./");
+}
+
+int contain_run_attach(contain_t *c, const char *v2_rel, const char *pids_rel,
+                       contain_run_t **out)
+{
+    *out = NULL;
+    contain_run_t *r = calloc(1, sizeof *r);
+    if (!r)
+        return -ENOMEM;
+    r->level = c->level;
+    r->id = -1;
+    r->has_kill = c->has_kill;
+    r->v2_procs_fd = r->pids_procs_fd = r->events_fd = -1;
+    struct stat st;
+    if (v2_rel && *v2_rel && c->v2.mount[0] && contain_is_rein_leaf(&c->v2, v2_rel) &&
+        contain_dir_of(&c->v2, v2_rel, r->v2_dir, sizeof r->v2_dir) == 0 &&
+        stat(r->v2_dir, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(r->v2_rel, sizeof r->v2_rel, "%s", v2_rel);
+        r->events_fd = contain_open_in(r->v2_dir, "cgroup.events", O_RDONLY);
+        if (r->events_fd < 0)
+            r->events_fd = -1;
+    } else {
+        r->v2_dir[0] = 0;
+    }
+    if (pids_rel && *pids_rel && c->pids.mount[0] &&
+        contain_is_rein_leaf(&c->pids, pids_rel) &&
+        contain_dir_of(&c->pids, pids_rel, r->pids_dir, sizeof r->pids_dir) == 0 &&
+        stat(r->pids_dir, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(r->pids_rel, sizeof r->pids_rel, "%s", pids_rel);
+    } else {
+        r->pids_dir[0] = 0;
+    }
+    if (!r->v2_dir[0] && !r->pids_dir[0]) {
+        free(r);
+        return -ENOENT;
+    }
+    *out = r;
+    return 0;
+}
+
 contain_level_t contain_run_level(const contain_run_t *r)
 {
     return r->level;

@@ -84,6 +84,13 @@ int contain_run_new(contain_t *c, int64_t run_id, uint32_t pids_max,
 /* The fds (cgroup.procs, O_WRONLY|O_CLOEXEC) the child writes "0" to before
  * exec, joining its cgroups (see spawn_opts_t.join_fds). */
 size_t contain_run_join_fds(const contain_run_t *r, int *fds, size_t max);
+/* Re-attaches to the cgroups a run of another (dead) rein instance left,
+ * as the registry recorded them, so reconcile can end what is inside.
+ * Only rein's own run leaves are accepted; -ENOENT when neither exists any
+ * more.  The result has no join fds; contain_run_free removes the leaves
+ * once they are empty. */
+int contain_run_attach(contain_t *c, const char *v2_rel, const char *pids_rel,
+                       contain_run_t **out);
 /* The level the run was made at (the supervisor's, recorded per run). */
 contain_level_t contain_run_level(const contain_run_t *r);
 /* The v2 cgroup of the run, relative to the cgroup2 mount as

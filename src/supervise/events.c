@@ -27,6 +27,9 @@ static const char *const events_names[EVENTS_TYPE_COUNT] = {
     [EVENTS_CANCEL] = "cancel",       [EVENTS_EXIT] = "exit",
     [EVENTS_CLEANUP] = "cleanup",     [EVENTS_RECONCILE] = "reconcile",
     [EVENTS_LEASE_STEAL] = "lease_steal",
+    [EVENTS_DESCENDANT] = "descendant",
+    [EVENTS_ESCAPE] = "ownership_escape",
+    [EVENTS_REGISTRY_ERROR] = "registry_error",
 };
 
 const char *events_type_name(events_type_t type)

@@ -34,6 +34,9 @@ typedef enum events_type {
     EVENTS_CLEANUP,
     EVENTS_RECONCILE,
     EVENTS_LEASE_STEAL,
+    EVENTS_DESCENDANT,     /* a new descendant of a run was remembered */
+    EVENTS_ESCAPE,         /* a descendant left the run's boundary */
+    EVENTS_REGISTRY_ERROR, /* a registry write failed (run goes on) */
     EVENTS_TYPE_COUNT
 } events_type_t;
 
@@ -48,7 +51,8 @@ typedef struct events_heartbeat {
 
 #define EVENTS_HEARTBEAT_INIT {false, 0, 0}
 
-/* "spawn" "output" "cancel" "exit" "cleanup" "reconcile" "lease_steal". */
+/* "spawn" "output" "cancel" "exit" "cleanup" "reconcile" "lease_steal"
+ * "descendant" "ownership_escape" "registry_error". */
 const char *events_type_name(events_type_t type);
 
 /* Opens (creating 0600) dir/events.jsonl for appending, as owner_id. */

@@ -75,6 +75,7 @@ static const char *const registry_migrations[REGISTRY_SCHEMA_VERSION] = {
     "  pgid INTEGER NOT NULL,"
     "  sid INTEGER NOT NULL,"
     "  cgroup TEXT,"
+    "  pids_cgroup TEXT,"
     "  containment TEXT NOT NULL,"
     "  tty INTEGER NOT NULL CHECK (tty IN (0, 1)),"
     "  state INTEGER NOT NULL CHECK (state BETWEEN 0 AND 3),"
@@ -116,13 +117,14 @@ _Static_assert(REGISTRY_FIRST_RUN_ID == 1000,
 /* The run columns after id, in the order registry_bind_run binds them and
  * registry_read_run reads them. */
 #define RUN_COLS                                                            \
-    "owner, boot_id, pid, start_time, pgid, sid, cgroup, containment, tty," \
+    "owner, boot_id, pid, start_time, pgid, sid, cgroup, pids_cgroup,"      \
+    " containment, tty,"                                                    \
     " state, reason, exit_code, signal, cleanup_incomplete, survivors,"     \
     " created_ms, started_ms, ended_ms, last_output_ms, updated_ms, bytes," \
     " command, cwd, log_path, env_names"
-#define RUN_NCOLS 25
+#define RUN_NCOLS 26
 #define RUN_PARAMS                                                          \
-    "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?"
+    "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?"
 #define OWNER_COLS                                                          \
     "id, pid, start_time, boot_id, lock_path, started_ms, lease_expires_ms"
 
@@ -923,12 +925,14 @@ void run_record_clear(run_record_t *r)
     if (!r)
         return;
     free(r->cgroup);
+    free(r->pids_cgroup);
     free(r->survivors);
     free(r->command);
     free(r->cwd);
     free(r->log_path);
     free(r->env_names);
-    r->cgroup = r->survivors = r->command = r->cwd = r->log_path = NULL;
+    r->cgroup = r->pids_cgroup = r->survivors = NULL;
+    r->command = r->cwd = r->log_path = NULL;
     r->env_names = NULL;
 }
 
@@ -953,6 +957,7 @@ static void registry_bind_run(sqlite3_stmt *st, const run_record_t *r,
     sqlite3_bind_int64(st, i++, r->pgid);
     sqlite3_bind_int64(st, i++, r->sid);
     registry_bind_text(st, i++, r->cgroup);
+    registry_bind_text(st, i++, r->pids_cgroup);
     sqlite3_bind_text(st, i++, r->containment, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, i++, r->tty ? 1 : 0);
     sqlite3_bind_int(st, i++, r->state);
@@ -988,6 +993,7 @@ static int registry_read_run(sqlite3_stmt *st, run_record_t *r)
     r->pgid = (pid_t)sqlite3_column_int64(st, i++);
     r->sid = (pid_t)sqlite3_column_int64(st, i++);
     rc |= registry_dup_col(st, i++, &r->cgroup);
+    rc |= registry_dup_col(st, i++, &r->pids_cgroup);
     registry_copy_fixed(r->containment, sizeof r->containment,
                         sqlite3_column_text(st, i++));
     r->tty = sqlite3_column_int(st, i++) != 0;

@@ -98,6 +98,7 @@ typedef struct run_record {
     uint64_t start_time;             /* /proc/<pid>/stat field 22 */
     pid_t pgid, sid;
     char *cgroup;                    /* v2 path, or NULL */
+    char *pids_cgroup;               /* v1 pids cgroup path, or NULL */
     char containment[16];            /* "cgroup" "subreaper" "pgid" */
     bool tty;
     int state;                       /* enum run_state */

@@ -1,0 +1,1448 @@
+/*
+ * sup.c — the supervisor (rein.h: rein_sup_*).
+ *
+ * Owns every run it starts.  A run is a process started in its own session
+ * (PTY or pipes) inside a containment boundary (contain.h), recorded in the
+ * registry (registry.h) before it counts as running, its output spooled to
+ * its own log file, driven through one lifecycle (runstate.h).  Ending a run
+ * is always the same procedure, whatever asked for it:
+ *
+ *   TERM + CONT to the boundary (the cgroup, the session's members, every
+ *   remembered descendant, the leader's group) -> grace -> cgroup.kill or
+ *   KILL, rescanning the tree on every pass -> done only when the leader's
+ *   exit was seen and the boundary is empty; bounded by
+ *   REIN_SUP_KILL_BOUND_MS, after which the survivors are recorded and the
+ *   run is flagged cleanup_incomplete.
+ *
+ * The leader stays an unreaped zombie until its boundary is empty, so its
+ * pid, and with it the process group and session ids we signal, cannot be
+ * reused underneath us.  Every member signalled is verified by start time
+ * (ptree.h).
+ *
+ * When the leader exits on its own, whatever it left in its boundary
+ * (background jobs, daemons) is ended the same way: rein leaves nothing
+ * running.  The reason stays `exit`.
+ *
+ * Several supervisors may share one state dir.  Each is an owner with an
+ * flock'ed lock file and a lease renewed every REIN_SUP_HEARTBEAT_MS; a
+ * supervisor reconciles only runs whose owner's lock is free (the owner
+ * died), stealing them atomically before any signal is sent.
+ */
+#include "rein.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/env.h"
+#include "base/loop.h"
+#include "base/procfs.h"
+#include "base/ptree.h"
+#include "base/spawn.h"
+#include "base/spool.h"
+#include "supervise/contain.h"
+#include "supervise/events.h"
+#include "supervise/registry.h"
+#include "supervise/runstate.h"
+#include "supervise/sup.h"
+#include "term/ptyio.h"
+
+/* Bytes asked for per read of a run's output. */
+#define SUP_READ_BUF 65536
+/* How often the boundary is checked while a run is being ended. */
+#define SUP_CHECK_MS 20
+/* Descendants are scanned on output at most this often. */
+#define SUP_SCAN_MS 1000
+/* After the leader is reaped: drain output until EOF or this long. */
+#define SUP_DRAIN_MS 300
+/* The grace rein_sup_close gives every live run. */
+#define SUP_CLOSE_GRACE_MS 1000
+/* Reconcile: grace between TERM and KILL for orphans of a dead owner. */
+#define SUP_RECONCILE_GRACE_MS 500
+/* First id of an ephemeral supervisor (no registry). */
+#define SUP_EPHEMERAL_FIRST_ID 1000
+
+struct run {
+    rein_sup_t *sup;
+    struct run *next;
+    int64_t id;
+    rein_run_state_t state;
+    rein_reason_t reason;
+    rein_output_fn on_output;
+    rein_exit_fn on_exit;
+    void *data;
+    bool tty;
+    pid_t pid;
+    int pidfd;
+    uint64_t start_time;
+    int out_fd; /* PTY master or the pipe's read end */
+    int slave;  /* PTY slave, held until the leader is reaped */
+    int in_fd;  /* pipes: stdin's write end, or -1 */
+    buf_t pending_in; /* stdin bytes waiting for room */
+    contain_run_t *cr;
+    spool_t *log;
+    run_record_t rec; /* the registry row, kept in step */
+    bool exited, reaped, eof, killed, in_registry;
+    int exit_code, exit_signal;
+    int term_signal, grace_ms;
+    uint32_t no_output_ms;
+    uint64_t t_overall, t_noout, t_grace, t_check, t_drain;
+    uint64_t last_output_mono, last_scan_mono, kill_start_mono;
+    ptree_t known; /* every descendant seen: pid + start time */
+    events_heartbeat_t hb;
+    pid_t *survivors;
+    size_t n_survivors;
+    const char *kill_mode; /* for run_cleanup_kill_total{mode} */
+};
+
+struct rein_sup {
+    loop_t *loop;
+    registry_t *reg;
+    events_t *ev;
+    contain_t *contain;
+    char *state_dir, *logs_dir, *lock_path;
+    char owner[REGISTRY_OWNER_ID_LEN];
+    char boot_id[PROCFS_BOOT_ID_LEN];
+    int lock_fd;
+    struct run *runs;
+    int64_t next_ephemeral_id;
+    uint64_t t_heartbeat;
+    char *rbuf;
+    ptree_t strays; /* adopted orphans no run could claim */
+};
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Output bytes of the run so far (the spool counts them; ephemeral runs
+ * count in the record). */
+static uint64_t log_bytes(const struct run *r)
+{
+    return r->log ? spool_bytes(r->log) : r->rec.bytes;
+}
+
+static struct run *find_run(rein_sup_t *s, int64_t id)
+{
+    for (struct run *r = s->runs; r; r = r->next)
+        if (r->id == id)
+            return r;
+    return NULL;
+}
+
+/* ------------------------------------------------------- registry, events */
+
+/* Writes the run's row; a failure is remembered in an event, never fatal
+ * for a run already going (an unwritable registry refuses new runs only). */
+static void record(struct run *r)
+{
+    rein_sup_t *s = r->sup;
+    if (!s->reg || !r->in_registry)
+        return;
+    r->rec.state = (int)r->state;
+    r->rec.reason = (int)r->reason;
+    r->rec.bytes = log_bytes(r);
+    r->rec.updated_ms = wall_ms();
+    int rc = registry_run_update(s->reg, &r->rec);
+    if (rc < 0 && s->ev) {
+        json_t *x = json_pack("{s:s}", "error", rein_strerror(rc));
+        events_emit(s->ev, EVENTS_REGISTRY_ERROR, r->id, x);
+    }
+}
+
+static void counter(rein_sup_t *s, const char *name)
+{
+    if (s->reg)
+        registry_counter_add(s->reg, name, 1);
+}
+
+static void event(rein_sup_t *s, events_type_t type, int64_t id, json_t *x)
+{
+    if (s->ev)
+        events_emit(s->ev, type, id, x);
+    else
+        json_decref(x);
+}
+
+/* ---------------------------------------------------------- the boundary */
+
+/* Adds (pid, start) to the run's remembered descendants; true if new. */
+static bool remember(struct run *r, pid_t pid, uint64_t start)
+{
+    for (size_t i = 0; i < r->known.n; i++)
+        if (r->known.v[i].pid == pid && r->known.v[i].start_time == start)
+            return false;
+    ptree_t one = {&(ptree_member_t){pid, start}, 1};
+    if (ptree_merge(&r->known, &one) < 0)
+        return false;
+    if (r->sup->reg && pid != r->pid)
+        registry_descendant_add(r->sup->reg, r->id, pid, start);
+    if (pid != r->pid)
+        event(r->sup, EVENTS_DESCENDANT, r->id,
+              json_pack("{s:i,s:I}", "pid", (int)pid, "start_time",
+                        (json_int_t)start));
+    return true;
+}
+
+static void cancel_run(struct run *r, rein_reason_t why, int signo,
+                       int grace_ms);
+
+/* Remembers (pid, start) for the run; a new member that left the run's
+ * session or cgroup is an ownership escape, which ends the run. */
+static void consider(struct run *r, pid_t p, uint64_t start)
+{
+    if (!remember(r, p, start) || p == r->pid)
+        return;
+    if (r->cr && contain_run_escaped(r->cr, r->pid, p)) {
+        counter(r->sup, "run_ownership_escape_total");
+        event(r->sup, EVENTS_ESCAPE, r->id, json_pack("{s:i}", "pid", (int)p));
+        cancel_run(r, REIN_REASON_OWNERSHIP_ESCAPE, SIGTERM, r->grace_ms);
+    }
+}
+
+static void on_orphans(loop_t *l, void *data);
+
+/* Remembers every live descendant of the leader, every member of its
+ * session and of its cgroups, and (as a subreaper) the orphans re-parented
+ * to us, which no SIGCHLD announces. */
+static void scan(struct run *r)
+{
+    rein_sup_t *s = r->sup;
+    ptree_t t = {NULL, 0};
+    r->last_scan_mono = loop_now(s->loop);
+    if (!r->reaped && ptree_capture(r->pid, &t) == 0) {
+        for (size_t i = 0; i < t.n; i++)
+            consider(r, t.v[i].pid, t.v[i].start_time);
+        ptree_free(&t);
+    }
+    /* Members of the run's session that are no longer descendants
+     * (re-parented after their parent died) are still the run's. */
+    pid_t *all;
+    size_t n;
+    if (procfs_list_all(&all, &n) == 0) {
+        for (size_t i = 0; i < n; i++) {
+            procfs_stat_t st;
+            if (procfs_read_stat(all[i], &st) == 0 && st.session == r->pid &&
+                st.state != 'Z')
+                consider(r, all[i], st.start_time);
+        }
+        free(all);
+    }
+    if (r->cr && contain_run_pids(r->cr, &all, &n) == 0) {
+        for (size_t i = 0; i < n; i++) {
+            uint64_t st;
+            if (procfs_start_time(all[i], &st) == 0)
+                consider(r, all[i], st);
+        }
+        free(all);
+    }
+    if (contain_level(s->contain) >= CONTAIN_SUBREAPER)
+        on_orphans(s->loop, s);
+}
+
+/* True while anything of the run other than its (exited) leader lives. */
+static bool boundary_alive(struct run *r)
+{
+    if (!r->exited)
+        return true;
+    if (r->cr && (contain_run_cgroup(r->cr) || contain_run_pids_cgroup(r->cr)))
+        return contain_run_populated(r->cr); /* the kernel's own count */
+    scan(r);
+    for (size_t i = 0; i < r->known.n; i++)
+        if (r->known.v[i].pid != r->pid &&
+            procfs_alive(r->known.v[i].pid, r->known.v[i].start_time))
+            return true;
+    return false;
+}
+
+/* One signal to everything in the boundary: cgroup, remembered members
+ * (verified), and the leader's group while the leader pins it. */
+static void signal_boundary(struct run *r, int signo)
+{
+    if (r->cr)
+        contain_run_signal(r->cr, signo);
+    ptree_signal(&r->known, signo);
+    if (!r->reaped)
+        ptree_signal_group(r->pid, signo);
+}
+
+/* ------------------------------------------------------------ finishing */
+
+static void on_drain_end(loop_t *l, uint64_t id, void *data);
+static void read_output(struct run *r);
+
+static void finalize(struct run *r)
+{
+    rein_sup_t *s = r->sup;
+    if (runstate_step(&r->state, RUN_EV_CLEANED) != RUN_ACT_FINALIZE)
+        return;
+    loop_timer_del(s->loop, r->t_overall);
+    loop_timer_del(s->loop, r->t_noout);
+    loop_timer_del(s->loop, r->t_grace);
+    loop_timer_del(s->loop, r->t_check);
+    loop_timer_del(s->loop, r->t_drain);
+    r->t_overall = r->t_noout = r->t_grace = r->t_check = r->t_drain = 0;
+    if (r->out_fd >= 0) {
+        loop_io_del(s->loop, r->out_fd);
+        close(r->out_fd);
+        r->out_fd = -1;
+    }
+    if (r->in_fd >= 0) {
+        loop_io_del(s->loop, r->in_fd);
+        close(r->in_fd);
+        r->in_fd = -1;
+    }
+    if (r->log) {
+        r->rec.bytes = spool_bytes(r->log);
+        spool_close(r->log);
+        r->log = NULL;
+    }
+    r->rec.ended_ms = wall_ms();
+    r->rec.exit_code = r->exited ? r->exit_code : -1;
+    r->rec.signal = r->exit_signal;
+    r->rec.cleanup_incomplete = r->n_survivors > 0;
+    if (r->n_survivors) {
+        buf_t b = BUF_INIT;
+        for (size_t i = 0; i < r->n_survivors; i++)
+            buf_printf(&b, "%s%d", i ? "," : "", (int)r->survivors[i]);
+        free(r->rec.survivors);
+        r->rec.survivors = buf_detach(&b);
+    }
+    record(r);
+    char name[96];
+    snprintf(name, sizeof name, "run_exit_total{reason=\"%s\"}",
+             rein_reason_name(r->reason));
+    counter(s, name);
+    if (r->killed) {
+        snprintf(name, sizeof name, "run_cleanup_kill_total{mode=\"%s\"}",
+                 r->kill_mode ? r->kill_mode : "pgid");
+        counter(s, name);
+    }
+    event(s, EVENTS_EXIT, r->id,
+          json_pack("{s:s,s:i,s:i,s:I,s:b}", "reason",
+                    rein_reason_name(r->reason), "exit_code",
+                    r->rec.exit_code, "signal", r->exit_signal, "bytes",
+                    (json_int_t)r->rec.bytes, "cleanup_incomplete",
+                    r->n_survivors > 0));
+    if (r->cr) {
+        contain_run_free(r->cr);
+        r->cr = NULL;
+    }
+    if (r->on_exit) {
+        rein_run_info_t info;
+        rein_sup_info(s, r->id, &info);
+        r->on_exit(s, r->id, &info, r->data);
+    }
+}
+
+/* The boundary is empty (or we gave up): reap, drain, finalize. */
+static void wind_up(struct run *r)
+{
+    rein_sup_t *s = r->sup;
+    loop_timer_del(s->loop, r->t_check);
+    loop_timer_del(s->loop, r->t_grace);
+    r->t_check = r->t_grace = 0;
+    if (!r->reaped && r->exited) {
+        spawn_reap(r->pid, r->pidfd, NULL);
+        r->reaped = true;
+    }
+    if (r->slave >= 0) {
+        close(r->slave);
+        r->slave = -1;
+    }
+    if (r->pidfd >= 0) {
+        close(r->pidfd);
+        r->pidfd = -1;
+    }
+    read_output(r);
+    if (r->eof) {
+        finalize(r);
+        return;
+    }
+    /* Every writer should be gone; a survivor may still hold the pipe or
+     * terminal, so the drain is bounded. */
+    if (!r->t_drain)
+        loop_timer_add(s->loop, SUP_DRAIN_MS, on_drain_end, r, &r->t_drain);
+}
+
+static void on_drain_end(loop_t *l, uint64_t id, void *data)
+{
+    (void)l;
+    (void)id;
+    struct run *r = data;
+    r->t_drain = 0;
+    read_output(r);
+    finalize(r);
+}
+
+static void give_up(struct run *r)
+{
+    /* The bound passed with members alive (uninterruptible sleep, or a
+     * process we may not signal): record them and stop waiting. */
+    free(r->survivors);
+    r->survivors = NULL;
+    r->n_survivors = 0;
+    for (size_t i = 0; i < r->known.n; i++) {
+        const ptree_member_t *m = &r->known.v[i];
+        if (!procfs_alive(m->pid, m->start_time))
+            continue;
+        pid_t *v = realloc(r->survivors, (r->n_survivors + 1) * sizeof *v);
+        if (!v)
+            break;
+        r->survivors = v;
+        r->survivors[r->n_survivors++] = m->pid;
+    }
+    event(r->sup, EVENTS_CLEANUP, r->id,
+          json_pack("{s:b,s:i}", "incomplete", 1, "survivors",
+                    (int)r->n_survivors));
+    if (!r->exited) {
+        /* The leader itself survived: we cannot reap it without blocking. */
+        r->reaped = true;
+    }
+    wind_up(r);
+}
+
+static void on_check(loop_t *l, uint64_t id, void *data)
+{
+    (void)id;
+    struct run *r = data;
+    r->t_check = 0;
+    if (r->exited && !boundary_alive(r)) {
+        if (r->killed || r->t_grace)
+            event(r->sup, EVENTS_CLEANUP, r->id,
+                  json_pack("{s:b,s:s}", "incomplete", 0, "mode",
+                            r->kill_mode ? r->kill_mode : "pgid"));
+        wind_up(r);
+        return;
+    }
+    if (r->killed && loop_now(l) - r->kill_start_mono >=
+                         (uint64_t)REIN_SUP_KILL_BOUND_MS) {
+        give_up(r);
+        return;
+    }
+    if (r->killed) /* rescan and KILL again: new forks, stopped ones */
+        signal_boundary(r, SIGKILL);
+    loop_timer_add(l, SUP_CHECK_MS, on_check, r, &r->t_check);
+}
+
+static void on_grace_end(loop_t *l, uint64_t id, void *data)
+{
+    (void)id;
+    struct run *r = data;
+    r->t_grace = 0;
+    scan(r);
+    r->killed = true;
+    r->kill_start_mono = loop_now(l);
+    if (r->cr && contain_run_kill(r->cr) == 0)
+        r->kill_mode = "cgroup";
+    else
+        r->kill_mode = r->known.n > 1 ? "pid" : "pgid";
+    signal_boundary(r, SIGKILL);
+    loop_timer_del(l, r->t_check);
+    loop_timer_add(l, 0, on_check, r, &r->t_check);
+}
+
+/* Starts ending the run's boundary: signo + CONT, grace, KILL. */
+static void terminate(struct run *r, int signo, int grace_ms)
+{
+    rein_sup_t *s = r->sup;
+    scan(r);
+    signal_boundary(r, signo ? signo : SIGTERM);
+    signal_boundary(r, SIGCONT);
+    loop_timer_del(s->loop, r->t_grace);
+    loop_timer_add(s->loop, grace_ms < 0 ? 0 : (uint64_t)grace_ms,
+                   on_grace_end, r, &r->t_grace);
+    loop_timer_del(s->loop, r->t_check);
+    loop_timer_add(s->loop, SUP_CHECK_MS, on_check, r, &r->t_check);
+}
+
+static void cancel_run(struct run *r, rein_reason_t why, int signo,
+                       int grace_ms)
+{
+    if (r->state != REIN_RUN_RUNNING)
+        return; /* repeated cancels, or exiting already: no-ops */
+    runstate_set_reason(&r->reason, why);
+    if (runstate_step(&r->state, RUN_EV_CANCEL) != RUN_ACT_TERMINATE)
+        return;
+    record(r);
+    if (why == REIN_REASON_OVERALL_TIMEOUT)
+        counter(r->sup, "run_timeout_total{type=\"overall\"}");
+    else if (why == REIN_REASON_NO_OUTPUT_TIMEOUT)
+        counter(r->sup, "run_timeout_total{type=\"no_output\"}");
+    event(r->sup, EVENTS_CANCEL, r->id,
+          json_pack("{s:s,s:i,s:i}", "reason", rein_reason_name(why),
+                    "signal", signo ? signo : SIGTERM, "grace_ms", grace_ms));
+    terminate(r, signo, grace_ms);
+}
+
+/* ---------------------------------------------------------- run events */
+
+static void read_output(struct run *r)
+{
+    rein_sup_t *s = r->sup;
+    if (r->eof || r->out_fd < 0)
+        return;
+    bool got = false;
+    for (;;) {
+        ssize_t n = read(r->out_fd, s->rbuf, SUP_READ_BUF);
+        if (n > 0) {
+            got = true;
+            if (r->log)
+                spool_write(r->log, s->rbuf, (size_t)n);
+            else
+                r->rec.bytes += (uint64_t)n;
+            if (r->on_output)
+                r->on_output(s, r->id, s->rbuf, (size_t)n, r->data);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            break;
+        r->eof = true; /* EOF, or EIO: every writer of the terminal gone */
+        loop_io_del(s->loop, r->out_fd);
+        break;
+    }
+    if (!got)
+        return;
+    r->last_output_mono = loop_now(s->loop);
+    r->rec.last_output_ms = wall_ms();
+    if (s->ev)
+        events_output(s->ev, &r->hb, r->id, log_bytes(r),
+                      (int64_t)loop_now(s->loop));
+    if (r->state == REIN_RUN_RUNNING &&
+        loop_now(s->loop) - r->last_scan_mono >= SUP_SCAN_MS)
+        scan(r);
+}
+
+static void flush_stdin(struct run *r);
+
+static void on_io(loop_t *l, int fd, unsigned ev, void *data)
+{
+    (void)l;
+    struct run *r = data;
+    if (fd == r->out_fd && (ev & (LOOP_READ | LOOP_HUP)))
+        read_output(r);
+    if ((ev & LOOP_WRITE) && r->pending_in.len)
+        flush_stdin(r);
+    if (r->eof && r->reaped && r->state == REIN_RUN_EXITING && !r->t_check &&
+        !r->t_grace)
+        finalize(r);
+}
+
+static void on_child(loop_t *l, pid_t pid, const siginfo_t *info, void *data)
+{
+    (void)l;
+    (void)pid;
+    struct run *r = data;
+    r->exited = true;
+    if (info->si_code == CLD_EXITED) {
+        r->exit_code = info->si_status;
+    } else {
+        r->exit_signal = info->si_status;
+        r->exit_code = 128 + info->si_status;
+    }
+    runstate_set_reason(&r->reason, info->si_code == CLD_EXITED
+                                        ? REIN_REASON_EXIT
+                                        : REIN_REASON_SIGNAL);
+    run_action_t act = runstate_step(&r->state, RUN_EV_CHILD_EXIT);
+    if (act == RUN_ACT_CLEANUP) {
+        record(r);
+        loop_timer_del(r->sup->loop, r->t_overall);
+        loop_timer_del(r->sup->loop, r->t_noout);
+        r->t_overall = r->t_noout = 0;
+        if (boundary_alive(r))
+            terminate(r, SIGTERM, r->grace_ms); /* leftovers of the run */
+        else
+            wind_up(r);
+    }
+    /* While exiting, the check timer sees the exit on its next pass. */
+}
+
+static void on_overall(loop_t *l, uint64_t id, void *data)
+{
+    (void)l;
+    (void)id;
+    struct run *r = data;
+    r->t_overall = 0;
+    cancel_run(r, REIN_REASON_OVERALL_TIMEOUT, SIGTERM, r->grace_ms);
+}
+
+static void on_noout(loop_t *l, uint64_t id, void *data)
+{
+    (void)id;
+    struct run *r = data;
+    r->t_noout = 0;
+    /* One timer per run, re-armed lazily: output only moves a timestamp,
+     * so a chatty run costs no timer churn. */
+    uint64_t idle = loop_now(l) - r->last_output_mono;
+    if (idle >= r->no_output_ms) {
+        cancel_run(r, REIN_REASON_NO_OUTPUT_TIMEOUT, SIGTERM, r->grace_ms);
+        return;
+    }
+    loop_timer_add(l, r->no_output_ms - idle, on_noout, r, &r->t_noout);
+}
+
+/* --------------------------------------------------------------- spawn */
+
+static void run_free(struct run *r)
+{
+    if (!r)
+        return;
+    if (r->out_fd >= 0)
+        close(r->out_fd);
+    if (r->in_fd >= 0)
+        close(r->in_fd);
+    if (r->slave >= 0)
+        close(r->slave);
+    if (r->pidfd >= 0)
+        close(r->pidfd);
+    spool_close(r->log);
+    contain_run_free(r->cr);
+    ptree_free(&r->known);
+    buf_free(&r->pending_in);
+    run_record_clear(&r->rec);
+    free(r->survivors);
+    free(r);
+}
+
+static char *join_argv(const char *const *argv)
+{
+    buf_t b = BUF_INIT;
+    for (size_t i = 0; argv[i]; i++)
+        buf_printf(&b, "%s%s", i ? " " : "", argv[i]);
+    return buf_detach(&b);
+}
+
+static char *env_names(const char *const *env)
+{
+    buf_t b = BUF_INIT;
+    for (size_t i = 0; env && env[i]; i++) {
+        const char *eq = strchr(env[i], '=');
+        size_t len = eq ? (size_t)(eq - env[i]) : strlen(env[i]);
+        if (i)
+            buf_append_byte(&b, ',');
+        buf_append(&b, env[i], len); /* names only: values never stored */
+    }
+    return b.len ? buf_detach(&b) : (buf_free(&b), NULL);
+}
+
+/* Opens the run's I/O: a PTY, or a pipe for output (+ one for stdin). */
+static int open_io(struct run *r, const rein_run_opts_t *o, int *child_in,
+                   int *child_out)
+{
+    if (o->tty) {
+        unsigned cols = ptyio_clamp_cols(o->cols);
+        unsigned rows = ptyio_clamp_rows(o->rows);
+        int rc = ptyio_open(cols, rows, NULL, &r->out_fd, &r->slave);
+        if (rc < 0)
+            return rc;
+        *child_in = *child_out = r->slave;
+        return 0;
+    }
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return -errno;
+    r->out_fd = p[0];
+    *child_out = p[1];
+    *child_in = -1;
+    if (o->keep_stdin) {
+        int q[2];
+        if (pipe2(q, O_CLOEXEC) < 0) {
+            int e = -errno;
+            close(p[1]);
+            return e;
+        }
+        r->in_fd = q[1];
+        *child_in = q[0];
+    }
+    return 0;
+}
+
+int rein_sup_spawn(rein_sup_t *s, const rein_run_opts_t *o, int64_t *id)
+{
+    int rc, child_in = -1, child_out = -1;
+    env_t env = {NULL, 0};
+    spawn_step_t step = SPAWN_STEP_NONE;
+
+    if (!s || !o || !o->argv || !o->argv[0] || !id)
+        return -EINVAL;
+    struct run *r = calloc(1, sizeof *r);
+    if (!r)
+        return -ENOMEM;
+    r->sup = s;
+    r->out_fd = r->slave = r->in_fd = r->pidfd = -1;
+    r->state = REIN_RUN_STARTING;
+    r->tty = o->tty;
+    r->on_output = o->on_output;
+    r->on_exit = o->on_exit;
+    r->data = o->data;
+    r->grace_ms = o->grace_ms < 0 ? REIN_SUP_GRACE_MS : o->grace_ms;
+    r->no_output_ms = o->no_output_timeout_ms;
+    r->exit_code = -1;
+
+    /* The registry row first: a run that cannot be recorded is refused. */
+    run_record_t *rec = &r->rec;
+    rec->exit_code = -1;
+    memcpy(rec->owner, s->owner, sizeof rec->owner);
+    memcpy(rec->boot_id, s->boot_id, sizeof rec->boot_id);
+    snprintf(rec->containment, sizeof rec->containment, "%s",
+             contain_level_name(contain_level(s->contain)));
+    rec->tty = o->tty;
+    rec->state = REIN_RUN_STARTING;
+    rec->created_ms = wall_ms();
+    rec->command = join_argv(o->argv);
+    rec->env_names = env_names(o->env);
+    char cwd[PATH_MAX];
+    rec->cwd = strdup(o->cwd ? o->cwd : (getcwd(cwd, sizeof cwd) ? cwd : "?"));
+    if (!rec->command || !rec->cwd) {
+        rc = -ENOMEM;
+        goto fail;
+    }
+    if (s->reg) {
+        rc = registry_run_insert(s->reg, rec);
+        if (rc < 0) {
+            rc = REIN_EREGISTRY;
+            goto fail;
+        }
+        r->in_registry = true;
+    } else {
+        rec->id = s->next_ephemeral_id++;
+    }
+    r->id = rec->id;
+
+    if ((rc = contain_run_new(s->contain, r->id, o->pids_max, &r->cr)) < 0)
+        goto spawn_failed;
+    if (contain_run_cgroup(r->cr))
+        rec->cgroup = strdup(contain_run_cgroup(r->cr));
+    if (contain_run_pids_cgroup(r->cr))
+        rec->pids_cgroup = strdup(contain_run_pids_cgroup(r->cr));
+    if (s->logs_dir) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%lld.log", s->logs_dir,
+                 (long long)r->id);
+        if ((rc = spool_open(path, 0, &r->log)) < 0)
+            goto spawn_failed;
+        rec->log_path = strdup(path);
+    }
+    if ((rc = open_io(r, o, &child_in, &child_out)) < 0)
+        goto spawn_failed;
+    if ((rc = env_init(&env, NULL)) < 0 ||
+        (rc = env_put_all(&env, o->env)) < 0)
+        goto spawn_failed;
+    if (o->tty && (rc = env_default(&env, "TERM", "xterm-256color")) < 0)
+        goto spawn_failed;
+
+    spawn_opts_t so;
+    spawn_opts_init(&so);
+    so.file = o->argv[0];
+    so.argv = o->argv;
+    so.envp = (const char *const *)env.v;
+    so.cwd = o->cwd;
+    so.fd_in = child_in;
+    so.fd_out = so.fd_err = child_out;
+    so.ctty_fd = o->tty ? r->slave : -1;
+    so.group = SPAWN_SESSION;
+    so.want_pidfd = loop_uses_pidfd(s->loop);
+    int join[CONTAIN_MAX_JOIN_FDS];
+    so.n_join_fds = contain_run_join_fds(r->cr, join, CONTAIN_MAX_JOIN_FDS);
+    so.join_fds = join;
+    rc = spawn_start(&so, &r->pid, &r->pidfd, &step);
+    if (!o->tty) {
+        if (child_out >= 0)
+            close(child_out);
+        if (child_in >= 0)
+            close(child_in);
+    }
+    if (rc < 0)
+        goto spawn_failed;
+
+    procfs_start_time(r->pid, &r->start_time);
+    rec->pid = r->pid;
+    rec->start_time = r->start_time;
+    rec->pgid = rec->sid = r->pid;
+    rec->started_ms = wall_ms();
+    remember(r, r->pid, r->start_time);
+
+    /* `running` only once the registry has it. */
+    if (runstate_step(&r->state, RUN_EV_SPAWNED) != RUN_ACT_START) {
+        rc = REIN_EINTERNAL;
+        goto kill_child;
+    }
+    if (s->reg) {
+        rec->state = REIN_RUN_RUNNING;
+        rec->updated_ms = wall_ms();
+        if (registry_run_update(s->reg, rec) < 0) {
+            rc = REIN_EREGISTRY;
+            goto kill_child;
+        }
+    }
+    fcntl(r->out_fd, F_SETFL, fcntl(r->out_fd, F_GETFL) | O_NONBLOCK);
+    if (r->in_fd >= 0)
+        fcntl(r->in_fd, F_SETFL, fcntl(r->in_fd, F_GETFL) | O_NONBLOCK);
+    r->last_output_mono = r->last_scan_mono = loop_clock_ms();
+    if ((rc = loop_io_add(s->loop, r->out_fd, LOOP_READ, on_io, r)) < 0 ||
+        (rc = loop_child_add(s->loop, r->pid, r->pidfd, on_child, r)) < 0)
+        goto kill_child;
+    if (o->timeout_ms)
+        loop_timer_add(s->loop, o->timeout_ms, on_overall, r, &r->t_overall);
+    if (o->no_output_timeout_ms)
+        loop_timer_add(s->loop, o->no_output_timeout_ms, on_noout, r,
+                       &r->t_noout);
+    counter(s, "run_spawn_total");
+    event(s, EVENTS_SPAWN, r->id,
+          json_pack("{s:i,s:s,s:s,s:b,s:s?}", "pid", (int)r->pid, "command",
+                    rec->command, "containment", rec->containment, "tty",
+                    o->tty, "cgroup", rec->cgroup));
+    env_free(&env);
+    r->next = s->runs;
+    s->runs = r;
+    *id = r->id;
+    return 0;
+
+kill_child:
+    /* Spawned, but it cannot be owned properly: end it at once. */
+    ptree_signal_group(r->pid, SIGKILL);
+    if (r->cr)
+        contain_run_kill(r->cr);
+    spawn_reap(r->pid, r->pidfd, NULL);
+    r->reaped = true;
+    goto fail_recorded;
+spawn_failed:
+    runstate_step(&r->state, RUN_EV_SPAWN_FAILED);
+fail_recorded:
+    r->state = REIN_RUN_EXITED;
+    r->reason = REIN_REASON_SPAWN_ERROR;
+    rec->ended_ms = wall_ms();
+    record(r);
+    counter(s, "run_exit_total{reason=\"spawn-error\"}");
+    event(s, EVENTS_EXIT, r->id,
+          json_pack("{s:s,s:s,s:s}", "reason", "spawn-error", "error",
+                    rein_strerror(rc), "step", spawn_step_name(step)));
+fail:
+    env_free(&env);
+    run_free(r);
+    return rc;
+}
+
+/* ------------------------------------------------------------ controls */
+
+static void flush_stdin(struct run *r)
+{
+    int fd = r->tty ? r->out_fd : r->in_fd;
+    sigset_t pipe_set, old;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    /* A closed reader must come back as EPIPE, never kill the host. */
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    while (r->pending_in.len) {
+        ssize_t n = write(fd, r->pending_in.p, r->pending_in.len);
+        if (n > 0) {
+            buf_consume(&r->pending_in, (size_t)n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EPIPE) {
+            struct timespec zero = {0, 0};
+            sigtimedwait(&pipe_set, NULL, &zero);
+            buf_reset(&r->pending_in);
+        }
+        break;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    unsigned want = LOOP_READ | (r->pending_in.len ? LOOP_WRITE : 0);
+    if (r->tty) {
+        loop_io_mod(r->sup->loop, fd, want);
+    } else if (r->pending_in.len) {
+        if (loop_io_add(r->sup->loop, fd, LOOP_WRITE, on_io, r) == -EEXIST)
+            loop_io_mod(r->sup->loop, fd, LOOP_WRITE);
+    } else {
+        loop_io_del(r->sup->loop, fd);
+    }
+}
+
+int rein_sup_write(rein_sup_t *s, int64_t id, const void *data, size_t len)
+{
+    struct run *r = find_run(s, id);
+    if (!r)
+        return REIN_ENORUN;
+    if (r->state != REIN_RUN_RUNNING)
+        return REIN_ENOTRUNNING;
+    int fd = r->tty ? r->out_fd : r->in_fd;
+    if (fd < 0)
+        return -EPIPE;
+    if (!r->pending_in.len) {
+        /* Write what fits now; the rest waits for room on the loop. */
+        sigset_t pipe_set, old;
+        sigemptyset(&pipe_set);
+        sigaddset(&pipe_set, SIGPIPE);
+        pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+        ssize_t n;
+        do
+            n = write(fd, data, len);
+        while (n < 0 && errno == EINTR);
+        int e = errno;
+        if (n < 0 && e == EPIPE) {
+            struct timespec zero = {0, 0};
+            sigtimedwait(&pipe_set, NULL, &zero);
+        }
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (n < 0 && e != EAGAIN)
+            return -e;
+        size_t done = n > 0 ? (size_t)n : 0;
+        data = (const char *)data + done;
+        len -= done;
+    }
+    if (len) {
+        if (buf_append(&r->pending_in, data, len) < 0)
+            return -ENOMEM;
+        flush_stdin(r);
+    }
+    return 0;
+}
+
+int rein_sup_close_stdin(rein_sup_t *s, int64_t id)
+{
+    struct run *r = find_run(s, id);
+    if (!r)
+        return REIN_ENORUN;
+    if (r->tty) {
+        /* A terminal has no EOF of its own: send the EOF character. */
+        struct termios t;
+        char eof = 4;
+        if (tcgetattr(r->out_fd, &t) == 0 && t.c_cc[VEOF])
+            eof = (char)t.c_cc[VEOF];
+        return rein_sup_write(s, id, &eof, 1);
+    }
+    if (r->in_fd < 0)
+        return 0;
+    loop_io_del(s->loop, r->in_fd);
+    close(r->in_fd);
+    r->in_fd = -1;
+    buf_reset(&r->pending_in);
+    return 0;
+}
+
+int rein_sup_resize(rein_sup_t *s, int64_t id, unsigned cols, unsigned rows)
+{
+    struct run *r = find_run(s, id);
+    if (!r)
+        return REIN_ENORUN;
+    if (!r->tty || r->out_fd < 0)
+        return -ENOTTY;
+    return ptyio_resize(r->out_fd, ptyio_clamp_cols(cols),
+                        ptyio_clamp_rows(rows));
+}
+
+int rein_sup_signal(rein_sup_t *s, int64_t id, int signo)
+{
+    struct run *r = find_run(s, id);
+    if (!r)
+        return REIN_ENORUN;
+    if (r->state != REIN_RUN_RUNNING || r->reaped)
+        return REIN_ENOTRUNNING;
+    pid_t pg = r->pid;
+    if (r->tty) {
+        /* The terminal's foreground group, if it is one of the run's. */
+        pid_t fg = tcgetpgrp(r->out_fd);
+        procfs_stat_t st;
+        if (fg > 1 && procfs_read_stat(fg, &st) == 0 && st.session == r->pid)
+            pg = fg;
+    }
+    return ptree_signal_group(pg, signo);
+}
+
+int rein_sup_cancel(rein_sup_t *s, int64_t id, int signo, int grace_ms)
+{
+    struct run *r = find_run(s, id);
+    if (!r)
+        return REIN_ENORUN;
+    if (signo < 0 || signo >= NSIG)
+        return -EINVAL;
+    cancel_run(r, REIN_REASON_MANUAL_CANCEL, signo ? signo : SIGTERM,
+               grace_ms < 0 ? r->grace_ms : grace_ms);
+    return 0;
+}
+
+int rein_sup_info(rein_sup_t *s, int64_t id, rein_run_info_t *out)
+{
+    struct run *r = find_run(s, id);
+    if (!r)
+        return REIN_ENORUN;
+    memset(out, 0, sizeof *out);
+    out->id = r->id;
+    out->pid = r->pid;
+    out->pgid = out->sid = r->pid;
+    out->state = r->state;
+    out->reason = r->reason;
+    out->exit_code = r->exited ? r->exit_code : -1;
+    out->signal = r->exit_signal;
+    out->tty = r->tty;
+    out->containment = r->rec.containment;
+    out->cgroup = r->rec.cgroup;
+    out->log_path = r->rec.log_path;
+    out->bytes = r->log ? spool_bytes(r->log) : r->rec.bytes;
+    out->started_ms = r->rec.started_ms;
+    out->ended_ms = r->rec.ended_ms;
+    out->last_output_ms = r->rec.last_output_ms;
+    out->cleanup_incomplete = r->n_survivors > 0;
+    out->n_survivors = r->n_survivors;
+    out->survivors = r->survivors;
+    return 0;
+}
+
+int rein_sup_forget(rein_sup_t *s, int64_t id)
+{
+    for (struct run **pp = &s->runs; *pp; pp = &(*pp)->next) {
+        struct run *r = *pp;
+        if (r->id != id)
+            continue;
+        if (r->state != REIN_RUN_EXITED)
+            return -EBUSY;
+        *pp = r->next;
+        run_free(r);
+        return 0;
+    }
+    return REIN_ENORUN;
+}
+
+/* ------------------------------------------------------ adopted orphans */
+
+/* Which run an adopted orphan belongs to: one that remembers it, shares
+ * its session, or holds it in its cgroup. */
+static struct run *attribute(rein_sup_t *s, pid_t pid, const procfs_stat_t *st)
+{
+    char cg[PATH_MAX];
+    bool have_cg = contain_cgroup_of(pid, cg, sizeof cg) == 0;
+    for (struct run *r = s->runs; r; r = r->next) {
+        if (r->state == REIN_RUN_EXITED)
+            continue;
+        for (size_t i = 0; i < r->known.n; i++)
+            if (r->known.v[i].pid == pid &&
+                r->known.v[i].start_time == st->start_time)
+                return r;
+        if (st->session == r->pid)
+            return r;
+        if (have_cg && r->rec.cgroup && !strcmp(cg, r->rec.cgroup))
+            return r;
+    }
+    /* An orphan comes to a subreaper only from its own descendants: with
+     * one live run, it is that run's (a fast double fork, seen by no scan
+     * and in no cgroup).  With several, it stays a stray, ended at close. */
+    struct run *only = NULL;
+    for (struct run *r = s->runs; r; r = r->next)
+        if (r->state != REIN_RUN_EXITED) {
+            if (only)
+                return NULL;
+            only = r;
+        }
+    return only;
+}
+
+static bool is_leader(rein_sup_t *s, pid_t pid)
+{
+    for (struct run *r = s->runs; r; r = r->next)
+        if (r->pid == pid && !r->reaped)
+            return true;
+    return false;
+}
+
+/* After SIGCHLD: children of ours that are no run's leader are orphans a
+ * run's process left behind (we are a subreaper).  Claim them for their
+ * run (an escape if they left its session), reap the dead ones. */
+static void on_orphans(loop_t *l, void *data)
+{
+    (void)l;
+    rein_sup_t *s = data;
+    pid_t *kids;
+    size_t n;
+    if (procfs_children(getpid(), &kids, &n) < 0)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        pid_t p = kids[i];
+        procfs_stat_t st;
+        /* Runs live in sessions of their own: a child in our session is
+         * the host's own business, never touched here. */
+        if (is_leader(s, p) || procfs_read_stat(p, &st) < 0 ||
+            st.session == getsid(0))
+            continue;
+        if (st.state == 'Z') {
+            siginfo_t info;
+            waitid(P_PID, (id_t)p, &info, WEXITED | WNOHANG);
+            continue;
+        }
+        struct run *r = attribute(s, p, &st);
+        if (r) {
+            consider(r, p, st.start_time);
+        } else {
+            ptree_t one = {&(ptree_member_t){p, st.start_time}, 1};
+            ptree_merge(&s->strays, &one);
+        }
+    }
+    free(kids);
+}
+
+/* --------------------------------------------------------- owner, lease */
+
+static void on_heartbeat(loop_t *l, uint64_t id, void *data)
+{
+    (void)id;
+    rein_sup_t *s = data;
+    s->t_heartbeat = 0;
+    if (s->reg) {
+        registry_owner_renew(s->reg, s->owner, wall_ms() + REIN_SUP_LEASE_MS);
+        for (struct run *r = s->runs; r; r = r->next)
+            if (r->state == REIN_RUN_RUNNING)
+                record(r); /* bytes and last output, at heartbeat pace */
+    }
+    loop_timer_add(l, REIN_SUP_HEARTBEAT_MS, on_heartbeat, s,
+                   &s->t_heartbeat);
+}
+
+static int make_owner_id(char out[REGISTRY_OWNER_ID_LEN])
+{
+    unsigned char raw[(REGISTRY_OWNER_ID_LEN - 1) / 2];
+    if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
+        return -errno;
+    for (size_t i = 0; i < sizeof raw; i++)
+        snprintf(out + 2 * i, 3, "%02x", raw[i]);
+    return 0;
+}
+
+/* Creates and locks this owner's lock file; the lock lives as long as the
+ * process (or until close), which is how others know we are alive. */
+static int take_lock(rein_sup_t *s)
+{
+    char dir[PATH_MAX], path[PATH_MAX];
+    int n = snprintf(dir, sizeof dir, "%s/owners", s->state_dir);
+    if (n < 0 || (size_t)n >= sizeof dir)
+        return -ENAMETOOLONG;
+    int rc = spool_mkdir_private(dir);
+    if (rc < 0)
+        return rc;
+    n = snprintf(path, sizeof path, "%s/%s.lock", dir, s->owner);
+    if (n < 0 || (size_t)n >= sizeof path)
+        return -ENAMETOOLONG;
+    s->lock_fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (s->lock_fd < 0)
+        return -errno;
+    if (flock(s->lock_fd, LOCK_EX | LOCK_NB) < 0)
+        return -errno;
+    s->lock_path = strdup(path);
+    return s->lock_path ? 0 : -ENOMEM;
+}
+
+/* ------------------------------------------------------------ reconcile */
+
+/* Whether owner o is dead: its lock is free (we then hold it in *lockfd),
+ * or, where the lock file is gone, its lease expired. */
+static bool owner_dead(const owner_record_t *o, int *lockfd)
+{
+    *lockfd = -1;
+    int fd = o->lock_path ? open(o->lock_path, O_RDWR | O_CLOEXEC) : -1;
+    if (fd < 0)
+        return o->lease_expires_ms < wall_ms();
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        close(fd);
+        return false; /* EWOULDBLOCK: alive */
+    }
+    *lockfd = fd;
+    return true;
+}
+
+/* Ends the verified remains of a dead owner's run.  True when the run's
+ * identity matched (and so it was ours to end). */
+static bool reap_orphan_run(rein_sup_t *s, run_record_t *rec, ptree_t *all)
+{
+    if (strcmp(rec->boot_id, s->boot_id) != 0 || rec->pid <= 1)
+        return false;
+    uint64_t st;
+    bool leader = procfs_start_time(rec->pid, &st) == 0 &&
+                  st == rec->start_time;
+    ptree_t desc = {NULL, 0};
+    if (s->reg)
+        registry_descendants(s->reg, rec->id, &desc);
+    bool any = leader || ptree_count_alive(&desc) > 0;
+    contain_run_t *cr;
+    if (contain_run_attach(s->contain, rec->cgroup, rec->pids_cgroup, &cr) ==
+        0) {
+        /* The run's own cgroup: everything inside is the run's. */
+        if (contain_run_populated(cr)) {
+            contain_run_kill(cr);
+            any = true;
+        }
+        contain_run_free(cr);
+    }
+    if (!any) {
+        ptree_free(&desc);
+        return false;
+    }
+    if (leader) {
+        ptree_t t;
+        if (ptree_capture(rec->pid, &t) == 0) {
+            ptree_merge(all, &t);
+            ptree_free(&t);
+        }
+    }
+    ptree_merge(all, &desc);
+    ptree_free(&desc);
+    return true;
+}
+
+int rein_sup_reconcile(rein_sup_t *s, rein_reconcile_stats_t *out)
+{
+    rein_reconcile_stats_t st = {0, 0, 0, 0, 0};
+    owner_record_t *owners = NULL;
+    size_t n_owners = 0;
+    ptree_t doomed = {NULL, 0};
+    int rc;
+    if (!s->reg)
+        goto done;
+    if ((rc = registry_owner_list(s->reg, &owners, &n_owners)) < 0)
+        return rc;
+    for (size_t i = 0; i < n_owners; i++) {
+        owner_record_t *o = &owners[i];
+        int lockfd;
+        if (!strcmp(o->id, s->owner))
+            continue;
+        if (!owner_dead(o, &lockfd)) {
+            st.skipped_alive++;
+            event(s, EVENTS_RECONCILE, 0,
+                  json_pack("{s:s,s:s}", "owner", o->id, "decision",
+                            "owner-alive"));
+            continue;
+        }
+        st.owners_dead++;
+        size_t moved = 0;
+        /* The steal is recorded before any signal is sent. */
+        if (registry_steal(s->reg, o->id, s->owner, &moved) == 0 && moved) {
+            st.runs_stolen += moved;
+            event(s, EVENTS_LEASE_STEAL, 0,
+                  json_pack("{s:s,s:s,s:i}", "from", o->id, "to", s->owner,
+                            "runs", (int)moved));
+        }
+        if (lockfd >= 0) {
+            unlink(o->lock_path);
+            close(lockfd);
+        }
+    }
+
+    /* Every non-exited run now ours but not in memory was a dead owner's. */
+    run_record_t *runs = NULL;
+    size_t n = 0;
+    if ((rc = registry_run_list(s->reg, false, &runs, &n)) < 0)
+        goto fail;
+    bool *orphan = calloc(n ? n : 1, sizeof *orphan);
+    if (!orphan) {
+        run_record_list_free(runs, n);
+        rc = -ENOMEM;
+        goto fail;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(runs[i].owner, s->owner) && !find_run(s, runs[i].id))
+            orphan[i] = reap_orphan_run(s, &runs[i], &doomed);
+    /* One grace for all of them: TERM + CONT, wait, KILL what is left. */
+    if (doomed.n) {
+        ptree_signal(&doomed, SIGTERM);
+        ptree_signal(&doomed, SIGCONT);
+        uint64_t t0 = loop_clock_ms();
+        while (ptree_count_alive(&doomed) &&
+               loop_clock_ms() - t0 < SUP_RECONCILE_GRACE_MS)
+            poll(NULL, 0, SUP_CHECK_MS);
+        ptree_signal(&doomed, SIGKILL);
+    }
+    for (size_t i = 0; i < n; i++) {
+        run_record_t *rec = &runs[i];
+        if (strcmp(rec->owner, s->owner) != 0 || find_run(s, rec->id))
+            continue;
+        rec->state = REIN_RUN_EXITED;
+        rec->reason = orphan[i] ? REIN_REASON_ORPHAN_REAPED : REIN_REASON_LOST;
+        rec->ended_ms = rec->updated_ms = wall_ms();
+        registry_run_update(s->reg, rec);
+        if (orphan[i]) {
+            st.orphans_reaped++;
+            counter(s, "run_reconcile_orphans_total");
+            counter(s, "run_exit_total{reason=\"orphan-reaped\"}");
+        } else {
+            st.lost++;
+            counter(s, "run_exit_total{reason=\"lost\"}");
+        }
+        event(s, EVENTS_RECONCILE, rec->id,
+              json_pack("{s:s,s:i}", "decision",
+                        rein_reason_name((rein_reason_t)rec->reason), "pid",
+                        (int)rec->pid));
+    }
+    free(orphan);
+    run_record_list_free(runs, n);
+done:
+    for (size_t i = 0; i < n_owners; i++)
+        owner_record_clear(&owners[i]);
+    free(owners);
+    ptree_free(&doomed);
+    if (out)
+        *out = st;
+    return 0;
+fail:
+    for (size_t i = 0; i < n_owners; i++)
+        owner_record_clear(&owners[i]);
+    free(owners);
+    ptree_free(&doomed);
+    return rc;
+}
+
+/* ------------------------------------------------------- open and close */
+
+int rein_sup_open(const rein_sup_opts_t *o, rein_sup_t **out)
+{
+    rein_sup_opts_t dflt = {NULL, NULL, false, false};
+    int rc;
+    if (!o)
+        o = &dflt;
+    rein_sup_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return -ENOMEM;
+    s->lock_fd = -1;
+    s->next_ephemeral_id = SUP_EPHEMERAL_FIRST_ID;
+    if (!(s->rbuf = malloc(SUP_READ_BUF))) {
+        rc = -ENOMEM;
+        goto fail;
+    }
+    if ((rc = loop_new(&s->loop)) < 0 || (rc = procfs_boot_id(s->boot_id)) < 0 ||
+        (rc = make_owner_id(s->owner)) < 0)
+        goto fail;
+    if ((rc = contain_open(o->containment, &s->contain)) < 0) {
+        rc = rc == -ENOTSUP ? REIN_ECONTAIN : rc;
+        goto fail;
+    }
+    if (contain_level(s->contain) >= CONTAIN_SUBREAPER &&
+        (rc = loop_orphan_watch(s->loop, on_orphans, s)) < 0)
+        goto fail;
+    if (!o->ephemeral) {
+        char dir[PATH_MAX];
+        if (o->state_dir)
+            snprintf(dir, sizeof dir, "%s", o->state_dir);
+        else if ((rc = registry_state_dir(dir, sizeof dir)) < 0)
+            goto fail;
+        if (!(s->state_dir = strdup(dir))) {
+            rc = -ENOMEM;
+            goto fail;
+        }
+        char logs[PATH_MAX];
+        snprintf(logs, sizeof logs, "%s/logs", s->state_dir);
+        if ((rc = spool_mkdir_private(logs)) < 0)
+            goto fail;
+        if (!(s->logs_dir = strdup(logs))) {
+            rc = -ENOMEM;
+            goto fail;
+        }
+        if ((rc = registry_open(s->state_dir, &s->reg)) < 0 ||
+            (rc = take_lock(s)) < 0 ||
+            (rc = events_open(s->state_dir, s->owner, &s->ev)) < 0)
+            goto fail;
+        owner_record_t me;
+        memset(&me, 0, sizeof me);
+        memcpy(me.id, s->owner, sizeof me.id);
+        me.pid = getpid();
+        procfs_start_time(me.pid, &me.start_time);
+        memcpy(me.boot_id, s->boot_id, sizeof me.boot_id);
+        me.lock_path = s->lock_path;
+        me.started_ms = wall_ms();
+        me.lease_expires_ms = me.started_ms + REIN_SUP_LEASE_MS;
+        if ((rc = registry_owner_add(s->reg, &me)) < 0)
+            goto fail;
+        loop_timer_add(s->loop, REIN_SUP_HEARTBEAT_MS, on_heartbeat, s,
+                       &s->t_heartbeat);
+        if (!o->no_reconcile && (rc = rein_sup_reconcile(s, NULL)) < 0)
+            goto fail;
+    }
+    *out = s;
+    return 0;
+fail:
+    rein_sup_close(s);
+    return rc;
+}
+
+int rein_sup_fd(const rein_sup_t *s)
+{
+    return loop_fd(s->loop);
+}
+
+int rein_sup_run_once(rein_sup_t *s, int timeout_ms)
+{
+    return loop_run_once(s->loop, timeout_ms);
+}
+
+static bool any_live(rein_sup_t *s)
+{
+    for (struct run *r = s->runs; r; r = r->next)
+        if (r->state != REIN_RUN_EXITED)
+            return true;
+    return false;
+}
+
+void rein_sup_close(rein_sup_t *s)
+{
+    if (!s)
+        return;
+    if (s->loop) {
+        for (struct run *r = s->runs; r; r = r->next)
+            cancel_run(r, REIN_REASON_MANUAL_CANCEL, SIGTERM,
+                       SUP_CLOSE_GRACE_MS);
+        uint64_t t0 = loop_clock_ms();
+        while (any_live(s) &&
+               loop_clock_ms() - t0 <
+                   (uint64_t)(SUP_CLOSE_GRACE_MS + REIN_SUP_KILL_BOUND_MS +
+                              SUP_DRAIN_MS))
+            loop_run_once(s->loop, SUP_CHECK_MS);
+        /* Strays no run claimed are still ours: nothing outlives rein. */
+        ptree_signal(&s->strays, SIGKILL);
+    }
+    while (s->runs) {
+        struct run *r = s->runs;
+        s->runs = r->next;
+        run_free(r);
+    }
+    ptree_free(&s->strays);
+    if (s->lock_fd >= 0) {
+        if (s->lock_path)
+            unlink(s->lock_path);
+        close(s->lock_fd);
+    }
+    events_close(s->ev);
+    registry_close(s->reg);
+    contain_free(s->contain);
+    loop_free(s->loop);
+    free(s->state_dir);
+    free(s->logs_dir);
+    free(s->lock_path);
+    free(s->rbuf);
+    free(s);
+}
+
+/* The loop behind a supervisor, for front ends (the MCP server) that add
+ * their own fds and timers to it. */
+loop_t *sup_loop(rein_sup_t *s)
+{
+    return s->loop;
+}

@@ -1,0 +1,428 @@
+/*
+ * test_sup.c — the supervisor against real processes: the seed's OS matrix
+ * (direct exit, manual cancel, overall and no-output timeouts, intermittent
+ * PTY output, a shell-wrapper tree) for PTY and pipe runs at every
+ * containment level, and the failure cases: exit racing a timeout,
+ * duplicate cancels, a setsid daemon, a background job of an interactive
+ * shell, a TERM-ignoring child, a stopped child, a fork bomb.  Crash and
+ * reconcile cases live in test_reconcile.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/procfs.h"
+#include "harness.h"
+#include "supervise/registry.h"
+
+static const char *const levels[] = {"cgroup", "subreaper", "pgid"};
+#define NLEVELS 3
+
+/* One run observed from the outside. */
+struct obs {
+    buf_t out;
+    int exits;
+    rein_run_info_t info;
+    int64_t id;
+};
+
+static void on_out(rein_sup_t *s, int64_t id, const void *d, size_t n,
+                   void *ud)
+{
+    (void)s;
+    (void)id;
+    buf_append(&((struct obs *)ud)->out, d, n);
+}
+
+static void on_exit_cb(rein_sup_t *s, int64_t id, const rein_run_info_t *i,
+                       void *ud)
+{
+    (void)s;
+    (void)id;
+    struct obs *o = ud;
+    o->exits++;
+    o->info = *i;
+}
+
+static rein_sup_t *open_sup(const char *level, bool ephemeral)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/state", test_tmpdir());
+    rein_sup_opts_t so = {.state_dir = dir, .containment = level,
+                          .ephemeral = ephemeral};
+    rein_sup_t *s;
+    int rc = rein_sup_open(&so, &s);
+    if (rc == REIN_ECONTAIN)
+        SKIP_FACILITY(level, "containment level %s unavailable", level);
+    ASSERT_OK(rc);
+    return s;
+}
+
+static int64_t spawn(rein_sup_t *s, struct obs *o, bool tty, const char *cmd,
+                     rein_run_opts_t *extra)
+{
+    const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+    rein_run_opts_t ro = extra ? *extra : (rein_run_opts_t){.grace_ms = -1};
+    ro.argv = argv;
+    ro.tty = tty;
+    if (!ro.cwd)
+        ro.cwd = test_tmpdir(); /* files a command writes stay in the test */
+    ro.on_output = on_out;
+    ro.on_exit = on_exit_cb;
+    ro.data = o;
+    ASSERT_OK(rein_sup_spawn(s, &ro, &o->id));
+    return o->id;
+}
+
+/* Runs the loop until the run exited or its output contains `text`. */
+static void drive(rein_sup_t *s, struct obs *o, const char *text,
+                  uint64_t limit_ms)
+{
+    uint64_t t0 = test_now_ms();
+    while (!o->exits && !(text && o->out.p && strstr(o->out.p, text))) {
+        ASSERT_INT(test_now_ms() - t0, <, limit_ms);
+        ASSERT_INT(rein_sup_run_once(s, 100), >=, 0);
+    }
+}
+
+static void obs_free(struct obs *o)
+{
+    buf_free(&o->out);
+}
+
+TEST_T(sup_direct_exit_every_level_and_mode, 120)
+{
+    for (int l = 0; l < NLEVELS; l++)
+        for (int tty = 0; tty < 2; tty++) {
+            rein_sup_t *s = open_sup(levels[l], false);
+            struct obs o = {0};
+            spawn(s, &o, tty, "echo hello; exit 3", NULL);
+            ASSERT_INT(o.id, >=, 1000);
+            drive(s, &o, NULL, 10000);
+            ASSERT_EQ(o.exits, 1);
+            ASSERT_EQ(o.info.state, REIN_RUN_EXITED);
+            ASSERT_EQ(o.info.reason, REIN_REASON_EXIT);
+            ASSERT_EQ(o.info.exit_code, 3);
+            ASSERT_STR(o.info.containment, levels[l]);
+            ASSERT_CONTAINS(o.out.p, "hello");
+            /* The log holds every byte the callback saw. */
+            ASSERT_TRUE(o.info.log_path != NULL);
+            FILE *f = fopen(o.info.log_path, "r");
+            ASSERT_TRUE(f != NULL);
+            char buf[256];
+            size_t n = fread(buf, 1, sizeof buf, f);
+            fclose(f);
+            ASSERT_MEM(buf, n, o.out.p, o.out.len);
+            struct stat st;
+            ASSERT_OK(stat(o.info.log_path, &st));
+            ASSERT_EQ(st.st_mode & 0777, 0600);
+            /* The registry agrees. */
+            registry_t *reg;
+            run_record_t rec;
+            char dir[PATH_MAX];
+            snprintf(dir, sizeof dir, "%s/state", test_tmpdir());
+            ASSERT_OK(registry_open(dir, &reg));
+            ASSERT_OK(registry_run_get(reg, o.id, &rec));
+            ASSERT_EQ(rec.state, REIN_RUN_EXITED);
+            ASSERT_EQ(rec.reason, REIN_REASON_EXIT);
+            ASSERT_EQ(rec.exit_code, 3);
+            ASSERT_EQ(rec.tty, tty);
+            ASSERT_STR(rec.containment, levels[l]);
+            ASSERT_EQ(rec.bytes, o.out.len);
+            run_record_clear(&rec);
+            registry_close(reg);
+            rein_sup_close(s);
+            obs_free(&o);
+        }
+}
+
+/* Every pid the run ever had must be gone. */
+static void assert_all_gone(const char *out)
+{
+    /* Commands print "pids: A B C" for the processes they started. */
+    const char *p = out ? strstr(out, "pids:") : NULL;
+    ASSERT_TRUE(p != NULL);
+    for (p += 5; *p && *p != '\n';) {
+        char *end;
+        long pid = strtol(p, &end, 10);
+        if (end == p) {
+            p++;
+            continue;
+        }
+        if (test_pid_alive((pid_t)pid))
+            test_fail(__FILE__, __LINE__, "pid %ld survived", pid);
+        p = end;
+    }
+}
+
+TEST_T(sup_manual_cancel_kills_a_shell_wrapper_tree, 120)
+{
+    for (int l = 0; l < NLEVELS; l++)
+        for (int tty = 0; tty < 2; tty++) {
+            rein_sup_t *s = open_sup(levels[l], false);
+            struct obs o = {0};
+            /* A child and a grandchild behind a bash wrapper. */
+            spawn(s, &o, tty,
+                  "bash -c 'sleep 60 & (sleep 60 & echo $! >> p; wait) & "
+                  "sleep 0.2; echo pids: $! $(cat p); wait'",
+                  NULL);
+            drive(s, &o, "pids:", 10000);
+            uint64_t t0 = test_now_ms();
+            ASSERT_OK(rein_sup_cancel(s, o.id, 0, -1));
+            ASSERT_OK(rein_sup_cancel(s, o.id, 0, -1)); /* a no-op */
+            drive(s, &o, NULL, 10000);
+            ASSERT_EQ(o.exits, 1);
+            ASSERT_EQ(o.info.reason, REIN_REASON_MANUAL_CANCEL);
+            ASSERT_FALSE(o.info.cleanup_incomplete);
+            ASSERT_INT(test_now_ms() - t0, <, REIN_SUP_GRACE_MS);
+            assert_all_gone(o.out.p);
+            ASSERT_FALSE(test_pid_alive(o.info.pid));
+            /* A third cancel after the end: still a no-op. */
+            ASSERT_OK(rein_sup_cancel(s, o.id, 0, -1));
+            rein_sup_close(s);
+            obs_free(&o);
+        }
+}
+
+TEST_T(sup_timeouts_overall_and_no_output, 120)
+{
+    for (int l = 0; l < NLEVELS; l++)
+        for (int tty = 0; tty < 2; tty++) {
+            rein_sup_t *s = open_sup(levels[l], false);
+            struct obs a = {0}, b = {0}, c = {0};
+            rein_run_opts_t ta = {.grace_ms = -1, .timeout_ms = 200};
+            rein_run_opts_t tb = {.grace_ms = -1, .no_output_timeout_ms = 200};
+            /* Intermittent output keeps re-arming the watchdog. */
+            rein_run_opts_t tc = {.grace_ms = -1, .no_output_timeout_ms = 400};
+            spawn(s, &a, tty, "sleep 30", &ta);
+            spawn(s, &b, tty, "sleep 30", &tb);
+            spawn(s, &c, tty,
+                  "for i in 1 2 3 4 5 6 7 8; do echo $i; sleep 0.1; done", &tc);
+            uint64_t t0 = test_now_ms();
+            while (!a.exits || !b.exits || !c.exits) {
+                ASSERT_INT(test_now_ms() - t0, <, 15000);
+                rein_sup_run_once(s, 100);
+            }
+            ASSERT_EQ(a.info.reason, REIN_REASON_OVERALL_TIMEOUT);
+            ASSERT_EQ(b.info.reason, REIN_REASON_NO_OUTPUT_TIMEOUT);
+            ASSERT_EQ(c.info.reason, REIN_REASON_EXIT);
+            ASSERT_EQ(c.info.exit_code, 0);
+            ASSERT_CONTAINS(c.out.p, "8");
+            rein_sup_close(s);
+            obs_free(&a);
+            obs_free(&b);
+            obs_free(&c);
+        }
+}
+
+TEST(sup_exit_racing_a_timeout_gives_one_exit)
+{
+    rein_sup_t *s = open_sup(NULL, false);
+    for (int i = 0; i < 10; i++) {
+        struct obs o = {0};
+        rein_run_opts_t t = {.grace_ms = -1, .timeout_ms = 100};
+        spawn(s, &o, i % 2, "sleep 0.1", &t);
+        drive(s, &o, NULL, 10000);
+        /* Whichever came first, it came once. */
+        for (int k = 0; k < 5; k++)
+            rein_sup_run_once(s, 20);
+        ASSERT_EQ(o.exits, 1);
+        ASSERT_TRUE(o.info.reason == REIN_REASON_EXIT ||
+                    o.info.reason == REIN_REASON_OVERALL_TIMEOUT);
+        ASSERT_OK(rein_sup_cancel(s, o.id, 0, -1)); /* after: no-op */
+        ASSERT_OK(rein_sup_forget(s, o.id));
+        ASSERT_EQ(rein_sup_cancel(s, o.id, 0, -1), REIN_ENORUN);
+        obs_free(&o);
+    }
+    rein_sup_close(s);
+}
+
+TEST_T(sup_term_ignoring_and_stopped_children, 120)
+{
+    for (int l = 0; l < NLEVELS; l++) {
+        rein_sup_t *s = open_sup(levels[l], false);
+        struct obs a = {0}, b = {0};
+        rein_run_opts_t g = {.grace_ms = 300};
+        spawn(s, &a, false,
+              "trap '' TERM; echo ready; while :; do sleep 0.05; done", &g);
+        drive(s, &a, "ready", 10000);
+        uint64_t t0 = test_now_ms();
+        ASSERT_OK(rein_sup_cancel(s, a.id, 0, -1));
+        drive(s, &a, NULL, 10000);
+        uint64_t took = test_now_ms() - t0;
+        ASSERT_EQ(a.info.reason, REIN_REASON_MANUAL_CANCEL);
+        ASSERT_INT(took, >=, 300);
+        ASSERT_INT(took, <, 300 + 3000);
+        ASSERT_FALSE(test_pid_alive(a.info.pid));
+
+        /* A stopped child gets CONT with its TERM, so no KILL is needed:
+         * it ends well inside a long grace. */
+        rein_run_opts_t long_grace = {.grace_ms = 5000};
+        spawn(s, &b, true, "echo ready; exec sleep 30", &long_grace);
+        drive(s, &b, "ready", 10000);
+        rein_run_info_t info;
+        ASSERT_OK(rein_sup_info(s, b.id, &info));
+        ASSERT_OK(kill(info.pid, SIGSTOP)); /* our own run's leader */
+        t0 = test_now_ms();
+        ASSERT_OK(rein_sup_cancel(s, b.id, 0, -1));
+        drive(s, &b, NULL, 10000);
+        ASSERT_INT(test_now_ms() - t0, <, 4000);
+        ASSERT_EQ(b.info.reason, REIN_REASON_MANUAL_CANCEL);
+        rein_sup_close(s);
+        obs_free(&a);
+        obs_free(&b);
+    }
+}
+
+TEST_T(sup_setsid_daemon_is_an_ownership_escape, 120)
+{
+    for (int l = 0; l < 2; l++) { /* cgroup and subreaper hold it */
+        for (int tty = 0; tty < 2; tty++) {
+            rein_sup_t *s = open_sup(levels[l], false);
+            struct obs o = {0};
+            spawn(s, &o, tty,
+                  "(setsid sh -c 'echo pids: $$; exec sleep 60' &); "
+                  "while :; do sleep 0.1; echo tick; done",
+                  NULL);
+            drive(s, &o, NULL, 15000);
+            ASSERT_EQ(o.exits, 1);
+            ASSERT_EQ(o.info.reason, REIN_REASON_OWNERSHIP_ESCAPE);
+            assert_all_gone(o.out.p);
+            rein_sup_close(s);
+            obs_free(&o);
+        }
+    }
+}
+
+TEST_T(sup_background_job_of_an_interactive_shell_is_no_escape, 60)
+{
+    for (int l = 0; l < NLEVELS; l++) {
+        rein_sup_t *s = open_sup(levels[l], false);
+        struct obs o = {0};
+        const char *argv[] = {"bash", "--norc", "--noprofile", "-i", NULL};
+        rein_run_opts_t ro = {.argv = argv, .tty = true, .grace_ms = 300,
+                              .on_output = on_out, .on_exit = on_exit_cb,
+                              .data = &o};
+        ASSERT_OK(rein_sup_spawn(s, &ro, &o.id));
+        const char *cmd = "sleep 60 & echo job-$!-started\n";
+        ASSERT_OK(rein_sup_write(s, o.id, cmd, strlen(cmd)));
+        drive(s, &o, "-started", 10000);
+        /* Let a scan see the job (scans run at most once a second). */
+        for (uint64_t t0 = test_now_ms(); test_now_ms() - t0 < 1500;)
+            rein_sup_run_once(s, 100);
+        ASSERT_EQ(o.exits, 0); /* a job-control group is not an escape */
+        ASSERT_OK(rein_sup_cancel(s, o.id, SIGKILL, 0));
+        drive(s, &o, NULL, 10000);
+        ASSERT_EQ(o.info.reason, REIN_REASON_MANUAL_CANCEL);
+        const char *p = strstr(o.out.p, "job-");
+        ASSERT_TRUE(p != NULL);
+        ASSERT_FALSE(test_pid_alive((pid_t)atoi(p + 4)));
+        rein_sup_close(s);
+        obs_free(&o);
+    }
+}
+
+TEST_T(sup_fork_bomb_is_bounded_by_the_pids_limit, 60)
+{
+    rein_sup_t *s = open_sup(NULL, false);
+    char bomb[PATH_MAX];
+    snprintf(bomb, sizeof bomb, "%s/forkbomb", test_bin_dir());
+    const char *argv[] = {bomb, "100000", NULL};
+    struct obs o = {0};
+    rein_run_opts_t ro = {.argv = argv, .keep_stdin = true, .pids_max = 32,
+                          .grace_ms = 200, .on_output = on_out,
+                          .on_exit = on_exit_cb, .data = &o};
+    ASSERT_OK(rein_sup_spawn(s, &ro, &o.id));
+    drive(s, &o, "forked ", 20000);
+    long n = strtol(strstr(o.out.p, "forked ") + 7, NULL, 10);
+    if (!strstr(o.out.p, "eagain"))
+        SKIP_FACILITY("pids-limit", "no limit stopped the bomb: %s", o.out.p);
+    ASSERT_INT(n, <, 32);
+    ASSERT_OK(rein_sup_cancel(s, o.id, SIGKILL, 0));
+    drive(s, &o, NULL, 10000);
+    ASSERT_FALSE(o.info.cleanup_incomplete);
+    rein_sup_close(s);
+    obs_free(&o);
+}
+
+TEST(sup_pipe_stdin_write_close_and_epipe)
+{
+    rein_sup_t *s = open_sup(NULL, true);
+    struct obs o = {0};
+    rein_run_opts_t ro = {.keep_stdin = true, .grace_ms = -1};
+    spawn(s, &o, false, "cat; echo done", &ro);
+    ASSERT_OK(rein_sup_write(s, o.id, "abc\n", 4));
+    drive(s, &o, "abc", 5000);
+    ASSERT_OK(rein_sup_close_stdin(s, o.id));
+    drive(s, &o, NULL, 5000);
+    ASSERT_STR(o.out.p, "abc\ndone\n");
+    ASSERT_EQ(o.info.exit_code, 0);
+    ASSERT_TRUE(o.info.log_path == NULL); /* ephemeral: no log */
+
+    /* A reader that closed its stdin: EPIPE, never a dead host. */
+    struct obs e = {0};
+    spawn(s, &e, false, "exec 0<&-; echo closed; sleep 30", &ro);
+    drive(s, &e, "closed", 5000);
+    ASSERT_EQ(rein_sup_write(s, e.id, "x", 1), -EPIPE);
+    ASSERT_OK(rein_sup_cancel(s, e.id, 0, -1));
+    drive(s, &e, NULL, 5000);
+    rein_sup_close(s);
+    obs_free(&o);
+    obs_free(&e);
+}
+
+TEST(sup_spawn_errors_are_recorded)
+{
+    rein_sup_t *s = open_sup(NULL, false);
+    const char *argv[] = {"/nonexistent/prog", NULL};
+    rein_run_opts_t ro = {.argv = argv, .grace_ms = -1};
+    int64_t id = 0;
+    ASSERT_EQ(rein_sup_spawn(s, &ro, &id), -ENOENT);
+    const char *argv2[] = {"true", NULL};
+    rein_run_opts_t bad = {.argv = argv2, .cwd = "/nonexistent"};
+    ASSERT_EQ(rein_sup_spawn(s, &bad, &id), -ENOENT);
+    ASSERT_EQ(rein_sup_spawn(s, NULL, &id), -EINVAL);
+    ASSERT_EQ(rein_sup_cancel(s, 999999, 0, -1), REIN_ENORUN);
+    /* The registry kept both as spawn-error. */
+    registry_t *reg;
+    run_record_t *v;
+    size_t n;
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/state", test_tmpdir());
+    ASSERT_OK(registry_open(dir, &reg));
+    ASSERT_OK(registry_run_list(reg, true, &v, &n));
+    ASSERT_EQ(n, 2);
+    for (size_t i = 0; i < n; i++) {
+        ASSERT_EQ(v[i].state, REIN_RUN_EXITED);
+        ASSERT_EQ(v[i].reason, REIN_REASON_SPAWN_ERROR);
+    }
+    run_record_list_free(v, n);
+    registry_close(reg);
+    rein_sup_close(s);
+}
+
+TEST(sup_close_ends_every_run)
+{
+    rein_sup_t *s = open_sup(NULL, false);
+    struct obs a = {0}, b = {0};
+    spawn(s, &a, false, "echo pids: $$; trap '' TERM; sleep 60", NULL);
+    spawn(s, &b, true, "echo pids: $$; exec sleep 60", NULL);
+    drive(s, &a, "pids:", 5000);
+    drive(s, &b, "pids:", 5000);
+    uint64_t t0 = test_now_ms();
+    rein_sup_close(s);
+    ASSERT_INT(test_now_ms() - t0, <, 3000);
+    ASSERT_EQ(a.exits, 1);
+    ASSERT_EQ(b.exits, 1);
+    assert_all_gone(a.out.p);
+    assert_all_gone(b.out.p);
+    obs_free(&a);
+    obs_free(&b);
+}
