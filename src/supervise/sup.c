@@ -1171,9 +1171,58 @@ static bool owner_dead(const owner_record_t *o, int *lockfd)
     return true;
 }
 
-/* Ends the verified remains of a dead owner's run.  True when the run's
- * identity matched (and so it was ours to end). */
-static bool reap_orphan_run(rein_sup_t *s, run_record_t *rec, ptree_t *all)
+/* What reconcile is about to end: verified processes and the cgroups of
+ * dead owners' runs. */
+struct doomed {
+    ptree_t tree;
+    contain_run_t **cgs;
+    size_t ncg;
+};
+
+static bool doomed_alive(struct doomed *d)
+{
+    if (ptree_count_alive(&d->tree))
+        return true;
+    for (size_t i = 0; i < d->ncg; i++)
+        if (contain_run_populated(d->cgs[i]))
+            return true;
+    return false;
+}
+
+/* Waits (bounded) for everything doomed to be gone.  Polled: these are
+ * not our children, and a pidfd per member would be no simpler. */
+static void doomed_wait(struct doomed *d, uint64_t limit_ms)
+{
+    uint64_t t0 = loop_clock_ms();
+    while (doomed_alive(d) && loop_clock_ms() - t0 < limit_ms)
+        poll(NULL, 0, SUP_CHECK_MS);
+}
+
+static void doomed_end(struct doomed *d)
+{
+    for (int sig = 0; sig < 3; sig++) {
+        int signo = sig == 0 ? SIGTERM : sig == 1 ? SIGCONT : SIGKILL;
+        if (signo == SIGKILL)
+            doomed_wait(d, SUP_RECONCILE_GRACE_MS);
+        ptree_signal(&d->tree, signo);
+        for (size_t i = 0; i < d->ncg; i++) {
+            if (signo == SIGKILL)
+                contain_run_kill(d->cgs[i]);
+            else
+                contain_run_signal(d->cgs[i], signo);
+        }
+    }
+    doomed_wait(d, REIN_SUP_KILL_BOUND_MS);
+    for (size_t i = 0; i < d->ncg; i++)
+        contain_run_free(d->cgs[i]); /* removes the emptied leaves */
+    free(d->cgs);
+    ptree_free(&d->tree);
+}
+
+/* Collects the verified remains of a dead owner's run into d.  True when
+ * anything of it matched (and so it was ours to end). */
+static bool doom_orphan_run(rein_sup_t *s, const run_record_t *rec,
+                            struct doomed *d)
 {
     if (strcmp(rec->boot_id, s->boot_id) != 0 || rec->pid <= 1)
         return false;
@@ -1187,27 +1236,26 @@ static bool reap_orphan_run(rein_sup_t *s, run_record_t *rec, ptree_t *all)
     contain_run_t *cr;
     if (contain_run_attach(s->contain, rec->cgroup, rec->pids_cgroup, &cr) ==
         0) {
-        /* The run's own cgroup: everything inside is the run's. */
-        if (contain_run_populated(cr)) {
-            contain_run_kill(cr);
-            any = true;
+        /* The run's own cgroup: everything inside it is the run's. */
+        contain_run_t **v = realloc(d->cgs, (d->ncg + 1) * sizeof *v);
+        if (v) {
+            d->cgs = v;
+            d->cgs[d->ncg++] = cr;
+            any = any || contain_run_populated(cr);
+        } else {
+            contain_run_free(cr);
         }
-        contain_run_free(cr);
-    }
-    if (!any) {
-        ptree_free(&desc);
-        return false;
     }
     if (leader) {
         ptree_t t;
         if (ptree_capture(rec->pid, &t) == 0) {
-            ptree_merge(all, &t);
+            ptree_merge(&d->tree, &t);
             ptree_free(&t);
         }
     }
-    ptree_merge(all, &desc);
+    ptree_merge(&d->tree, &desc);
     ptree_free(&desc);
-    return true;
+    return any;
 }
 
 int rein_sup_reconcile(rein_sup_t *s, rein_reconcile_stats_t *out)
@@ -1215,7 +1263,7 @@ int rein_sup_reconcile(rein_sup_t *s, rein_reconcile_stats_t *out)
     rein_reconcile_stats_t st = {0, 0, 0, 0, 0};
     owner_record_t *owners = NULL;
     size_t n_owners = 0;
-    ptree_t doomed = {NULL, 0};
+    struct doomed doomed = {{NULL, 0}, NULL, 0};
     int rc;
     if (!s->reg)
         goto done;
@@ -1261,17 +1309,10 @@ int rein_sup_reconcile(rein_sup_t *s, rein_reconcile_stats_t *out)
     }
     for (size_t i = 0; i < n; i++)
         if (!strcmp(runs[i].owner, s->owner) && !find_run(s, runs[i].id))
-            orphan[i] = reap_orphan_run(s, &runs[i], &doomed);
-    /* One grace for all of them: TERM + CONT, wait, KILL what is left. */
-    if (doomed.n) {
-        ptree_signal(&doomed, SIGTERM);
-        ptree_signal(&doomed, SIGCONT);
-        uint64_t t0 = loop_clock_ms();
-        while (ptree_count_alive(&doomed) &&
-               loop_clock_ms() - t0 < SUP_RECONCILE_GRACE_MS)
-            poll(NULL, 0, SUP_CHECK_MS);
-        ptree_signal(&doomed, SIGKILL);
-    }
+            orphan[i] = doom_orphan_run(s, &runs[i], &doomed);
+    /* One grace for all of them: TERM + CONT, wait, KILL what is left,
+     * wait until it is gone. */
+    doomed_end(&doomed);
     for (size_t i = 0; i < n; i++) {
         run_record_t *rec = &runs[i];
         if (strcmp(rec->owner, s->owner) != 0 || find_run(s, rec->id))
@@ -1299,7 +1340,6 @@ done:
     for (size_t i = 0; i < n_owners; i++)
         owner_record_clear(&owners[i]);
     free(owners);
-    ptree_free(&doomed);
     if (out)
         *out = st;
     return 0;
@@ -1307,7 +1347,7 @@ fail:
     for (size_t i = 0; i < n_owners; i++)
         owner_record_clear(&owners[i]);
     free(owners);
-    ptree_free(&doomed);
+    doomed_end(&doomed);
     return rc;
 }
 

@@ -1,0 +1,391 @@
+/*
+ * test_reconcile.c — crash safety: a supervisor SIGKILLed mid-run and the
+ * next one reconciling what it left (a setsid daemon among it), two
+ * supervisors on one registry, records that must never be signalled (a
+ * reused pid, another boot), and an unwritable registry refusing new runs
+ * while running ones go on.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/procfs.h"
+#include "base/spawn.h"
+#include "harness.h"
+#include "supervise/registry.h"
+
+static const char *const levels[] = {"cgroup", "subreaper", "pgid"};
+#define NLEVELS 3
+
+static void state_dir(char *out, size_t size)
+{
+    snprintf(out, size, "%s/state", test_tmpdir());
+}
+
+static rein_sup_t *open_sup(const char *level)
+{
+    char dir[PATH_MAX];
+    state_dir(dir, sizeof dir);
+    rein_sup_opts_t so = {.state_dir = dir, .containment = level};
+    rein_sup_t *s;
+    int rc = rein_sup_open(&so, &s);
+    if (rc == REIN_ECONTAIN)
+        SKIP_FACILITY(level, "containment level %s unavailable", level);
+    ASSERT_OK(rc);
+    return s;
+}
+
+struct seen {
+    buf_t out;
+};
+
+static void collect(rein_sup_t *s, int64_t id, const void *d, size_t n,
+                    void *ud)
+{
+    (void)s;
+    (void)id;
+    buf_append(&((struct seen *)ud)->out, d, n);
+}
+
+/*
+ * A supervisor in a child process: spawns a run whose shell starts a setsid
+ * daemon and keeps a child of its own, reports "<run id> <shell pid>
+ * <daemon pid>" on fd as soon as the daemon exists, then waits to be
+ * SIGKILLed.
+ */
+static void supervisor_child(const char *level, bool tty, int fd)
+{
+    rein_sup_t *s = open_sup(level);
+    struct seen seen = {BUF_INIT};
+    const char *argv[] = {
+        "/bin/sh", "-c",
+        "(setsid sh -c 'echo daemon $$; exec sleep 300' &); sleep 300 & "
+        "while :; do echo tick; sleep 0.1; done",
+        NULL};
+    int64_t id;
+    rein_run_opts_t ro = {.argv = argv, .tty = tty, .grace_ms = -1,
+                          .cwd = test_tmpdir(), .on_output = collect,
+                          .data = &seen};
+    if (rein_sup_spawn(s, &ro, &id) < 0)
+        _exit(3);
+    rein_run_info_t info;
+    rein_sup_info(s, id, &info);
+    pid_t daemon = 0;
+    uint64_t t0 = test_now_ms();
+    while (test_now_ms() - t0 < 20000) {
+        rein_sup_run_once(s, 100);
+        const char *p = seen.out.p ? strstr(seen.out.p, "daemon ") : NULL;
+        if (p && !daemon)
+            daemon = (pid_t)atoi(p + 7);
+        /* Crash now, before a scan sees the escape (and ends the run
+         * itself): what the daemon's run left must be found by reconcile
+         * from the registry and the run's cgroups. */
+        if (daemon) {
+            dprintf(fd, "%lld %d %d\n", (long long)id, (int)info.pid,
+                    (int)daemon);
+            for (;;)
+                pause(); /* SIGKILL comes */
+        }
+    }
+    _exit(4);
+}
+
+TEST_T(reconcile_after_sigkill_reaps_orphans_and_the_setsid_daemon, 120)
+{
+    for (int l = 0; l < NLEVELS; l++)
+        for (int tty = 0; tty < 2; tty++) {
+            int p[2];
+            ASSERT_OK(pipe(p));
+            fflush(NULL);
+            pid_t sup = fork();
+            ASSERT_INT(sup, >=, 0);
+            if (sup == 0) {
+                close(p[0]);
+                supervisor_child(levels[l], tty, p[1]);
+            }
+            close(p[1]);
+            char line[128] = {0};
+            ASSERT_INT(read(p[0], line, sizeof line - 1), >, 0);
+            close(p[0]);
+            long long id;
+            int shell, daemon;
+            ASSERT_EQ(sscanf(line, "%lld %d %d", &id, &shell, &daemon), 3);
+            ASSERT_OK(kill(sup, SIGKILL)); /* the crash */
+            int st;
+            ASSERT_EQ(waitpid(sup, &st, 0), sup);
+            /* The shell may die of SIGPIPE on its own now; the daemon,
+             * writing nothing, would live on forever. */
+            ASSERT_TRUE(test_pid_alive(daemon));
+            registry_t *reg;
+            run_record_t rec;
+            char dir[PATH_MAX];
+            state_dir(dir, sizeof dir);
+            ASSERT_OK(registry_open(dir, &reg));
+            ASSERT_OK(registry_run_get(reg, id, &rec));
+            /* Without a cgroup of its own the daemon is findable only if a
+             * scan remembered it before the crash. */
+            if (!rec.cgroup && !rec.pids_cgroup)
+                SKIP_FACILITY("pids-limit", "the run at %s had no cgroup",
+                              levels[l]);
+            run_record_clear(&rec);
+            registry_close(reg);
+
+            rein_sup_t *s = open_sup(levels[l]); /* reconciles at open */
+            ASSERT_FALSE(test_pid_alive(shell));
+            ASSERT_FALSE(test_pid_alive(daemon));
+            ASSERT_OK(registry_open(dir, &reg));
+            ASSERT_OK(registry_run_get(reg, id, &rec));
+            ASSERT_EQ(rec.state, REIN_RUN_EXITED);
+            ASSERT_EQ(rec.reason, REIN_REASON_ORPHAN_REAPED);
+            run_record_clear(&rec);
+            int64_t v = 0;
+            ASSERT_OK(registry_counter_get(reg, "run_reconcile_orphans_total",
+                                           &v));
+            ASSERT_INT(v, >=, 1);
+            ASSERT_OK(registry_check(reg));
+            registry_close(reg);
+            rein_sup_close(s);
+        }
+}
+
+/* Adds a fake dead owner with one running run, as a crash would leave. */
+static int64_t plant(const char *boot_id, pid_t pid, uint64_t start)
+{
+    char dir[PATH_MAX];
+    registry_t *reg;
+    state_dir(dir, sizeof dir);
+    ASSERT_OK(registry_open(dir, &reg));
+    owner_record_t o;
+    memset(&o, 0, sizeof o);
+    snprintf(o.id, sizeof o.id, "%032x", (unsigned)pid);
+    o.pid = 1;
+    snprintf(o.boot_id, sizeof o.boot_id, "%s", boot_id);
+    o.lease_expires_ms = 1; /* long expired; no lock file: dead */
+    ASSERT_OK(registry_owner_add(reg, &o));
+    run_record_t r;
+    run_record_init(&r);
+    memcpy(r.owner, o.id, sizeof r.owner);
+    snprintf(r.boot_id, sizeof r.boot_id, "%s", boot_id);
+    r.pid = r.pgid = r.sid = pid;
+    r.start_time = start;
+    snprintf(r.containment, sizeof r.containment, "pgid");
+    r.state = REIN_RUN_RUNNING;
+    r.command = strdup("planted");
+    ASSERT_OK(registry_run_insert(reg, &r));
+    int64_t id = r.id;
+    run_record_clear(&r);
+    registry_close(reg);
+    return id;
+}
+
+static int reason_of(int64_t id)
+{
+    char dir[PATH_MAX];
+    registry_t *reg;
+    run_record_t r;
+    state_dir(dir, sizeof dir);
+    ASSERT_OK(registry_open(dir, &reg));
+    ASSERT_OK(registry_run_get(reg, id, &r));
+    int reason = r.state == REIN_RUN_EXITED ? r.reason : -1;
+    run_record_clear(&r);
+    registry_close(reg);
+    return reason;
+}
+
+static pid_t start_sleeper(int *pidfd)
+{
+    const char *argv[] = {"sleep", "60", NULL};
+    spawn_opts_t o;
+    spawn_opts_init(&o);
+    o.file = argv[0];
+    o.argv = argv;
+    pid_t pid;
+    ASSERT_OK(spawn_start(&o, &pid, pidfd, NULL));
+    return pid;
+}
+
+static void stop_sleeper(pid_t pid, int pidfd)
+{
+    kill(pid, SIGKILL); /* our own child */
+    spawn_reap(pid, pidfd, NULL);
+    if (pidfd >= 0)
+        close(pidfd);
+}
+
+TEST(reconcile_other_boot_is_lost_and_never_signalled)
+{
+    int pidfd;
+    pid_t pid = start_sleeper(&pidfd);
+    uint64_t st;
+    ASSERT_OK(procfs_start_time(pid, &st));
+    /* Same pid and start time, but another boot: not ours to touch. */
+    int64_t id = plant("00000000-0000-0000-0000-000000000000", pid, st);
+    rein_sup_t *s = open_sup(NULL);
+    ASSERT_EQ(reason_of(id), REIN_REASON_LOST);
+    ASSERT_TRUE(procfs_alive(pid, st));
+    rein_sup_close(s);
+    stop_sleeper(pid, pidfd);
+}
+
+TEST(reconcile_reused_pid_is_lost_and_never_signalled)
+{
+    char boot[PROCFS_BOOT_ID_LEN];
+    ASSERT_OK(procfs_boot_id(boot));
+    /* A run that died (its pid recorded with its start time) ... */
+    int pidfd;
+    pid_t old = start_sleeper(&pidfd);
+    uint64_t old_start;
+    ASSERT_OK(procfs_start_time(old, &old_start));
+    stop_sleeper(old, pidfd);
+    int64_t id = plant(boot, old, old_start);
+    /* ... and a new process given the very same pid. */
+    pid_t again = -1;
+    int fd2 = -1;
+    for (int tries = 0; tries < 50 && again != old; tries++) {
+        int ns = open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
+        if (ns < 0)
+            SKIP_FACILITY("pid-reuse", "ns_last_pid: %s", strerror(errno));
+        dprintf(ns, "%d", (int)old - 1);
+        close(ns);
+        if (again > 0)
+            stop_sleeper(again, fd2);
+        again = start_sleeper(&fd2);
+    }
+    if (again != old)
+        SKIP_FACILITY("pid-reuse", "could not get pid %d again", (int)old);
+    uint64_t new_start;
+    ASSERT_OK(procfs_start_time(again, &new_start));
+    ASSERT_INT(new_start, !=, old_start);
+    rein_sup_t *s = open_sup(NULL);
+    ASSERT_EQ(reason_of(id), REIN_REASON_LOST);
+    ASSERT_TRUE(procfs_alive(again, new_start)); /* never signalled */
+    rein_sup_close(s);
+    stop_sleeper(again, fd2);
+}
+
+TEST_T(reconcile_two_supervisors_one_owner_no_double_kill, 60)
+{
+    /* A live supervisor's runs are never touched by another. */
+    rein_sup_t *a = open_sup(NULL);
+    struct seen seen = {BUF_INIT};
+    const char *argv[] = {"/bin/sh", "-c", "echo up; sleep 60", NULL};
+    int64_t id;
+    rein_run_opts_t ro = {.argv = argv, .grace_ms = -1, .on_output = collect,
+                          .data = &seen};
+    ASSERT_OK(rein_sup_spawn(a, &ro, &id));
+    rein_sup_t *b = open_sup(NULL);
+    rein_reconcile_stats_t st;
+    ASSERT_OK(rein_sup_reconcile(b, &st));
+    ASSERT_EQ(st.skipped_alive, 1);
+    ASSERT_EQ(st.orphans_reaped, 0);
+    rein_run_info_t info;
+    ASSERT_OK(rein_sup_info(a, id, &info));
+    ASSERT_EQ(info.state, REIN_RUN_RUNNING);
+    ASSERT_TRUE(test_pid_alive(info.pid));
+    rein_sup_close(b);
+    rein_sup_close(a);
+    buf_free(&seen.out);
+
+    /* A dead owner's run: of two concurrent reconcilers exactly one
+     * steals and kills it. */
+    int pfd;
+    pid_t pid = start_sleeper(&pfd);
+    uint64_t start;
+    char boot[PROCFS_BOOT_ID_LEN];
+    ASSERT_OK(procfs_boot_id(boot));
+    ASSERT_OK(procfs_start_time(pid, &start));
+    int64_t planted = plant(boot, pid, start);
+    pid_t kids[2];
+    for (int i = 0; i < 2; i++) {
+        fflush(NULL);
+        kids[i] = fork();
+        if (kids[i] == 0) {
+            rein_sup_t *s = open_sup(NULL);
+            rein_reconcile_stats_t mine;
+            rein_sup_reconcile(s, &mine); /* the open already did one */
+            rein_sup_close(s);
+            _exit(0);
+        }
+    }
+    for (int i = 0; i < 2; i++)
+        ASSERT_EQ(waitpid(kids[i], NULL, 0), kids[i]);
+    ASSERT_EQ(reason_of(planted), REIN_REASON_ORPHAN_REAPED);
+    char dir[PATH_MAX];
+    registry_t *reg;
+    state_dir(dir, sizeof dir);
+    ASSERT_OK(registry_open(dir, &reg));
+    int64_t steals = 0, orphans = 0;
+    ASSERT_OK(registry_counter_get(reg, "run_lease_steal_total", &steals));
+    ASSERT_OK(registry_counter_get(reg, "run_reconcile_orphans_total",
+                                   &orphans));
+    registry_close(reg);
+    ASSERT_EQ(steals, 1);
+    ASSERT_EQ(orphans, 1);
+    int code;
+    ASSERT_OK(spawn_reap(pid, pfd, &code));
+    ASSERT_EQ(code, 128 + SIGTERM); /* one TERM, from one reconciler */
+    if (pfd >= 0)
+        close(pfd);
+}
+
+TEST_T(unwritable_registry_refuses_new_runs_while_running_ones_go_on, 60)
+{
+    /* A full disk under the state dir: a private mount namespace and a
+     * small tmpfs (root ignores permission bits, so fill it instead). */
+    char dir[PATH_MAX];
+    state_dir(dir, sizeof dir);
+    ASSERT_OK(mkdir(dir, 0700));
+    if (unshare(CLONE_NEWNS) < 0 ||
+        mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+        mount("tmpfs", dir, "tmpfs", 0, "size=4m,mode=0700") < 0)
+        SKIP_FACILITY("mount-namespace", "cannot mount a tmpfs: %s",
+                      strerror(errno));
+    rein_sup_t *s = open_sup(NULL);
+    struct seen seen = {BUF_INIT};
+    const char *argv[] = {"/bin/sh", "-c", "read x; echo got $x; sleep 60",
+                          NULL};
+    int64_t id;
+    rein_run_opts_t ro = {.argv = argv, .keep_stdin = true, .grace_ms = -1,
+                          .on_output = collect, .data = &seen};
+    ASSERT_OK(rein_sup_spawn(s, &ro, &id));
+    /* Fill the disk. */
+    char fill[PATH_MAX + 8];
+    snprintf(fill, sizeof fill, "%s/fill", dir);
+    int fd = open(fill, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    ASSERT_INT(fd, >=, 0);
+    static char block[65536];
+    while (write(fd, block, sizeof block) > 0)
+        ;
+    close(fd);
+    const char *argv2[] = {"true", NULL};
+    rein_run_opts_t ro2 = {.argv = argv2, .grace_ms = -1};
+    int64_t id2;
+    ASSERT_EQ(rein_sup_spawn(s, &ro2, &id2), REIN_EREGISTRY);
+    /* The running one goes on: it reads, answers, and can be ended. */
+    ASSERT_OK(rein_sup_write(s, id, "hello\n", 6));
+    uint64_t t0 = test_now_ms();
+    while (!seen.out.p || !strstr(seen.out.p, "got hello")) {
+        ASSERT_INT(test_now_ms() - t0, <, 5000);
+        rein_sup_run_once(s, 100);
+    }
+    ASSERT_OK(rein_sup_cancel(s, id, 0, -1));
+    rein_run_info_t info;
+    do {
+        rein_sup_run_once(s, 100);
+        ASSERT_OK(rein_sup_info(s, id, &info));
+        ASSERT_INT(test_now_ms() - t0, <, 10000);
+    } while (info.state != REIN_RUN_EXITED);
+    ASSERT_EQ(info.reason, REIN_REASON_MANUAL_CANCEL);
+    rein_sup_close(s);
+    buf_free(&seen.out);
+}
