@@ -346,7 +346,7 @@ TEST_T(unwritable_registry_refuses_new_runs_while_running_ones_go_on, 60)
     state_dir(dir, sizeof dir);
     ASSERT_OK(mkdir(dir, 0700));
     if (unshare(CLONE_NEWNS) < 0 ||
-        mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+        mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0 ||
         mount("tmpfs", dir, "tmpfs", 0, "size=4m,mode=0700") < 0)
         SKIP_FACILITY("mount-namespace", "cannot mount a tmpfs: %s",
                       strerror(errno));
