@@ -31,6 +31,7 @@ typedef enum sq_line_kind {
     SQ_LINE_COMPLETE = 0, /* ended by LF */
     SQ_LINE_OVERWRITE,    /* the final frame of a line redrawn with CR/EL */
     SQ_LINE_PARTIAL,      /* no newline for SQ_PARTIAL_MS: maybe a prompt */
+    SQ_LINE_BINARY,       /* non-text bytes: no text, only the raw range */
 } sq_line_kind_t;
 
 /* SGR colours seen on a line (bits), for the classifier. */
