@@ -31,11 +31,19 @@ static int verb_serve(int argc, char **argv)
 }
 
 static int verb_help(int argc, char **argv);
+/* Verbs in their own files. */
+int cli_squash(int argc, char **argv);
+int cli_grammar(int argc, char **argv);
 
 static const struct verb verbs[] = {
     {"serve", "rein serve",
      "run the MCP server on stdin/stdout (JSON-RPC 2.0, one message a line)",
      verb_serve},
+    {"squash", "rein squash --as \"COMMAND\" [--exit N] [--log PATH] < output",
+     "condense captured output as rein would show it", cli_squash},
+    {"grammar", "rein grammar check FILE [SAMPLE]",
+     "validate a grammar file and show what it matches in a sample",
+     cli_grammar},
     {"help", "rein help [VERB]", "show help for rein or one of its verbs",
      verb_help},
 };
