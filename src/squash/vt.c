@@ -49,7 +49,6 @@ struct vt {
     bool rewound;      /* cursor moved back over text: next print = frame */
     bool partial_sent; /* vt_tick reported this text already */
     bool cut_active;   /* this line already gave out cut pieces */
-    bool nul;          /* a NUL byte on this line */
     size_t ctl;        /* control bytes on this line */
     unsigned redraw;   /* lines still to come that redraw earlier ones */
 
@@ -127,7 +126,7 @@ static void vt_line_reset(vt_t *vt, uint64_t raw_end)
     vt->cur = vt->pad = 0;
     vt->colours = 0;
     vt->frames = 0;
-    vt->rewound = vt->partial_sent = vt->cut_active = vt->nul = false;
+    vt->rewound = vt->partial_sent = vt->cut_active = false;
     vt->ctl = 0;
     vt->line_raw_start = raw_end;
 }
@@ -140,7 +139,7 @@ static int vt_deliver(vt_t *vt, size_t len, sq_line_kind_t kind, bool cut,
     memset(&l, 0, sizeof l);
     const char *text = vt->line.p ? vt->line.p : "";
     size_t raw_len = (size_t)(raw_end - vt->line_raw_start);
-    bool binary = vt->nul || vt->ctl * VT_BINARY_CTL_RATIO > raw_len;
+    bool binary = vt->ctl * VT_BINARY_CTL_RATIO > raw_len;
 
     if (!binary && utf8_valid_prefix(text, len) != len) {
         utf8_dec_t d;
@@ -565,10 +564,6 @@ int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms)
                 break;
             case 0x07: /* BEL: a bell is not content */
             case 0x7f:
-                break;
-            case 0:
-                vt->nul = true;
-                vt->ctl++;
                 break;
             default:
                 vt->ctl++;

@@ -43,7 +43,7 @@
 /* CSI parameter values are clamped here (cursor moves, colours). */
 #define VT_PARAM_VALUE_MAX 65535u
 /* A line is binary when more than 1/VT_BINARY_CTL_RATIO of its bytes are
- * control bytes (or any is NUL), or more than 1/VT_BINARY_BAD_RATIO of its
+ * control bytes (NUL included), or more than 1/VT_BINARY_BAD_RATIO of its
  * text is U+FFFD after decoding. */
 #define VT_BINARY_CTL_RATIO 10
 #define VT_BINARY_BAD_RATIO 4
