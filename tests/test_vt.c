@@ -159,6 +159,10 @@ TEST(vt_erase_modes)
     RUN("abc\x1b[1G\x1b[Jz\n", &g);
     ASSERT_STR(g.text[0], "z");
     got_free(&g);
+    /* erase on an empty line (fuzz: it once wrote through NULL) */
+    RUN("\x1b[1K\x1b[2K\x1b[K\x1b[5G\x1b[1Kx\n", &g);
+    ASSERT_STR(g.text[0], "    x");
+    got_free(&g);
 }
 
 TEST(vt_strings_and_other_escapes_are_swallowed)

@@ -172,27 +172,6 @@ static bool cls_zero(const char *s, size_t n, size_t at, size_t end)
     return j < n && s[j] == '0' && (j + 1 >= n || !cls_alnum((unsigned char)s[j + 1]));
 }
 
-/* Finds word w (case-sensitive) at a word boundary, not in a zero count.
- * Returns its offset or -1. */
-static long cls_find_word(const char *s, size_t n, const char *w, bool zero_ok)
-{
-    size_t wl = strlen(w);
-    const char *p = s, *end = s + n;
-    while ((size_t)(end - p) >= wl) {
-        const char *q = memchr(p, w[0], (size_t)(end - p) - wl + 1);
-        if (!q)
-            return -1;
-        size_t at = (size_t)(q - s);
-        if (!memcmp(q, w, wl) && cls_left_ok(s, at) &&
-            (w[wl - 1] == ':' || w[wl - 1] == '!' || w[wl - 1] == '[' ||
-             cls_right_ok(s, n, at + wl)) &&
-            (zero_ok || !cls_zero(s, n, at, at + wl)))
-            return (long)at;
-        p = q + 1;
-    }
-    return -1;
-}
-
 /* Case-insensitive substring. */
 static bool cls_has_ci(const char *s, size_t n, const char *w)
 {
@@ -316,50 +295,78 @@ static bool cls_exception(const char *s, size_t n, struct cls_hit *h)
     return true;
 }
 
-static const char *const cls_err_anywhere[] = {
-    "ERROR", "FATAL", "FAIL", "FAILED", "FAILURE", "CRITICAL", "PANIC",
-    "ERR!", "error:", "Error:", "fatal:", "Fatal:", "error[", "FATAL:",
-    "Segmentation fault", "core dumped", "Traceback", NULL,
+struct cls_word {
+    const char *w;
+    unsigned char len;
 };
-static const char *const cls_warn_anywhere[] = {
-    "WARN", "WARNING", "warning:", "Warning:", "WARN:", NULL,
+#define CLS_W(s) {s, sizeof(s) - 1}
+
+/* Words that make a hazard anywhere in a line (at a word boundary). */
+static const struct cls_word cls_err_anywhere[] = {
+    CLS_W("ERROR"), CLS_W("FATAL"), CLS_W("FAIL"), CLS_W("FAILED"),
+    CLS_W("FAILURE"), CLS_W("CRITICAL"), CLS_W("PANIC"), CLS_W("ERR!"),
+    CLS_W("error:"), CLS_W("Error:"), CLS_W("fatal:"), CLS_W("Fatal:"),
+    CLS_W("error["), CLS_W("FATAL:"), CLS_W("Segmentation fault"),
+    CLS_W("core dumped"), CLS_W("Traceback"), {NULL, 0},
+};
+static const struct cls_word cls_warn_anywhere[] = {
+    CLS_W("WARN"), CLS_W("WARNING"), CLS_W("warning:"), CLS_W("Warning:"),
+    CLS_W("WARN:"), {NULL, 0},
 };
 /* Words that make a hazard when they open a line (or follow a tool name:
  * `npm error`, `cargo warning`). */
-static const char *const cls_err_start[] = {
-    "error", "Error", "fatal", "Fatal", "E:", "panic:", "FAIL", "ERROR",
-    "ERR!", NULL,
+static const struct cls_word cls_err_start[] = {
+    CLS_W("error"), CLS_W("Error"), CLS_W("fatal"), CLS_W("Fatal"),
+    CLS_W("E:"), CLS_W("panic:"), CLS_W("FAIL"), CLS_W("ERROR"),
+    CLS_W("ERR!"), {NULL, 0},
 };
-static const char *const cls_warn_start[] = {
-    "warning", "Warning", "warn", "WARN", "W:", "WARNING", NULL,
+static const struct cls_word cls_warn_start[] = {
+    CLS_W("warning"), CLS_W("Warning"), CLS_W("warn"), CLS_W("WARN"),
+    CLS_W("W:"), CLS_W("WARNING"), {NULL, 0},
 };
 
 /* Does word w open s[i..n) as a whole word? */
-static bool cls_word_at(const char *s, size_t n, size_t i, const char *w)
+static bool cls_word_at(const char *s, size_t n, size_t i,
+                        const struct cls_word *w)
 {
-    size_t l = strlen(w);
-    if (n - i < l || memcmp(s + i, w, l))
+    size_t l = w->len;
+    if (n - i < l || s[i] != w->w[0] || memcmp(s + i, w->w, l))
         return false;
-    if (w[l - 1] == ':' || w[l - 1] == '!')
+    char last = w->w[l - 1];
+    if (last == ':' || last == '!' || last == '[')
         return true;
-    return i + l >= n || (!cls_wordish((unsigned char)s[i + l]) &&
-                          s[i + l] != '.' && s[i + l] != '=');
+    return cls_right_ok(s, n, i + l);
 }
 
 static int cls_start_words(const char *s, size_t n, size_t i)
 {
-    for (size_t k = 0; cls_err_start[k]; k++)
-        if (cls_word_at(s, n, i, cls_err_start[k]) &&
-            !cls_zero(s, n, i, i + strlen(cls_err_start[k])))
+    for (const struct cls_word *w = cls_err_start; w->w; w++)
+        if (cls_word_at(s, n, i, w) && !cls_zero(s, n, i, i + w->len))
             return 1;
-    for (size_t k = 0; cls_warn_start[k]; k++)
-        if (cls_word_at(s, n, i, cls_warn_start[k]) &&
-            !cls_zero(s, n, i, i + strlen(cls_warn_start[k])))
+    for (const struct cls_word *w = cls_warn_start; w->w; w++)
+        if (cls_word_at(s, n, i, w) && !cls_zero(s, n, i, i + w->len))
             return 2;
     return 0;
 }
 
-/* Error / warning words: 1 error, 2 warning, 0 none. */
+/* An anywhere-word at i (a left boundary): 1 error, 2 warning, 0 none. */
+static int cls_any_word(const char *s, size_t n, size_t i)
+{
+    for (const struct cls_word *w = cls_err_anywhere; w->w; w++)
+        if (cls_word_at(s, n, i, w) && !cls_zero(s, n, i, i + w->len))
+            return 1;
+    /* make: `*** [all] Error 2` */
+    if (n - i >= 7 && !memcmp(s + i, "Error ", 6) && s[i + 6] >= '1' &&
+        s[i + 6] <= '9')
+        return 1;
+    for (const struct cls_word *w = cls_warn_anywhere; w->w; w++)
+        if (cls_word_at(s, n, i, w) && !cls_zero(s, n, i, i + w->len))
+            return 2;
+    return 0;
+}
+
+/* Error / warning words: 1 error, 2 warning, 0 none.  One pass: only the
+ * first letters of the words are looked at closely. */
 static int cls_keywords(const char *s, size_t n)
 {
     size_t i = cls_indent(s, n);
@@ -381,18 +388,23 @@ static int cls_keywords(const char *s, size_t n)
         if ((k = cls_start_words(s, n, j)))
             return k;
     }
-    for (size_t w = 0; cls_err_anywhere[w]; w++)
-        if (cls_find_word(s, n, cls_err_anywhere[w], false) >= 0)
+    bool warn = false;
+    for (size_t p = 0; p < n; p++) {
+        switch (s[p]) {
+        case 'E': case 'F': case 'C': case 'P': case 'S': case 'T':
+        case 'W': case 'c': case 'e': case 'f': case 'w':
+            break;
+        default:
+            continue;
+        }
+        if (!cls_left_ok(s, p))
+            continue;
+        int r = cls_any_word(s, n, p);
+        if (r == 1)
             return 1;
-    /* make: `*** [all] Error 2` */
-    long e = cls_find_word(s, n, "Error", false);
-    if (e >= 0 && (size_t)e + 7 <= n && s[e + 5] == ' ' && s[e + 6] >= '1' &&
-        s[e + 6] <= '9')
-        return 1;
-    for (size_t w = 0; cls_warn_anywhere[w]; w++)
-        if (cls_find_word(s, n, cls_warn_anywhere[w], false) >= 0)
-            return 2;
-    return 0;
+        warn |= r == 2;
+    }
+    return warn ? 2 : 0;
 }
 
 static const char *const cls_red_words[] = {
@@ -529,21 +541,26 @@ static bool cls_progressish(const char *s, size_t n)
     return false;
 }
 
-static const char *const cls_summary_start[] = {
-    "added", "removed", "changed", "updated", "installed", "uninstalled",
-    "upgraded", "ran", "built", "compiled", "finished", "done", "completed",
-    "total", "totals", "summary", "success", "successfully", "passed",
-    "failed", "tests", "test result", "collected", "fetched", "downloaded",
-    "created", "deleted", "wrote", "generated", "audited", "up to date",
-    NULL,
+static const struct cls_word cls_summary_start[] = {
+    CLS_W("added"), CLS_W("removed"), CLS_W("changed"), CLS_W("updated"),
+    CLS_W("installed"), CLS_W("uninstalled"), CLS_W("upgraded"), CLS_W("ran"),
+    CLS_W("built"), CLS_W("compiled"), CLS_W("finished"), CLS_W("done"),
+    CLS_W("completed"), CLS_W("total"), CLS_W("totals"), CLS_W("summary"),
+    CLS_W("success"), CLS_W("successfully"), CLS_W("passed"), CLS_W("failed"),
+    CLS_W("tests"), CLS_W("test result"), CLS_W("collected"), CLS_W("fetched"),
+    CLS_W("downloaded"), CLS_W("created"), CLS_W("deleted"), CLS_W("wrote"),
+    CLS_W("generated"), CLS_W("audited"), CLS_W("up to date"), {NULL, 0},
 };
-static const char *const cls_count_words[] = {
-    "passed", "failed", "skipped", "error", "errors", "warning", "warnings",
-    "test", "tests", "package", "packages", "file", "files", "upgraded",
-    "installed", "removed", "added", "changed", "ok", "succeeded",
-    "deselected", "xfailed", "xpassed", "insertions", "insertion",
-    "deletions", "deletion", "modules", "crates", "newly", "vulnerabilities",
-    NULL,
+static const struct cls_word cls_count_words[] = {
+    CLS_W("passed"), CLS_W("failed"), CLS_W("skipped"), CLS_W("error"),
+    CLS_W("errors"), CLS_W("warning"), CLS_W("warnings"), CLS_W("test"),
+    CLS_W("tests"), CLS_W("package"), CLS_W("packages"), CLS_W("file"),
+    CLS_W("files"), CLS_W("upgraded"), CLS_W("installed"), CLS_W("removed"),
+    CLS_W("added"), CLS_W("changed"), CLS_W("ok"), CLS_W("succeeded"),
+    CLS_W("deselected"), CLS_W("xfailed"), CLS_W("xpassed"),
+    CLS_W("insertions"), CLS_W("insertion"), CLS_W("deletions"),
+    CLS_W("deletion"), CLS_W("modules"), CLS_W("crates"), CLS_W("newly"),
+    CLS_W("vulnerabilities"), {NULL, 0},
 };
 
 static bool cls_summary(const char *s, size_t n)
@@ -558,16 +575,17 @@ static bool cls_summary(const char *s, size_t n)
     size_t i = cls_indent(s, n);
     while (i < n && !cls_alnum((unsigned char)s[i]))
         i++;
-    for (size_t k = 0; cls_summary_start[k]; k++) {
-        size_t l = strlen(cls_summary_start[k]);
-        if (n - i >= l && (i + l == n || !cls_alnum((unsigned char)s[i + l]))) {
-            size_t m = 0;
-            while (m < l && cls_lower((unsigned char)s[i + m]) ==
-                                (unsigned char)cls_summary_start[k][m])
-                m++;
-            if (m == l)
-                return true;
-        }
+    unsigned char first = i < n ? cls_lower((unsigned char)s[i]) : 0;
+    for (const struct cls_word *w = cls_summary_start; w->w; w++) {
+        size_t l = w->len;
+        if ((unsigned char)w->w[0] != first || n - i < l ||
+            (i + l < n && cls_alnum((unsigned char)s[i + l])))
+            continue;
+        size_t m = 1;
+        while (m < l && cls_lower((unsigned char)s[i + m]) == (unsigned char)w->w[m])
+            m++;
+        if (m == l)
+            return true;
     }
     /* a count and a counted word: "3 passed", "135 newly installed" */
     for (size_t j = 0; j < n; j++) {
@@ -580,9 +598,9 @@ static bool cls_summary(const char *s, size_t n)
         if (e >= n || s[e] != ' ')
             continue;
         e++;
-        for (size_t k = 0; cls_count_words[k]; k++) {
-            size_t l = strlen(cls_count_words[k]);
-            if (n - e >= l && !memcmp(s + e, cls_count_words[k], l) &&
+        for (const struct cls_word *w = cls_count_words; w->w; w++) {
+            size_t l = w->len;
+            if (n - e >= l && s[e] == w->w[0] && !memcmp(s + e, w->w, l) &&
                 (e + l == n || !cls_alnum((unsigned char)s[e + l])))
                 return true;
         }
@@ -775,8 +793,9 @@ int classify_line(classify_t *c, const sq_line_t *line, cls_result_t *r)
         cls_noise(r, CLS_NOISE_HINT, "structure");
         return 0;
     }
-    if (!c->in_diff && !dedup_high_entropy(s, n < CLS_SCAN_MAX ? n : CLS_SCAN_MAX)) {
-        uint64_t h = dedup_template(s, n, NULL);
+    bool entropy = false;
+    uint64_t h = c->in_diff ? 0 : dedup_template_ex(s, n, NULL, &entropy);
+    if (!c->in_diff && !entropy) {
         c->prev_hash = h;
         if (h == prev) {
             cls_noise(r, CLS_NOISE_REPEAT, "structure");

@@ -43,13 +43,24 @@ static inline uint64_t dedup_fnv(uint64_t h, const void *p, size_t n)
 
 uint64_t dedup_template(const char *line, size_t len, buf_t *out)
 {
+    return dedup_template_ex(line, len, out, NULL);
+}
+
+uint64_t dedup_template_ex(const char *line, size_t len, buf_t *out,
+                           bool *entropy)
+{
     const unsigned char *s = (const unsigned char *)line;
     uint64_t h = DEDUP_FNV_OFFSET;
     if (out)
         buf_reset(out);
-    size_t i = 0;
+    size_t i = 0, alnum_run = 0;
+    bool ent = false;
     while (i < len) {
         if (dedup_sep(s[i])) {
+            if (s[i] != '=')
+                alnum_run = 0;
+            else if (++alnum_run >= DEDUP_ENTROPY_TOKEN)
+                ent = true;
             h = (h ^ s[i]) * DEDUP_FNV_PRIME;
             if (out && out->len < DEDUP_TEMPLATE_MAX)
                 buf_append_byte(out, s[i]);
@@ -65,6 +76,15 @@ uint64_t dedup_template(const char *line, size_t len, buf_t *out)
                 var = true;
             else if ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))
                 hex++;
+            /* the high-entropy run, as dedup_high_entropy counts it */
+            if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+                (c >= 'A' && c <= 'Z') || c == '+' || c == '/' || c == '_' ||
+                c == '-') {
+                if (++alnum_run >= DEDUP_ENTROPY_TOKEN)
+                    ent = true;
+            } else {
+                alnum_run = 0;
+            }
             j++;
         }
         if (!var && hex >= DEDUP_HEX_TOKEN && hex == j - i)
@@ -86,6 +106,8 @@ uint64_t dedup_template(const char *line, size_t len, buf_t *out)
     }
     if (out && !out->p)
         buf_append(out, "", 0);
+    if (entropy)
+        *entropy = ent;
     return h;
 }
 

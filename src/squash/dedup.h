@@ -31,6 +31,10 @@
  * template's 64-bit hash (FNV-1a over the whole templated line).  out may
  * be NULL when only the hash is wanted. */
 uint64_t dedup_template(const char *line, size_t len, buf_t *out);
+/* The same, also telling whether the line is high-entropy (as
+ * dedup_high_entropy) from the same pass. */
+uint64_t dedup_template_ex(const char *line, size_t len, buf_t *out,
+                           bool *entropy);
 /* True when line holds a long base64/hex-like token: such output (keys,
  * blobs, digests) bypasses near-duplicate merging. */
 bool dedup_high_entropy(const char *line, size_t len);

@@ -332,7 +332,10 @@ static void vt_erase(vt_t *vt, unsigned mode)
             vt->rewound = true;
         }
     } else if (mode == 1) {
-        /* Blank the cells up to and including the cursor's. */
+        /* Blank the cells up to and including the cursor's (on an empty
+         * line they are blank already). */
+        if (!vt->line.len)
+            return;
         size_t col = vt_cursor_col(vt);
         size_t end = vt->cur;
         if (end < vt->line.len) {
