@@ -239,7 +239,7 @@ TEST_T(corpus_condense_every_case, 120)
         SKIP("no corpus at %s (set REIN_CORPUS_DIR)", dir);
     DIR *d = opendir(dir);
     ASSERT_TRUE(d != NULL);
-    char *names[CORPUS_CASES_MAX];
+    char *names[CORPUS_CASES_MAX] = {NULL};
     size_t nn = 0;
     const struct dirent *e;
     while ((e = readdir(d)) && nn < CORPUS_CASES_MAX) {

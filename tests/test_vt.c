@@ -273,6 +273,24 @@ TEST(vt_long_line_is_cut_at_the_limit_on_a_char_boundary)
     free(s);
 }
 
+TEST(vt_repair_that_grows_a_line_past_the_limit_cuts_it_again)
+{
+    /* one invalid byte in twenty: repaired, not binary, and > SQ_LINE_MAX */
+    struct got g = {0};
+    size_t n = SQ_LINE_MAX;
+    char *s = malloc(n + 1);
+    for (size_t i = 0; i < n; i++)
+        s[i] = i % 20 ? 'a' : '\xff';
+    s[n] = '\n';
+    vt_run(s, n + 1, 0, &g);
+    ASSERT_EQ(g.n, 2);
+    ASSERT_TRUE(g.line[0].cut && g.line[1].cut);
+    ASSERT_TRUE(g.line[0].len <= SQ_LINE_MAX);
+    ASSERT_EQ(g.line[0].len + g.line[1].len, n + (n + 19) / 20 * 2);
+    got_free(&g);
+    free(s);
+}
+
 TEST(vt_binary_lines_carry_only_their_range)
 {
     struct got g = {0};

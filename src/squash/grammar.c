@@ -727,7 +727,7 @@ static int grammar_set_load_one(grammar_set_t *set, const char *dir,
     DIR *d = opendir(dir);
     if (!d)
         return 0;
-    char *names[GRAMMAR_DIR_FILES_MAX];
+    char *names[GRAMMAR_DIR_FILES_MAX] = {NULL};
     size_t n = 0;
     int rc = 0;
     const struct dirent *e;

@@ -668,7 +668,8 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
         return rc;
     /* Items arrive in line order except the tail: restore it, then relink
      * each cont to its head (the hazard item just above it). */
-    qsort(sq->items, sq->nitems, sizeof *sq->items, sq_item_cmp);
+    if (sq->nitems > 1)
+        qsort(sq->items, sq->nitems, sizeof *sq->items, sq_item_cmp);
     for (size_t i = 0, h = 0; i < sq->nitems; i++) {
         if (sq->items[i].role == SQ_R_HAZARD)
             h = i;

@@ -166,8 +166,6 @@ static int vt_deliver(vt_t *vt, size_t len, sq_line_kind_t kind, bool cut,
     } else if (kind == SQ_LINE_COMPLETE && (vt->frames || vt->redraw)) {
         kind = SQ_LINE_OVERWRITE;
     }
-    l.text = text;
-    l.len = len;
     l.kind = kind;
     l.colours = vt->colours;
     l.lineno = vt->lines + 1;
@@ -177,6 +175,22 @@ static int vt_deliver(vt_t *vt, size_t len, sq_line_kind_t kind, bool cut,
     l.cut = cut;
     if (counted)
         vt->text_bytes += binary ? raw_len : len + 1;
+    /* Repair can grow a line (one bad byte becomes three): pieces again. */
+    while (len > SQ_LINE_MAX) {
+        size_t k = SQ_LINE_MAX;
+        while (k > 0 && vt_is_cont((unsigned char)text[k]))
+            k--;
+        l.text = text;
+        l.len = k;
+        l.cut = true;
+        int rc = vt->fn(&l, vt->data);
+        if (rc < 0)
+            return rc;
+        text += k;
+        len -= k;
+    }
+    l.text = text;
+    l.len = len;
     return vt->fn(&l, vt->data);
 }
 
