@@ -200,3 +200,34 @@ TEST(classify_grammar_tier_comes_first)
     grammar_free(g);
     buf_free(&err);
 }
+
+TEST(classify_more_tool_shapes_without_grammars)
+{
+    struct cl s = {0};
+    ASSERT_OK(classify_new(NULL, &s.c));
+    cls_result_t r = cl(&s, "src/index.ts(3,7): error TS2322: Type 'string'");
+    ASSERT_TRUE(r.kind == CLS_HAZARD && !r.warning && r.has_loc);
+    ASSERT_EQ(r.loc_len, strlen("src/index.ts(3,7)"));
+    cl(&s, "");
+    EXPECT(&s, "   3:7   error    'x' is never used  no-unused-vars", CLS_HAZARD, false);
+    cl(&s, "");
+    EXPECT(&s, "  10:1   warning  Unexpected console statement", CLS_HAZARD, true);
+    cl(&s, "");
+    EXPECT(&s, "E       AssertionError: assert 6 == 7", CLS_HAZARD, false);
+    cl(&s, "");
+    r = cl(&s, "    calc_test.go:14: Sub(3, 1) = 3, want 2");
+    ASSERT_TRUE(r.kind == CLS_HAZARD && r.has_loc);
+    ASSERT_EQ(r.loc_off, 4);
+    ASSERT_EQ(r.loc_len, strlen("calc_test.go:14"));
+    cl(&s, "");
+    EXPECT(&s, "bash: foo: command not found", CLS_HAZARD, false);
+    cl(&s, "");
+    EXPECT(&s, "find: '/root': Permission denied", CLS_HAZARD, false);
+    cl(&s, "");
+    EXPECT(&s, "tests/test_a.py ......  [ 50%]", CLS_UNKNOWN, false);
+    EXPECT(&s, "tests: 12 passed", CLS_OUTCOME, false);
+    /* an error word line owns the indented detail under it */
+    ASSERT_EQ(cl(&s, "npm ERR! code E404").kind, CLS_HAZARD);
+    ASSERT_TRUE(cl(&s, "  npm ERR! 404 Not Found - GET https://x").cont);
+    classify_free(s.c);
+}

@@ -223,3 +223,15 @@ TEST(squash_nothing_dropped_means_no_log_marker)
     squash_free(sq);
     buf_free(&out);
 }
+
+TEST(squash_input_cap_never_drops_a_hazard_line)
+{
+    /* all hazards and tiny: the cap would need to drop one; it does not */
+    static const char in[] = "a.ts(3,7): error TS1: x\nb.ts(1,1): error TS2: y\n";
+    sq_opts_t o = {.command = "tsc", .log_path = "/l"};
+    buf_t out = BUF_INIT;
+    ASSERT_OK(squash_buffer(&o, in, sizeof in - 1, 2, 0, &out));
+    ASSERT_CONTAINS(out.p, "a.ts(3,7): error TS1: x\n");
+    ASSERT_CONTAINS(out.p, "b.ts(1,1): error TS2: y\n");
+    buf_free(&out);
+}

@@ -210,25 +210,47 @@ static bool cls_location(const char *s, size_t n, struct cls_hit *h)
         dot |= s[i] == '.' || s[i] == '/';
         i++;
     }
-    if (i == 0 || i >= n || s[i] != ':' || !dot)
-        return false;
-    size_t ds = ++i;
-    while (i < n && s[i] >= '0' && s[i] <= '9')
-        i++;
-    if (i == ds || i >= n || s[i] != ':')
+    if (i == 0 || i >= n || !dot)
         return false;
     bool col = false;
-    size_t le = i;
-    i++;
-    size_t cs = i;
-    while (i < n && s[i] >= '0' && s[i] <= '9')
-        i++;
-    if (i > cs && i < n && s[i] == ':') {
-        col = true;
-        le = i;
+    size_t le;
+    if (s[i] == '(') {
+        /* tsc / MSVC: `file(line[,col]): error TS2322: ...` */
+        size_t ds = ++i;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+        if (i == ds || i >= n)
+            return false;
+        if (s[i] == ',') {
+            size_t cs = ++i;
+            while (i < n && s[i] >= '0' && s[i] <= '9')
+                i++;
+            col = i > cs;
+        }
+        if (i + 1 >= n || s[i] != ')' || s[i + 1] != ':')
+            return false;
+        le = ++i;
         i++;
     } else {
-        i = cs;
+        if (s[i] != ':')
+            return false;
+        size_t ds = ++i;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+        if (i == ds || i >= n || s[i] != ':')
+            return false;
+        le = i;
+        i++;
+        size_t cs = i;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+        if (i > cs && i < n && s[i] == ':') {
+            col = true;
+            le = i;
+            i++;
+        } else {
+            i = cs;
+        }
     }
     while (i < n && cls_space((unsigned char)s[i]))
         i++;
@@ -262,6 +284,25 @@ static bool cls_location(const char *s, size_t n, struct cls_hit *h)
     h->loc_off = 0;
     h->loc_len = le;
     return true;
+}
+
+/* `name.ext:N: text`: a file token with a dot and no slash-free spaces,
+ * a line number, then a space. */
+static bool cls_indented_location(const char *s, size_t n)
+{
+    size_t i = 0;
+    bool dot = false;
+    while (i < n && (cls_alnum((unsigned char)s[i]) || s[i] == '_' ||
+                     s[i] == '-' || s[i] == '.' || s[i] == '/')) {
+        dot |= s[i] == '.';
+        i++;
+    }
+    if (!dot || i == 0 || i + 3 > n || s[i] != ':' || s[i - 1] == '.')
+        return false;
+    size_t d = ++i;
+    while (i < n && s[i] >= '0' && s[i] <= '9')
+        i++;
+    return i > d && i + 1 < n && s[i] == ':' && s[i + 1] == ' ';
 }
 
 /* `SomeError: message`, `java.io.IOException`, `Uncaught TypeError: x`. */
@@ -307,7 +348,10 @@ static const struct cls_word cls_err_anywhere[] = {
     CLS_W("FAILURE"), CLS_W("CRITICAL"), CLS_W("PANIC"), CLS_W("ERR!"),
     CLS_W("error:"), CLS_W("Error:"), CLS_W("fatal:"), CLS_W("Fatal:"),
     CLS_W("error["), CLS_W("FATAL:"), CLS_W("Segmentation fault"),
-    CLS_W("core dumped"), CLS_W("Traceback"), {NULL, 0},
+    CLS_W("core dumped"), CLS_W("Traceback"), CLS_W("command not found"),
+    CLS_W("No such file or directory"), CLS_W("Permission denied"),
+    CLS_W("Operation not permitted"), CLS_W("Cannot find module"),
+    {NULL, 0},
 };
 static const struct cls_word cls_warn_anywhere[] = {
     CLS_W("WARN"), CLS_W("WARNING"), CLS_W("warning:"), CLS_W("Warning:"),
@@ -375,6 +419,27 @@ static int cls_keywords(const char *s, size_t n)
     int k = cls_start_words(s, n, i);
     if (k)
         return k;
+    /* pytest's failure detail: `E       assert 6 == 7` */
+    if (i == 0 && n > 3 && s[0] == 'E' && s[1] == ' ' && s[2] == ' ' &&
+        !cls_blank(s, n))
+        return 1;
+    /* a linter's `  12:5  error  message  rule` (eslint, stylelint) */
+    size_t d = i;
+    while (d < n && s[d] >= '0' && s[d] <= '9')
+        d++;
+    if (d > i && d < n && s[d] == ':') {
+        size_t c = ++d;
+        while (d < n && s[d] >= '0' && s[d] <= '9')
+            d++;
+        if (d > c && d < n && cls_space((unsigned char)s[d])) {
+            while (d < n && cls_space((unsigned char)s[d]))
+                d++;
+            if (n - d > 5 && !memcmp(s + d, "error", 5))
+                return 1;
+            if (n - d > 7 && !memcmp(s + d, "warning", 7))
+                return 2;
+        }
+    }
     /* second word after a short tool name: `npm error`, `cargo warning:` */
     size_t j = i;
     while (j < n && j - i < 24 && (cls_alnum((unsigned char)s[j]) ||
@@ -392,7 +457,8 @@ static int cls_keywords(const char *s, size_t n)
     for (size_t p = 0; p < n; p++) {
         switch (s[p]) {
         case 'E': case 'F': case 'C': case 'P': case 'S': case 'T':
-        case 'W': case 'c': case 'e': case 'f': case 'w':
+        case 'W': case 'c': case 'e': case 'f': case 'w': case 'N':
+        case 'O':
             break;
         default:
             continue;
@@ -451,6 +517,17 @@ static bool cls_universal_hazard(const char *s, size_t n, unsigned colours,
     }
     if (ind == 0 && cls_location(s, n, h))
         return true;
+    /* an indented `file.ext:N: message`: a test's failure message (go test
+     * prints them above their `--- FAIL`) */
+    if (ind > 0 && ind <= 8 && cls_indented_location(t, tn)) {
+        h->id = "indented-location";
+        h->has_loc = true;
+        h->loc_off = ind;
+        const char *c1 = memchr(t, ':', tn);
+        const char *c2 = memchr(c1 + 1, ':', tn - (size_t)(c1 + 1 - t));
+        h->loc_len = (size_t)(c2 - t);
+        return true;
+    }
     if (ind == 0 && cls_exception(s, n, h))
         return true;
     size_t scan = n < CLS_SCAN_MAX ? n : CLS_SCAN_MAX;
@@ -460,8 +537,14 @@ static bool cls_universal_hazard(const char *s, size_t n, unsigned colours,
         h->id = k == 2 ? "warning-word" : "error-word";
         /* rustc: `error[E0308]: ...` is followed by its excerpt */
         if (cls_prefix(t, tn, "error[") || cls_prefix(t, tn, "error:") ||
-            cls_prefix(t, tn, "warning:") || cls_prefix(t, tn, "warning["))
-            h->ml = CLS_ML_CC, h->ml_max = CLS_CC_CONTEXT_MAX;
+            cls_prefix(t, tn, "warning:") || cls_prefix(t, tn, "warning[")) {
+            h->ml = CLS_ML_CC;
+        } else if (ind == 0) {
+            /* `--- FAIL: TestX` then `    x_test.go:8: got 3`; `npm ERR!`
+             * blocks; a log line and its indented detail */
+            h->ml = CLS_ML_INDENTED;
+        }
+        h->ml_max = CLS_CC_CONTEXT_MAX;
         return true;
     }
     if (colours & SQ_COLOUR_RED)
@@ -549,7 +632,8 @@ static const struct cls_word cls_summary_start[] = {
     CLS_W("success"), CLS_W("successfully"), CLS_W("passed"), CLS_W("failed"),
     CLS_W("tests"), CLS_W("test result"), CLS_W("collected"), CLS_W("fetched"),
     CLS_W("downloaded"), CLS_W("created"), CLS_W("deleted"), CLS_W("wrote"),
-    CLS_W("generated"), CLS_W("audited"), CLS_W("up to date"), {NULL, 0},
+    CLS_W("generated"), CLS_W("audited"), CLS_W("up to date"), CLS_W("ok"),
+    {NULL, 0},
 };
 static const struct cls_word cls_count_words[] = {
     CLS_W("passed"), CLS_W("failed"), CLS_W("skipped"), CLS_W("error"),
@@ -578,8 +662,9 @@ static bool cls_summary(const char *s, size_t n)
     unsigned char first = i < n ? cls_lower((unsigned char)s[i]) : 0;
     for (const struct cls_word *w = cls_summary_start; w->w; w++) {
         size_t l = w->len;
+        /* the word alone: `tests/test_a.py` does not start with "tests" */
         if ((unsigned char)w->w[0] != first || n - i < l ||
-            (i + l < n && cls_alnum((unsigned char)s[i + l])))
+            (i + l < n && s[i + l] != ' ' && s[i + l] != ':' && s[i + l] != ','))
             continue;
         size_t m = 1;
         while (m < l && cls_lower((unsigned char)s[i + m]) == (unsigned char)w->w[m])

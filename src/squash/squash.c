@@ -606,7 +606,10 @@ static int sq_plan(squash_t *sq, size_t budget, int exit_code,
             cost += SQ_GAP_COST;
         if (it->group != UINT32_MAX && dedup_count(sq->dd, it->group) > 1)
             cost += strlen(dedup_template_text(sq->dd, it->group)) + SQ_REPEAT_COST;
-        if (used + cost > budget)
+        /* Only an explicit budget may drop a hazard line; the input cap
+         * (cap_to_input) gives way to "never drop a hazard". */
+        bool must = !sq->budget && it->role == SQ_R_HAZARD;
+        if (used + cost > budget && !must)
             continue;
         used += cost;
         it->selected = true;
@@ -617,7 +620,8 @@ static int sq_plan(squash_t *sq, size_t budget, int exit_code,
         buf_reset(out);
         rc = sq_render(sq, out, exit_code, duration_ms, lines, raw_bytes,
                        last_of_group, &dropped);
-        if (rc < 0 || out->len <= budget || nsel == 0)
+        if (rc < 0 || out->len <= budget || nsel == 0 ||
+            (!sq->budget && sq->items[sel[nsel - 1]].role == SQ_R_HAZARD))
             break;
         struct sq_item *it = &sq->items[sel[--nsel]];
         it->selected = false;
