@@ -139,7 +139,9 @@ static int vt_deliver(vt_t *vt, size_t len, sq_line_kind_t kind, bool cut,
     memset(&l, 0, sizeof l);
     const char *text = vt->line.p ? vt->line.p : "";
     size_t raw_len = (size_t)(raw_end - vt->line_raw_start);
-    bool binary = vt->ctl * VT_BINARY_CTL_RATIO > raw_len;
+    /* Judged on the text and control bytes only, not the raw range: the
+     * same line must come out the same however its bytes were chunked. */
+    bool binary = vt->ctl * VT_BINARY_CTL_RATIO > vt->ctl + len;
 
     if (!binary && utf8_valid_prefix(text, len) != len) {
         utf8_dec_t d;
@@ -230,6 +232,7 @@ static int vt_cut(vt_t *vt, uint64_t raw_end)
     vt->pad = 0;
     vt->cut_active = true;
     vt->line_raw_start = raw_end;
+    vt->ctl = 0;
     return rc;
 }
 
@@ -238,9 +241,9 @@ static int vt_append(vt_t *vt, const unsigned char *p, size_t n,
                      uint64_t raw_end)
 {
     while (n) {
-        size_t room = SQ_LINE_MAX - vt->line.len;
+        size_t room = SQ_LINE_MAX > vt->line.len ? SQ_LINE_MAX - vt->line.len : 0;
         if (room == 0) {
-            int rc = vt_cut(vt, raw_end);
+            int rc = vt_cut(vt, raw_end - n);
             if (rc < 0)
                 return rc;
             continue;
@@ -274,7 +277,7 @@ static int vt_print(vt_t *vt, const unsigned char *p, size_t n,
     vt->partial_sent = false;
     if (vt->pad) {
         /* The cursor sits past the end: the cells between are blank. */
-        size_t room = SQ_LINE_MAX - vt->line.len;
+        size_t room = SQ_LINE_MAX > vt->line.len ? SQ_LINE_MAX - vt->line.len : 0;
         size_t pad = vt->pad < room ? vt->pad : room;
         if (buf_reserve(&vt->line, pad) < 0)
             return -ENOMEM;
@@ -300,6 +303,10 @@ static int vt_print(vt_t *vt, const unsigned char *p, size_t n,
                 vt->line.len -= clen - 1;
                 l[vt->line.len] = '\0';
             }
+            l[vt->cur++] = (char)c;
+        } else if (vt->line.len >= SQ_LINE_MAX) {
+            /* No room to grow in place: overwrite (bounded, stays lossy
+             * only for ill-formed input at the limit). */
             l[vt->cur++] = (char)c;
         } else {
             /* A continuation byte extends the character just written. */
@@ -332,7 +339,7 @@ static void vt_move_col(vt_t *vt, size_t col)
     }
     vt->cur = i;
     size_t pad = col - c;
-    size_t room = SQ_LINE_MAX - vt->line.len;
+    size_t room = SQ_LINE_MAX > vt->line.len ? SQ_LINE_MAX - vt->line.len : 0;
     vt->pad = i == vt->line.len ? (pad < room ? pad : room) : 0;
 }
 
