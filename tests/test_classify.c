@@ -231,3 +231,18 @@ TEST(classify_more_tool_shapes_without_grammars)
     ASSERT_TRUE(cl(&s, "  npm ERR! 404 Not Found - GET https://x").cont);
     classify_free(s.c);
 }
+
+TEST(classify_outcome_length_limit_at_its_edge)
+{
+    struct cl s = {0};
+    ASSERT_OK(classify_new(NULL, &s.c));
+    char line[CLS_OUTCOME_LEN_MAX + 2];
+    memset(line, 'x', sizeof line);
+    memcpy(line, "added 3 packages ", 17);
+    line[CLS_OUTCOME_LEN_MAX] = '\0';
+    ASSERT_EQ(cl(&s, line).kind, CLS_OUTCOME);
+    line[CLS_OUTCOME_LEN_MAX] = 'y';
+    line[CLS_OUTCOME_LEN_MAX + 1] = '\0';
+    ASSERT_EQ(cl(&s, line).kind, CLS_UNKNOWN);
+    classify_free(s.c);
+}

@@ -14,6 +14,7 @@
 
 #include "base/buf.h"
 #include "harness.h"
+#include "squash/emit.h"
 #include "squash/squash.h"
 
 static void collect(const char *t, size_t n, void *d)
@@ -233,5 +234,30 @@ TEST(squash_input_cap_never_drops_a_hazard_line)
     ASSERT_OK(squash_buffer(&o, in, sizeof in - 1, 2, 0, &out));
     ASSERT_CONTAINS(out.p, "a.ts(3,7): error TS1: x\n");
     ASSERT_CONTAINS(out.p, "b.ts(1,1): error TS2: y\n");
+    buf_free(&out);
+}
+
+TEST(squash_outcome_show_and_range_list_edges)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    /* SQ_OUTCOME_SHOW outcomes of one template shown, the rest counted;
+     * the repeat marker lists EMIT_RANGES_MAX ranges then "+N more" */
+    for (int i = 0; i < 2 * (EMIT_RANGES_MAX + 2); i++)
+        if (i % 2)
+            buf_printf(&in, "added %d packages in 1s\n", i);
+        else
+            buf_printf(&in, "x%c\n", 'a' + i / 2);
+    sq_opts_t o = {.command = "npm", .deferred = true};
+    squash_t *sq;
+    ASSERT_OK(squash_new(&o, collect, &out, &sq));
+    ASSERT_OK(squash_feed(sq, in.p, in.len, 0));
+    ASSERT_OK(squash_finish(sq, 0, 0, 0));
+    ASSERT_CONTAINS(out.p, "added 1 packages in 1s\n");
+    ASSERT_CONTAINS(out.p, "added 3 packages in 1s\n");
+    ASSERT_TRUE(strstr(out.p, "added 5 packages") == NULL);
+    ASSERT_CONTAINS(out.p, "[rein] repeat 8× \"added {} packages in {}\" "
+                           "(lines 2, 4, 6, 8, 10, 12, +2 more)\n");
+    squash_free(sq);
+    buf_free(&in);
     buf_free(&out);
 }

@@ -345,3 +345,21 @@ TEST(vt_any_chunking_gives_the_same_lines)
     }
     got_free(&whole);
 }
+
+TEST(vt_csi_parameters_clamp_at_their_limits)
+{
+    struct got g = {0};
+    /* a column past VT_PARAM_VALUE_MAX clamps; the line stays in bounds */
+    RUN("a\x1b[99999999Gb\n", &g);
+    ASSERT_EQ(g.n, 1);
+    ASSERT_EQ(g.line[0].len, VT_PARAM_VALUE_MAX);
+    ASSERT_EQ(g.text[0][VT_PARAM_VALUE_MAX - 1], 'b');
+    got_free(&g);
+    /* more than VT_PARAMS_MAX parameters: the extra ones are ignored */
+    RUN("\x1b[0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;31mred\x1b[0m\n", &g);
+    ASSERT_EQ(g.line[0].colours, 0);
+    got_free(&g);
+    RUN("\x1b[0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;31mred\x1b[0m\n", &g);
+    ASSERT_EQ(g.line[0].colours, SQ_COLOUR_RED);
+    got_free(&g);
+}

@@ -154,9 +154,11 @@ int cli_squash(int argc, char **argv)
             close(logfd);
         return CLI_FAILURE;
     }
-    static char chunk[CLI_READ_CHUNK];
-    for (;;) {
-        ssize_t n = read(0, chunk, sizeof chunk);
+    char *chunk = malloc(CLI_READ_CHUNK);
+    if (!chunk)
+        rc = -ENOMEM;
+    while (rc == 0) {
+        ssize_t n = read(0, chunk, CLI_READ_CHUNK);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
@@ -172,6 +174,7 @@ int cli_squash(int argc, char **argv)
         if ((rc = squash_feed(sq, chunk, (size_t)n, 0)) < 0)
             break;
     }
+    free(chunk);
     if (logfd >= 0)
         close(logfd);
     if (rc == 0)
@@ -280,7 +283,7 @@ static int cli_grammar_check(const char *file, const char *sample)
             } else {
                 printf("\n");
                 size_t n;
-                static char chunk[CLI_READ_CHUNK];
+                char chunk[4096];
                 while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
                     if (vt_feed(vt, chunk, n, 0) < 0)
                         status = CLI_FAILURE;

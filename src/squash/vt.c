@@ -55,6 +55,7 @@ struct vt {
     unsigned params[VT_PARAMS_MAX];
     unsigned nparams;
     bool param_open;   /* digits seen for the current parameter */
+    bool param_over;   /* the current parameter is past VT_PARAMS_MAX */
     unsigned char priv;/* CSI private marker (? < = >), 0 if none */
     bool str_osc;      /* the string may end with BEL */
     size_t str_len;
@@ -634,13 +635,17 @@ int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms)
             c = *p++;
             if (c >= '0' && c <= '9') {
                 if (!vt->param_open) {
-                    if (vt->nparams < VT_PARAMS_MAX)
+                    /* past VT_PARAMS_MAX a parameter is parsed, not kept */
+                    vt->param_over = vt->nparams == VT_PARAMS_MAX;
+                    if (!vt->param_over)
                         vt->params[vt->nparams++] = 0;
                     vt->param_open = true;
                 }
-                unsigned *v = &vt->params[vt->nparams - 1];
-                unsigned nv = *v * 10 + (unsigned)(c - '0');
-                *v = nv > VT_PARAM_VALUE_MAX ? VT_PARAM_VALUE_MAX : nv;
+                if (!vt->param_over) {
+                    unsigned *v = &vt->params[vt->nparams - 1];
+                    unsigned nv = *v * 10 + (unsigned)(c - '0');
+                    *v = nv > VT_PARAM_VALUE_MAX ? VT_PARAM_VALUE_MAX : nv;
+                }
             } else if (c == ';' || c == ':') {
                 if (!vt->param_open && vt->nparams < VT_PARAMS_MAX)
                     vt->params[vt->nparams++] = 0;
