@@ -28,5 +28,9 @@ int cli_ps(int argc, char **argv);
 int cli_logs(int argc, char **argv);
 /* rein metrics */
 int cli_metrics(int argc, char **argv);
+/* rein squash --as "COMMAND" [--exit N] ... < output */
+int cli_squash(int argc, char **argv);
+/* rein grammar check FILE [SAMPLE] */
+int cli_grammar(int argc, char **argv);
 
 #endif

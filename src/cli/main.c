@@ -44,6 +44,11 @@ static const struct verb verbs[] = {
      "print a run's full output (-f: follow until the run exits)", cli_logs},
     {"metrics", "rein metrics", "print the run counters (Prometheus text)",
      cli_metrics},
+    {"squash", "rein squash --as \"COMMAND\" [--exit N] [--log PATH] < output",
+     "condense captured output as rein would show it", cli_squash},
+    {"grammar", "rein grammar check FILE [SAMPLE]",
+     "validate a grammar file and show what it matches in a sample",
+     cli_grammar},
     {"help", "rein help [VERB]", "show help for rein or one of its verbs",
      verb_help},
 };

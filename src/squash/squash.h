@@ -31,6 +31,7 @@ typedef enum sq_line_kind {
     SQ_LINE_COMPLETE = 0, /* ended by LF */
     SQ_LINE_OVERWRITE,    /* the final frame of a line redrawn with CR/EL */
     SQ_LINE_PARTIAL,      /* no newline for SQ_PARTIAL_MS: maybe a prompt */
+    SQ_LINE_BINARY,       /* non-text bytes: no text, only the raw range */
 } sq_line_kind_t;
 
 /* SGR colours seen on a line (bits), for the classifier. */
@@ -60,9 +61,30 @@ typedef struct sq_opts {
     const char *command;       /* the command line, for grammar detection */
     const char *log_path;      /* named in the `log` marker; may be NULL */
     size_t budget_bytes;       /* 0: no budget (stream everything condensed)*/
-    unsigned tail_lines;       /* fallback tail when nothing classified; 0: 5 */
+    unsigned tail_lines;       /* fallback tail when nothing classified;
+                                  0: SQ_TAIL_DEFAULT */
     const char *const *grammar_dirs; /* NULL: the default search path */
+    const struct grammar_set *grammars; /* shared, loaded set (not owned);
+                                           NULL: load from grammar_dirs */
+    bool deferred;      /* hold everything until finish: the exit marker
+                           heads the output and omissions are marked in
+                           place.  Implied by budget_bytes and cap_to_input.
+                           Otherwise hazards stream out as they complete. */
+    bool cap_to_input;  /* budget = the VT-stripped input's size: the
+                           condensed view is never larger than the output
+                           it condenses (rein squash, squash_buffer) */
 } sq_opts_t;
+
+/* Hazards shown in full per template; more are counted in a `repeat`
+ * marker whose `at` marker lists every location. */
+#define SQ_HAZARD_SHOW 3
+/* Outcome lines shown per template (progress bars, per-file summaries). */
+#define SQ_OUTCOME_SHOW 2
+/* An output of at most this many lines in which nothing was classified is
+ * shown whole (minus noise); a longer one shows its last tail_lines. */
+#define SQ_SMALL_LINES 40
+/* The fallback tail when opts.tail_lines is 0. */
+#define SQ_TAIL_DEFAULT 5
 
 typedef struct squash squash_t;
 
@@ -90,7 +112,8 @@ typedef struct sq_stats {
 void squash_stats(const squash_t *sq, sq_stats_t *out);
 void squash_free(squash_t *sq);
 
-/* One call for a whole captured output (rein squash, tests). */
+/* One call for a whole captured output (rein squash, tests): deferred,
+ * and capped to the input's size unless opts sets a budget. */
 int squash_buffer(const sq_opts_t *opts, const void *data, size_t len,
                   int exit_code, uint64_t duration_ms, buf_t *out);
 

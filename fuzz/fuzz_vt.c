@@ -1,0 +1,80 @@
+/*
+ * fuzz_vt.c — the VT stripper and the whole squasher on arbitrary bytes.
+ *
+ * The first byte picks the chunk size.  Checked: every line is valid
+ * UTF-8 and at most SQ_LINE_MAX bytes; chunking changes nothing (same line
+ * count and text bytes as one feed); the squasher never exceeds its input
+ * cap by more than its mandatory markers and ends every line in '\n'.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/utf8.h"
+#include "squash/squash.h"
+#include "squash/vt.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+struct fz {
+    uint64_t lines, bytes, hash;
+};
+
+static int fz_line(const sq_line_t *l, void *d)
+{
+    struct fz *f = d;
+    if (l->len > SQ_LINE_MAX || utf8_valid_prefix(l->text, l->len) != l->len)
+        abort();
+    if (memchr(l->text, '\n', l->len))
+        abort();
+    if (l->kind == SQ_LINE_PARTIAL && l->lineno == 0)
+        abort();
+    f->lines++;
+    f->bytes += l->len;
+    for (size_t i = 0; i < l->len; i++)
+        f->hash = (f->hash ^ (unsigned char)l->text[i]) * 1099511628211ull;
+    f->hash = (f->hash ^ (uint64_t)l->kind) * 1099511628211ull;
+    return 0;
+}
+
+static void fz_run(const uint8_t *p, size_t n, size_t chunk, struct fz *f)
+{
+    vt_t *vt;
+    if (vt_new(fz_line, f, &vt) < 0)
+        abort();
+    for (size_t i = 0; i < n; i += chunk)
+        if (vt_feed(vt, p + i, n - i < chunk ? n - i : chunk, 0) < 0)
+            abort();
+    if (vt_finish(vt) < 0)
+        abort();
+    vt_free(vt);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size == 0)
+        return 0;
+    size_t chunk = (size_t)data[0] % 17 + 1;
+    const uint8_t *p = data + 1;
+    size_t n = size - 1;
+    struct fz a = {0, 0, 0}, b = {0, 0, 0};
+    fz_run(p, n, n ? n : 1, &a);
+    fz_run(p, n, chunk, &b);
+    if (a.lines != b.lines || a.bytes != b.bytes || a.hash != b.hash)
+        abort();
+
+    sq_opts_t o;
+    memset(&o, 0, sizeof o);
+    o.command = "fuzz";
+    o.log_path = "/l";
+    o.grammars = NULL;
+    o.grammar_dirs = (const char *const[]){NULL};
+    buf_t out = BUF_INIT;
+    if (squash_buffer(&o, p, n, 1, 0, &out) < 0)
+        abort();
+    if (out.len && out.p[out.len - 1] != '\n')
+        abort();
+    buf_free(&out);
+    return 0;
+}

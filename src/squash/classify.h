@@ -1,0 +1,94 @@
+/*
+ * classify.h — what each line of output is: hazard, outcome, noise,
+ * prompt, or unknown.  First match wins, in three tiers:
+ *
+ *   1. the tool's grammar (hazard → outcome → noise, grammar.h), with its
+ *      `multiline` capture of the lines that belong to a hazard;
+ *   2. universal rules, built in (they run on every line of every command,
+ *      so they are hand-written scans, not regexes):
+ *        - stack traces: Python tracebacks, Go panics and goroutine dumps,
+ *          Rust panics, Java `Exception in thread` and `Caused by`, Node and
+ *          other `SomeError: message` lines with their indented frames;
+ *        - compiler diagnostics `file:line[:col]: error|warning: ...` with
+ *          their source excerpt and caret lines (gcc, clang, rustc);
+ *        - error / warning words at line start (`error:`, `E:`, `FAIL`)
+ *          and anywhere (`ERROR`, `WARN`, `fatal:`, `Error 2`), skipping
+ *          "0 errors", identifiers and paths;
+ *        - red / yellow SGR colour plus an error / warning keyword;
+ *        - the final frame of a progress line (kept), and summary lines
+ *          (`added 125 packages`, `Ran 241 tests`, `3 passed, 1 failed`);
+ *        - prompts, on partial lines;
+ *   3. structure: blank lines, decorative rules (`=====`), indented
+ *      parenthesised hints, near-duplicates of the line before (skipped in
+ *      diffs and high-entropy output); anything else is unknown.
+ */
+#ifndef REIN_SQUASH_CLASSIFY_H
+#define REIN_SQUASH_CLASSIFY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "squash/grammar.h"
+#include "squash/squash.h"
+
+/* Context lines a universal compiler diagnostic captures (source excerpt,
+ * carets, fix-its, notes). */
+#define CLS_CC_CONTEXT_MAX 8
+/* Lines a universal stack trace captures at most. */
+#define CLS_TRACE_MAX 100
+/* A summary (outcome) line is at most this long; longer ones are prose. */
+#define CLS_OUTCOME_LEN_MAX 200
+/* Keyword scans look at most this far into a line. */
+#define CLS_SCAN_MAX 4096
+
+typedef enum cls_kind {
+    CLS_UNKNOWN = 0,
+    CLS_HAZARD,
+    CLS_OUTCOME,
+    CLS_NOISE,
+    CLS_PROMPT,
+    CLS_BINARY,
+} cls_kind_t;
+
+/* Why a line is noise; the names are the `noise` marker's reasons. */
+typedef enum cls_noise {
+    CLS_NOISE_TOOL = 0, /* a grammar noise rule, action strip */
+    CLS_NOISE_DEDUP,    /* a grammar noise rule, action dedup */
+    CLS_NOISE_PROGRESS, /* redrawn frames, erased spinners */
+    CLS_NOISE_BLANK,
+    CLS_NOISE_DECOR,    /* ===== ----- and box drawing */
+    CLS_NOISE_HINT,     /* an indented, parenthesised aside */
+    CLS_NOISE_REPEAT,   /* a near-duplicate of the line before */
+    CLS_NOISE_REASONS,
+} cls_noise_t;
+
+typedef struct cls_result {
+    cls_kind_t kind;
+    bool cont;            /* a line of the hazard above (multiline) */
+    bool warning;         /* hazard severity: warning, else error */
+    cls_noise_t noise;
+    const char *source;   /* grammar name, "universal" or "structure" */
+    const char *rule;     /* rule id */
+    bool has_loc;         /* file:line[:col] within the line */
+    size_t loc_off, loc_len;
+} cls_result_t;
+
+typedef struct classify classify_t;
+
+/* g: the tool's grammar, or NULL for universal rules only (not owned). */
+int classify_new(const grammar_t *g, classify_t **out);
+void classify_free(classify_t *c);
+/* Classifies the next line of the stream (lines must come in order: the
+ * multiline and near-duplicate rules look at what came before).  0 or
+ * -ENOMEM. */
+int classify_line(classify_t *c, const sq_line_t *line, cls_result_t *out);
+/* The name of a noise reason ("progress", "blank", ...). */
+const char *classify_noise_name(cls_noise_t n);
+/* Whether a partial line (no newline yet) looks like a prompt: it ends in
+ * `:` `?` `>` `$` `#` `]` `)`, or asks for a password or a yes/no. */
+bool classify_prompt(const char *s, size_t n);
+/* Matches abandoned at a grammar's limits so far. */
+uint64_t classify_limit_hits(const classify_t *c);
+
+#endif

@@ -1,0 +1,293 @@
+/*
+ * dedup.c — templates and groups (see dedup.h).
+ *
+ * The template pass is one scan that splits a line into tokens at spaces
+ * and at quoting/bracketing punctuation; a token that holds a digit, a
+ * slash, a backslash or an `@`, or is a long run of hex letters, is
+ * variable.  That one rule covers numbers, versions, hashes, UUIDs, times,
+ * URLs, paths and `file:line:col` alike, without a regex per line: the
+ * template runs on every line of the output.
+ *
+ * Groups live in an open-addressing table keyed by the 64-bit hash.
+ */
+#include "squash/dedup.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEDUP_FNV_OFFSET 1469598103934665603ull
+#define DEDUP_FNV_PRIME 1099511628211ull
+/* A run of hex letters this long (no digit) is still a hash. */
+#define DEDUP_HEX_TOKEN 8
+
+static inline bool dedup_sep(unsigned char c)
+{
+    switch (c) {
+    case ' ': case '\t': case '"': case '\'': case '(': case ')':
+    case '[': case ']': case '{': case '}': case ',': case ';': case '=':
+    case '<': case '>': case '`':
+        return true;
+    default:
+        return false;
+    }
+}
+
+static inline uint64_t dedup_fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *s = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ s[i]) * DEDUP_FNV_PRIME;
+    return h;
+}
+
+uint64_t dedup_template(const char *line, size_t len, buf_t *out)
+{
+    return dedup_template_ex(line, len, out, NULL);
+}
+
+uint64_t dedup_template_ex(const char *line, size_t len, buf_t *out,
+                           bool *entropy)
+{
+    const unsigned char *s = (const unsigned char *)line;
+    uint64_t h = DEDUP_FNV_OFFSET;
+    if (out)
+        buf_reset(out);
+    size_t i = 0, alnum_run = 0;
+    bool ent = false;
+    while (i < len) {
+        if (dedup_sep(s[i])) {
+            if (s[i] != '=')
+                alnum_run = 0;
+            else if (++alnum_run >= DEDUP_ENTROPY_TOKEN)
+                ent = true;
+            h = (h ^ s[i]) * DEDUP_FNV_PRIME;
+            if (out && out->len < DEDUP_TEMPLATE_MAX)
+                buf_append_byte(out, s[i]);
+            i++;
+            continue;
+        }
+        size_t j = i;
+        bool var = false;
+        size_t hex = 0;
+        while (j < len && !dedup_sep(s[j])) {
+            unsigned char c = s[j];
+            if ((c >= '0' && c <= '9') || c == '/' || c == '\\' || c == '@')
+                var = true;
+            else if ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))
+                hex++;
+            /* the high-entropy run, as dedup_high_entropy counts it */
+            if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+                (c >= 'A' && c <= 'Z') || c == '+' || c == '/' || c == '_' ||
+                c == '-') {
+                if (++alnum_run >= DEDUP_ENTROPY_TOKEN)
+                    ent = true;
+            } else {
+                alnum_run = 0;
+            }
+            j++;
+        }
+        if (!var && hex >= DEDUP_HEX_TOKEN && hex == j - i)
+            var = true;
+        if (var) {
+            h = dedup_fnv(h, "{}", 2);
+            if (out && out->len < DEDUP_TEMPLATE_MAX)
+                buf_append(out, "{}", 2);
+        } else {
+            h = dedup_fnv(h, s + i, j - i);
+            if (out && out->len < DEDUP_TEMPLATE_MAX) {
+                size_t k = j - i;
+                if (out->len + k > DEDUP_TEMPLATE_MAX)
+                    k = DEDUP_TEMPLATE_MAX - out->len;
+                buf_append(out, s + i, k);
+            }
+        }
+        i = j;
+    }
+    if (out && !out->p)
+        buf_append(out, "", 0);
+    if (entropy)
+        *entropy = ent;
+    return h;
+}
+
+bool dedup_high_entropy(const char *line, size_t len)
+{
+    size_t run = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)line[i];
+        if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+            (c >= 'A' && c <= 'Z') || c == '+' || c == '/' || c == '=' ||
+            c == '_' || c == '-') {
+            if (++run >= DEDUP_ENTROPY_TOKEN)
+                return true;
+        } else {
+            run = 0;
+        }
+    }
+    return false;
+}
+
+struct dedup_group {
+    uint64_t hash;
+    uint32_t count;
+    char *tmpl;
+    uint64_t *lines;
+    size_t nlines, caplines;
+    char *locs;       /* "a\0b\0c\0" */
+    size_t locs_len, locs_cap, nlocs;
+};
+
+struct dedup {
+    struct dedup_group *g;
+    size_t n, cap;
+    uint32_t *slots; /* index + 1, 0 empty */
+    size_t nslots;
+};
+
+int dedup_new(dedup_t **out)
+{
+    *out = calloc(1, sizeof **out);
+    return *out ? 0 : -ENOMEM;
+}
+
+void dedup_free(dedup_t *d)
+{
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->n; i++) {
+        free(d->g[i].tmpl);
+        free(d->g[i].lines);
+        free(d->g[i].locs);
+    }
+    free(d->g);
+    free(d->slots);
+    free(d);
+}
+
+static int dedup_rehash(dedup_t *d)
+{
+    size_t ns = d->nslots ? d->nslots * 2 : 256;
+    uint32_t *s = calloc(ns, sizeof *s);
+    if (!s)
+        return -ENOMEM;
+    for (size_t i = 0; i < d->n; i++) {
+        size_t k = (size_t)d->g[i].hash & (ns - 1);
+        while (s[k])
+            k = (k + 1) & (ns - 1);
+        s[k] = (uint32_t)i + 1;
+    }
+    free(d->slots);
+    d->slots = s;
+    d->nslots = ns;
+    return 0;
+}
+
+int dedup_add(dedup_t *d, uint64_t h, const char *tmpl, size_t tmpl_len,
+              uint64_t lineno, const char *loc, size_t loc_len,
+              uint32_t *group)
+{
+    if ((d->n + 1) * 2 > d->nslots && dedup_rehash(d) < 0)
+        return -ENOMEM;
+    size_t k = (size_t)h & (d->nslots - 1);
+    while (d->slots[k] && d->g[d->slots[k] - 1].hash != h)
+        k = (k + 1) & (d->nslots - 1);
+    struct dedup_group *g;
+    if (d->slots[k]) {
+        g = &d->g[d->slots[k] - 1];
+    } else {
+        if (d->n >= DEDUP_GROUPS_MAX) {
+            *group = UINT32_MAX;
+            return 1;
+        }
+        if (d->n == d->cap) {
+            size_t cap = d->cap ? d->cap * 2 : 64;
+            struct dedup_group *p = realloc(d->g, cap * sizeof *p);
+            if (!p)
+                return -ENOMEM;
+            d->g = p;
+            d->cap = cap;
+        }
+        g = &d->g[d->n];
+        memset(g, 0, sizeof *g);
+        g->hash = h;
+        g->tmpl = strndup(tmpl ? tmpl : "", tmpl ? tmpl_len : 0);
+        if (!g->tmpl)
+            return -ENOMEM;
+        d->slots[k] = (uint32_t)++d->n;
+    }
+    if (g->nlines == g->caplines) {
+        size_t cap = g->caplines ? g->caplines * 2 : 4;
+        uint64_t *p = realloc(g->lines, cap * sizeof *p);
+        if (!p)
+            return -ENOMEM;
+        g->lines = p;
+        g->caplines = cap;
+    }
+    g->lines[g->nlines++] = lineno;
+    if (loc && loc_len) {
+        if (g->locs_len + loc_len + 1 > g->locs_cap) {
+            size_t cap = (g->locs_cap ? g->locs_cap : 64);
+            while (cap < g->locs_len + loc_len + 1)
+                cap *= 2;
+            char *p = realloc(g->locs, cap);
+            if (!p)
+                return -ENOMEM;
+            g->locs = p;
+            g->locs_cap = cap;
+        }
+        memcpy(g->locs + g->locs_len, loc, loc_len);
+        g->locs_len += loc_len;
+        g->locs[g->locs_len++] = '\0';
+        g->nlocs++;
+    }
+    *group = (uint32_t)(g - d->g);
+    return (int)++g->count;
+}
+
+size_t dedup_group_count(const dedup_t *d)
+{
+    return d->n;
+}
+
+uint32_t dedup_count(const dedup_t *d, uint32_t group)
+{
+    return group < d->n ? d->g[group].count : 1;
+}
+
+const char *dedup_template_text(const dedup_t *d, uint32_t group)
+{
+    return group < d->n ? d->g[group].tmpl : "";
+}
+
+const uint64_t *dedup_lines(const dedup_t *d, uint32_t group, size_t *n)
+{
+    *n = group < d->n ? d->g[group].nlines : 0;
+    return group < d->n ? d->g[group].lines : NULL;
+}
+
+size_t dedup_location_count(const dedup_t *d, uint32_t group)
+{
+    return group < d->n ? d->g[group].nlocs : 0;
+}
+
+int dedup_locations(const dedup_t *d, uint32_t group, size_t skip, buf_t *out)
+{
+    if (group >= d->n)
+        return 0;
+    const struct dedup_group *g = &d->g[group];
+    const char *p = g->locs;
+    bool first = true;
+    for (size_t i = 0; i < g->nlocs; i++) {
+        size_t l = strlen(p);
+        if (i >= skip) {
+            if (!first && buf_append(out, ", ", 2) < 0)
+                return -ENOMEM;
+            if (buf_append(out, p, l) < 0)
+                return -ENOMEM;
+            first = false;
+        }
+        p += l + 1;
+    }
+    return 0;
+}

@@ -1,0 +1,49 @@
+/*
+ * emit.h — rein's markers: the only lines of condensed output that are not
+ * the command's own (docs/markers.md is their specification).
+ *
+ * Every function appends exactly one marker line, ending in '\n', to out.
+ * A marker carries counts, line and byte ranges, templates with their
+ * count, durations, exit statuses and paths, and nothing else: no prose
+ * about the output, so it can never misreport it.
+ */
+#ifndef REIN_SQUASH_EMIT_H
+#define REIN_SQUASH_EMIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "squash/classify.h"
+#include "squash/dedup.h"
+
+/* Every marker starts with this. */
+#define EMIT_PREFIX "[rein] "
+/* A list of line numbers shows at most this many ranges, then "+N more". */
+#define EMIT_RANGES_MAX 6
+
+/* [rein] exit N · 2.31s · 1400 lines   (duration left out when 0) */
+int emit_exit(buf_t *out, int exit_code, uint64_t duration_ms,
+              uint64_t lines);
+/* [rein] omitted N lines (lines A-B[, bytes X-Y][; H hazards]) */
+int emit_omitted(buf_t *out, uint64_t n, uint64_t first, uint64_t last,
+                 const uint64_t *bytes, uint64_t hazards);
+/* [rein] omitted N lines   (a stream's total, when ranges are unknown) */
+int emit_omitted_total(buf_t *out, uint64_t n);
+/* [rein] noise N lines (progress a, blank b, ...) */
+int emit_noise(buf_t *out, const uint64_t counts[CLS_NOISE_REASONS]);
+/* [rein] repeat N× "template" (lines 1-4, 7, 9) */
+int emit_repeat(buf_t *out, uint32_t count, const char *tmpl,
+                const uint64_t *lines, size_t nlines);
+/* [rein] at f:1:2, f:3:4 — every location of a hazard group */
+int emit_at(buf_t *out, const dedup_t *d, uint32_t group);
+/* [rein] binary N bytes (bytes A-B) */
+int emit_binary(buf_t *out, uint64_t start, uint64_t end);
+/* [rein] cut line L at N bytes — the pieces follow as raw text */
+int emit_cut(buf_t *out, uint64_t lineno, size_t at);
+/* [rein] prompt (no newline for 500ms) */
+int emit_prompt(buf_t *out);
+/* [rein] log PATH */
+int emit_log(buf_t *out, const char *path);
+
+#endif

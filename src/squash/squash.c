@@ -1,0 +1,779 @@
+/*
+ * squash.c — the squasher pipeline (see squash.h): vt → classify → dedup
+ * → emit.
+ *
+ * Lines worth showing become items (hazards and the lines they own,
+ * outcomes, prompts, binary runs, the first line of a deduplicated group,
+ * and at the end the fallback tail); everything else is only counted.  An
+ * item keeps its text in one arena, so the lines that survive cost one copy
+ * and the ones that do not cost none.
+ *
+ * Two ways out:
+ *   streaming (default): each hazard line is sent the moment it completes;
+ *     at the end the exit marker, the remaining items, the repeat markers
+ *     and the counts follow;
+ *   deferred (budget, cap_to_input, or asked for): at the end, the exit
+ *     marker heads the output, every item in line order with each gap
+ *     marked in place.  With a budget the items are chosen by priority
+ *     (hazard lines, first and last first; then the lines they own;
+ *     outcomes; deduplicated lines; the tail, latest first) until the
+ *     rendered output would pass the budget.
+ */
+#include "squash/squash.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "squash/classify.h"
+#include "squash/dedup.h"
+#include "squash/emit.h"
+#include "squash/grammar.h"
+#include "squash/vt.h"
+
+/* Bytes a gap marker is assumed to cost while planning a budget. */
+#define SQ_GAP_COST 48
+/* With at most this many items, a budget plan fills the room its
+ * estimates left by trying each remaining item with an exact render. */
+#define SQ_PLAN_EXACT_MAX 512
+/* Bytes a repeat marker adds to its template while planning. */
+#define SQ_REPEAT_COST 72
+
+enum sq_role {
+    SQ_R_HAZARD = 0,
+    SQ_R_CONT,    /* a line owned by the hazard above */
+    SQ_R_OUTCOME,
+    SQ_R_PROMPT,
+    SQ_R_BINARY,
+    SQ_R_DEDUP,   /* first line of a grammar `dedup` noise group */
+    SQ_R_TAIL,
+};
+
+struct sq_item {
+    uint64_t lineno, raw_start, raw_end;
+    size_t off, len;  /* text in the arena */
+    uint32_t group;   /* dedup group, UINT32_MAX: none */
+    uint32_t head;    /* SQ_R_CONT: the index of its hazard item */
+    uint8_t role;
+    bool cut;
+    bool emitted;     /* streamed already */
+    bool selected;
+};
+
+struct sq_tail {
+    uint64_t lineno, raw_start, raw_end;
+    char *text;
+    size_t len;
+    bool cut;
+};
+
+struct squash {
+    sq_emit_fn emit;
+    void *data;
+    char *command, *log_path;
+    size_t budget;
+    bool deferred, cap;
+    unsigned tail_lines;
+
+    vt_t *vt;
+    classify_t *cls;
+    dedup_t *dd;
+    grammar_set_t *own_set;
+    const grammar_t *g;
+
+    buf_t arena;
+    struct sq_item *items;
+    size_t nitems, capitems;
+    struct sq_tail *ring;
+    size_t ringcap, ringn, ringhead;
+    uint8_t *noisebits;
+    size_t noisebytes;
+
+    uint64_t noise[CLS_NOISE_REASONS];
+    uint64_t hazards, errors, warnings, outcomes, prompts;
+    bool head_shown;
+    uint32_t last_head;
+    bool finishing, finished;
+    int err;            /* first error in the vt callback */
+    buf_t out, tmpl;
+    sq_stats_t st;
+};
+
+/* ------------------------------------------------------------ output */
+
+static void sq_send(squash_t *sq, buf_t *b)
+{
+    if (!b->len)
+        return;
+    for (size_t i = 0; i < b->len; i++)
+        sq->st.out_lines += b->p[i] == '\n';
+    sq->st.out_bytes += b->len;
+    if (sq->emit)
+        sq->emit(b->p, b->len, sq->data);
+    buf_reset(b);
+}
+
+static int sq_line_out(buf_t *out, const char *t, size_t n)
+{
+    int rc = buf_append(out, t, n);
+    return rc ? rc : buf_append_byte(out, '\n');
+}
+
+/* ------------------------------------------------------------- items */
+
+static int sq_item_add(squash_t *sq, const sq_line_t *l, enum sq_role role,
+                       uint32_t group, struct sq_item **out)
+{
+    if (sq->nitems == sq->capitems) {
+        size_t cap = sq->capitems ? sq->capitems * 2 : 64;
+        struct sq_item *p = realloc(sq->items, cap * sizeof *p);
+        if (!p)
+            return -ENOMEM;
+        sq->items = p;
+        sq->capitems = cap;
+    }
+    struct sq_item *it = &sq->items[sq->nitems];
+    memset(it, 0, sizeof *it);
+    it->lineno = l->lineno;
+    it->raw_start = l->raw_start;
+    it->raw_end = l->raw_end;
+    it->off = sq->arena.len;
+    it->len = l->len;
+    it->group = group;
+    it->role = (uint8_t)role;
+    it->cut = l->cut;
+    it->head = UINT32_MAX;
+    if (buf_append(&sq->arena, l->text, l->len) < 0)
+        return -ENOMEM;
+    sq->nitems++;
+    *out = it;
+    return 0;
+}
+
+/* Renders one item's lines (markers it carries, then its text). */
+static int sq_item_render(const squash_t *sq, const struct sq_item *it,
+                          buf_t *out)
+{
+    int rc = 0;
+    if (it->role == SQ_R_BINARY)
+        return emit_binary(out, it->raw_start, it->raw_end);
+    if (it->role == SQ_R_PROMPT)
+        rc = emit_prompt(out);
+    if (rc == 0 && it->cut)
+        rc = emit_cut(out, it->lineno, it->len);
+    if (rc == 0)
+        rc = sq_line_out(out, sq->arena.p + it->off, it->len);
+    return rc;
+}
+
+/* The repeat (and, for hazards, at) markers of a group with members not
+ * shown. */
+static int sq_group_render(const squash_t *sq, uint32_t group, size_t shown,
+                           bool hazard, buf_t *out)
+{
+    if (group == UINT32_MAX || dedup_count(sq->dd, group) <= shown)
+        return 0;
+    size_t n;
+    const uint64_t *lines = dedup_lines(sq->dd, group, &n);
+    int rc = emit_repeat(out, dedup_count(sq->dd, group),
+                         dedup_template_text(sq->dd, group), lines, n);
+    if (rc == 0 && hazard && dedup_location_count(sq->dd, group))
+        rc = emit_at(out, sq->dd, group);
+    return rc;
+}
+
+static void sq_noise_mark(squash_t *sq, uint64_t lineno)
+{
+    size_t byte = (size_t)(lineno / 8);
+    if (byte >= sq->noisebytes) {
+        size_t n = sq->noisebytes ? sq->noisebytes : 1024;
+        while (n <= byte)
+            n *= 2;
+        uint8_t *p = realloc(sq->noisebits, n);
+        if (!p)
+            return; /* only makes a gap marker appear where none was needed */
+        memset(p + sq->noisebytes, 0, n - sq->noisebytes);
+        sq->noisebits = p;
+        sq->noisebytes = n;
+    }
+    sq->noisebits[byte] |= (uint8_t)(1u << (lineno % 8));
+}
+
+static bool sq_is_noise(const squash_t *sq, uint64_t lineno)
+{
+    size_t byte = (size_t)(lineno / 8);
+    return byte < sq->noisebytes && (sq->noisebits[byte] >> (lineno % 8)) & 1u;
+}
+
+/* Remembers an unknown line for the fallback tail. */
+static int sq_tail_push(squash_t *sq, const sq_line_t *l)
+{
+    if (!sq->ringcap)
+        return 0;
+    struct sq_tail *t;
+    if (sq->ringn < sq->ringcap) {
+        t = &sq->ring[(sq->ringhead + sq->ringn++) % sq->ringcap];
+    } else {
+        t = &sq->ring[sq->ringhead];
+        sq->ringhead = (sq->ringhead + 1) % sq->ringcap;
+    }
+    char *p = realloc(t->text, l->len + 1);
+    if (!p)
+        return -ENOMEM;
+    memcpy(p, l->text, l->len);
+    p[l->len] = '\0';
+    t->text = p;
+    t->len = l->len;
+    t->lineno = l->lineno;
+    t->raw_start = l->raw_start;
+    t->raw_end = l->raw_end;
+    t->cut = l->cut;
+    return 0;
+}
+
+/* ---------------------------------------------------------- per line */
+
+static int sq_stream(squash_t *sq, struct sq_item *it)
+{
+    if (sq->deferred)
+        return 0;
+    int rc = sq_item_render(sq, it, &sq->out);
+    it->emitted = true;
+    sq_send(sq, &sq->out);
+    return rc;
+}
+
+static int sq_group_add(squash_t *sq, const sq_line_t *l, const char *loc,
+                        size_t loclen, uint32_t *group)
+{
+    uint64_t h = dedup_template(l->text, l->len, &sq->tmpl);
+    return dedup_add(sq->dd, h, sq->tmpl.p, sq->tmpl.len, l->lineno, loc,
+                     loclen, group);
+}
+
+static int sq_on_line(const sq_line_t *l, void *data)
+{
+    squash_t *sq = data;
+    struct sq_item *it;
+    uint32_t group;
+    int rc = 0, cnt;
+
+    if (l->kind == SQ_LINE_PARTIAL && !sq->finishing) {
+        /* A pause mid-line: a prompt is worth saying at once. */
+        if (!sq->deferred && classify_prompt(l->text, l->len)) {
+            rc = emit_prompt(&sq->out);
+            if (rc == 0)
+                rc = sq_line_out(&sq->out, l->text, l->len);
+            sq_send(sq, &sq->out);
+        }
+        return rc;
+    }
+    cls_result_t r;
+    if ((rc = classify_line(sq->cls, l, &r)) < 0)
+        return rc;
+    switch (r.kind) {
+    case CLS_HAZARD:
+        if (r.cont) {
+            if (!sq->head_shown) {
+                sq->st.omitted++;
+                return 0;
+            }
+            if ((rc = sq_item_add(sq, l, SQ_R_CONT, UINT32_MAX, &it)) < 0)
+                return rc;
+            it->head = sq->last_head;
+            return sq_stream(sq, it);
+        }
+        sq->hazards++;
+        if (r.warning)
+            sq->warnings++;
+        else
+            sq->errors++;
+        cnt = sq_group_add(sq, l, r.has_loc ? l->text + r.loc_off : NULL,
+                           r.has_loc ? r.loc_len : 0, &group);
+        if (cnt < 0)
+            return cnt;
+        sq->head_shown = cnt <= SQ_HAZARD_SHOW;
+        if (!sq->head_shown)
+            return 0;
+        if ((rc = sq_item_add(sq, l, SQ_R_HAZARD, group, &it)) < 0)
+            return rc;
+        sq->last_head = (uint32_t)(sq->nitems - 1);
+        return sq_stream(sq, it);
+    case CLS_OUTCOME:
+        sq->outcomes++;
+        cnt = sq_group_add(sq, l, NULL, 0, &group);
+        if (cnt < 0)
+            return cnt;
+        if (cnt > SQ_OUTCOME_SHOW)
+            return 0;
+        return sq_item_add(sq, l, SQ_R_OUTCOME, group, &it);
+    case CLS_PROMPT:
+        sq->prompts++;
+        return sq_item_add(sq, l, SQ_R_PROMPT, UINT32_MAX, &it);
+    case CLS_BINARY:
+        if (sq->nitems && sq->items[sq->nitems - 1].role == SQ_R_BINARY &&
+            sq->items[sq->nitems - 1].raw_end == l->raw_start) {
+            sq->items[sq->nitems - 1].raw_end = l->raw_end;
+            sq->items[sq->nitems - 1].lineno = l->lineno;
+            sq_noise_mark(sq, l->lineno - 1); /* covered by the marker */
+            return 0;
+        }
+        return sq_item_add(sq, l, SQ_R_BINARY, UINT32_MAX, &it);
+    case CLS_NOISE:
+        sq->noise[r.noise]++;
+        sq_noise_mark(sq, l->lineno);
+        if (r.noise == CLS_NOISE_DEDUP) {
+            cnt = sq_group_add(sq, l, NULL, 0, &group);
+            if (cnt < 0)
+                return cnt;
+            if (cnt == 1)
+                return sq_item_add(sq, l, SQ_R_DEDUP, group, &it);
+        }
+        if (r.noise == CLS_NOISE_REPEAT)
+            return sq_tail_push(sq, l);
+        return 0;
+    case CLS_UNKNOWN:
+    default:
+        return sq_tail_push(sq, l);
+    }
+}
+
+/* ------------------------------------------------------------- public */
+
+int squash_new(const sq_opts_t *opts, sq_emit_fn emit, void *data,
+               squash_t **out)
+{
+    squash_t *sq = calloc(1, sizeof *sq);
+    if (!sq)
+        return -ENOMEM;
+    int rc = -ENOMEM;
+    sq->emit = emit;
+    sq->data = data;
+    sq->budget = opts->budget_bytes;
+    sq->cap = opts->cap_to_input;
+    sq->deferred = opts->deferred || sq->budget || sq->cap;
+    sq->tail_lines = opts->tail_lines ? opts->tail_lines : SQ_TAIL_DEFAULT;
+    if (opts->command && !(sq->command = strdup(opts->command)))
+        goto fail;
+    if (opts->log_path && !(sq->log_path = strdup(opts->log_path)))
+        goto fail;
+    sq->ringcap = sq->tail_lines > SQ_SMALL_LINES ? sq->tail_lines : SQ_SMALL_LINES;
+    if (!(sq->ring = calloc(sq->ringcap, sizeof *sq->ring)))
+        goto fail;
+    const grammar_set_t *set = opts->grammars;
+    if (!set && opts->command) {
+        /* Bad user grammars must not stop the squasher: their errors are
+         * for `rein grammar check`, the set keeps the good ones. */
+        buf_t errs = BUF_INIT;
+        rc = grammar_set_load(&sq->own_set, opts->grammar_dirs, &errs);
+        buf_free(&errs);
+        if (rc < 0)
+            goto fail;
+        set = sq->own_set;
+    }
+    if (set && opts->command) {
+        grammar_ctx_t *ctx;
+        if ((rc = grammar_ctx_new(&ctx)) < 0)
+            goto fail;
+        sq->g = grammar_set_detect(set, ctx, opts->command);
+        grammar_ctx_free(ctx);
+    }
+    if ((rc = vt_new(sq_on_line, sq, &sq->vt)) < 0 ||
+        (rc = classify_new(sq->g, &sq->cls)) < 0 || (rc = dedup_new(&sq->dd)) < 0)
+        goto fail;
+    *out = sq;
+    return 0;
+fail:
+    squash_free(sq);
+    return rc;
+}
+
+void squash_free(squash_t *sq)
+{
+    if (!sq)
+        return;
+    free(sq->command);
+    free(sq->log_path);
+    vt_free(sq->vt);
+    classify_free(sq->cls);
+    dedup_free(sq->dd);
+    grammar_set_free(sq->own_set);
+    buf_free(&sq->arena);
+    free(sq->items);
+    for (size_t i = 0; sq->ring && i < sq->ringcap; i++)
+        free(sq->ring[i].text);
+    free(sq->ring);
+    free(sq->noisebits);
+    buf_free(&sq->out);
+    buf_free(&sq->tmpl);
+    free(sq);
+}
+
+int squash_feed(squash_t *sq, const void *data, size_t len, uint64_t now_ms)
+{
+    if (sq->finished)
+        return -EINVAL;
+    return vt_feed(sq->vt, data, len, now_ms);
+}
+
+int squash_tick(squash_t *sq, uint64_t now_ms)
+{
+    if (sq->finished)
+        return -EINVAL;
+    return vt_tick(sq->vt, now_ms);
+}
+
+static int sq_item_cmp(const void *a, const void *b)
+{
+    const struct sq_item *x = a, *y = b;
+    if (x->lineno != y->lineno)
+        return x->lineno < y->lineno ? -1 : 1;
+    return x->off < y->off ? -1 : x->off > y->off; /* arena order = arrival */
+}
+
+/* Adds the fallback tail as items: the whole of a small output, else the
+ * last tail_lines unknown lines. */
+static int sq_add_tail(squash_t *sq, uint64_t lines)
+{
+    size_t n = sq->ringn;
+    if (lines > SQ_SMALL_LINES && n > sq->tail_lines)
+        n = sq->tail_lines;
+    for (size_t i = sq->ringn - n; i < sq->ringn; i++) {
+        const struct sq_tail *t = &sq->ring[(sq->ringhead + i) % sq->ringcap];
+        sq_line_t l = {.text = t->text, .len = t->len, .lineno = t->lineno,
+                       .raw_start = t->raw_start, .raw_end = t->raw_end,
+                       .cut = t->cut};
+        struct sq_item *it;
+        int rc = sq_item_add(sq, &l, SQ_R_TAIL, UINT32_MAX, &it);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Has [a, b] (line numbers) a line that is not noise? */
+static bool sq_gap_matters(const squash_t *sq, uint64_t a, uint64_t b)
+{
+    for (uint64_t l = a; l <= b; l++)
+        if (!sq_is_noise(sq, l))
+            return true;
+    return false;
+}
+
+/* Renders the deferred output of the selected items into out. */
+static int sq_render(squash_t *sq, buf_t *out, int exit_code,
+                     uint64_t duration_ms, uint64_t lines, uint64_t raw_bytes,
+                     uint32_t *last_of_group, bool *dropped)
+{
+    bool bytes = sq->budget != 0;
+    int rc = emit_exit(out, exit_code, duration_ms, lines);
+    uint64_t last = 0, last_raw = 0, hidden_hazards = 0;
+    size_t ng = dedup_group_count(sq->dd);
+    *dropped = false;
+    for (size_t g = 0; g < ng; g++)
+        last_of_group[g] = UINT32_MAX;
+    for (size_t i = 0; i < sq->nitems; i++)
+        if (sq->items[i].selected && sq->items[i].group < ng)
+            last_of_group[sq->items[i].group] = (uint32_t)i;
+    for (size_t i = 0; rc == 0 && i < sq->nitems; i++) {
+        const struct sq_item *it = &sq->items[i];
+        if (!it->selected) {
+            hidden_hazards += it->role == SQ_R_HAZARD;
+            continue;
+        }
+        if (it->lineno > last + 1 || hidden_hazards) {
+            uint64_t a = last + 1, b = it->lineno - (it->lineno > last);
+            if (b >= a) {
+                *dropped = true;
+                if (sq_gap_matters(sq, a, b) || hidden_hazards) {
+                    uint64_t br[2] = {last_raw, it->raw_start};
+                    rc = emit_omitted(out, b - a + 1, a, b, bytes ? br : NULL,
+                                      hidden_hazards);
+                }
+            }
+        }
+        hidden_hazards = 0;
+        if (rc == 0)
+            rc = sq_item_render(sq, it, out);
+        if (rc == 0 && it->group < ng && last_of_group[it->group] == i) {
+            size_t shown = 0;
+            for (size_t j = 0; j <= i; j++)
+                shown += sq->items[j].selected && sq->items[j].group == it->group;
+            if (dedup_count(sq->dd, it->group) > shown)
+                *dropped = true;
+            rc = sq_group_render(sq, it->group, shown, it->role == SQ_R_HAZARD,
+                                 out);
+        }
+        if (it->lineno > last)
+            last = it->lineno;
+        last_raw = it->raw_end;
+    }
+    if (rc == 0 && (lines > last || hidden_hazards)) {
+        *dropped = true;
+        if (lines > last && (sq_gap_matters(sq, last + 1, lines) || hidden_hazards)) {
+            uint64_t br[2] = {last_raw, raw_bytes};
+            rc = emit_omitted(out, lines - last, last + 1, lines,
+                              bytes ? br : NULL, hidden_hazards);
+        }
+    }
+    uint64_t noise = 0;
+    for (int i = 0; i < CLS_NOISE_REASONS; i++)
+        noise += sq->noise[i];
+    if (rc == 0 && noise)
+        rc = emit_noise(out, sq->noise);
+    if (rc == 0 && *dropped && sq->log_path)
+        rc = emit_log(out, sq->log_path);
+    return rc;
+}
+
+/* Chooses items for a budget by priority; see the file comment. */
+static int sq_plan(squash_t *sq, size_t budget, int exit_code,
+                   uint64_t duration_ms, uint64_t lines, uint64_t raw_bytes,
+                   uint32_t *last_of_group, buf_t *out)
+{
+    size_t n = sq->nitems, k = 0;
+    bool dropped;
+    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+    if (!order)
+        return -ENOMEM;
+    /* hazard lines: first, last, second, second-to-last, ... */
+    size_t nh = 0;
+    for (size_t i = 0; i < n; i++)
+        nh += sq->items[i].role == SQ_R_HAZARD;
+    uint32_t *heads = malloc((nh ? nh : 1) * sizeof *heads);
+    if (!heads) {
+        free(order);
+        return -ENOMEM;
+    }
+    nh = 0;
+    for (size_t i = 0; i < n; i++)
+        if (sq->items[i].role == SQ_R_HAZARD)
+            heads[nh++] = (uint32_t)i;
+    for (size_t a = 0, b = nh; a < b;) {
+        order[k++] = heads[a++];
+        if (a < b)
+            order[k++] = heads[--b];
+    }
+    /* The lines each hazard owns, round-robin over the hazards by rank:
+     * rank 0 is a capture's last line (a traceback's exception line), then
+     * its first, second-to-last, second, ... so every hazard keeps its
+     * ends before any keeps its middle. */
+    size_t kh = k;
+    for (size_t rank = 0, more = 1; more; rank++) {
+        more = 0;
+        for (size_t x = 0; x < kh; x++) {
+            size_t first = order[x] + 1, m = 0;
+            while (first + m < n && sq->items[first + m].role == SQ_R_CONT)
+                m++;
+            if (rank >= m)
+                continue;
+            more = 1;
+            size_t pos = rank == 0 ? m - 1
+                         : rank % 2 ? (rank - 1) / 2 : m - 1 - rank / 2;
+            order[k++] = (uint32_t)(first + pos);
+        }
+    }
+    static const uint8_t later[] = {SQ_R_OUTCOME, SQ_R_PROMPT, SQ_R_BINARY,
+                                    SQ_R_DEDUP};
+    for (size_t r = 0; r < sizeof later; r++)
+        for (size_t i = 0; i < n; i++)
+            if (sq->items[i].role == later[r])
+                order[k++] = (uint32_t)i;
+    for (size_t i = n; i-- > 0;)
+        if (sq->items[i].role == SQ_R_TAIL)
+            order[k++] = (uint32_t)i;
+    for (size_t i = 0; i < n; i++)
+        sq->items[i].selected = false;
+
+    /* the fixed cost: everything but the items */
+    buf_reset(out);
+    int rc = sq_render(sq, out, exit_code, duration_ms, lines, raw_bytes,
+                       last_of_group, &dropped);
+    size_t used = out->len;
+    size_t nsel = 0;
+    uint32_t *sel = malloc((n ? n : 1) * sizeof *sel);
+    if (!sel)
+        rc = -ENOMEM;
+    for (size_t x = 0; rc == 0 && x < k; x++) {
+        struct sq_item *it = &sq->items[order[x]];
+        if (it->role == SQ_R_CONT && !sq->items[it->head].selected)
+            continue;
+        size_t cost = it->len + 1;
+        if (it->role == SQ_R_PROMPT || it->cut || it->role == SQ_R_BINARY)
+            cost += SQ_GAP_COST;
+        if (!(order[x] > 0 && sq->items[order[x] - 1].selected &&
+              sq->items[order[x] - 1].lineno + 1 >= it->lineno))
+            cost += SQ_GAP_COST;
+        if (it->group != UINT32_MAX && dedup_count(sq->dd, it->group) > 1)
+            cost += strlen(dedup_template_text(sq->dd, it->group)) + SQ_REPEAT_COST;
+        /* Only an explicit budget may drop a hazard line; the input cap
+         * (cap_to_input) gives way to "never drop a hazard". */
+        bool must = !sq->budget && it->role == SQ_R_HAZARD;
+        if (used + cost > budget && !must)
+            continue;
+        used += cost;
+        it->selected = true;
+        sel[nsel++] = order[x];
+    }
+    /* exact check: drop the least important until it fits */
+    while (rc == 0) {
+        buf_reset(out);
+        rc = sq_render(sq, out, exit_code, duration_ms, lines, raw_bytes,
+                       last_of_group, &dropped);
+        if (rc < 0 || out->len <= budget || nsel == 0 ||
+            (!sq->budget && sq->items[sel[nsel - 1]].role == SQ_R_HAZARD))
+            break;
+        struct sq_item *it = &sq->items[sel[--nsel]];
+        it->selected = false;
+        for (size_t i = 0; i < n; i++)
+            if (sq->items[i].role == SQ_R_CONT && sq->items[i].head == sel[nsel])
+                sq->items[i].selected = false;
+    }
+    /* The estimates above are pessimistic (a gap marker per item): with
+     * few items, fill what room is left by exact rendering. */
+    for (size_t x = 0; rc == 0 && n <= SQ_PLAN_EXACT_MAX && x < k; x++) {
+        struct sq_item *it = &sq->items[order[x]];
+        if (it->selected || (it->role == SQ_R_CONT && !sq->items[it->head].selected))
+            continue;
+        it->selected = true;
+        buf_reset(out);
+        rc = sq_render(sq, out, exit_code, duration_ms, lines, raw_bytes,
+                       last_of_group, &dropped);
+        if (out->len > budget)
+            it->selected = false;
+    }
+    if (rc == 0) {
+        buf_reset(out);
+        rc = sq_render(sq, out, exit_code, duration_ms, lines, raw_bytes,
+                       last_of_group, &dropped);
+    }
+    free(sel);
+    free(heads);
+    free(order);
+    return rc;
+}
+
+int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
+                  uint64_t now_ms)
+{
+    (void)now_ms;
+    if (sq->finished)
+        return -EINVAL;
+    sq->finished = sq->finishing = true;
+    int rc = vt_finish(sq->vt);
+    if (rc < 0)
+        return rc;
+    uint64_t raw_bytes, lines, text_bytes;
+    vt_counts(sq->vt, &raw_bytes, &lines, &text_bytes);
+    sq->st.raw_bytes = raw_bytes;
+    sq->st.raw_lines = lines;
+
+    if (!sq->outcomes && !sq->errors && (rc = sq_add_tail(sq, lines)) < 0)
+        return rc;
+    /* Items arrive in line order except the tail: restore it, then relink
+     * each cont to its head (the hazard item just above it). */
+    if (sq->nitems > 1)
+        qsort(sq->items, sq->nitems, sizeof *sq->items, sq_item_cmp);
+    for (size_t i = 0, h = 0; i < sq->nitems; i++) {
+        if (sq->items[i].role == SQ_R_HAZARD)
+            h = i;
+        else if (sq->items[i].role == SQ_R_CONT)
+            sq->items[i].head = (uint32_t)h;
+    }
+
+    size_t ng = dedup_group_count(sq->dd);
+    uint32_t *last_of_group = malloc((ng ? ng : 1) * sizeof *last_of_group);
+    if (!last_of_group)
+        return -ENOMEM;
+    size_t budget = sq->budget ? sq->budget : sq->cap ? (size_t)text_bytes : 0;
+    bool dropped = false;
+    if (sq->deferred) {
+        for (size_t i = 0; i < sq->nitems; i++)
+            sq->items[i].selected = true;
+        buf_reset(&sq->out);
+        rc = sq_render(sq, &sq->out, exit_code, duration_ms, lines, raw_bytes,
+                       last_of_group, &dropped);
+        if (rc == 0 && budget && sq->out.len > budget)
+            rc = sq_plan(sq, budget, exit_code, duration_ms, lines, raw_bytes,
+                         last_of_group, &sq->out);
+    } else {
+        /* Streaming: hazards are out; the summary follows them. */
+        buf_t *o = &sq->out;
+        rc = emit_exit(o, exit_code, duration_ms, lines);
+        uint64_t shown = 0;
+        for (size_t i = 0; rc == 0 && i < sq->nitems; i++) {
+            struct sq_item *it = &sq->items[i];
+            it->selected = true;
+            shown += it->role != SQ_R_BINARY;
+            if (!it->emitted)
+                rc = sq_item_render(sq, it, o);
+        }
+        for (size_t gi = 0; rc == 0 && gi < ng; gi++) {
+            size_t cnt = 0;
+            bool hz = false;
+            for (size_t i = 0; i < sq->nitems; i++)
+                if (sq->items[i].group == gi) {
+                    cnt++;
+                    hz |= sq->items[i].role == SQ_R_HAZARD;
+                }
+            if (cnt && dedup_count(sq->dd, (uint32_t)gi) > cnt)
+                rc = sq_group_render(sq, (uint32_t)gi, cnt, hz, o);
+        }
+        uint64_t noise = 0;
+        for (int i = 0; i < CLS_NOISE_REASONS; i++)
+            noise += sq->noise[i];
+        if (rc == 0 && lines > shown + noise)
+            rc = emit_omitted_total(o, lines - shown - noise);
+        if (rc == 0 && noise)
+            rc = emit_noise(o, sq->noise);
+        dropped = lines > shown;
+        if (rc == 0 && dropped && sq->log_path)
+            rc = emit_log(o, sq->log_path);
+    }
+    free(last_of_group);
+    sq_send(sq, &sq->out);
+    return rc;
+}
+
+void squash_stats(const squash_t *sq, sq_stats_t *out)
+{
+    *out = sq->st;
+    out->hazards = sq->hazards;
+    out->errors = sq->errors;
+    out->warnings = sq->warnings;
+    out->outcomes = sq->outcomes;
+    uint64_t noise = 0;
+    for (int i = 0; i < CLS_NOISE_REASONS; i++)
+        noise += sq->noise[i];
+    out->noise = noise;
+    uint64_t shown = 0;
+    for (size_t i = 0; i < sq->nitems; i++)
+        shown += sq->items[i].selected && sq->items[i].role != SQ_R_BINARY;
+    out->omitted = sq->st.raw_lines > shown ? sq->st.raw_lines - shown : 0;
+}
+
+static void sq_collect(const char *text, size_t len, void *data)
+{
+    buf_append(data, text, len);
+}
+
+int squash_buffer(const sq_opts_t *opts, const void *data, size_t len,
+                  int exit_code, uint64_t duration_ms, buf_t *out)
+{
+    sq_opts_t o = *opts;
+    if (!o.budget_bytes)
+        o.cap_to_input = true;
+    o.deferred = true;
+    squash_t *sq;
+    int rc = squash_new(&o, sq_collect, out, &sq);
+    if (rc < 0)
+        return rc;
+    size_t before = out->len;
+    rc = squash_feed(sq, data, len, 0);
+    if (rc == 0)
+        rc = squash_finish(sq, exit_code, duration_ms, 0);
+    if (rc == 0 && out->len - before != sq->st.out_bytes)
+        rc = -ENOMEM; /* an append in the sink failed */
+    squash_free(sq);
+    return rc;
+}

@@ -1,0 +1,725 @@
+/*
+ * vt.c — the VT stripper and line buffer (see vt.h).
+ *
+ * One state machine over raw bytes (the escape grammar is ASCII, so it runs
+ * before UTF-8 decoding; each finished line is then validated once).  The
+ * current line is a byte buffer with a cursor: the common case, printing at
+ * the end of the line, is a bulk append of a whole run of printable bytes,
+ * which keeps the per-byte cost at a compare.  Only a redraw (the cursor
+ * moved back) pays for the column model: overwriting a character replaces
+ * the whole UTF-8 sequence under the cursor, so a frame drawn over a wider
+ * one never leaves half a character behind.
+ *
+ * Columns are code points: a wide (CJK) character counts as one.  Vertical
+ * moves are not modelled (there is no screen here; rein's libvterm screen is
+ * elsewhere): a cursor-up marks the lines that follow as redraws, which the
+ * classifier then treats as progress.
+ */
+#include "squash/vt.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/utf8.h"
+
+enum vt_state {
+    VT_GROUND = 0,
+    VT_ESC,       /* after ESC */
+    VT_ESC_INTER, /* ESC + intermediates (ESC ( B ...), up to a final */
+    VT_CSI,       /* ESC [ ... */
+    VT_STR,       /* OSC / DCS / APC / PM / SOS body */
+    VT_STR_ESC,   /* ESC inside a string: ST (ESC \) or a new escape */
+};
+
+/* SGR colour bits for foreground and background, merged per line. */
+struct vt {
+    vt_line_fn fn;
+    void *data;
+    enum vt_state state;
+
+    buf_t line;        /* the current line's bytes */
+    size_t cur;        /* cursor: a byte offset in line, at a char start */
+    size_t pad;        /* cursor columns beyond the end of the line */
+    unsigned fg, bg;   /* current SGR colours (SQ_COLOUR_*) */
+    unsigned colours;  /* colours seen on printed text of this line */
+    uint32_t frames;   /* frames of this line overwritten */
+    bool rewound;      /* cursor moved back over text: next print = frame */
+    bool partial_sent; /* vt_tick reported this text already */
+    bool cut_active;   /* this line already gave out cut pieces */
+    size_t ctl;        /* control bytes on this line */
+    unsigned redraw;   /* lines still to come that redraw earlier ones */
+
+    unsigned params[VT_PARAMS_MAX];
+    unsigned nparams;
+    bool param_open;   /* digits seen for the current parameter */
+    bool param_over;   /* the current parameter is past VT_PARAMS_MAX */
+    unsigned char priv;/* CSI private marker (? < = >), 0 if none */
+    bool str_osc;      /* the string may end with BEL */
+    size_t str_len;
+
+    uint64_t raw_off;        /* bytes fed so far */
+    uint64_t line_raw_start; /* raw offset where the current line began */
+    uint64_t lines;          /* lines delivered (cut pieces count once) */
+    uint64_t text_bytes;
+    uint64_t last_ms;
+    buf_t scratch;           /* UTF-8 repair of an ill-formed line */
+};
+
+int vt_new(vt_line_fn fn, void *data, vt_t **out)
+{
+    vt_t *vt = calloc(1, sizeof *vt);
+    if (!vt)
+        return -ENOMEM;
+    vt->fn = fn;
+    vt->data = data;
+    *out = vt;
+    return 0;
+}
+
+void vt_free(vt_t *vt)
+{
+    if (!vt)
+        return;
+    buf_free(&vt->line);
+    buf_free(&vt->scratch);
+    free(vt);
+}
+
+void vt_counts(const vt_t *vt, uint64_t *raw_bytes, uint64_t *lines,
+               uint64_t *text_bytes)
+{
+    if (raw_bytes)
+        *raw_bytes = vt->raw_off;
+    if (lines)
+        *lines = vt->lines;
+    if (text_bytes)
+        *text_bytes = vt->text_bytes;
+}
+
+static inline bool vt_is_cont(unsigned char c)
+{
+    return (c & 0xC0) == 0x80;
+}
+
+/* Code points in line[0, end). */
+static size_t vt_columns(const vt_t *vt, size_t end)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < end; i++)
+        n += !vt_is_cont((unsigned char)vt->line.p[i]);
+    return n;
+}
+
+static size_t vt_cursor_col(const vt_t *vt)
+{
+    return vt_columns(vt, vt->cur) + vt->pad;
+}
+
+/* Resets the per-line state after a line is delivered. */
+static void vt_line_reset(vt_t *vt, uint64_t raw_end)
+{
+    vt->line.len = 0;
+    if (vt->line.p)
+        vt->line.p[0] = '\0';
+    vt->cur = vt->pad = 0;
+    vt->colours = 0;
+    vt->frames = 0;
+    vt->rewound = vt->partial_sent = vt->cut_active = false;
+    vt->ctl = 0;
+    vt->line_raw_start = raw_end;
+}
+
+/* Hands line[0, len) to the callback as one line or piece. */
+static int vt_deliver(vt_t *vt, size_t len, sq_line_kind_t kind, bool cut,
+                      bool counted, uint64_t raw_end)
+{
+    sq_line_t l;
+    memset(&l, 0, sizeof l);
+    const char *text = vt->line.p ? vt->line.p : "";
+    size_t raw_len = (size_t)(raw_end - vt->line_raw_start);
+    /* Judged on the text and control bytes only, not the raw range: the
+     * same line must come out the same however its bytes were chunked. */
+    bool binary = vt->ctl * VT_BINARY_CTL_RATIO > vt->ctl + len;
+
+    if (!binary && utf8_valid_prefix(text, len) != len) {
+        utf8_dec_t d;
+        utf8_init(&d);
+        buf_reset(&vt->scratch);
+        if (utf8_decode(&d, text, len, &vt->scratch) < 0 ||
+            utf8_finish(&d, &vt->scratch) < 0)
+            return -ENOMEM;
+        size_t bad = 0;
+        for (const char *q = vt->scratch.p;
+             (q = memmem(q, vt->scratch.len - (size_t)(q - vt->scratch.p),
+                         UTF8_REPLACEMENT, UTF8_REPLACEMENT_LEN));
+             q += UTF8_REPLACEMENT_LEN)
+            bad++;
+        if (bad * UTF8_REPLACEMENT_LEN * VT_BINARY_BAD_RATIO > vt->scratch.len)
+            binary = true;
+        text = vt->scratch.p;
+        len = vt->scratch.len;
+    }
+    if (binary) {
+        text = "";
+        len = 0;
+        kind = SQ_LINE_BINARY;
+    } else if (kind == SQ_LINE_COMPLETE && (vt->frames || vt->redraw)) {
+        kind = SQ_LINE_OVERWRITE;
+    }
+    l.kind = kind;
+    l.colours = vt->colours;
+    l.lineno = vt->lines + 1;
+    l.raw_start = vt->line_raw_start;
+    l.raw_end = raw_end;
+    l.frames = vt->frames ? vt->frames : (vt->redraw ? 1 : 0);
+    l.cut = cut;
+    if (counted)
+        vt->text_bytes += binary ? raw_len : len + 1;
+    /* Repair can grow a line (one bad byte becomes three): pieces again. */
+    while (len > SQ_LINE_MAX) {
+        size_t k = SQ_LINE_MAX;
+        while (k > 0 && vt_is_cont((unsigned char)text[k]))
+            k--;
+        l.text = text;
+        l.len = k;
+        l.cut = true;
+        int rc = vt->fn(&l, vt->data);
+        if (rc < 0)
+            return rc;
+        text += k;
+        len -= k;
+    }
+    l.text = text;
+    l.len = len;
+    return vt->fn(&l, vt->data);
+}
+
+/* The line ends (LF, or the end of the stream for a partial one). */
+static int vt_end_line(vt_t *vt, sq_line_kind_t kind, uint64_t raw_end)
+{
+    int rc = vt_deliver(vt, vt->line.len, kind, vt->cut_active, true, raw_end);
+    vt->lines++;
+    if (vt->redraw)
+        vt->redraw--;
+    vt_line_reset(vt, raw_end);
+    return rc;
+}
+
+/* The line reached SQ_LINE_MAX: hands out a piece, cut at a character
+ * boundary, and keeps the incomplete character (if any) for the next. */
+static int vt_cut(vt_t *vt, uint64_t raw_end)
+{
+    size_t len = vt->line.len, cut = len;
+    size_t j = len;
+    while (j > 0 && len - j < UTF8_SEQ_MAX - 1 &&
+           vt_is_cont((unsigned char)vt->line.p[j - 1]))
+        j--;
+    if (j > 0) {
+        unsigned char lead = (unsigned char)vt->line.p[j - 1];
+        size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+        if (j - 1 + need > len)
+            cut = j - 1;
+    }
+    if (cut == 0)
+        cut = len; /* no boundary found: ill-formed, cut anywhere */
+    int rc = vt_deliver(vt, cut, SQ_LINE_COMPLETE, true, true, raw_end);
+    memmove(vt->line.p, vt->line.p + cut, len - cut);
+    vt->line.len = len - cut;
+    vt->line.p[vt->line.len] = '\0';
+    vt->cur = vt->line.len;
+    vt->pad = 0;
+    vt->cut_active = true;
+    vt->line_raw_start = raw_end;
+    vt->ctl = 0;
+    return rc;
+}
+
+/* Appends at the end of the line, cutting pieces at SQ_LINE_MAX. */
+static int vt_append(vt_t *vt, const unsigned char *p, size_t n,
+                     uint64_t raw_end)
+{
+    while (n) {
+        size_t room = SQ_LINE_MAX > vt->line.len ? SQ_LINE_MAX - vt->line.len : 0;
+        if (room == 0) {
+            int rc = vt_cut(vt, raw_end - n);
+            if (rc < 0)
+                return rc;
+            continue;
+        }
+        size_t k = n < room ? n : room;
+        if (buf_append(&vt->line, p, k) < 0)
+            return -ENOMEM;
+        p += k;
+        n -= k;
+        vt->cur = vt->line.len;
+    }
+    return 0;
+}
+
+/* Prints a run of printable bytes (>= 0x20, not DEL; or a TAB) at the
+ * cursor: appended at the end, or written over the text under it. */
+static int vt_print(vt_t *vt, const unsigned char *p, size_t n,
+                    uint64_t raw_end)
+{
+    unsigned colour = vt->fg | vt->bg;
+    if (colour && !(vt->colours & colour))
+        for (size_t i = 0; i < n; i++)
+            if (p[i] != ' ' && p[i] != '\t') {
+                vt->colours |= colour;
+                break;
+            }
+    if (vt->rewound) {
+        vt->frames++;
+        vt->rewound = false;
+    }
+    vt->partial_sent = false;
+    if (vt->pad) {
+        /* The cursor sits past the end: the cells between are blank. */
+        size_t room = SQ_LINE_MAX > vt->line.len ? SQ_LINE_MAX - vt->line.len : 0;
+        size_t pad = vt->pad < room ? vt->pad : room;
+        if (buf_reserve(&vt->line, pad) < 0)
+            return -ENOMEM;
+        memset(vt->line.p + vt->line.len, ' ', pad);
+        vt->line.len += pad;
+        vt->line.p[vt->line.len] = '\0';
+        vt->cur = vt->line.len;
+        vt->pad = 0;
+    }
+    size_t i = 0;
+    while (i < n && vt->cur < vt->line.len) {
+        unsigned char c = p[i++];
+        char *l = vt->line.p;
+        if (!vt_is_cont(c)) {
+            /* Replace the whole character under the cursor. */
+            size_t clen = 1;
+            while (vt->cur + clen < vt->line.len &&
+                   vt_is_cont((unsigned char)l[vt->cur + clen]))
+                clen++;
+            if (clen > 1) {
+                memmove(l + vt->cur + 1, l + vt->cur + clen,
+                        vt->line.len - vt->cur - clen);
+                vt->line.len -= clen - 1;
+                l[vt->line.len] = '\0';
+            }
+            l[vt->cur++] = (char)c;
+        } else if (vt->line.len >= SQ_LINE_MAX) {
+            /* No room to grow in place: overwrite (bounded, stays lossy
+             * only for ill-formed input at the limit). */
+            l[vt->cur++] = (char)c;
+        } else {
+            /* A continuation byte extends the character just written. */
+            if (buf_reserve(&vt->line, 1) < 0)
+                return -ENOMEM;
+            l = vt->line.p;
+            memmove(l + vt->cur + 1, l + vt->cur, vt->line.len - vt->cur);
+            vt->line.len++;
+            l[vt->line.len] = '\0';
+            l[vt->cur++] = (char)c;
+        }
+    }
+    if (i < n)
+        return vt_append(vt, p + i, n - i, raw_end);
+    return 0;
+}
+
+/* Moves the cursor to column col (0-based) of the current line. */
+static void vt_move_col(vt_t *vt, size_t col)
+{
+    size_t now = vt_cursor_col(vt);
+    if (col < now && vt->line.len)
+        vt->rewound = true;
+    size_t i = 0, c = 0;
+    while (i < vt->line.len && c < col) {
+        i++;
+        while (i < vt->line.len && vt_is_cont((unsigned char)vt->line.p[i]))
+            i++;
+        c++;
+    }
+    vt->cur = i;
+    size_t pad = col - c;
+    size_t room = SQ_LINE_MAX > vt->line.len ? SQ_LINE_MAX - vt->line.len : 0;
+    vt->pad = i == vt->line.len ? (pad < room ? pad : room) : 0;
+}
+
+/* Erases in line: 0 cursor to end, 1 start to cursor, 2 the whole line. */
+static void vt_erase(vt_t *vt, unsigned mode)
+{
+    if (mode == 0) {
+        if (vt->cur < vt->line.len) {
+            vt->line.len = vt->cur;
+            vt->line.p[vt->line.len] = '\0';
+            vt->rewound = true;
+        }
+    } else if (mode == 1) {
+        /* Blank the cells up to and including the cursor's (on an empty
+         * line they are blank already). */
+        if (!vt->line.len)
+            return;
+        size_t col = vt_cursor_col(vt);
+        size_t end = vt->cur;
+        if (end < vt->line.len) {
+            end++;
+            while (end < vt->line.len &&
+                   vt_is_cont((unsigned char)vt->line.p[end]))
+                end++;
+        }
+        size_t cols = vt_columns(vt, end);
+        memmove(vt->line.p + cols, vt->line.p + end, vt->line.len - end);
+        memset(vt->line.p, ' ', cols);
+        vt->line.len = vt->line.len - end + cols;
+        vt->line.p[vt->line.len] = '\0';
+        vt->cur = cols < vt->line.len ? cols : vt->line.len;
+        vt->pad = 0;
+        vt_move_col(vt, col);
+        if (cols)
+            vt->rewound = true;
+    } else {
+        size_t col = vt_cursor_col(vt);
+        if (vt->line.len)
+            vt->rewound = true;
+        vt->line.len = 0;
+        if (vt->line.p)
+            vt->line.p[0] = '\0';
+        vt->cur = 0;
+        vt->pad = col < SQ_LINE_MAX ? col : SQ_LINE_MAX;
+    }
+}
+
+/* An xterm 256-colour or truecolour value, as one of ours (or 0). */
+static unsigned vt_rgb_colour(unsigned r, unsigned g, unsigned b)
+{
+    bool rh = r >= 128, gh = g >= 128;
+    bool rl = r <= 95, gl = g <= 95, bl = b <= 95;
+    if (rh && gl && bl)
+        return SQ_COLOUR_RED;
+    if (rh && gh && bl)
+        return SQ_COLOUR_YELLOW;
+    if (gh && rl && bl)
+        return SQ_COLOUR_GREEN;
+    return 0;
+}
+
+static unsigned vt_256_colour(unsigned n)
+{
+    static const unsigned basic[16] = {
+        0, SQ_COLOUR_RED, SQ_COLOUR_GREEN, SQ_COLOUR_YELLOW, 0, 0, 0, 0,
+        0, SQ_COLOUR_RED, SQ_COLOUR_GREEN, SQ_COLOUR_YELLOW, 0, 0, 0, 0,
+    };
+    static const unsigned cube[6] = {0, 95, 135, 175, 215, 255};
+    if (n < 16)
+        return basic[n];
+    if (n < 232) {
+        n -= 16;
+        return vt_rgb_colour(cube[n / 36], cube[(n / 6) % 6], cube[n % 6]);
+    }
+    return 0;
+}
+
+/* The colour an SGR parameter names: 30-37/90-97 (fg), 40-47/100-107. */
+static unsigned vt_basic_colour(unsigned p)
+{
+    switch (p % 10) {
+    case 1:
+        return SQ_COLOUR_RED;
+    case 2:
+        return SQ_COLOUR_GREEN;
+    case 3:
+        return SQ_COLOUR_YELLOW;
+    default:
+        return 0;
+    }
+}
+
+static void vt_sgr(vt_t *vt)
+{
+    if (vt->nparams == 0) {
+        vt->fg = vt->bg = 0;
+        return;
+    }
+    for (unsigned i = 0; i < vt->nparams; i++) {
+        unsigned p = vt->params[i];
+        if (p == 0) {
+            vt->fg = vt->bg = 0;
+        } else if (p == 39) {
+            vt->fg = 0;
+        } else if (p == 49) {
+            vt->bg = 0;
+        } else if ((p >= 30 && p <= 37) || (p >= 90 && p <= 97)) {
+            vt->fg = vt_basic_colour(p);
+        } else if ((p >= 40 && p <= 47) || (p >= 100 && p <= 107)) {
+            vt->bg = vt_basic_colour(p);
+        } else if (p == 38 || p == 48) {
+            unsigned c = 0;
+            if (i + 2 < vt->nparams && vt->params[i + 1] == 5) {
+                c = vt_256_colour(vt->params[i + 2]);
+                i += 2;
+            } else if (i + 4 < vt->nparams && vt->params[i + 1] == 2) {
+                c = vt_rgb_colour(vt->params[i + 2], vt->params[i + 3],
+                                  vt->params[i + 4]);
+                i += 4;
+            }
+            if (p == 38)
+                vt->fg = c;
+            else
+                vt->bg = c;
+        }
+    }
+}
+
+static unsigned vt_param(const vt_t *vt, unsigned i, unsigned dflt)
+{
+    return i < vt->nparams && vt->params[i] ? vt->params[i] : dflt;
+}
+
+/* A CSI sequence ended with final byte f. */
+static int vt_csi(vt_t *vt, unsigned char f, uint64_t raw_end)
+{
+    if (vt->priv) /* DEC private modes (?25l ...) change nothing here */
+        return 0;
+    switch (f) {
+    case 'm':
+        vt_sgr(vt);
+        break;
+    case 'G':
+    case '`':
+        vt_move_col(vt, vt_param(vt, 0, 1) - 1);
+        break;
+    case 'H':
+    case 'f':
+        vt_move_col(vt, vt_param(vt, 1, 1) - 1);
+        break;
+    case 'C': {
+        size_t col = vt_cursor_col(vt) + vt_param(vt, 0, 1);
+        vt_move_col(vt, col);
+        break;
+    }
+    case 'D': {
+        size_t col = vt_cursor_col(vt), n = vt_param(vt, 0, 1);
+        vt_move_col(vt, n < col ? col - n : 0);
+        break;
+    }
+    case 'K':
+        vt_erase(vt, vt_param(vt, 0, 0) > 2 ? 2 : vt_param(vt, 0, 0));
+        break;
+    case 'J': {
+        unsigned m = vt_param(vt, 0, 0);
+        vt_erase(vt, m >= 2 ? 2 : m);
+        break;
+    }
+    case 'A':
+    case 'F': {
+        /* Up: what follows redraws lines already delivered.  Text in
+         * progress stays on the screen: deliver it as a redraw itself. */
+        unsigned n = vt_param(vt, 0, 1);
+        if (vt->line.len) {
+            vt->redraw++;
+            int rc = vt_end_line(vt, SQ_LINE_COMPLETE, raw_end);
+            if (rc < 0)
+                return rc;
+        }
+        vt->redraw = vt->redraw + n > VT_PARAM_VALUE_MAX ? VT_PARAM_VALUE_MAX
+                                                         : vt->redraw + n;
+        if (f == 'F')
+            vt_move_col(vt, 0);
+        break;
+    }
+    case 'E':
+        vt_move_col(vt, 0);
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms)
+{
+    const unsigned char *p = data, *end = p + len, *start = p;
+    uint64_t base = vt->raw_off;
+    int rc = 0;
+
+    if (len)
+        vt->last_ms = now_ms;
+    while (p < end) {
+        unsigned char c;
+        switch (vt->state) {
+        case VT_GROUND: {
+            const unsigned char *q = p;
+            while (q < end && *q >= 0x20 && *q != 0x7f)
+                q++;
+            if (q > p) {
+                rc = vt_print(vt, p, (size_t)(q - p), base + (uint64_t)(q - start));
+                p = q;
+                if (rc < 0)
+                    goto out;
+                continue;
+            }
+            c = *p++;
+            uint64_t here = base + (uint64_t)(p - start);
+            switch (c) {
+            case '\n':
+            case '\v':
+            case '\f':
+                rc = vt_end_line(vt, SQ_LINE_COMPLETE, here);
+                break;
+            case '\r':
+                if (vt->line.len && vt->cur)
+                    vt->rewound = true;
+                vt->cur = 0;
+                vt->pad = 0;
+                break;
+            case '\b':
+                if (vt->pad) {
+                    vt->pad--;
+                } else if (vt->cur) {
+                    vt->cur--;
+                    while (vt->cur && vt_is_cont((unsigned char)vt->line.p[vt->cur]))
+                        vt->cur--;
+                    vt->rewound = true;
+                }
+                break;
+            case '\t':
+                rc = vt_print(vt, &c, 1, here);
+                break;
+            case 0x1b:
+                vt->state = VT_ESC;
+                break;
+            case 0x07: /* BEL: a bell is not content */
+            case 0x7f:
+                break;
+            default:
+                vt->ctl++;
+                break;
+            }
+            if (rc < 0)
+                goto out;
+            break;
+        }
+        case VT_ESC:
+            c = *p++;
+            vt->nparams = 0;
+            vt->param_open = false;
+            vt->priv = 0;
+            vt->str_len = 0;
+            switch (c) {
+            case '[':
+                vt->state = VT_CSI;
+                break;
+            case ']':
+                vt->str_osc = true;
+                vt->state = VT_STR;
+                break;
+            case 'P':
+            case '_':
+            case '^':
+            case 'X':
+                vt->str_osc = false;
+                vt->state = VT_STR;
+                break;
+            case 0x1b:
+                break; /* ESC ESC: the first one is dropped */
+            default:
+                vt->state = c >= 0x20 && c <= 0x2f ? VT_ESC_INTER : VT_GROUND;
+                break;
+            }
+            break;
+        case VT_ESC_INTER:
+            c = *p++;
+            if (c < 0x20 || c > 0x2f)
+                vt->state = VT_GROUND;
+            break;
+        case VT_CSI:
+            c = *p++;
+            if (c >= '0' && c <= '9') {
+                if (!vt->param_open) {
+                    /* past VT_PARAMS_MAX a parameter is parsed, not kept */
+                    vt->param_over = vt->nparams == VT_PARAMS_MAX;
+                    if (!vt->param_over)
+                        vt->params[vt->nparams++] = 0;
+                    vt->param_open = true;
+                }
+                if (!vt->param_over) {
+                    unsigned *v = &vt->params[vt->nparams - 1];
+                    unsigned nv = *v * 10 + (unsigned)(c - '0');
+                    *v = nv > VT_PARAM_VALUE_MAX ? VT_PARAM_VALUE_MAX : nv;
+                }
+            } else if (c == ';' || c == ':') {
+                if (!vt->param_open && vt->nparams < VT_PARAMS_MAX)
+                    vt->params[vt->nparams++] = 0;
+                vt->param_open = false;
+            } else if (c >= 0x3c && c <= 0x3f) {
+                vt->priv = c;
+            } else if (c >= 0x40 && c <= 0x7e) {
+                vt->state = VT_GROUND;
+                rc = vt_csi(vt, c, base + (uint64_t)(p - start));
+                if (rc < 0)
+                    goto out;
+            } else if (c == 0x1b) {
+                vt->state = VT_ESC; /* an aborted sequence */
+            } else if (c < 0x20 && c != 0x1b) {
+                /* C0 inside CSI acts immediately; stay in CSI, as xterm. */
+                if (c == '\n') {
+                    rc = vt_end_line(vt, SQ_LINE_COMPLETE,
+                                     base + (uint64_t)(p - start));
+                    if (rc < 0)
+                        goto out;
+                }
+            }
+            /* intermediates 0x20-0x2f: ignored */
+            break;
+        case VT_STR: {
+            /* Skip to the terminator in one scan, but no further than the
+             * limit: past it, the bytes are read as text again. */
+            const unsigned char *q = p, *lim = end;
+            size_t room = VT_STRING_MAX - vt->str_len;
+            if ((size_t)(end - p) > room)
+                lim = p + room;
+            while (q < lim && *q != 0x1b && !(vt->str_osc && *q == 0x07))
+                q++;
+            vt->str_len += (size_t)(q - p);
+            p = q;
+            if (q < lim) {
+                c = *p++;
+                vt->state = c == 0x07 ? VT_GROUND : VT_STR_ESC;
+            } else if (vt->str_len >= VT_STRING_MAX) {
+                vt->state = VT_GROUND;
+            }
+            break;
+        }
+        case VT_STR_ESC:
+            c = *p;
+            if (c == '\\') {
+                p++;
+                vt->state = VT_GROUND;
+            } else {
+                vt->state = VT_ESC; /* a new escape ends the string */
+            }
+            break;
+        }
+    }
+out:
+    vt->raw_off = base + (uint64_t)(p - start);
+    if (rc < 0)
+        vt->raw_off = base + len;
+    return rc;
+}
+
+int vt_tick(vt_t *vt, uint64_t now_ms)
+{
+    if (!vt->line.len || vt->partial_sent || now_ms - vt->last_ms < SQ_PARTIAL_MS)
+        return 0;
+    vt->partial_sent = true;
+    return vt_deliver(vt, vt->line.len, SQ_LINE_PARTIAL, vt->cut_active, false,
+                      vt->raw_off);
+}
+
+int vt_finish(vt_t *vt)
+{
+    vt->state = VT_GROUND;
+    if (!vt->line.len)
+        return 0;
+    return vt_end_line(vt, SQ_LINE_PARTIAL, vt->raw_off);
+}

@@ -1,0 +1,74 @@
+/*
+ * vt.h — the VT stripper and line buffer: raw terminal bytes in, lines out.
+ *
+ * A program writing to a terminal draws, it does not print: a spinner is a
+ * glyph, a move back to column 1 and an erase, over and over; a progress bar
+ * is a carriage return and a redraw.  Reading such output as bytes glues
+ * every frame together.  This stripper keeps a column model of the current
+ * line (cursor position, overwrite in place, erase) so each line comes out
+ * as the terminal would have shown it at the moment it was finished:
+ *
+ *   CR, BS, CHA/HPA (ESC[nG), CUF/CUB, EL (ESC[K, 1K, 2K), ED (ESC[J...)
+ *   act on the current line; CUU/CUD mark the lines that follow as redraws;
+ *   SGR colour is kept as line metadata (red / yellow / green); OSC, DCS,
+ *   APC, PM and SOS strings and every other escape are swallowed.
+ *
+ * Lines come out through a callback as sq_line_t (squash.h):
+ *   COMPLETE   ended by LF (CRLF is one ending, not an overwrite);
+ *   OVERWRITE  a line that was redrawn (CR, CHA, BS, erase, cursor up): only
+ *              its final frame comes out, `frames` counts the ones dropped;
+ *   PARTIAL    text with no newline for SQ_PARTIAL_MS (vt_tick) or at the
+ *              end of the stream: maybe a prompt.  A partial line reported
+ *              by vt_tick is reported again, whole, when its LF arrives;
+ *   BINARY     a line whose bytes are mostly not text (NUL, C0 controls,
+ *              invalid UTF-8): no text, only its raw byte range.
+ * A line longer than SQ_LINE_MAX bytes comes out in pieces with `cut` set,
+ * each cut at a UTF-8 boundary.  Text is always valid UTF-8 (ill-formed
+ * bytes become U+FFFD).
+ */
+#ifndef REIN_SQUASH_VT_H
+#define REIN_SQUASH_VT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "squash/squash.h"
+
+/* The most bytes of an OSC/DCS/APC/PM/SOS string swallowed before the
+ * stripper gives up on its terminator and reads text again, so a stray
+ * ESC ] in binary output cannot hide the rest of the stream. */
+#define VT_STRING_MAX (64u * 1024u)
+/* The most CSI parameters kept; later ones are parsed and ignored. */
+#define VT_PARAMS_MAX 16
+/* CSI parameter values are clamped here (cursor moves, colours). */
+#define VT_PARAM_VALUE_MAX 65535u
+/* A line is binary when more than 1/VT_BINARY_CTL_RATIO of its bytes are
+ * control bytes (NUL included), or more than 1/VT_BINARY_BAD_RATIO of its
+ * text is U+FFFD after decoding. */
+#define VT_BINARY_CTL_RATIO 10
+#define VT_BINARY_BAD_RATIO 4
+
+typedef struct vt vt_t;
+
+/* Receives each line; the text is valid only during the call.  A negative
+ * return stops the feed and is returned by vt_feed/vt_tick/vt_finish. */
+typedef int (*vt_line_fn)(const sq_line_t *line, void *data);
+
+/* Creates a stripper that hands lines to fn.  0 or -ENOMEM. */
+int vt_new(vt_line_fn fn, void *data, vt_t **out);
+/* Feeds raw bytes, any chunking; now_ms dates the last byte for partial
+ * lines.  0, -ENOMEM, or the callback's negative return. */
+int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms);
+/* Reports the pending text as a PARTIAL line once it has waited
+ * SQ_PARTIAL_MS since the last byte (once per wait).  0 or negative. */
+int vt_tick(vt_t *vt, uint64_t now_ms);
+/* Ends the stream: pending text becomes a PARTIAL line.  0 or negative. */
+int vt_finish(vt_t *vt);
+/* Stream totals: raw bytes fed, lines delivered (pieces of a cut line
+ * count once) and the bytes of delivered text plus one newline each (the
+ * size of the stripped output, the denominator of the token ratio). */
+void vt_counts(const vt_t *vt, uint64_t *raw_bytes, uint64_t *lines,
+               uint64_t *text_bytes);
+void vt_free(vt_t *vt);
+
+#endif

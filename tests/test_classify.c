@@ -1,0 +1,248 @@
+/*
+ * test_classify.c — the classifier's tiers: universal hazards (traces of
+ * each language, compiler locations, keywords with their boundaries and
+ * zero counts, colour), multiline capture and its limit, outcomes and
+ * progress finals, prompts, and structure (blank, decoration, hints,
+ * near-duplicates, diffs bypassing them).
+ */
+#include <stdio.h>
+
+#include "harness.h"
+#include "squash/classify.h"
+
+struct cl {
+    classify_t *c;
+    uint64_t n;
+};
+
+static cls_result_t cl_line(struct cl *s, const char *text, sq_line_kind_t k,
+                            unsigned colours, uint32_t frames)
+{
+    sq_line_t l = {.text = text, .len = strlen(text), .kind = k,
+                   .colours = colours, .lineno = ++s->n, .frames = frames};
+    cls_result_t r;
+    ASSERT_OK(classify_line(s->c, &l, &r));
+    return r;
+}
+
+static cls_result_t cl(struct cl *s, const char *text)
+{
+    return cl_line(s, text, SQ_LINE_COMPLETE, 0, 0);
+}
+
+#define EXPECT(s, text, kind_, warn_)                                        \
+    do {                                                                    \
+        cls_result_t r_ = cl((s), (text));                                  \
+        if (r_.kind != (kind_) || (r_.kind == CLS_HAZARD && r_.warning != (warn_))) \
+            test_fail(__FILE__, __LINE__, "\"%s\": kind %d warn %d (%s/%s)", \
+                      (text), r_.kind, r_.warning, r_.source, r_.rule);     \
+    } while (0)
+
+TEST(classify_keywords_with_boundaries_and_zero_counts)
+{
+    struct cl s = {0};
+    ASSERT_OK(classify_new(NULL, &s.c));
+    EXPECT(&s, "error: linker failed", CLS_HAZARD, false);
+    EXPECT(&s, "npm error code E404", CLS_HAZARD, false);
+    EXPECT(&s, "npm warn deprecated inflight@1.0.6", CLS_HAZARD, true);
+    EXPECT(&s, "E: Unable to locate package foo", CLS_HAZARD, false);
+    EXPECT(&s, "2026-01-01T00:00:00Z ERROR db: reset", CLS_HAZARD, false);
+    EXPECT(&s, "x WARN slow query", CLS_HAZARD, true);
+    EXPECT(&s, "make: *** [Makefile:3: all] Error 2", CLS_HAZARD, false);
+    EXPECT(&s, "test_x (a.B.test_x) ... FAIL", CLS_HAZARD, false);
+    EXPECT(&s, "Inst liberror-perl (0.17029-2 Debian)", CLS_UNKNOWN, false);
+    EXPECT(&s, "compiling src/error.c with -Werror", CLS_UNKNOWN, false);
+    EXPECT(&s, "test_error_path ... ok", CLS_UNKNOWN, false);
+    EXPECT(&s, "Build finished with 0 errors", CLS_OUTCOME, false);
+    EXPECT(&s, "no warnings found here", CLS_UNKNOWN, false);
+    EXPECT(&s, "errors: 0 total", CLS_UNKNOWN, false);
+    classify_free(s.c);
+}
+
+TEST(classify_compiler_locations_and_their_context)
+{
+    struct cl s = {0};
+    ASSERT_OK(classify_new(NULL, &s.c));
+    cls_result_t r = cl(&s, "src/a.c:19:17: warning: unused [-Wunused]");
+    ASSERT_EQ(r.kind, CLS_HAZARD);
+    ASSERT_TRUE(r.warning);
+    ASSERT_TRUE(r.has_loc);
+    ASSERT_EQ(r.loc_len, strlen("src/a.c:19:17"));
+    r = cl(&s, "   19 |     int x;");
+    ASSERT_TRUE(r.kind == CLS_HAZARD && r.cont);
+    r = cl(&s, "      |         ^");
+    ASSERT_TRUE(r.cont);
+    r = cl(&s, "src/a.c:3:1: note: declared here");
+    ASSERT_TRUE(r.cont);
+    r = cl(&s, "src/a.c:23:24: error: expected ';'");
+    ASSERT_TRUE(r.kind == CLS_HAZARD && !r.cont && !r.warning);
+    r = cl(&s, "src/a.c: In function 'main':");
+    ASSERT_EQ(r.kind, CLS_UNKNOWN);
+    r = cl(&s, "x.py:3: DeprecationWarning: old");
+    ASSERT_TRUE(r.kind == CLS_HAZARD && r.warning);
+    r = cl(&s, "error[E0308]: mismatched types");
+    ASSERT_EQ(r.kind, CLS_HAZARD);
+    r = cl(&s, "  --> src/main.rs:4:18");
+    ASSERT_TRUE(r.cont);
+    /* the capture stops at its limit */
+    cl(&s, "");
+    cl(&s, "f.c:1:1: error: x");
+    for (int i = 0; i < CLS_CC_CONTEXT_MAX; i++)
+        ASSERT_TRUE(cl(&s, "   1 | x").cont);
+    ASSERT_FALSE(cl(&s, "   1 | x").cont);
+    classify_free(s.c);
+}
+
+TEST(classify_stack_traces_of_each_language)
+{
+    struct cl s = {0};
+    ASSERT_OK(classify_new(NULL, &s.c));
+    ASSERT_EQ(cl(&s, "Traceback (most recent call last):").kind, CLS_HAZARD);
+    ASSERT_TRUE(cl(&s, "  File \"a.py\", line 3, in f").cont);
+    ASSERT_TRUE(cl(&s, "    x()").cont);
+    cls_result_t r = cl(&s, "KeyError: 'k'");
+    ASSERT_TRUE(r.cont);
+    ASSERT_FALSE(cl(&s, "after").kind == CLS_HAZARD);
+    ASSERT_EQ(cl(&s, "panic: runtime error: index out of range").kind, CLS_HAZARD);
+    ASSERT_TRUE(cl(&s, "").kind != CLS_HAZARD);
+    ASSERT_EQ(cl(&s, "goroutine 1 [running]:").kind, CLS_HAZARD);
+    ASSERT_TRUE(cl(&s, "main.main()").cont);
+    ASSERT_TRUE(cl(&s, "\t/tmp/x.go:5 +0x1d").cont);
+    cl(&s, "");
+    ASSERT_EQ(cl(&s, "thread 'main' panicked at src/main.rs:2:5:").kind, CLS_HAZARD);
+    ASSERT_TRUE(cl(&s, "called `Option::unwrap()` on a `None` value").cont);
+    cl(&s, "");
+    ASSERT_EQ(cl(&s, "Exception in thread \"main\" java.lang.IllegalStateException: x").kind,
+              CLS_HAZARD);
+    ASSERT_TRUE(cl(&s, "\tat com.x.Main.main(Main.java:5)").cont);
+    ASSERT_TRUE(cl(&s, "Caused by: java.io.IOException: y").cont);
+    ASSERT_TRUE(cl(&s, "\t... 3 more").cont);
+    ASSERT_EQ(cl(&s, "TypeError: Cannot read properties of undefined").kind, CLS_HAZARD);
+    ASSERT_TRUE(cl(&s, "    at Object.<anonymous> (/a/app.js:10:7)").cont);
+    ASSERT_FALSE(cl(&s, "next").cont);
+    classify_free(s.c);
+}
+
+TEST(classify_colour_outcomes_progress_and_prompts)
+{
+    struct cl s = {0};
+    ASSERT_OK(classify_new(NULL, &s.c));
+    ASSERT_EQ(cl_line(&s, "build broke: missing header", SQ_LINE_COMPLETE,
+                      SQ_COLOUR_RED, 0).kind, CLS_HAZARD);
+    ASSERT_EQ(cl_line(&s, "build broke: missing header", SQ_LINE_COMPLETE, 0, 0).kind,
+              CLS_UNKNOWN);
+    cls_result_t r = cl_line(&s, "package is deprecated", SQ_LINE_COMPLETE,
+                             SQ_COLOUR_YELLOW, 0);
+    ASSERT_TRUE(r.kind == CLS_HAZARD && r.warning);
+    ASSERT_EQ(cl(&s, "added 125 packages in 3s").kind, CLS_OUTCOME);
+    ASSERT_EQ(cl(&s, "Ran 241 tests in 0.005s").kind, CLS_OUTCOME);
+    ASSERT_EQ(cl(&s, "2 upgraded, 135 newly installed, 0 to remove").kind, CLS_OUTCOME);
+    ASSERT_EQ(cl(&s, "==== 3 passed, 1 skipped in 0.2s ====").kind, CLS_OUTCOME);
+    ASSERT_EQ(cl_line(&s, "Downloading [#####] 100%", SQ_LINE_OVERWRITE, 0, 50).kind,
+              CLS_OUTCOME);
+    r = cl_line(&s, "", SQ_LINE_OVERWRITE, 0, 3);
+    ASSERT_TRUE(r.kind == CLS_NOISE && r.noise == CLS_NOISE_PROGRESS);
+    ASSERT_EQ(cl_line(&s, "npm http fetch GET 200 x", SQ_LINE_OVERWRITE, 0, 1).kind,
+              CLS_UNKNOWN);
+    ASSERT_EQ(cl_line(&s, "Password: ", SQ_LINE_PARTIAL, 0, 0).kind, CLS_PROMPT);
+    ASSERT_EQ(cl_line(&s, "Continue? [Y/n] ", SQ_LINE_PARTIAL, 0, 0).kind, CLS_PROMPT);
+    ASSERT_EQ(cl_line(&s, "downloading", SQ_LINE_PARTIAL, 0, 0).kind, CLS_UNKNOWN);
+    ASSERT_EQ(cl(&s, "Password: ").kind, CLS_UNKNOWN); /* complete: not a prompt */
+    classify_free(s.c);
+}
+
+TEST(classify_structure_blank_decor_hint_repeat_and_diff_bypass)
+{
+    struct cl s = {0};
+    ASSERT_OK(classify_new(NULL, &s.c));
+    ASSERT_EQ(cl(&s, "   ").noise, CLS_NOISE_BLANK);
+    ASSERT_EQ(cl(&s, "=========").noise, CLS_NOISE_DECOR);
+    ASSERT_EQ(cl(&s, "\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80").noise, CLS_NOISE_DECOR);
+    ASSERT_EQ(cl(&s, "  (use \"git add\" to track)").noise, CLS_NOISE_HINT);
+    ASSERT_EQ(cl(&s, "(not indented: not a hint)").kind, CLS_UNKNOWN);
+    ASSERT_EQ(cl(&s, "fetch GET 200 https://r.org/a 6ms").kind, CLS_UNKNOWN);
+    cls_result_t r = cl(&s, "fetch GET 200 https://r.org/b 7ms");
+    ASSERT_TRUE(r.kind == CLS_NOISE && r.noise == CLS_NOISE_REPEAT);
+    /* high-entropy lines are never merged */
+    ASSERT_EQ(cl(&s, "key AAAAB3NzaC1yc2EAAAADAQABAAABAQC1").kind, CLS_UNKNOWN);
+    ASSERT_EQ(cl(&s, "key AAAAB3NzaC1yc2EAAAADAQABAAABAQC2").kind, CLS_UNKNOWN);
+    /* nor are diff lines */
+    ASSERT_EQ(cl(&s, "diff --git a/x b/x").kind, CLS_UNKNOWN);
+    ASSERT_EQ(cl(&s, "+line 1").kind, CLS_UNKNOWN);
+    ASSERT_EQ(cl(&s, "+line 2").kind, CLS_UNKNOWN);
+    ASSERT_STR(classify_noise_name(CLS_NOISE_PROGRESS), "progress");
+    classify_free(s.c);
+}
+
+TEST(classify_grammar_tier_comes_first)
+{
+    grammar_t *g;
+    buf_t err = BUF_INIT;
+    static const char j[] =
+        "{\"name\":\"t\",\"hazard\":[{\"id\":\"h\",\"pattern\":\"^BAD (?<file>\\\\S+):(?<line>\\\\d+)\","
+        "\"severity\":\"warning\",\"multiline\":{\"continue\":\"^>\",\"max_lines\":2}}],"
+        "\"noise\":[{\"id\":\"e\",\"pattern\":\"^error: ignorable\"}]}";
+    ASSERT_OK(grammar_parse("t", j, sizeof j - 1, &g, &err));
+    struct cl s = {0};
+    ASSERT_OK(classify_new(g, &s.c));
+    cls_result_t r = cl(&s, "BAD a.c:3 x");
+    ASSERT_TRUE(r.kind == CLS_HAZARD && r.warning);
+    ASSERT_STR(r.source, "t");
+    ASSERT_STR(r.rule, "h");
+    ASSERT_TRUE(r.has_loc);
+    ASSERT_EQ(r.loc_len, 5);
+    ASSERT_TRUE(cl(&s, "> 1").cont);
+    ASSERT_TRUE(cl(&s, "> 2").cont);
+    ASSERT_FALSE(cl(&s, "> 3").cont); /* max_lines */
+    r = cl(&s, "error: ignorable");
+    ASSERT_TRUE(r.kind == CLS_NOISE && r.noise == CLS_NOISE_TOOL);
+    classify_free(s.c);
+    grammar_free(g);
+    buf_free(&err);
+}
+
+TEST(classify_more_tool_shapes_without_grammars)
+{
+    struct cl s = {0};
+    ASSERT_OK(classify_new(NULL, &s.c));
+    cls_result_t r = cl(&s, "src/index.ts(3,7): error TS2322: Type 'string'");
+    ASSERT_TRUE(r.kind == CLS_HAZARD && !r.warning && r.has_loc);
+    ASSERT_EQ(r.loc_len, strlen("src/index.ts(3,7)"));
+    cl(&s, "");
+    EXPECT(&s, "   3:7   error    'x' is never used  no-unused-vars", CLS_HAZARD, false);
+    cl(&s, "");
+    EXPECT(&s, "  10:1   warning  Unexpected console statement", CLS_HAZARD, true);
+    cl(&s, "");
+    EXPECT(&s, "E       AssertionError: assert 6 == 7", CLS_HAZARD, false);
+    cl(&s, "");
+    r = cl(&s, "    calc_test.go:14: Sub(3, 1) = 3, want 2");
+    ASSERT_TRUE(r.kind == CLS_HAZARD && r.has_loc);
+    ASSERT_EQ(r.loc_off, 4);
+    ASSERT_EQ(r.loc_len, strlen("calc_test.go:14"));
+    cl(&s, "");
+    EXPECT(&s, "bash: foo: command not found", CLS_HAZARD, false);
+    cl(&s, "");
+    EXPECT(&s, "find: '/root': Permission denied", CLS_HAZARD, false);
+    cl(&s, "");
+    EXPECT(&s, "tests/test_a.py ......  [ 50%]", CLS_UNKNOWN, false);
+    EXPECT(&s, "tests: 12 passed", CLS_OUTCOME, false);
+    /* an error word line owns the indented detail under it */
+    ASSERT_EQ(cl(&s, "npm ERR! code E404").kind, CLS_HAZARD);
+    ASSERT_TRUE(cl(&s, "  npm ERR! 404 Not Found - GET https://x").cont);
+    classify_free(s.c);
+}
+
+TEST(classify_outcome_length_limit_at_its_edge)
+{
+    struct cl s = {0};
+    ASSERT_OK(classify_new(NULL, &s.c));
+    char line[CLS_OUTCOME_LEN_MAX + 2];
+    memset(line, 'x', sizeof line);
+    memcpy(line, "added 3 packages ", 17);
+    line[CLS_OUTCOME_LEN_MAX] = '\0';
+    ASSERT_EQ(cl(&s, line).kind, CLS_OUTCOME);
+    line[CLS_OUTCOME_LEN_MAX] = 'y';
+    line[CLS_OUTCOME_LEN_MAX + 1] = '\0';
+    ASSERT_EQ(cl(&s, line).kind, CLS_UNKNOWN);
+    classify_free(s.c);
+}

@@ -1,0 +1,263 @@
+/*
+ * test_squash.c — the pipeline: hazards stream out before the stream
+ * ends, the deferred view heads with the exit marker and marks each gap,
+ * budgets are never passed (first and last hazards kept, the rest
+ * counted), repeats of one hazard template list every location, binary
+ * and cut lines are markers, prompts are announced, every marker matches
+ * the documented syntax, and nothing is dropped without the log path.
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <errno.h>
+#include <pcre2.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "base/buf.h"
+#include "harness.h"
+#include "squash/emit.h"
+#include "squash/squash.h"
+
+static void collect(const char *t, size_t n, void *d)
+{
+    buf_append(d, t, n);
+}
+
+/* Every line of out is a marker in the documented syntax or in raw. */
+static void check_lines(const buf_t *out, const char *raw)
+{
+    int ec;
+    PCRE2_SIZE off;
+    pcre2_code *re = pcre2_compile((PCRE2_SPTR) "^\\[rein\\] [a-z]+(?: .*)?$",
+                                   PCRE2_ZERO_TERMINATED, PCRE2_UTF, &ec, &off, NULL);
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+    const char *p = out->p, *end = p + out->len;
+    while (p < end) {
+        const char *e = memchr(p, '\n', (size_t)(end - p));
+        ASSERT_TRUE(e != NULL);
+        size_t n = (size_t)(e - p);
+        bool marker = pcre2_match(re, (PCRE2_SPTR)p, n, 0, 0, md, NULL) >= 0;
+        if (!marker) {
+            char *l = strndup(p, n);
+            if (!strstr(raw, l))
+                test_fail(__FILE__, __LINE__, "not raw: \"%s\"", l);
+            free(l);
+        }
+        p = e + 1;
+    }
+    pcre2_match_data_free(md);
+    pcre2_code_free(re);
+}
+
+TEST(squash_streams_hazards_before_the_end)
+{
+    sq_opts_t o = {.command = "make", .log_path = "/tmp/x.log"};
+    buf_t out = BUF_INIT;
+    squash_t *sq;
+    ASSERT_OK(squash_new(&o, collect, &out, &sq));
+    const char *in = "compiling a\ncompiling b\nsrc/a.c:3:4: error: boom\n";
+    ASSERT_OK(squash_feed(sq, in, strlen(in), 0));
+    ASSERT_STR(out.p, "src/a.c:3:4: error: boom\n");
+    const char *more = "compiling c\nBuild finished: 1 error\n";
+    ASSERT_OK(squash_feed(sq, more, strlen(more), 10));
+    ASSERT_OK(squash_finish(sq, 2, 2310, 20));
+    ASSERT_CONTAINS(out.p, "[rein] exit 2 · 2.31s · 5 lines\n");
+    ASSERT_CONTAINS(out.p, "Build finished: 1 error\n");
+    ASSERT_CONTAINS(out.p, "[rein] omitted 3 lines\n");
+    ASSERT_CONTAINS(out.p, "[rein] log /tmp/x.log\n");
+    sq_stats_t st;
+    squash_stats(sq, &st);
+    ASSERT_EQ(st.raw_lines, 5);
+    ASSERT_EQ(st.errors, 1);
+    ASSERT_EQ(st.outcomes, 1);
+    ASSERT_EQ(st.out_bytes, out.len);
+    check_lines(&out, "compiling a\ncompiling b\nsrc/a.c:3:4: error: boom\ncompiling c\n"
+                      "Build finished: 1 error\n");
+    ASSERT_EQ(squash_feed(sq, "x", 1, 30), -EINVAL);
+    squash_free(sq);
+    squash_free(NULL);
+    buf_free(&out);
+}
+
+TEST(squash_deferred_heads_with_exit_and_marks_gaps)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    for (int i = 0; i < 100; i++)
+        buf_printf(&in, "step %d of the build went fine and quietly\n", i);
+    buf_append_str(&in, "fatal: could not read from remote\n");
+    for (int i = 0; i < 50; i++)
+        buf_printf(&in, "cleanup %d\n", i);
+    sq_opts_t o = {.command = "tool", .log_path = "/l"};
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 128, 0, &out));
+    ASSERT_TRUE(!strncmp(out.p, "[rein] exit 128 · 151 lines\n", strlen("[rein] exit 128 · 151 lines\n")));
+    ASSERT_CONTAINS(out.p, "[rein] omitted 100 lines (lines 1-100)\n"
+                           "fatal: could not read from remote\n"
+                           "[rein] omitted 50 lines (lines 102-151)\n");
+    ASSERT_CONTAINS(out.p, "[rein] log /l\n");
+    check_lines(&out, in.p);
+    buf_free(&in);
+    buf_free(&out);
+}
+
+TEST(squash_small_unclassified_output_is_shown_whole_and_large_gets_a_tail)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    for (int i = 0; i < SQ_SMALL_LINES; i++)
+        buf_printf(&in, "item-%c%c\n", 'a' + i % 26, 'a' + i / 26);
+    /* deferred without the input cap: a small output is not trimmed */
+    sq_opts_t o = {.command = "ls", .deferred = true};
+    squash_t *sq;
+    ASSERT_OK(squash_new(&o, collect, &out, &sq));
+    ASSERT_OK(squash_feed(sq, in.p, in.len, 0));
+    ASSERT_OK(squash_finish(sq, 0, 0, 0));
+    squash_free(sq);
+    ASSERT_CONTAINS(out.p, "item-aa\n");
+    ASSERT_CONTAINS(out.p, "item-nb\n");
+    ASSERT_TRUE(strstr(out.p, "omitted") == NULL);
+    buf_reset(&out);
+    buf_printf(&in, "last-line\n");
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 0, 0, &out));
+    ASSERT_TRUE(strstr(out.p, "item-aa\n") == NULL);
+    ASSERT_CONTAINS(out.p, "last-line\n");
+    ASSERT_CONTAINS(out.p, "[rein] omitted 36 lines (lines 1-36)\n");
+    buf_free(&in);
+    buf_free(&out);
+}
+
+TEST(squash_hazard_repeats_list_every_location)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    for (int i = 1; i <= 10; i++)
+        buf_printf(&in, "src/f%d.c:%d:1: warning: unused variable 'x' [-Wunused]\n", i, i);
+    sq_opts_t o = {.command = "cc", .deferred = true};
+    squash_t *sq;
+    ASSERT_OK(squash_new(&o, collect, &out, &sq));
+    ASSERT_OK(squash_feed(sq, in.p, in.len, 0));
+    ASSERT_OK(squash_finish(sq, 0, 0, 0));
+    ASSERT_CONTAINS(out.p, "src/f3.c:3:1: warning");
+    ASSERT_TRUE(strstr(out.p, "src/f4.c:4:1: warning") == NULL);
+    ASSERT_CONTAINS(out.p, "[rein] repeat 10× \"{} warning: unused variable 'x' [-Wunused]\" (lines 1-10)\n");
+    ASSERT_CONTAINS(out.p, "[rein] at src/f1.c:1:1, src/f2.c:2:1, src/f3.c:3:1, src/f4.c:4:1, "
+                           "src/f5.c:5:1, src/f6.c:6:1, src/f7.c:7:1, src/f8.c:8:1, "
+                           "src/f9.c:9:1, src/f10.c:10:1\n");
+    check_lines(&out, in.p);
+    squash_free(sq);
+    buf_free(&in);
+    buf_free(&out);
+}
+
+TEST(squash_budget_is_never_passed_and_keeps_first_and_last_hazards)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    for (int i = 1; i <= 200; i++)
+        buf_printf(&in, "noise line %d\nERROR distinct failure number %c%c%c here\n", i,
+                   'a' + i % 26, 'a' + (i / 26) % 26, 'a' + i / 676);
+    for (size_t budget = 500; budget <= 3000; budget += 250) {
+        sq_opts_t o = {.command = "svc", .log_path = "/var/log/x", .budget_bytes = budget};
+        buf_reset(&out);
+        ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+        if (out.len > budget)
+            test_fail(__FILE__, __LINE__, "budget %zu: %zu bytes:\n%s", budget, out.len, out.p);
+        ASSERT_CONTAINS(out.p, "[rein] exit 1");
+        ASSERT_CONTAINS(out.p, "[rein] log /var/log/x");
+        ASSERT_CONTAINS(out.p, "ERROR distinct failure number baa here"); /* first (i=1) */
+        ASSERT_CONTAINS(out.p, "ERROR distinct failure number sha here"); /* last (i=200) */
+        ASSERT_CONTAINS(out.p, " hazards)");
+        ASSERT_CONTAINS(out.p, ", bytes ");
+        check_lines(&out, in.p);
+    }
+    buf_free(&in);
+    buf_free(&out);
+}
+
+TEST(squash_binary_cut_and_prompt_markers)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    buf_append_str(&in, "error: before\n");
+    buf_append(&in, "\x01\x02\x03\x00\x04\n\x05\x06\x07\x00\n", 11);
+    for (size_t i = 0; i < SQ_LINE_MAX + 5; i++)
+        buf_append_byte(&in, 'z');
+    buf_append_str(&in, "\nContinue? [y/N] ");
+    sq_opts_t o = {.command = "x", .deferred = true};
+    squash_t *sq;
+    ASSERT_OK(squash_new(&o, collect, &out, &sq));
+    ASSERT_OK(squash_feed(sq, in.p, in.len, 0));
+    ASSERT_OK(squash_finish(sq, 0, 0, 0));
+    ASSERT_CONTAINS(out.p, "[rein] binary 11 bytes (bytes 14-25)\n");
+    ASSERT_CONTAINS(out.p, "[rein] prompt (no newline for 500ms)\nContinue? [y/N] \n");
+    squash_free(sq);
+
+    /* streaming: a prompt is announced when the pause happens */
+    buf_reset(&out);
+    sq_opts_t s = {.command = "x"};
+    ASSERT_OK(squash_new(&s, collect, &out, &sq));
+    ASSERT_OK(squash_feed(sq, "Password: ", 10, 100));
+    ASSERT_OK(squash_tick(sq, 100 + SQ_PARTIAL_MS));
+    ASSERT_STR(out.p, "[rein] prompt (no newline for 500ms)\nPassword: \n");
+    squash_free(sq);
+
+    /* a long hazard line: cut pieces, each announced */
+    buf_reset(&in);
+    buf_reset(&out);
+    buf_append_str(&in, "error: ");
+    for (size_t i = 0; i < SQ_LINE_MAX; i++)
+        buf_append_byte(&in, 'q');
+    buf_append_str(&in, "\n");
+    sq_opts_t d = {.command = "x", .deferred = true};
+    ASSERT_OK(squash_new(&d, collect, &out, &sq));
+    ASSERT_OK(squash_feed(sq, in.p, in.len, 0));
+    ASSERT_OK(squash_finish(sq, 1, 0, 0));
+    ASSERT_CONTAINS(out.p, "[rein] cut line 1 at 65536 bytes\nerror: qqq");
+    squash_free(sq);
+    buf_free(&in);
+    buf_free(&out);
+}
+
+TEST(squash_nothing_dropped_means_no_log_marker)
+{
+    buf_t out = BUF_INIT;
+    sq_opts_t o = {.command = "x", .log_path = "/l", .deferred = true};
+    squash_t *sq;
+    ASSERT_OK(squash_new(&o, collect, &out, &sq));
+    ASSERT_OK(squash_feed(sq, "one\ntwo\n", 8, 0));
+    ASSERT_OK(squash_finish(sq, 0, 0, 0));
+    ASSERT_STR(out.p, "[rein] exit 0 · 2 lines\none\ntwo\n");
+    squash_free(sq);
+    buf_free(&out);
+}
+
+TEST(squash_input_cap_never_drops_a_hazard_line)
+{
+    /* all hazards and tiny: the cap would need to drop one; it does not */
+    static const char in[] = "a.ts(3,7): error TS1: x\nb.ts(1,1): error TS2: y\n";
+    sq_opts_t o = {.command = "tsc", .log_path = "/l"};
+    buf_t out = BUF_INIT;
+    ASSERT_OK(squash_buffer(&o, in, sizeof in - 1, 2, 0, &out));
+    ASSERT_CONTAINS(out.p, "a.ts(3,7): error TS1: x\n");
+    ASSERT_CONTAINS(out.p, "b.ts(1,1): error TS2: y\n");
+    buf_free(&out);
+}
+
+TEST(squash_outcome_show_and_range_list_edges)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    /* SQ_OUTCOME_SHOW outcomes of one template shown, the rest counted;
+     * the repeat marker lists EMIT_RANGES_MAX ranges then "+N more" */
+    for (int i = 0; i < 2 * (EMIT_RANGES_MAX + 2); i++)
+        if (i % 2)
+            buf_printf(&in, "added %d packages in 1s\n", i);
+        else
+            buf_printf(&in, "x%c\n", 'a' + i / 2);
+    sq_opts_t o = {.command = "npm", .deferred = true};
+    squash_t *sq;
+    ASSERT_OK(squash_new(&o, collect, &out, &sq));
+    ASSERT_OK(squash_feed(sq, in.p, in.len, 0));
+    ASSERT_OK(squash_finish(sq, 0, 0, 0));
+    ASSERT_CONTAINS(out.p, "added 1 packages in 1s\n");
+    ASSERT_CONTAINS(out.p, "added 3 packages in 1s\n");
+    ASSERT_TRUE(strstr(out.p, "added 5 packages") == NULL);
+    ASSERT_CONTAINS(out.p, "[rein] repeat 8× \"added {} packages in {}\" "
+                           "(lines 2, 4, 6, 8, 10, 12, +2 more)\n");
+    squash_free(sq);
+    buf_free(&in);
+    buf_free(&out);
+}

@@ -1,0 +1,365 @@
+/*
+ * test_vt.c — the VT stripper and line buffer: CR/CRLF, spinners redrawn
+ * with CHA + EL, progress bars, BS, erase modes, OSC/DCS strings, SGR
+ * colour metadata, partial lines, long-line cuts at the edge, binary lines,
+ * and that any chunking gives the same lines.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "base/buf.h"
+#include "base/utf8.h"
+#include "harness.h"
+#include "squash/vt.h"
+
+#define VT_TEST_LINES 64
+
+struct got {
+    size_t n;
+    char *text[VT_TEST_LINES];
+    sq_line_t line[VT_TEST_LINES];
+};
+
+static int got_line(const sq_line_t *l, void *data)
+{
+    struct got *g = data;
+    if (g->n == VT_TEST_LINES)
+        return 0;
+    g->text[g->n] = strndup(l->text, l->len);
+    g->line[g->n] = *l;
+    g->line[g->n].text = g->text[g->n];
+    g->n++;
+    return 0;
+}
+
+static void got_free(struct got *g)
+{
+    for (size_t i = 0; i < g->n; i++)
+        free(g->text[i]);
+    g->n = 0;
+}
+
+/* Feeds s in chunks of `chunk` bytes (0: whole), then finishes. */
+static void vt_run(const char *s, size_t len, size_t chunk, struct got *g)
+{
+    vt_t *vt;
+    ASSERT_OK(vt_new(got_line, g, &vt));
+    if (!chunk)
+        chunk = len ? len : 1;
+    for (size_t i = 0; i < len; i += chunk)
+        ASSERT_OK(vt_feed(vt, s + i, len - i < chunk ? len - i : chunk, 0));
+    ASSERT_OK(vt_finish(vt));
+    vt_free(vt);
+}
+
+#define RUN(lit, g) vt_run((lit), sizeof(lit) - 1, 0, (g))
+
+TEST(vt_crlf_is_one_line_end_not_an_overwrite)
+{
+    struct got g = {0};
+    RUN("one\r\ntwo\nthree", &g);
+    ASSERT_EQ(g.n, 3);
+    ASSERT_STR(g.text[0], "one");
+    ASSERT_EQ(g.line[0].kind, SQ_LINE_COMPLETE);
+    ASSERT_EQ(g.line[0].frames, 0);
+    ASSERT_STR(g.text[1], "two");
+    ASSERT_STR(g.text[2], "three");
+    ASSERT_EQ(g.line[2].kind, SQ_LINE_PARTIAL);
+    ASSERT_EQ(g.line[0].lineno, 1);
+    ASSERT_EQ(g.line[2].lineno, 3);
+    ASSERT_EQ(g.line[0].raw_start, 0);
+    ASSERT_EQ(g.line[0].raw_end, 5);
+    ASSERT_EQ(g.line[1].raw_start, 5);
+    got_free(&g);
+}
+
+TEST(vt_spinner_with_cha_and_el_collapses_and_never_glues)
+{
+    struct got g = {0};
+    RUN("\xe2\xa0\x99\x1b[1G\x1b[0Knpm http fetch GET 200\r\n"
+        "\xe2\xa0\x8f\x1b[1G\x1b[0K\xe2\xa0\x8b\x1b[1G\x1b[0K\r\n"
+        "added 125 packages\r\n\xe2\xa0\xa7\x1b[1G\x1b[0K",
+        &g);
+    ASSERT_EQ(g.n, 3);
+    ASSERT_STR(g.text[0], "npm http fetch GET 200");
+    ASSERT_EQ(g.line[0].kind, SQ_LINE_OVERWRITE);
+    ASSERT_EQ(g.line[0].frames, 1);
+    ASSERT_STR(g.text[1], "");
+    ASSERT_STR(g.text[2], "added 125 packages");
+    ASSERT_EQ(g.line[2].kind, SQ_LINE_COMPLETE);
+    got_free(&g);
+}
+
+TEST(vt_progress_bar_keeps_its_final_frame)
+{
+    struct got g = {0};
+    RUN("\rDownloading [   ]   0%\rDownloading [#  ]  50%"
+        "\rDownloading [###] 100%\r\nnext\n",
+        &g);
+    ASSERT_EQ(g.n, 2);
+    ASSERT_STR(g.text[0], "Downloading [###] 100%");
+    ASSERT_EQ(g.line[0].kind, SQ_LINE_OVERWRITE);
+    ASSERT_EQ(g.line[0].frames, 2);
+    ASSERT_STR(g.text[1], "next");
+    got_free(&g);
+}
+
+TEST(vt_shorter_frame_leaves_the_tail_as_a_terminal_would)
+{
+    struct got g = {0};
+    RUN("abcdef\rXY\n", &g);
+    ASSERT_STR(g.text[0], "XYcdef");
+    got_free(&g);
+    RUN("abcdef\rXY\x1b[K\n", &g);
+    ASSERT_STR(g.text[0], "XY");
+    got_free(&g);
+}
+
+TEST(vt_overwrite_replaces_whole_utf8_characters)
+{
+    struct got g = {0};
+    RUN("\xc3\xa9\xc3\xa9z\rab\n", &g);
+    ASSERT_STR(g.text[0], "abz");
+    got_free(&g);
+    RUN("abc\r\xe2\x82\xac\n", &g);
+    ASSERT_STR(g.text[0], "\xe2\x82\xac" "bc");
+    got_free(&g);
+}
+
+TEST(vt_backspace_cuf_cub_and_cha_move_by_columns)
+{
+    struct got g = {0};
+    RUN("|\b/\b-\bdone\n", &g);
+    ASSERT_STR(g.text[0], "done");
+    ASSERT_EQ(g.line[0].frames, 3);
+    got_free(&g);
+    RUN("a\x1b[3Cb\n", &g);
+    ASSERT_STR(g.text[0], "a   b");
+    got_free(&g);
+    RUN("abcd\x1b[2DX\n", &g);
+    ASSERT_STR(g.text[0], "abXd");
+    got_free(&g);
+    RUN("x\x1b[5Gy\n", &g);
+    ASSERT_STR(g.text[0], "x   y");
+    got_free(&g);
+}
+
+TEST(vt_erase_modes)
+{
+    struct got g = {0};
+    RUN("abcdef\x1b[3G\x1b[1KZ\n", &g);
+    ASSERT_STR(g.text[0], "  Zdef");
+    got_free(&g);
+    RUN("abcdef\x1b[2K\rxy\n", &g);
+    ASSERT_STR(g.text[0], "xy");
+    got_free(&g);
+    RUN("abcdef\x1b[2Kxy\n", &g);
+    ASSERT_STR(g.text[0], "      xy");
+    got_free(&g);
+    RUN("abc\x1b[1G\x1b[Jz\n", &g);
+    ASSERT_STR(g.text[0], "z");
+    got_free(&g);
+    /* erase on an empty line (fuzz: it once wrote through NULL) */
+    RUN("\x1b[1K\x1b[2K\x1b[K\x1b[5G\x1b[1Kx\n", &g);
+    ASSERT_STR(g.text[0], "    x");
+    got_free(&g);
+}
+
+TEST(vt_strings_and_other_escapes_are_swallowed)
+{
+    struct got g = {0};
+    RUN("\x1b]0;title\x07" "a\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\b"
+        "\x1bP1$r0m\x1b\\c\x1b_apc\x1b\\d\x1b^pm\x1b\\e\x1b(Bf\x1b=g"
+        "\x1b[?25lh\x1b[?2004hi\n",
+        &g);
+    ASSERT_EQ(g.n, 1);
+    ASSERT_STR(g.text[0], "alinkbcdefghi");
+    got_free(&g);
+}
+
+TEST(vt_sgr_colour_is_line_metadata)
+{
+    struct got g = {0};
+    RUN("\x1b[31merror\x1b[0m: x\n\x1b[1;33mwarn\x1b[m\n\x1b[32m \x1b[0mplain\n"
+        "\x1b[38;5;196mred256\x1b[0m\n\x1b[38;2;250;200;0myellow\x1b[0m\n"
+        "\x1b[41m FAIL \x1b[49m\n",
+        &g);
+    ASSERT_EQ(g.n, 6);
+    ASSERT_STR(g.text[0], "error: x");
+    ASSERT_EQ(g.line[0].colours, SQ_COLOUR_RED);
+    ASSERT_EQ(g.line[1].colours, SQ_COLOUR_YELLOW);
+    ASSERT_EQ(g.line[2].colours, 0); /* colour on a blank only */
+    ASSERT_EQ(g.line[3].colours, SQ_COLOUR_RED);
+    ASSERT_EQ(g.line[4].colours, SQ_COLOUR_YELLOW);
+    ASSERT_EQ(g.line[5].colours, SQ_COLOUR_RED);
+    got_free(&g);
+}
+
+TEST(vt_cursor_up_marks_redraws)
+{
+    struct got g = {0};
+    RUN("a: 10%\nb: 20%\n\x1b[2A\x1b[2Ka: 100%\n\x1b[2Kb: 100%\nafter\n", &g);
+    ASSERT_EQ(g.n, 5);
+    ASSERT_EQ(g.line[0].kind, SQ_LINE_COMPLETE);
+    ASSERT_STR(g.text[2], "a: 100%");
+    ASSERT_EQ(g.line[2].kind, SQ_LINE_OVERWRITE);
+    ASSERT_EQ(g.line[3].kind, SQ_LINE_OVERWRITE);
+    ASSERT_EQ(g.line[4].kind, SQ_LINE_COMPLETE);
+    got_free(&g);
+}
+
+TEST(vt_partial_line_after_the_wait_then_whole_on_newline)
+{
+    struct got g = {0};
+    vt_t *vt;
+    ASSERT_OK(vt_new(got_line, &g, &vt));
+    ASSERT_OK(vt_feed(vt, "Password: ", 10, 1000));
+    ASSERT_OK(vt_tick(vt, 1000 + SQ_PARTIAL_MS - 1));
+    ASSERT_EQ(g.n, 0);
+    ASSERT_OK(vt_tick(vt, 1000 + SQ_PARTIAL_MS));
+    ASSERT_EQ(g.n, 1);
+    ASSERT_EQ(g.line[0].kind, SQ_LINE_PARTIAL);
+    ASSERT_STR(g.text[0], "Password: ");
+    ASSERT_OK(vt_tick(vt, 5000)); /* once per wait */
+    ASSERT_EQ(g.n, 1);
+    ASSERT_OK(vt_feed(vt, "\n", 1, 6000));
+    ASSERT_EQ(g.n, 2);
+    ASSERT_EQ(g.line[1].kind, SQ_LINE_COMPLETE);
+    ASSERT_EQ(g.line[1].lineno, 1);
+    uint64_t raw, lines, text;
+    vt_counts(vt, &raw, &lines, &text);
+    ASSERT_EQ(raw, 11);
+    ASSERT_EQ(lines, 1);
+    ASSERT_EQ(text, 11);
+    vt_free(vt);
+    got_free(&g);
+}
+
+TEST(vt_long_line_is_cut_at_the_limit_on_a_char_boundary)
+{
+    struct got g = {0};
+    size_t n = SQ_LINE_MAX + 10;
+    char *s = malloc(n + 1);
+    memset(s, 'a', n);
+    s[n] = '\n';
+    vt_run(s, n + 1, 4096, &g);
+    ASSERT_EQ(g.n, 2);
+    ASSERT_EQ(strlen(g.text[0]), SQ_LINE_MAX);
+    ASSERT_TRUE(g.line[0].cut);
+    ASSERT_EQ(strlen(g.text[1]), 10);
+    ASSERT_TRUE(g.line[1].cut);
+    ASSERT_EQ(g.line[0].lineno, 1);
+    ASSERT_EQ(g.line[1].lineno, 1);
+    got_free(&g);
+
+    /* Exactly at the limit: one line, not cut. */
+    memset(s, 'a', SQ_LINE_MAX);
+    s[SQ_LINE_MAX] = '\n';
+    vt_run(s, SQ_LINE_MAX + 1, 0, &g);
+    ASSERT_EQ(g.n, 1);
+    ASSERT_FALSE(g.line[0].cut);
+    got_free(&g);
+
+    /* A 2-byte character straddling the limit moves to the next piece. */
+    memset(s, 'a', SQ_LINE_MAX - 1);
+    s[SQ_LINE_MAX - 1] = '\xc3';
+    s[SQ_LINE_MAX] = '\xa9';
+    s[SQ_LINE_MAX + 1] = '\n';
+    vt_run(s, SQ_LINE_MAX + 2, 0, &g);
+    ASSERT_EQ(g.n, 2);
+    ASSERT_EQ(strlen(g.text[0]), SQ_LINE_MAX - 1);
+    ASSERT_STR(g.text[1], "\xc3\xa9");
+    got_free(&g);
+    free(s);
+}
+
+TEST(vt_repair_that_grows_a_line_past_the_limit_cuts_it_again)
+{
+    /* one invalid byte in twenty: repaired, not binary, and > SQ_LINE_MAX */
+    struct got g = {0};
+    size_t n = SQ_LINE_MAX;
+    char *s = malloc(n + 1);
+    for (size_t i = 0; i < n; i++)
+        s[i] = i % 20 ? 'a' : '\xff';
+    s[n] = '\n';
+    vt_run(s, n + 1, 0, &g);
+    ASSERT_EQ(g.n, 2);
+    ASSERT_TRUE(g.line[0].cut && g.line[1].cut);
+    ASSERT_TRUE(g.line[0].len <= SQ_LINE_MAX);
+    ASSERT_EQ(g.line[0].len + g.line[1].len, n + (n + 19) / 20 * 2);
+    got_free(&g);
+    free(s);
+}
+
+TEST(vt_binary_lines_carry_only_their_range)
+{
+    struct got g = {0};
+    static const char bin[] = "text\n\x01\x02\x03\x00\x04\x05zz\nmore\n";
+    vt_run(bin, sizeof bin - 1, 0, &g);
+    ASSERT_EQ(g.n, 3);
+    ASSERT_EQ(g.line[1].kind, SQ_LINE_BINARY);
+    ASSERT_EQ(g.line[1].len, 0);
+    ASSERT_EQ(g.line[1].raw_start, 5);
+    ASSERT_EQ(g.line[1].raw_end, 14);
+    ASSERT_STR(g.text[2], "more");
+    got_free(&g);
+    /* Invalid UTF-8 in mostly text: repaired, not binary. */
+    RUN("caf\xe9 ok here\n", &g);
+    ASSERT_EQ(g.line[0].kind, SQ_LINE_COMPLETE);
+    ASSERT_STR(g.text[0], "caf" UTF8_REPLACEMENT " ok here");
+    got_free(&g);
+}
+
+TEST(vt_unterminated_string_gives_up_at_its_limit)
+{
+    struct got g = {0};
+    size_t n = VT_STRING_MAX + 100;
+    char *s = malloc(n + 8);
+    memcpy(s, "\x1b]0;", 4);
+    memset(s + 4, 'x', n - 4);
+    memcpy(s + n, "\nok\n", 4);
+    vt_run(s, n + 4, 1000, &g);
+    ASSERT_TRUE(g.n >= 1);
+    ASSERT_STR(g.text[g.n - 1], "ok");
+    got_free(&g);
+    free(s);
+}
+
+TEST(vt_any_chunking_gives_the_same_lines)
+{
+    static const char in[] =
+        "\x1b[1;31merr\xc3\xa9\x1b[0m\r\n\xe2\xa0\x99\x1b[1G\x1b[0Kspin\r\n"
+        "\rbar 1%\rbar 100%\r\n\x1b]0;t\x07tail\x1b[K\n";
+    struct got whole = {0}, part = {0};
+    vt_run(in, sizeof in - 1, 0, &whole);
+    for (size_t chunk = 1; chunk < 9; chunk++) {
+        vt_run(in, sizeof in - 1, chunk, &part);
+        ASSERT_EQ(part.n, whole.n);
+        for (size_t i = 0; i < whole.n; i++) {
+            ASSERT_STR(part.text[i], whole.text[i]);
+            ASSERT_EQ(part.line[i].kind, whole.line[i].kind);
+            ASSERT_EQ(part.line[i].colours, whole.line[i].colours);
+            ASSERT_EQ(part.line[i].raw_end, whole.line[i].raw_end);
+        }
+        got_free(&part);
+    }
+    got_free(&whole);
+}
+
+TEST(vt_csi_parameters_clamp_at_their_limits)
+{
+    struct got g = {0};
+    /* a column past VT_PARAM_VALUE_MAX clamps; the line stays in bounds */
+    RUN("a\x1b[99999999Gb\n", &g);
+    ASSERT_EQ(g.n, 1);
+    ASSERT_EQ(g.line[0].len, VT_PARAM_VALUE_MAX);
+    ASSERT_EQ(g.text[0][VT_PARAM_VALUE_MAX - 1], 'b');
+    got_free(&g);
+    /* more than VT_PARAMS_MAX parameters: the extra ones are ignored */
+    RUN("\x1b[0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;31mred\x1b[0m\n", &g);
+    ASSERT_EQ(g.line[0].colours, 0);
+    got_free(&g);
+    RUN("\x1b[0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;31mred\x1b[0m\n", &g);
+    ASSERT_EQ(g.line[0].colours, SQ_COLOUR_RED);
+    got_free(&g);
+}
