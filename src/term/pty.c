@@ -33,8 +33,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/eventfd.h>
-#include <sys/ioctl.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "base/buf.h"
@@ -44,6 +42,7 @@
 #include "base/ptree.h"
 #include "base/spawn.h"
 #include "base/utf8.h"
+#include "term/ptyio.h"
 
 /* Bytes asked for per read(); a PTY returns at most ~4 KiB anyway. */
 #define PTY_READ_BUF 65536
@@ -126,41 +125,6 @@ void rein_pty_free(rein_pty_t *p)
     close(p->wake_fd);
     pthread_mutex_destroy(&p->mu);
     free(p);
-}
-
-/* ------------------------------------------------------------ PTY set-up */
-
-/* Opens a master/slave pair with the given size; both O_CLOEXEC. */
-static int pty_open(unsigned cols, unsigned rows, int *master, int *slave)
-{
-    char name[128];
-    int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC), s = -1, rc;
-    if (m < 0)
-        return -errno;
-    if (grantpt(m) < 0 || unlockpt(m) < 0 ||
-        ptsname_r(m, name, sizeof name) != 0) {
-        rc = -errno;
-        goto fail;
-    }
-    s = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
-    if (s < 0) {
-        rc = -errno;
-        goto fail;
-    }
-    struct winsize ws = {.ws_row = (unsigned short)rows,
-                         .ws_col = (unsigned short)cols};
-    if (ioctl(s, TIOCSWINSZ, &ws) < 0) {
-        rc = -errno;
-        goto fail;
-    }
-    *master = m;
-    *slave = s;
-    return 0;
-fail:
-    if (s >= 0)
-        close(s);
-    close(m);
-    return rc;
 }
 
 /* The flag that makes a shell run one command string. */
@@ -460,7 +424,7 @@ int rein_pty_start(rein_pty_t *p, const rein_pty_start_opts_t *o,
         pthread_mutex_unlock(&p->mu);
         return REIN_EPTY_RUNNING;
     }
-    rc = pty_open(cols, rows, &r.master, &r.slave);
+    rc = ptyio_open(cols, rows, NULL, &r.master, &r.slave);
     if (rc == 0) {
         p->running = true;
         p->master = r.master;
@@ -575,11 +539,8 @@ int rein_pty_resize(rein_pty_t *p, unsigned cols, unsigned rows)
         rc = REIN_EPTY_IDLE;
     } else {
         /* The kernel sends SIGWINCH to the terminal's foreground group. */
-        struct winsize ws = {.ws_row = (unsigned short)rows,
-                             .ws_col = (unsigned short)cols};
-        if (ioctl(p->master, TIOCSWINSZ, &ws) < 0)
-            rc = -errno;
-        else {
+        rc = ptyio_resize(p->master, cols, rows);
+        if (rc == 0) {
             p->cols = cols;
             p->rows = rows;
         }
