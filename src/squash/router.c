@@ -518,6 +518,11 @@ static size_t router_skip_wrappers(char *const *argv, size_t argc)
     }
 }
 
+size_t router_command_at(char *const *argv, size_t argc)
+{
+    return router_skip_wrappers(argv, argc);
+}
+
 /* ------------------------------------------------------- the category */
 
 static const char *const router_narrate_cmds[] = {

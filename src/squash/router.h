@@ -126,6 +126,11 @@ int router_classify_argv(router_t *r, const char *const *argv,
                          router_result_t *out);
 void router_result_free(router_result_t *res);
 
+/* The index of the real command in argv, past VAR=value assignments and
+ * wrappers (sudo, env, time, nice, timeout, stdbuf, ...); argc when there
+ * is none. */
+size_t router_command_at(char *const *argv, size_t argc);
+
 /* The category's name ("condense", "narrate", ...), and back: -EINVAL
  * for an unknown name. */
 const char *router_cat_name(router_cat_t c);
