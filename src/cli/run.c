@@ -300,6 +300,9 @@ static void run_read_master(struct run *r)
 {
     if (r->eof)
         return;
+    /* The mode first: a child switches it before it writes, so output
+     * seen now is already output of the new mode. */
+    run_term_sync(r);
     for (;;) {
         ssize_t n = read(r->master, r->rbuf, RUN_READ_BUF);
         if (n > 0) {
@@ -395,9 +398,10 @@ static void run_send_eof(struct run *r)
     if (r->slave >= 0 && tcgetattr(r->slave, &t) == 0 &&
         t.c_cc[VEOF] != _POSIX_VDISABLE)
         eof = t.c_cc[VEOF];
-    if (!r->last_in_nl && r->pending_in.len)
+    if (!r->last_in_nl)
         buf_append_byte(&r->pending_in, eof);
     buf_append_byte(&r->pending_in, eof);
+    r->last_in_nl = true;
 }
 
 static void run_stdin_watch(struct run *r, bool on)
