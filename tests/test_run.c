@@ -571,6 +571,24 @@ TEST(run_json_has_every_field)
     snprintf(dir, sizeof dir, "%s/logs", test_tmpdir());
     ASSERT_EQ(stat(dir, &st), 0);
     ASSERT_EQ(st.st_mode & 0777, 0700);
+    ASSERT_TRUE(json_is_true(json_object_get(o, "ran")));
+    ASSERT_TRUE(json_is_null(json_object_get(o, "danger")));
+    json_decref(o);
+
+    /* Nothing run is still one object, saying why. */
+    buf_reset(&out);
+    const char *b[] = {"run", "--json", "--", "mkfs.reintest x", NULL};
+    ASSERT_EQ(run_rein(b, -1, test_tmpdir(), &out, &err), 125);
+    o = json_loads(out.p, 0, &je);
+    ASSERT_TRUE(o != NULL);
+    ASSERT_TRUE(json_is_false(json_object_get(o, "ran")));
+    ASSERT_EQ(json_integer_value(json_object_get(o, "exit_code")), 125);
+    ASSERT_STR(json_string_value(json_object_get(o, "category")),
+               "dangerous");
+    json_t *d = json_object_get(o, "danger");
+    ASSERT_STR(json_string_value(json_object_get(d, "pattern")), "mkfs");
+    ASSERT_STR(json_string_value(json_object_get(d, "decision")),
+               "not run (no terminal to ask)");
     json_decref(o);
     buf_free(&out);
     buf_free(&err);

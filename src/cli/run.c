@@ -130,6 +130,7 @@ struct run {
     buf_t decoded;
     uint64_t raw_bytes, raw_lines;
     char *rbuf;
+    const char *decision; /* the danger decision, for --json; or NULL */
     int err;
 };
 
@@ -608,23 +609,19 @@ static int run_danger(struct run *r)
     snprintf(head, sizeof head, "[rein] danger %s (pattern: %s)",
              r->cmdline, rt->danger_id ? rt->danger_id : "?");
     if (rt->danger == ROUTER_DANGER_FORBID) {
-        fprintf(stderr, "%s — forbidden by policy, not run\n", head);
+        r->decision = "forbidden by policy, not run";
+        fprintf(stderr, "%s — %s\n", head, r->decision);
         return CLI_EXIT_FAILURE;
     }
     char q[1400];
     snprintf(q, sizeof q, "%s — %s\nrun it? [y/N] ", head,
              rt->danger_what ? rt->danger_what : "dangerous");
     int yes = run_ask(q);
-    if (yes < 0) {
-        fprintf(stderr, "%s — not run (no terminal to ask)\n", head);
-        return CLI_EXIT_FAILURE;
-    }
-    if (!yes) {
-        fprintf(stderr, "%s — not run\n", head);
-        return CLI_EXIT_FAILURE;
-    }
-    fprintf(stderr, "%s — confirmed, running\n", head);
-    return 0;
+    r->decision = yes < 0 ? "not run (no terminal to ask)"
+                  : yes   ? "confirmed, running"
+                          : "not run";
+    fprintf(stderr, "%s — %s\n", head, r->decision);
+    return yes > 0 ? 0 : CLI_EXIT_FAILURE;
 }
 
 /* Narrate plans for every segment, before anything runs. */
@@ -836,6 +833,14 @@ static void run_json(struct run *r, char **argv)
                                      r->collected.len));
     json_object_set_new(o, "log", r->log_path[0] ? json_string(r->log_path)
                                                  : json_null());
+    json_object_set_new(o, "ran", json_boolean(r->pid > 0));
+    json_object_set_new(
+        o, "danger",
+        r->route.danger == ROUTER_SAFE
+            ? json_null()
+            : json_pack("{s:s?, s:s?, s:s?}", "pattern", r->route.danger_id,
+                        "what", r->route.danger_what, "decision",
+                        r->decision));
     char *s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
     if (s) {
         run_write_fd(STDOUT_FILENO, s, strlen(s));
@@ -952,8 +957,12 @@ int cli_run(int argc, char **argv, bool shorthand)
         goto nomem;
     r.view = r.route.category;
     if (r.view == ROUTER_DANGEROUS) {
-        if ((status = run_danger(&r)) != 0)
+        if ((status = run_danger(&r)) != 0) {
+            r.exit_code = status;
+            if (r.mode == MODE_JSON)
+                run_json(&r, cmd); /* one object, even for nothing run */
             goto out;
+        }
         r.view = ROUTER_CONDENSE;
     }
     status = CLI_EXIT_FAILURE;
