@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "base/spool.h"
+#include "bench.h"
 #include "rein.h"
 
 extern char **environ;
@@ -319,7 +320,7 @@ int main(int argc, char **argv)
             only = argv[++i];
         else {
             fprintf(stderr, "usage: rein-bench [--quick] [--only NAME]\n"
-                            "names: spawn pipe pty tail\n");
+                            "names: spawn pipe pty tail proxy\n");
             return 2;
         }
     }
@@ -336,6 +337,8 @@ int main(int argc, char **argv)
         bench_thru(1);
     if (!only || !strcmp(only, "tail"))
         bench_tail();
+    if (!only || !strcmp(only, "proxy"))
+        bench_proxy(g_quick ? 20 : BENCH_PROXY_RUNS);
     unlink(g_log);
     return 0;
 }

@@ -1,9 +1,10 @@
 /*
  * test_cli.c — the rein command's entry point: --help, --version, help
- * VERB, exit codes for bad usage, and serve's placeholder.
+ * VERB, exit codes for bad usage, the run shorthand, and serve's placeholder.
  */
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "base/buf.h"
 #include "base/spawn.h"
@@ -43,8 +44,14 @@ TEST(cli_help_and_version)
 TEST(cli_bad_usage_exits_2_with_one_clear_line)
 {
     buf_t out = BUF_INIT;
-    ASSERT_EQ(rein("frobnicate", NULL, &out), 2);
-    ASSERT_STR(out.p, "rein: unknown verb 'frobnicate' (try rein --help)\n");
+    ASSERT_EQ(rein("--frobnicate", NULL, &out), 2);
+    ASSERT_STR(out.p,
+               "rein: unknown option '--frobnicate' (try rein --help)\n");
+    buf_reset(&out);
+    /* A word that is not a verb is a command to proxy. */
+    setenv("REIN_STATE_DIR", test_tmpdir(), 1);
+    ASSERT_EQ(rein("frobnicate-no-such-command", NULL, &out), 127);
+    ASSERT_CONTAINS(out.p, "frobnicate-no-such-command: command not found");
     buf_reset(&out);
     ASSERT_EQ(rein("help", "frobnicate", &out), 2);
     ASSERT_CONTAINS(out.p, "unknown verb 'frobnicate'");

@@ -16,6 +16,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/buf.h"
@@ -248,6 +249,11 @@ TEST(reconcile_reused_pid_is_lost_and_never_signalled)
     ASSERT_OK(procfs_start_time(old, &old_start));
     stop_sleeper(old, pidfd);
     int64_t id = plant(boot, old, old_start);
+    /* Start times count clock ticks: a reuse within the same tick would
+     * look like the same process.  Let a few ticks pass (a clock, not an
+     * event, so there is nothing to wait on but time). */
+    struct timespec ticks = {0, 3 * 1000000000L / sysconf(_SC_CLK_TCK)};
+    nanosleep(&ticks, NULL);
     /* ... and a new process given the very same pid. */
     pid_t again = -1;
     int fd2 = -1;

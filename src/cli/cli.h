@@ -1,5 +1,6 @@
 /*
- * cli.h — what the verb files of the rein command share.
+ * cli.h — what the verb files of the rein command share: the exit codes
+ * and the verbs that live outside main.c.
  *
  * Each verb lives in its own file and is entered as fn(argc, argv) with
  * argv[0] the verb's name; it returns the process exit status.
@@ -7,12 +8,18 @@
 #ifndef REIN_CLI_CLI_H
 #define REIN_CLI_CLI_H
 
+#include <stdbool.h>
+
 #include "supervise/registry.h"
 
-/* Exit statuses of rein's own verbs (see main.c). */
+/* Exit codes of rein itself.  A proxied command's own status passes
+ * through unchanged; these are used only when it did not run or rein
+ * failed around it. */
 #define CLI_EXIT_OK 0
-#define CLI_EXIT_USAGE 2
-#define CLI_EXIT_FAILURE 125
+#define CLI_EXIT_USAGE 2      /* bad usage of one of rein's own verbs */
+#define CLI_EXIT_FAILURE 125  /* rein failed, or refused to run the command */
+#define CLI_EXIT_NOEXEC 126   /* the command exists but cannot be executed */
+#define CLI_EXIT_NOTFOUND 127 /* the command was not found */
 
 /*
  * Opens the registry of the state directory for an operator tool: read-write
@@ -32,5 +39,9 @@ int cli_metrics(int argc, char **argv);
 int cli_squash(int argc, char **argv);
 /* rein grammar check FILE [SAMPLE] */
 int cli_grammar(int argc, char **argv);
+/* `rein run [--raw|--json|--context] [--] CMD ARGS...`.  argv[0] is "run".
+ * With shorthand, argv[0] is already the command (`rein CMD ARGS...`) and
+ * no options are read.  Returns the process exit status. */
+int cli_run(int argc, char **argv, bool shorthand);
 
 #endif

@@ -3,8 +3,10 @@
  *
  * rein is one binary with verbs (serve, run, ps, kill, logs, ...).  This file
  * only parses the first word and hands off; each verb lives in its own file
- * as it lands.  Exit codes: 0 success, 2 bad usage of rein's own verbs, 125
- * rein's own failure (so a proxied command's exit codes stay its own).
+ * as it lands.  A first word that is not a verb (and not an option) is a
+ * command to proxy: `rein make -j8` is `rein run -- make -j8`.  Exit codes:
+ * 0 success, 2 bad usage of rein's own verbs, 125 rein's own failure (so a
+ * proxied command's exit codes stay its own).
  */
 #include <stdio.h>
 #include <string.h>
@@ -12,8 +14,7 @@
 #include "cli/cli.h"
 #include "rein.h"
 
-#define EXIT_USAGE 2
-#define EXIT_REIN_FAILURE 125
+#define EXIT_USAGE CLI_EXIT_USAGE
 
 struct verb {
     const char *name;
@@ -33,6 +34,11 @@ static int verb_serve(int argc, char **argv)
 
 static int verb_help(int argc, char **argv);
 
+static int verb_run(int argc, char **argv)
+{
+    return cli_run(argc, argv, false);
+}
+
 static const struct verb verbs[] = {
     {"serve", "rein serve",
      "run the MCP server on stdin/stdout (JSON-RPC 2.0, one message a line)",
@@ -49,6 +55,9 @@ static const struct verb verbs[] = {
     {"grammar", "rein grammar check FILE [SAMPLE]",
      "validate a grammar file and show what it matches in a sample",
      cli_grammar},
+    {"run", "rein run [--raw|--json|--context] [--] CMD [ARGS...]",
+     "run a command in a PTY and print its condensed output",
+     verb_run},
     {"help", "rein help [VERB]", "show help for rein or one of its verbs",
      verb_help},
 };
@@ -69,6 +78,7 @@ static void usage(FILE *f)
             "rein %s — the process runtime an AI coding agent stands on\n"
             "\n"
             "usage: rein VERB [ARGS...]\n"
+            "       rein CMD [ARGS...]   (CMD not a verb: rein run -- CMD)\n"
             "       rein --help | --version\n"
             "\n"
             "verbs:\n",
@@ -77,7 +87,8 @@ static void usage(FILE *f)
         fprintf(f, "  %-8s %s\n", verbs[i].name, verbs[i].summary);
     fprintf(f, "\n"
                "exit status: 0 on success, 2 for bad usage of a rein verb,\n"
-               "125 when rein itself fails.  See rein(1).\n");
+               "125 when rein itself fails or refuses a dangerous command;\n"
+               "a proxied command's own status otherwise.  See rein(1).\n");
 }
 
 static int verb_help(int argc, char **argv)
@@ -110,16 +121,16 @@ int main(int argc, char **argv)
         return 0;
     }
     const struct verb *v = find_verb(argv[1]);
-    if (!v) {
-        fprintf(stderr, "rein: unknown verb '%s' (try rein --help)\n",
+    if (!v && argv[1][0] == '-') {
+        fprintf(stderr, "rein: unknown option '%s' (try rein --help)\n",
                 argv[1]);
         return EXIT_USAGE;
     }
+    if (!v)
+        return cli_run(argc - 1, argv + 1, true);
     if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
         char *hargv[] = {(char *)"help", argv[1], NULL};
         return verb_help(2, hargv);
     }
-    int rc = v->fn(argc - 1, argv + 1);
-    (void)EXIT_REIN_FAILURE;
-    return rc;
+    return v->fn(argc - 1, argv + 1);
 }

@@ -1,0 +1,14 @@
+/*
+ * bench.h — the benchmark pieces that live outside bench.c.
+ */
+#ifndef REIN_BENCH_H
+#define REIN_BENCH_H
+
+/* Runs per proxy figure by default. */
+#define BENCH_PROXY_RUNS 100
+
+/* The CLI proxy's hazard latency and added wall time, each beside a bare
+ * PTY floor; prints its lines.  0, or 1 on failure. */
+int bench_proxy(int runs);
+
+#endif

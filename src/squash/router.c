@@ -1,0 +1,1253 @@
+/*
+ * router.c — the category router (see router.h).
+ *
+ * Three steps, each small enough to read in one sitting:
+ *
+ *   1. A shell-aware scanner finds top-level separators: `&&`, `||`, `;`,
+ *      `&` and newlines between segments, `|` and `|&` between pipeline
+ *      stages.  Quotes, backslashes, $( ), ( ), { } and backquotes hide
+ *      what is inside them; `2>&1`, `&>` and `>&` are redirections, not
+ *      operators.  It never executes or expands anything: routing is a
+ *      guess about what a command is, made before it runs, so it must be
+ *      cheap and must never fail on odd input (odd input is condensed).
+ *   2. Each stage becomes words (quotes removed, redirections dropped);
+ *      wrappers that only change how a command runs (sudo, env, time,
+ *      nice, timeout, VAR=value...) are skipped to find the real command.
+ *   3. Danger is judged on the words joined by single spaces (so `rm  -rf
+ *      "/"` and `sudo rm -rf /` look the same) and on the raw line (for
+ *      shapes like a fork bomb that the splitter would cut apart); then the
+ *      grammar hook, then the built-in table.
+ *
+ * fixup.c has a full bash lexer, but it is built to refuse anything it does
+ * not fully understand (its job is a safe rewrite), while the router must
+ * give an answer for every input; so this is a separate, forgiving scanner.
+ */
+#include "squash/router.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <jansson.h>
+#include <pcre2.h>
+
+#include "base/buf.h"
+
+/* ------------------------------------------------------------- scanning */
+
+/* A top-level separator found by router_scan. */
+struct router_sep {
+    size_t at, len; /* where it is; len 0 at the end of input */
+    bool pipe;      /* `|` or `|&` (a stage boundary, not a segment one) */
+    router_op_t op;
+};
+
+static bool router_blank(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+/* True when position i starts a word (for `{`, `}` and `#`). */
+static bool router_word_start(const char *s, size_t i)
+{
+    if (i == 0)
+        return true;
+    char p = s[i - 1];
+    return router_blank(p) || p == '\n' || p == ';' || p == '&' ||
+           p == '|' || p == '(';
+}
+
+/*
+ * Finds the next top-level separator in s[i..n).  Nesting (( ), { }, $( ))
+ * and quotes hide separators; an unbalanced closer is ignored rather than
+ * trusted, and an unterminated quote runs to the end: both only make the
+ * routing coarser, never wrong about danger, which also sees the raw line.
+ */
+static void router_scan(const char *s, size_t i, size_t n,
+                        struct router_sep *sep)
+{
+    unsigned depth = 0;
+    bool sq = false, dq = false, bq = false;
+    for (; i < n; i++) {
+        char c = s[i];
+        if (sq) {
+            if (c == '\'')
+                sq = false;
+            continue;
+        }
+        if (c == '\\') {
+            i++; /* the next character is literal (or a line join) */
+            continue;
+        }
+        if (dq) {
+            if (c == '"')
+                dq = false;
+            else if (c == '`')
+                bq = !bq;
+            continue;
+        }
+        if (bq) {
+            if (c == '`')
+                bq = false;
+            continue;
+        }
+        switch (c) {
+        case '\'':
+            sq = true;
+            continue;
+        case '"':
+            dq = true;
+            continue;
+        case '`':
+            bq = true;
+            continue;
+        case '(':
+            depth++;
+            continue;
+        case ')':
+            if (depth)
+                depth--;
+            continue;
+        case '{':
+            if (router_word_start(s, i) || (i && s[i - 1] == '$'))
+                depth++;
+            continue;
+        case '}':
+            if (depth)
+                depth--;
+            continue;
+        case '#':
+            if (depth == 0 && router_word_start(s, i)) {
+                while (i + 1 < n && s[i + 1] != '\n')
+                    i++; /* a comment hides everything to the newline */
+            }
+            continue;
+        default:
+            break;
+        }
+        if (depth)
+            continue;
+        sep->at = i;
+        sep->pipe = false;
+        if (c == '\n' || c == ';') {
+            sep->len = 1;
+            sep->op = ROUTER_OP_SEQ;
+            return;
+        }
+        if (c == '|') {
+            if (i + 1 < n && s[i + 1] == '|') {
+                sep->len = 2;
+                sep->op = ROUTER_OP_OR;
+            } else {
+                sep->len = (i + 1 < n && s[i + 1] == '&') ? 2 : 1;
+                sep->pipe = true;
+                sep->op = ROUTER_OP_NONE;
+            }
+            return;
+        }
+        if (c == '&') {
+            /* `>&`, `<&` and `&>` are redirections. */
+            if ((i && (s[i - 1] == '>' || s[i - 1] == '<')) ||
+                (i + 1 < n && s[i + 1] == '>'))
+                continue;
+            if (i + 1 < n && s[i + 1] == '&') {
+                sep->len = 2;
+                sep->op = ROUTER_OP_AND;
+            } else {
+                sep->len = 1;
+                sep->op = ROUTER_OP_BG;
+            }
+            return;
+        }
+    }
+    sep->at = n;
+    sep->len = 0;
+    sep->pipe = false;
+    sep->op = ROUTER_OP_NONE;
+}
+
+static char *router_trim_dup(const char *s, size_t n)
+{
+    while (n && (router_blank(*s) || *s == '\n')) {
+        s++;
+        n--;
+    }
+    while (n && (router_blank(s[n - 1]) || s[n - 1] == '\n'))
+        n--;
+    return strndup(s, n);
+}
+
+void router_segs_free(router_seg_t *segs, size_t n)
+{
+    if (!segs)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        free(segs[i].text);
+        router_words_free(segs[i].argv);
+    }
+    free(segs);
+}
+
+int router_split(const char *cmdline, router_seg_t **out, size_t *nout)
+{
+    size_t n = strlen(cmdline), i = 0, count = 0;
+    router_seg_t *segs = calloc(ROUTER_MAX_SEGMENTS, sizeof *segs);
+    router_op_t op = ROUTER_OP_NONE;
+    if (!segs)
+        return -ENOMEM;
+    /* Past the input limit the scan is skipped: one segment, whole. */
+    bool whole = n > ROUTER_MAX_INPUT;
+    while (i <= n) {
+        struct router_sep sep;
+        if (whole) {
+            sep.at = n;
+            sep.len = 0;
+            sep.pipe = false;
+            sep.op = ROUTER_OP_NONE;
+        } else {
+            /* Pipes stay inside a segment: keep scanning past them. */
+            size_t j = i;
+            do {
+                router_scan(cmdline, j, n, &sep);
+                j = sep.at + sep.len;
+            } while (sep.pipe);
+        }
+        /* The last slot takes the rest of the line, unsplit. */
+        if (count == ROUTER_MAX_SEGMENTS - 1) {
+            sep.at = n;
+            sep.len = 0;
+        }
+        char *text = router_trim_dup(cmdline + i, sep.at - i);
+        if (!text) {
+            router_segs_free(segs, count);
+            return -ENOMEM;
+        }
+        if (*text) {
+            segs[count].text = text;
+            segs[count].op = count ? op : ROUTER_OP_NONE;
+            count++;
+        } else {
+            free(text);
+        }
+        if (sep.len == 0)
+            break;
+        op = sep.op;
+        i = sep.at + sep.len;
+    }
+    *out = segs;
+    *nout = count;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- words */
+
+void router_words_free(char **argv)
+{
+    if (!argv)
+        return;
+    for (char **p = argv; *p; p++)
+        free(*p);
+    free(argv);
+}
+
+/* Copies a $( ... ), ${ ... } or ` ... ` span as written; returns the
+ * index after it. */
+static size_t router_copy_nested(const char *s, size_t i, size_t n, buf_t *w)
+{
+    char open = s[i + 1] == '{' ? '{' : '(';
+    char close = open == '{' ? '}' : ')';
+    unsigned depth = 0;
+    size_t start = i;
+    for (i += 1; i < n; i++) {
+        if (s[i] == '\\') {
+            i++;
+            continue;
+        }
+        if (s[i] == open)
+            depth++;
+        else if (s[i] == close && --depth == 0) {
+            i++;
+            break;
+        }
+    }
+    if (i > n)
+        i = n;
+    buf_append(w, s + start, i - start);
+    return i;
+}
+
+/*
+ * Reads one word at s[i], unquoting into w.  Returns the index after it.
+ * *redir is set when the word is a redirection operator (its target is
+ * read and dropped by the caller).
+ */
+static size_t router_read_word(const char *s, size_t i, size_t n, buf_t *w,
+                               bool *redir)
+{
+    *redir = false;
+    /* A redirection: [n]>, >>, >|, >&, <, <<, <<<, <&, &>, &>>. */
+    size_t j = i;
+    while (j < n && s[j] >= '0' && s[j] <= '9')
+        j++;
+    if (j < n && (s[j] == '<' || s[j] == '>' ||
+                  (j == i && s[j] == '&' && j + 1 < n && s[j + 1] == '>'))) {
+        *redir = true;
+        j++;
+        while (j < n && (s[j] == '<' || s[j] == '>' || s[j] == '&' ||
+                         s[j] == '|'))
+            j++;
+        /* >&2, <&-: the target is glued on. */
+        if (s[j - 1] == '&')
+            while (j < n && ((s[j] >= '0' && s[j] <= '9') || s[j] == '-'))
+                j++;
+        return j;
+    }
+    while (i < n) {
+        char c = s[i];
+        if (router_blank(c) || c == '\n' || c == '|' || c == ';' ||
+            c == '<' || c == '>' || c == '(' || c == ')')
+            break;
+        if (c == '&')
+            break;
+        if (c == '\\') {
+            if (i + 1 < n)
+                buf_append_byte(w, (unsigned char)s[i + 1]);
+            i += 2;
+            continue;
+        }
+        if (c == '\'') {
+            size_t e = i + 1;
+            while (e < n && s[e] != '\'')
+                e++;
+            buf_append(w, s + i + 1, e - i - 1);
+            i = e < n ? e + 1 : n;
+            continue;
+        }
+        if (c == '"') {
+            for (i++; i < n && s[i] != '"'; i++) {
+                if (s[i] == '\\' && i + 1 < n &&
+                    strchr("$`\"\\\n", s[i + 1]))
+                    i++;
+                buf_append_byte(w, (unsigned char)s[i]);
+            }
+            i = i < n ? i + 1 : n;
+            continue;
+        }
+        if (c == '$' && i + 1 < n && (s[i + 1] == '(' || s[i + 1] == '{')) {
+            i = router_copy_nested(s, i, n, w);
+            continue;
+        }
+        if (c == '`') {
+            size_t e = i + 1;
+            while (e < n && s[e] != '`')
+                e++;
+            e = e < n ? e + 1 : n;
+            buf_append(w, s + i, e - i);
+            i = e;
+            continue;
+        }
+        buf_append_byte(w, (unsigned char)c);
+        i++;
+    }
+    return i;
+}
+
+/* Words of s[i..n) up to the end (the caller passes one stage). */
+static int router_words_range(const char *s, size_t i, size_t n,
+                              char ***argv, size_t *argc)
+{
+    char **v = calloc(ROUTER_MAX_WORDS + 1, sizeof *v);
+    size_t k = 0;
+    bool skip_target = false;
+    buf_t w = BUF_INIT;
+    if (!v)
+        return -ENOMEM;
+    while (i < n && k < ROUTER_MAX_WORDS) {
+        if (router_blank(s[i]) || s[i] == '\n') {
+            i++;
+            continue;
+        }
+        if (s[i] == '(' || s[i] == ')' || s[i] == '|' || s[i] == ';' ||
+            s[i] == '&') {
+            /* A subshell or a stray operator: not a plain command; its
+             * marker word makes the segment condense. */
+            if (k == 0 && (s[i] == '(')) {
+                v[k] = strdup("(");
+                if (!v[k])
+                    goto nomem;
+                k++;
+                break;
+            }
+            i++;
+            continue;
+        }
+        bool redir;
+        buf_reset(&w);
+        size_t e = router_read_word(s, i, n, &w, &redir);
+        if (e == i) {
+            i++;
+            continue;
+        }
+        i = e;
+        if (redir) {
+            /* `>&2` carries its target; `> f` is followed by it. */
+            skip_target = s[i - 1] != '&' &&
+                          !(s[i - 1] >= '0' && s[i - 1] <= '9') &&
+                          s[i - 1] != '-';
+            continue;
+        }
+        if (skip_target) {
+            skip_target = false;
+            continue;
+        }
+        v[k] = strndup(w.p ? w.p : "", w.len);
+        if (!v[k])
+            goto nomem;
+        k++;
+    }
+    buf_free(&w);
+    *argv = v;
+    *argc = k;
+    return 0;
+nomem:
+    buf_free(&w);
+    router_words_free(v);
+    return -ENOMEM;
+}
+
+int router_words(const char *seg, char ***argv, size_t *argc)
+{
+    size_t n = strlen(seg);
+    struct router_sep sep;
+    router_scan(seg, 0, n, &sep);
+    return router_words_range(seg, 0, sep.at, argv, argc);
+}
+
+/* -------------------------------------------------------- the command */
+
+static const char *router_base(const char *p)
+{
+    const char *b = strrchr(p, '/');
+    return b ? b + 1 : p;
+}
+
+static bool router_in(const char *w, const char *const *list)
+{
+    for (; *list; list++)
+        if (!strcmp(w, *list))
+            return true;
+    return false;
+}
+
+static bool router_assignment(const char *w)
+{
+    if (!((*w >= 'A' && *w <= 'Z') || (*w >= 'a' && *w <= 'z') || *w == '_'))
+        return false;
+    for (w++; *w && *w != '='; w++)
+        if (!((*w >= 'A' && *w <= 'Z') || (*w >= 'a' && *w <= 'z') ||
+              (*w >= '0' && *w <= '9') || *w == '_'))
+            return false;
+    return *w == '=';
+}
+
+/* A wrapper and its options that take a value. */
+struct router_wrapper {
+    const char *name;
+    const char *const *valued; /* options followed by a value word */
+    unsigned positional;       /* leading operands to skip (timeout: 1) */
+};
+
+static const char *const router_sudo_opts[] = {"-u", "-g", "-C", "-h", "-p",
+                                               "-U", "-r", "-t", "-D", NULL};
+static const char *const router_env_opts[] = {"-u", "-C", "-S", "--unset",
+                                              "--chdir", NULL};
+static const char *const router_nice_opts[] = {"-n", "--adjustment", NULL};
+static const char *const router_ionice_opts[] = {"-c", "-n", "-p", NULL};
+static const char *const router_timeout_opts[] = {"-s", "-k", "--signal",
+                                                  "--kill-after", NULL};
+static const char *const router_stdbuf_opts[] = {"-i", "-o", "-e", NULL};
+static const char *const router_none[] = {NULL};
+
+static const struct router_wrapper router_wrappers[] = {
+    {"sudo", router_sudo_opts, 0},     {"doas", router_sudo_opts, 0},
+    {"env", router_env_opts, 0},       {"time", router_none, 0},
+    {"nohup", router_none, 0},         {"command", router_none, 0},
+    {"exec", router_none, 0},          {"builtin", router_none, 0},
+    {"nice", router_nice_opts, 0},     {"ionice", router_ionice_opts, 0},
+    {"timeout", router_timeout_opts, 1},
+    {"stdbuf", router_stdbuf_opts, 0}, {"!", router_none, 0},
+};
+
+/* The index of the real command in argv, past assignments and wrappers;
+ * argc when there is none (`env` alone, `VAR=x`). */
+static size_t router_skip_wrappers(char *const *argv, size_t argc)
+{
+    size_t i = 0;
+    for (;;) {
+        while (i < argc && router_assignment(argv[i]))
+            i++;
+        if (i >= argc)
+            return argc;
+        const struct router_wrapper *wr = NULL;
+        for (size_t k = 0;
+             k < sizeof router_wrappers / sizeof router_wrappers[0]; k++)
+            if (!strcmp(router_base(argv[i]), router_wrappers[k].name))
+                wr = &router_wrappers[k];
+        if (!wr)
+            return i;
+        /* `env` or `time` alone is itself the command. */
+        if (i + 1 >= argc)
+            return i;
+        size_t save = i++;
+        while (i < argc && argv[i][0] == '-' && argv[i][1]) {
+            if (!strcmp(argv[i], "--")) {
+                i++;
+                break;
+            }
+            if (router_in(argv[i], wr->valued))
+                i++;
+            i++;
+        }
+        for (unsigned p = 0; p < wr->positional && i < argc; p++)
+            i++;
+        if (i >= argc)
+            return save;
+    }
+}
+
+size_t router_command_at(char *const *argv, size_t argc)
+{
+    return router_skip_wrappers(argv, argc);
+}
+
+/* ------------------------------------------------------- the category */
+
+static const char *const router_narrate_cmds[] = {
+    "cp", "mv", "rm", "mkdir", "rmdir", "touch", "chmod", "chown", "chgrp",
+    "ln", "truncate", NULL};
+
+static const char *const router_passthrough_cmds[] = {
+    "cat", "tac", "grep", "egrep", "fgrep", "rg", "ag", "ls", "ll", "dir",
+    "find", "fd", "fdfind", "jq", "yq", "diff", "sed", "awk", "gawk", "head",
+    "tail", "wc", "echo", "printf", "pwd", "which", "type", "whoami", "stat",
+    "file", "du", "df", "tree", "sort", "uniq", "cut", "tr", "env",
+    "printenv", "date", "uname", "id", "hostname", "readlink", "realpath",
+    "basename", "dirname", "md5sum", "sha1sum", "sha256sum", "sha512sum",
+    "xxd", "hexdump", "od", "column", "nl", "paste", "join", "comm", "cmp",
+    "true", "false", "test", "[", "seq", "base64", "strings", "ps", "free",
+    "uptime", "nproc", "locate", NULL};
+
+/* Always interactive: editors, pagers, monitors, terminal multiplexers. */
+static const char *const router_interactive_cmds[] = {
+    "vi", "vim", "nvim", "view", "vimdiff", "nano", "pico", "micro", "joe",
+    "less", "more", "most", "top", "htop", "btop", "atop", "iotop", "nmon",
+    "man", "info", "mosh", "telnet", "ftp", "tmux", "screen", "watch",
+    "fzf", "mc", "ranger", "nnn", "tig", "lazygit", "nmtui", "alsamixer",
+    "dialog", "whiptail", "ncdu", "visudo", "vipw", "crontab", NULL};
+
+/* Interactive when run with no operand (a REPL or a login shell). */
+static const char *const router_repl_cmds[] = {
+    "python", "python2", "python3", "ipython", "node", "nodejs", "deno",
+    "irb", "pry", "ghci", "lua", "luajit", "R", "julia", "sqlite3", "psql",
+    "mysql", "mariadb", "redis-cli", "mongo", "mongosh", "bc", "dc", "sh",
+    "bash", "zsh", "fish", "dash", "ksh", "gdb", "lldb", "ftp", "sftp",
+    "php", "perl", "ruby", "scala", "clojure", "erl", "iex", "ocaml",
+    "guile", "racket", "sbcl", "emacs", NULL};
+
+/* Shells whose `-c STRING` is routed as STRING. */
+static const char *const router_shells[] = {"sh", "bash", "dash", "zsh",
+                                            "ksh", NULL};
+
+/* Options that make a REPL command non-interactive even without an
+ * operand: a program on the command line or a batch mode. */
+static const char *const router_batch_opts[] = {
+    "-c", "-e", "-m", "-E", "--eval", "--batch", "-batch", "--script",
+    "-b", "-f", "--file", "--command", "-x", "--version", "-V", "-h",
+    "--help", "-v", "-p", "--print", "-l", NULL};
+
+static bool router_has_opt(char *const *v, size_t argc,
+                           const char *const *opts)
+{
+    for (size_t i = 1; i < argc; i++) {
+        if (!strcmp(v[i], "--"))
+            return false;
+        for (const char *const *o = opts; *o; o++) {
+            size_t n = strlen(*o);
+            if (!strncmp(v[i], *o, n) && (!v[i][n] || v[i][n] == '='))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* True when some word after the command does not start with '-'. */
+static bool router_has_operand(char *const *v, size_t argc)
+{
+    for (size_t i = 1; i < argc; i++)
+        if (v[i][0] != '-' || !strcmp(v[i], "-"))
+            return true;
+    return false;
+}
+
+/* git's subcommand, past global options (-C dir, -c k=v, --no-pager...). */
+static size_t router_git_sub(char *const *v, size_t argc)
+{
+    size_t i = 1;
+    while (i < argc && v[i][0] == '-') {
+        if (!strcmp(v[i], "-C") || !strcmp(v[i], "-c") ||
+            !strcmp(v[i], "--git-dir") || !strcmp(v[i], "--work-tree") ||
+            !strcmp(v[i], "--namespace"))
+            i++;
+        i++;
+    }
+    return i;
+}
+
+static router_cat_t router_git(char *const *v, size_t argc)
+{
+    static const char *const structured[] = {
+        "status", "log", "diff", "show", "branch", "shortlog", "reflog",
+        "ls-files", "blame", "tag", "remote", "whatchanged", "stash", NULL};
+    static const char *const edit_opts[] = {"-m", "-F", "--message", "--file",
+                                            "--no-edit", "-C",
+                                            "--reuse-message", "--fixup",
+                                            "--squash", NULL};
+    static const char *const ask_opts[] = {"-i", "--interactive", "-p",
+                                           "--patch", "-e", "--edit", NULL};
+    size_t s = router_git_sub(v, argc);
+    if (s >= argc)
+        return ROUTER_PASSTHROUGH; /* `git` alone prints its help */
+    const char *sub = v[s];
+    char *const *rest = v + s;
+    size_t nrest = argc - s;
+    /* Commands that open an editor or ask per hunk need a terminal. */
+    if (!strcmp(sub, "commit") && !router_has_opt(rest, nrest, edit_opts))
+        return ROUTER_INTERACTIVE;
+    if ((!strcmp(sub, "rebase") || !strcmp(sub, "add") ||
+         !strcmp(sub, "checkout") || !strcmp(sub, "reset") ||
+         !strcmp(sub, "restore") || !strcmp(sub, "stash") ||
+         !strcmp(sub, "clean")) &&
+        router_has_opt(rest, nrest, ask_opts))
+        return ROUTER_INTERACTIVE;
+    if (!strcmp(sub, "stash"))
+        return nrest == 1 || !strcmp(rest[1], "list") ||
+                       !strcmp(rest[1], "show")
+                   ? ROUTER_STRUCTURED
+                   : ROUTER_CONDENSE;
+    if (router_in(sub, structured))
+        return ROUTER_STRUCTURED;
+    return ROUTER_CONDENSE;
+}
+
+static router_cat_t router_container(char *const *v, size_t argc)
+{
+    size_t i = 1;
+    while (i < argc && v[i][0] == '-')
+        i++;
+    if (i >= argc)
+        return ROUTER_CONDENSE;
+    const char *sub = v[i];
+    const char *sub2 = i + 1 < argc ? v[i + 1] : "";
+    if (!strcmp(sub, "ps") || !strcmp(sub, "images") ||
+        ((!strcmp(sub, "container") || !strcmp(sub, "image") ||
+          !strcmp(sub, "volume") || !strcmp(sub, "network")) &&
+         (!strcmp(sub2, "ls") || !strcmp(sub2, "list"))))
+        return ROUTER_STRUCTURED;
+    /* `docker run -it`, `docker exec -it`: a terminal session. */
+    if (!strcmp(sub, "run") || !strcmp(sub, "exec") ||
+        !strcmp(sub, "attach")) {
+        if (!strcmp(sub, "attach"))
+            return ROUTER_INTERACTIVE;
+        for (size_t k = i + 1; k < argc && v[k][0] == '-'; k++)
+            if (!strcmp(v[k], "-it") || !strcmp(v[k], "-ti") ||
+                !strcmp(v[k], "--tty") || !strcmp(v[k], "-t"))
+                return ROUTER_INTERACTIVE;
+    }
+    return ROUTER_CONDENSE;
+}
+
+/* ssh HOST is a login session; ssh HOST CMD runs one command. */
+static router_cat_t router_ssh(char *const *v, size_t argc)
+{
+    static const char *const valued[] = {
+        "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l",
+        "-m", "-O", "-o", "-p", "-Q", "-R", "-S", "-W", "-w", NULL};
+    size_t operands = 0;
+    for (size_t i = 1; i < argc; i++) {
+        if (v[i][0] == '-') {
+            if (router_in(v[i], valued))
+                i++;
+            continue;
+        }
+        operands++;
+    }
+    return operands <= 1 ? ROUTER_INTERACTIVE : ROUTER_CONDENSE;
+}
+
+/* The built-in table's answer for a command's words (wrappers skipped). */
+static router_cat_t router_table(char *const *v, size_t argc)
+{
+    if (argc == 0)
+        return ROUTER_CONDENSE;
+    const char *cmd = router_base(v[0]);
+    if (!strcmp(cmd, "(") || !strcmp(cmd, "{"))
+        return ROUTER_CONDENSE;
+    if (!strcmp(cmd, "git"))
+        return router_git(v, argc);
+    if (!strcmp(cmd, "docker") || !strcmp(cmd, "podman"))
+        return router_container(v, argc);
+    if (!strcmp(cmd, "kubectl"))
+        return argc > 1 && !strcmp(v[1], "get") ? ROUTER_STRUCTURED
+               : argc > 1 && !strcmp(v[1], "exec") &&
+                       router_has_opt(v, argc, (const char *const[]){
+                                                   "-it", "-ti", "-t",
+                                                   "--tty", NULL})
+                   ? ROUTER_INTERACTIVE
+                   : ROUTER_CONDENSE;
+    if (!strcmp(cmd, "ssh"))
+        return router_ssh(v, argc);
+    if (router_in(cmd, router_narrate_cmds))
+        return ROUTER_NARRATE;
+    if (router_in(cmd, router_passthrough_cmds))
+        return ROUTER_PASSTHROUGH;
+    if (router_in(cmd, router_interactive_cmds))
+        return ROUTER_INTERACTIVE;
+    if (router_in(cmd, router_repl_cmds)) {
+        if (router_has_opt(v, argc, router_batch_opts) ||
+            router_has_operand(v, argc))
+            return ROUTER_CONDENSE;
+        return ROUTER_INTERACTIVE;
+    }
+    return ROUTER_CONDENSE;
+}
+
+/* ------------------------------------------------------------- danger */
+
+/* Built-in danger: what the words look like joined by single spaces
+ * (scope WORDS, per pipeline stage, wrappers skipped) or the raw command
+ * line (scope RAW). */
+enum router_scope { SCOPE_WORDS, SCOPE_RAW };
+
+struct router_pattern {
+    const char *id;
+    enum router_scope scope;
+    const char *regex;
+    const char *what;
+};
+
+/* Targets whose recursive removal is a disaster: /, / *, a top-level
+ * directory, the home directory, ., .., and everything here (*). */
+#define ROUTER_RM_TARGET \
+    "(?:/|/\\*|/[^/ ]+/?|~|~/|~/\\*|\\$HOME|\\$HOME/|\\$HOME/\\*|" \
+    "\\$\\{HOME\\}/?|\\.|\\./|\\./\\*|\\.\\.|\\.\\./?|\\*)"
+
+static const struct router_pattern router_builtin[] = {
+    {"rm-root", SCOPE_WORDS,
+     "^rm(?=.*(?: -[a-zA-Z]*[rR]| --recursive))(?: \\S+)* "
+     ROUTER_RM_TARGET "(?: |$)",
+     "recursive rm of /, a top-level directory, home, . or *"},
+    {"rm-no-preserve-root", SCOPE_WORDS, "^rm .*--no-preserve-root",
+     "rm --no-preserve-root"},
+    {"git-push-force", SCOPE_WORDS,
+     "^git(?: \\S+)*? push(?: \\S+)*? (?:--force\\S*|-[a-zA-Z]*f[a-zA-Z]*|"
+     "\\+\\S+)(?: |$)",
+     "git push --force rewrites the remote's history"},
+    {"git-reset-hard", SCOPE_WORDS, "^git(?: \\S+)*? reset(?: \\S+)*? --hard(?: |$)",
+     "git reset --hard discards uncommitted work"},
+    {"git-clean-force", SCOPE_WORDS,
+     "^git(?: \\S+)*? clean(?: \\S+)*? (?:-[a-zA-Z]*f[a-zA-Z]*|--force)(?: |$)",
+     "git clean -f deletes untracked files"},
+    {"mkfs", SCOPE_WORDS, "^(?:mkfs(?:\\.\\S+)?|mke2fs|mkswap|wipefs)(?: |$)",
+     "formats or wipes a file system"},
+    {"dd-device", SCOPE_WORDS, "^dd(?: \\S+)* of=/dev/(?!null(?: |$))",
+     "dd onto a device"},
+    {"write-device", SCOPE_RAW,
+     ">\\s*/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|dm-|md)",
+     "redirects output onto a block device"},
+    {"fork-bomb", SCOPE_RAW,
+     "([A-Za-z_:][A-Za-z0-9_:]*)\\s*\\(\\)\\s*\\{\\s*\\1\\s*\\|\\s*\\1\\s*&"
+     "\\s*;?\\s*\\}\\s*;\\s*\\1",
+     "a fork bomb"},
+    {"chmod-root", SCOPE_WORDS,
+     "^(?:chmod|chown|chgrp)(?=.* (?:-[a-zA-Z]*R|--recursive))(?: \\S+)* "
+     "(?:/|/\\*|/[^/ ]+/?|~|\\$HOME)(?: |$)",
+     "recursive permission change from / or home"},
+    {"shutdown", SCOPE_WORDS,
+     "^(?:shutdown|reboot|halt|poweroff)(?: |$)|^systemctl (?:poweroff|"
+     "reboot|halt|kexec)(?: |$)|^init [06]$",
+     "shuts the machine down"},
+    {"kill-all", SCOPE_WORDS, "^kill(?: -\\S+)* -1$",
+     "signals every process the user owns"},
+    {"find-delete-root", SCOPE_WORDS,
+     "^find (?:/|~|\\$HOME)(?: \\S+)* -delete(?: |$)",
+     "find -delete from / or home"},
+};
+
+#define ROUTER_NBUILTIN (sizeof router_builtin / sizeof router_builtin[0])
+
+struct router_re {
+    pcre2_code *code;
+    const struct router_pattern *pat; /* NULL for policy regexes */
+};
+
+struct router {
+    struct router_re builtin[ROUTER_NBUILTIN];
+    struct router_re *forbid, *allow;
+    size_t nforbid, nallow;
+    pcre2_match_data *md;
+    pcre2_match_context *mctx;
+    router_grammar_fn grammar_fn;
+    void *grammar_data;
+};
+
+static int router_compile(const char *re, pcre2_code **out, char *err,
+                          size_t errlen, const char *what)
+{
+    int ec;
+    PCRE2_SIZE off;
+    *out = pcre2_compile((PCRE2_SPTR)re, PCRE2_ZERO_TERMINATED,
+                         PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &ec, &off,
+                         NULL);
+    if (*out)
+        return 0;
+    if (err && errlen) {
+        PCRE2_UCHAR msg[160];
+        pcre2_get_error_message(ec, msg, sizeof msg);
+        snprintf(err, errlen, "%s: pattern offset %zu: %s", what,
+                 (size_t)off, (const char *)msg);
+    }
+    return -EINVAL;
+}
+
+static bool router_match(const router_t *r, pcre2_code *code,
+                         const char *s)
+{
+    int rc = pcre2_match(code, (PCRE2_SPTR)s, strlen(s), 0, 0, r->md,
+                         r->mctx);
+    /* A match-limit error counts as no match: an untrusted regex that
+     * blows up must not make every command dangerous. */
+    return rc >= 0;
+}
+
+void router_free(router_t *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < ROUTER_NBUILTIN; i++)
+        pcre2_code_free(r->builtin[i].code);
+    for (size_t i = 0; i < r->nforbid; i++)
+        pcre2_code_free(r->forbid[i].code);
+    for (size_t i = 0; i < r->nallow; i++)
+        pcre2_code_free(r->allow[i].code);
+    free(r->forbid);
+    free(r->allow);
+    pcre2_match_data_free(r->md);
+    pcre2_match_context_free(r->mctx);
+    free(r);
+}
+
+/* Compiles the policy's array `key` into *res. */
+static int router_policy_list(json_t *root, const char *key, const char *path,
+                              struct router_re **res, size_t *n, char *err,
+                              size_t errlen)
+{
+    json_t *arr = json_object_get(root, key);
+    if (!arr)
+        return 0;
+    if (!json_is_array(arr)) {
+        snprintf(err, errlen, "%s: \"%s\" must be an array of regexes", path,
+                 key);
+        return -EINVAL;
+    }
+    size_t cnt = json_array_size(arr);
+    *res = calloc(cnt ? cnt : 1, sizeof **res);
+    if (!*res)
+        return -ENOMEM;
+    for (size_t i = 0; i < cnt; i++) {
+        json_t *s = json_array_get(arr, i);
+        char what[512];
+        snprintf(what, sizeof what, "%s: %s[%zu]", path, key, i);
+        if (!json_is_string(s)) {
+            snprintf(err, errlen, "%s: not a string", what);
+            return -EINVAL;
+        }
+        int rc = router_compile(json_string_value(s), &(*res)[i].code, err,
+                                errlen, what);
+        if (rc < 0)
+            return rc;
+        (*n)++;
+    }
+    return 0;
+}
+
+static int router_load_policy(router_t *r, const char *path, char *err,
+                              size_t errlen)
+{
+    json_error_t je;
+    FILE *f = fopen(path, "re");
+    int rc;
+    if (!f)
+        return errno == ENOENT ? 0 : -errno;
+    if (fseek(f, 0, SEEK_END) == 0 && ftell(f) > ROUTER_POLICY_MAX_BYTES) {
+        fclose(f);
+        snprintf(err, errlen, "%s: larger than %d bytes", path,
+                 ROUTER_POLICY_MAX_BYTES);
+        return -EFBIG;
+    }
+    rewind(f);
+    json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+    fclose(f);
+    if (!root) {
+        snprintf(err, errlen, "%s: line %d col %d: %s", path, je.line,
+                 je.column, je.text);
+        return -EINVAL;
+    }
+    if (!json_is_object(root)) {
+        snprintf(err, errlen, "%s: must be a JSON object", path);
+        rc = -EINVAL;
+        goto out;
+    }
+    const char *key;
+    json_t *val;
+    json_object_foreach(root, key, val)
+    {
+        (void)val;
+        if (strcmp(key, "forbid") && strcmp(key, "allow")) {
+            /* A typo must not silently drop a rule. */
+            snprintf(err, errlen, "%s: unknown field \"%s\"", path, key);
+            rc = -EINVAL;
+            goto out;
+        }
+    }
+    if ((rc = router_policy_list(root, "forbid", path, &r->forbid,
+                                 &r->nforbid, err, errlen)) < 0)
+        goto out;
+    rc = router_policy_list(root, "allow", path, &r->allow, &r->nallow, err,
+                            errlen);
+out:
+    json_decref(root);
+    return rc;
+}
+
+int router_new(const char *policy_path, router_t **out, char *err,
+               size_t errlen)
+{
+    char dummy[8];
+    if (!err || !errlen) {
+        err = dummy;
+        errlen = sizeof dummy;
+    }
+    err[0] = '\0';
+    router_t *r = calloc(1, sizeof *r);
+    int rc = -ENOMEM;
+    if (!r)
+        return -ENOMEM;
+    r->md = pcre2_match_data_create(16, NULL);
+    r->mctx = pcre2_match_context_create(NULL);
+    if (!r->md || !r->mctx)
+        goto fail;
+    pcre2_set_match_limit(r->mctx, ROUTER_MATCH_LIMIT);
+    pcre2_set_depth_limit(r->mctx, ROUTER_DEPTH_LIMIT);
+    for (size_t i = 0; i < ROUTER_NBUILTIN; i++) {
+        r->builtin[i].pat = &router_builtin[i];
+        if ((rc = router_compile(router_builtin[i].regex,
+                                 &r->builtin[i].code, err, errlen,
+                                 router_builtin[i].id)) < 0)
+            goto fail;
+    }
+    if (policy_path && (rc = router_load_policy(r, policy_path, err,
+                                                errlen)) < 0)
+        goto fail;
+    *out = r;
+    return 0;
+fail:
+    router_free(r);
+    return rc;
+}
+
+int router_policy_path(char *out, size_t size)
+{
+    const char *p = getenv("REIN_POLICY");
+    int n;
+    if (p && *p)
+        n = snprintf(out, size, "%s", p);
+    else if ((p = getenv("XDG_CONFIG_HOME")) && *p == '/')
+        n = snprintf(out, size, "%s/rein/policy.json", p);
+    else if ((p = getenv("HOME")) && *p)
+        n = snprintf(out, size, "%s/.config/rein/policy.json", p);
+    else
+        return -ENOENT;
+    return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+void router_set_grammar_category_fn(router_t *r, router_grammar_fn fn,
+                                    void *data)
+{
+    r->grammar_fn = fn;
+    r->grammar_data = data;
+}
+
+/* -------------------------------------------------------------- routing */
+
+static const char *const router_cat_names[] = {
+    [ROUTER_CONDENSE] = "condense",       [ROUTER_NARRATE] = "narrate",
+    [ROUTER_PASSTHROUGH] = "passthrough", [ROUTER_STRUCTURED] = "structured",
+    [ROUTER_INTERACTIVE] = "interactive", [ROUTER_DANGEROUS] = "dangerous",
+};
+
+const char *router_cat_name(router_cat_t c)
+{
+    if ((unsigned)c >= sizeof router_cat_names / sizeof router_cat_names[0])
+        return "condense";
+    return router_cat_names[c];
+}
+
+int router_cat_parse(const char *name, router_cat_t *out)
+{
+    for (size_t i = 0;
+         i < sizeof router_cat_names / sizeof router_cat_names[0]; i++)
+        if (!strcmp(name, router_cat_names[i])) {
+            *out = (router_cat_t)i;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+static bool router_any(const router_t *r, struct router_re *res, size_t n,
+                       const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (router_match(r, res[i].code, s))
+            return true;
+    return false;
+}
+
+/* Words [from, argc) joined by single spaces into b. */
+static int router_join(char *const *v, size_t from, size_t argc, buf_t *b)
+{
+    buf_reset(b);
+    for (size_t i = from; i < argc; i++)
+        if ((i > from && buf_append_byte(b, ' ') < 0) ||
+            buf_append_str(b, v[i]) < 0)
+            return -ENOMEM;
+    return buf_append(b, "", 0);
+}
+
+/* Checks every pipeline stage of a segment against the built-in WORDS
+ * patterns and the policy; sets the segment's danger fields. */
+static int router_danger_seg(router_t *r, router_seg_t *seg, bool argv_mode,
+                             const char *whole)
+{
+    size_t n = strlen(seg->text), i = 0;
+    buf_t norm = BUF_INIT;
+    int rc = 0;
+    bool forbid = router_any(r, r->forbid, r->nforbid, seg->text) ||
+                  router_any(r, r->forbid, r->nforbid, whole);
+    bool allow = router_any(r, r->allow, r->nallow, seg->text) ||
+                 router_any(r, r->allow, r->nallow, whole);
+    const struct router_pattern *hit = NULL;
+    while (i <= n && !forbid) {
+        struct router_sep sep;
+        char **v = NULL;
+        size_t argc = 0;
+        if (argv_mode) {
+            sep.at = n;
+            sep.len = 0;
+            v = seg->argv;
+            argc = seg->argc;
+        } else {
+            router_scan(seg->text, i, n, &sep);
+            if ((rc = router_words_range(seg->text, i, sep.at, &v, &argc)) <
+                0)
+                goto out;
+        }
+        size_t k = router_skip_wrappers(v, argc);
+        rc = router_join(v, k, argc, &norm);
+        if (!argv_mode)
+            router_words_free(v);
+        if (rc < 0)
+            goto out;
+        forbid = router_any(r, r->forbid, r->nforbid, norm.p);
+        if (!router_any(r, r->allow, r->nallow, norm.p) && !hit)
+            for (size_t b = 0; b < ROUTER_NBUILTIN; b++)
+                if (router_builtin[b].scope == SCOPE_WORDS &&
+                    router_match(r, r->builtin[b].code, norm.p)) {
+                    hit = &router_builtin[b];
+                    break;
+                }
+        if (sep.len == 0)
+            break;
+        i = sep.at + sep.len;
+    }
+    if (!hit && !forbid)
+        for (size_t b = 0; b < ROUTER_NBUILTIN; b++)
+            if (router_builtin[b].scope == SCOPE_RAW &&
+                router_match(r, r->builtin[b].code, seg->text)) {
+                hit = &router_builtin[b];
+                break;
+            }
+    if (forbid) {
+        seg->danger = ROUTER_DANGER_FORBID;
+        seg->danger_id = "policy-forbid";
+        seg->danger_what = "forbidden by the policy file";
+    } else if (hit && !allow) {
+        seg->danger = ROUTER_DANGER_ASK;
+        seg->danger_id = hit->id;
+        seg->danger_what = hit->what;
+    }
+out:
+    buf_free(&norm);
+    return rc;
+}
+
+static void router_seg_category(router_t *r, router_seg_t *seg)
+{
+    size_t k = router_skip_wrappers(seg->argv, seg->argc);
+    char *const *v = seg->argv + k;
+    size_t argc = seg->argc - k;
+    router_cat_t cat = ROUTER_CONDENSE;
+    const char *name = NULL;
+    if (seg->danger != ROUTER_SAFE) {
+        seg->category = ROUTER_DANGEROUS;
+        return;
+    }
+    if (argc && r->grammar_fn &&
+        r->grammar_fn((const char *const *)v, argc, &cat, &name,
+                      r->grammar_data)) {
+        seg->category = cat;
+        seg->grammar = name;
+        return;
+    }
+    seg->category = router_table(v, argc);
+}
+
+/* The whole line's category from its segments'. */
+static void router_combine(router_result_t *res)
+{
+    res->category = ROUTER_CONDENSE;
+    res->danger = ROUTER_SAFE;
+    bool same = res->nsegs > 0, inter = false;
+    for (size_t i = 0; i < res->nsegs; i++) {
+        router_seg_t *s = &res->segs[i];
+        if (s->danger > res->danger) {
+            if (res->danger == ROUTER_SAFE || s->danger ==
+                                                  ROUTER_DANGER_FORBID) {
+                res->danger_id = s->danger_id;
+                res->danger_what = s->danger_what;
+            }
+            res->danger = s->danger;
+        }
+        if (s->category == ROUTER_INTERACTIVE)
+            inter = true;
+        if (s->category != res->segs[0].category)
+            same = false;
+    }
+    if (res->nsegs)
+        res->grammar = res->segs[0].grammar;
+    if (res->danger != ROUTER_SAFE)
+        res->category = ROUTER_DANGEROUS;
+    else if (inter)
+        res->category = ROUTER_INTERACTIVE;
+    else if (same)
+        res->category = res->segs[0].category;
+}
+
+void router_result_free(router_result_t *res)
+{
+    if (!res)
+        return;
+    router_segs_free(res->segs, res->nsegs);
+    memset(res, 0, sizeof *res);
+}
+
+int router_classify(router_t *r, const char *cmdline, router_result_t *out)
+{
+    int rc;
+    memset(out, 0, sizeof *out);
+    if (!r || !cmdline)
+        return -EINVAL;
+    if ((rc = router_split(cmdline, &out->segs, &out->nsegs)) < 0)
+        return rc;
+    for (size_t i = 0; i < out->nsegs; i++) {
+        router_seg_t *s = &out->segs[i];
+        if (strlen(cmdline) > ROUTER_MAX_INPUT) {
+            /* Too long to read into: condense, but still judge danger. */
+            if (!(s->argv = calloc(1, sizeof *s->argv))) {
+                rc = -ENOMEM;
+                goto fail;
+            }
+        } else if ((rc = router_words(s->text, &s->argv, &s->argc)) < 0)
+            goto fail;
+        if ((rc = router_danger_seg(r, s, false, cmdline)) < 0)
+            goto fail;
+        router_seg_category(r, s);
+    }
+    /* Shapes that span segments (a fork bomb) are seen on the raw line. */
+    if (out->nsegs) {
+        for (size_t b = 0; b < ROUTER_NBUILTIN; b++)
+            if (router_builtin[b].scope == SCOPE_RAW &&
+                out->segs[0].danger == ROUTER_SAFE &&
+                router_match(r, r->builtin[b].code, cmdline) &&
+                !router_any(r, r->allow, r->nallow, cmdline)) {
+                out->segs[0].danger = ROUTER_DANGER_ASK;
+                out->segs[0].danger_id = router_builtin[b].id;
+                out->segs[0].danger_what = router_builtin[b].what;
+                out->segs[0].category = ROUTER_DANGEROUS;
+                break;
+            }
+    }
+    router_combine(out);
+    return 0;
+fail:
+    router_result_free(out);
+    return rc;
+}
+
+int router_classify_argv(router_t *r, const char *const *argv,
+                         router_result_t *out)
+{
+    buf_t line = BUF_INIT;
+    size_t argc = 0;
+    int rc = -ENOMEM;
+    memset(out, 0, sizeof *out);
+    if (!r || !argv || !argv[0])
+        return -EINVAL;
+    while (argv[argc])
+        argc++;
+    /* `sh -c STRING` (after wrappers) is routed as the string it runs. */
+    size_t k = router_skip_wrappers((char *const *)argv, argc);
+    if (k + 2 < argc && !strcmp(argv[k + 1], "-c") &&
+        router_in(router_base(argv[k]), router_shells))
+        return router_classify(r, argv[k + 2], out);
+    out->segs = calloc(1, sizeof *out->segs);
+    if (!out->segs)
+        goto fail;
+    out->nsegs = 1;
+    router_seg_t *s = &out->segs[0];
+    size_t keep = argc < ROUTER_MAX_WORDS ? argc : ROUTER_MAX_WORDS;
+    s->argv = calloc(keep + 1, sizeof *s->argv);
+    if (!s->argv)
+        goto fail;
+    for (size_t i = 0; i < keep; i++) {
+        if (!(s->argv[i] = strdup(argv[i])))
+            goto fail;
+        s->argc++;
+    }
+    if (router_join(s->argv, 0, s->argc, &line) < 0)
+        goto fail;
+    s->text = buf_detach(&line);
+    if (!s->text)
+        goto fail;
+    if ((rc = router_danger_seg(r, s, true, s->text)) < 0)
+        goto fail;
+    router_seg_category(r, s);
+    router_combine(out);
+    return 0;
+fail:
+    buf_free(&line);
+    router_result_free(out);
+    return rc;
+}

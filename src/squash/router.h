@@ -1,0 +1,151 @@
+/*
+ * router.h — the category router: what kind of command is this, before it
+ * runs?
+ *
+ * Every command rein runs (the CLI proxy, the MCP tools) is routed first,
+ * because the right view of its output depends on what it is: `cp a b`
+ * prints nothing and should be narrated from stat(); `cat f` should be
+ * shown verbatim; `git status` keeps every path line; `vim` needs a real
+ * terminal; `rm -rf /` must not run without a decision.  Everything else is
+ * condensed by the squasher.
+ *
+ * A command line is split into segments at top-level `&&`, `||`, `;` and
+ * `&` (quotes, escapes, $( ), ( ), { } and backquotes respected); each
+ * segment is routed on its own, then the whole takes the most demanding
+ * category (dangerous > interactive > the common category of all segments
+ * > condense).  Within a segment, a pipeline takes the category of its
+ * first stage; danger is looked for in every stage.
+ *
+ * Categories come from, first match wins: the policy file's forbid list,
+ * the built-in danger table (unless the policy's allow list matches), a
+ * grammar's declared category (router_set_grammar_category_fn), then the
+ * built-in command table, else condense.
+ *
+ * The policy file (docs/policy.md) is `{"forbid": [regex...], "allow":
+ * [regex...]}`; regexes are PCRE2, matched against each segment's text (as
+ * written, trimmed) and against the whole command line.
+ */
+#ifndef REIN_SQUASH_ROUTER_H
+#define REIN_SQUASH_ROUTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum router_cat {
+    ROUTER_CONDENSE = 0,
+    ROUTER_NARRATE,
+    ROUTER_PASSTHROUGH,
+    ROUTER_STRUCTURED,
+    ROUTER_INTERACTIVE,
+    ROUTER_DANGEROUS,
+} router_cat_t;
+
+/* How a segment is joined to the one before it. */
+typedef enum router_op {
+    ROUTER_OP_NONE = 0, /* the first segment */
+    ROUTER_OP_AND,      /* && */
+    ROUTER_OP_OR,       /* || */
+    ROUTER_OP_SEQ,      /* ; or a newline */
+    ROUTER_OP_BG,       /* & */
+} router_op_t;
+
+/* What the danger check decided. */
+typedef enum router_danger {
+    ROUTER_SAFE = 0,
+    ROUTER_DANGER_ASK,    /* built-in pattern: ask the person / the caller */
+    ROUTER_DANGER_FORBID, /* the policy forbids it: never run */
+} router_danger_t;
+
+/* Limits: a command line longer than this is routed as one condense
+ * segment (and still checked for danger as a whole); more segments than
+ * this and the rest are folded into the last; more words than this in a
+ * segment and the rest are ignored for routing. */
+#define ROUTER_MAX_INPUT (64 * 1024)
+#define ROUTER_MAX_SEGMENTS 64
+#define ROUTER_MAX_WORDS 256
+/* A policy file larger than this is refused. */
+#define ROUTER_POLICY_MAX_BYTES (256 * 1024)
+/* Match limits for policy regexes, which are untrusted input. */
+#define ROUTER_MATCH_LIMIT 100000
+#define ROUTER_DEPTH_LIMIT 1000
+
+typedef struct router_seg {
+    char *text;          /* the segment as written, trimmed */
+    char **argv;         /* its first pipeline stage's words, unquoted;
+                            NULL-terminated */
+    size_t argc;
+    router_op_t op;      /* joins it to the previous segment */
+    router_cat_t category;
+    router_danger_t danger;
+    const char *danger_id;   /* "rm-root", "policy-forbid", ... or NULL */
+    const char *danger_what; /* a few words of why, or NULL */
+    const char *grammar;     /* from the grammar hook, or NULL */
+} router_seg_t;
+
+typedef struct router_result {
+    router_cat_t category;  /* of the whole command line */
+    router_danger_t danger; /* the worst of the segments */
+    const char *danger_id;  /* of the first dangerous segment */
+    const char *danger_what;
+    const char *grammar;    /* the first segment's grammar, or NULL */
+    router_seg_t *segs;
+    size_t nsegs;
+} router_result_t;
+
+typedef struct router router_t;
+
+/* The grammar hook: given a segment's words (after wrappers such as sudo,
+ * env, time are skipped), says whether a grammar detects it, and if so its
+ * category and name.  Installed by the grammar loader; without it the
+ * built-in table decides. */
+typedef bool (*router_grammar_fn)(const char *const *argv, size_t argc,
+                                  router_cat_t *cat, const char **name,
+                                  void *data);
+
+/* Creates a router with the built-in tables and, when policy_path is not
+ * NULL, that policy file (a missing file is not an error; a malformed one
+ * is, with a message in err of size errlen naming the file and what is
+ * wrong).  0, -EINVAL (malformed policy), -EFBIG, -ENOMEM or -errno. */
+int router_new(const char *policy_path, router_t **out, char *err,
+               size_t errlen);
+void router_free(router_t *r);
+
+/* The default policy path: $REIN_POLICY, else $XDG_CONFIG_HOME/rein/
+ * policy.json, else ~/.config/rein/policy.json.  0 or -ENAMETOOLONG/-ENOENT
+ * (no home). */
+int router_policy_path(char *out, size_t size);
+
+/* Installs (or with fn NULL removes) the grammar category hook. */
+void router_set_grammar_category_fn(router_t *r, router_grammar_fn fn,
+                                    void *data);
+
+/* Routes a shell command line (as `sh -c` would run it). */
+int router_classify(router_t *r, const char *cmdline, router_result_t *out);
+/* Routes an argv that is executed directly: one segment, no shell syntax. */
+int router_classify_argv(router_t *r, const char *const *argv,
+                         router_result_t *out);
+void router_result_free(router_result_t *res);
+
+/* The index of the real command in argv, past VAR=value assignments and
+ * wrappers (sudo, env, time, nice, timeout, stdbuf, ...); argc when there
+ * is none. */
+size_t router_command_at(char *const *argv, size_t argc);
+
+/* The category's name ("condense", "narrate", ...), and back: -EINVAL
+ * for an unknown name. */
+const char *router_cat_name(router_cat_t c);
+int router_cat_parse(const char *name, router_cat_t *out);
+
+/* Splits a command line into segments (text and op only).  Exposed for
+ * tests and for the MCP front end, which reports per-segment categories.
+ * *out is an array of *n segments; free with router_segs_free. */
+int router_split(const char *cmdline, router_seg_t **out, size_t *n);
+void router_segs_free(router_seg_t *segs, size_t n);
+
+/* Splits one segment's first pipeline stage into unquoted words (quotes
+ * and backslashes removed; $vars left as written).  NULL-terminated;
+ * free with router_words_free. */
+int router_words(const char *seg, char ***argv, size_t *argc);
+void router_words_free(char **argv);
+
+#endif

@@ -1,0 +1,381 @@
+/*
+ * test_router.c — the category router: every category for many commands,
+ * segments at &&, || and ;, the built-in danger table, the policy file's
+ * allow and forbid lists, the grammar hook, and the limits at their edges.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "harness.h"
+#include "squash/router.h"
+
+static router_t *mk(const char *policy)
+{
+    router_t *r = NULL;
+    char err[512];
+    int rc = router_new(policy, &r, err, sizeof err);
+    if (rc < 0)
+        test_fail(__FILE__, __LINE__, "router_new: %d %s", rc, err);
+    return r;
+}
+
+static router_cat_t cat_of(router_t *r, const char *cmd)
+{
+    router_result_t res;
+    ASSERT_OK(router_classify(r, cmd, &res));
+    router_cat_t c = res.category;
+    router_result_free(&res);
+    return c;
+}
+
+#define ASSERT_CAT(r, cmd, want)                                            \
+    do {                                                                    \
+        router_cat_t got_ = cat_of((r), (cmd));                             \
+        if (got_ != (want))                                                 \
+            test_fail(__FILE__, __LINE__, "%s: %s, want %s", (cmd),         \
+                      router_cat_name(got_), router_cat_name(want));        \
+    } while (0)
+
+TEST(router_categories_from_the_builtin_table)
+{
+    router_t *r = mk(NULL);
+    const char *condense[] = {"npm install", "make -j8", "cargo build",
+                              "python3 setup.py build", "bash -c 'make'",
+                              "git clone x", "git pull", "docker build .",
+                              "ssh host uptime", "unknown-tool --flag",
+                              "(cd x && make)", "node script.js", NULL};
+    const char *narrate[] = {"cp a b", "cp -r dir dst", "mv a b", "rm f",
+                             "mkdir -p a/b", "touch x", "chmod 755 f",
+                             "ln -s a b", "sudo cp a /etc/b",
+                             "/bin/rm -f x.o", NULL};
+    const char *passthrough[] = {"cat f", "grep -rn foo .", "ls -la",
+                                 "find . -name '*.c'", "jq . x.json",
+                                 "diff a b", "sed -n 1,5p f", "env",
+                                 "LANG=C ls", "time wc -l f", NULL};
+    const char *structured[] = {"git status", "git log --oneline",
+                                "git -C sub diff", "git --no-pager show",
+                                "docker ps -a", "kubectl get pods",
+                                "git stash list", NULL};
+    const char *interactive[] = {"vim f", "less log", "top", "htop",
+                                 "python3", "node", "python3 -i", "ssh host",
+                                 "man ls", "git commit", "git rebase -i HEAD~3",
+                                 "git add -p", "docker run -it ubuntu bash",
+                                 "bash", "sqlite3", "tmux", NULL};
+    for (const char **p = condense; *p; p++)
+        ASSERT_CAT(r, *p, ROUTER_CONDENSE);
+    for (const char **p = narrate; *p; p++)
+        ASSERT_CAT(r, *p, ROUTER_NARRATE);
+    for (const char **p = passthrough; *p; p++)
+        ASSERT_CAT(r, *p, ROUTER_PASSTHROUGH);
+    for (const char **p = structured; *p; p++)
+        ASSERT_CAT(r, *p, ROUTER_STRUCTURED);
+    for (const char **p = interactive; *p; p++)
+        ASSERT_CAT(r, *p, ROUTER_INTERACTIVE);
+    ASSERT_CAT(r, "git commit -m 'x'", ROUTER_CONDENSE);
+    router_free(r);
+}
+
+TEST(router_dangerous_builtin_table)
+{
+    router_t *r = mk(NULL);
+    const char *bad[] = {"rm -rf /", "rm -rf /*", "sudo rm -rf --no-preserve-root /",
+                         "rm -fr ~", "rm -r -f $HOME", "rm  -rf  '/'",
+                         "rm -rf /usr", "rm -rf .", "rm -rf *",
+                         "git push --force", "git push -f origin main",
+                         "git push origin +main", "git -C x push --force-with-lease",
+                         "git reset --hard", "git reset --hard HEAD~1",
+                         "git clean -fdx", "mkfs.ext4 /dev/sda1", "mkfs /dev/sdb",
+                         "dd if=/dev/zero of=/dev/sda bs=1M",
+                         "echo x > /dev/sda", ":(){ :|:& };:",
+                         "bomb(){ bomb|bomb& }; bomb", "chmod -R 777 /",
+                         "shutdown -h now", "reboot", "kill -9 -1",
+                         "find / -name x -delete", NULL};
+    const char *ok[] = {"rm -rf build", "rm -rf ./build/", "rm -f a.o",
+                        "rm -r /tmp/x/y", "git push", "git push origin main",
+                        "git push --follow-tags", "git reset HEAD~1",
+                        "git reset --soft x", "git clean -n",
+                        "dd if=/dev/zero of=/dev/null count=1",
+                        "dd if=/dev/zero of=img bs=1M", "echo rm -rf /x",
+                        "chmod -R 755 build", "kill -9 1234", "find . -delete",
+                        "grep 'rm -rf /' notes.txt", NULL};
+    for (const char **p = bad; *p; p++)
+        ASSERT_CAT(r, *p, ROUTER_DANGEROUS);
+    for (const char **p = ok; *p; p++) {
+        router_cat_t c = cat_of(r, *p);
+        if (c == ROUTER_DANGEROUS)
+            test_fail(__FILE__, __LINE__, "%s: dangerous", *p);
+    }
+    router_result_t res;
+    ASSERT_OK(router_classify(r, "rm -rf /", &res));
+    ASSERT_EQ(res.danger, ROUTER_DANGER_ASK);
+    ASSERT_STR(res.danger_id, "rm-root");
+    ASSERT_TRUE(res.danger_what != NULL);
+    router_result_free(&res);
+    router_free(r);
+}
+
+TEST(router_segments_are_routed_separately)
+{
+    router_t *r = mk(NULL);
+    router_result_t res;
+    ASSERT_OK(router_classify(
+        r, "make && cp a b || echo 'x && y' ; git status & ls | grep q",
+        &res));
+    ASSERT_EQ(res.nsegs, 5);
+    ASSERT_STR(res.segs[0].text, "make");
+    ASSERT_EQ(res.segs[0].op, ROUTER_OP_NONE);
+    ASSERT_EQ(res.segs[0].category, ROUTER_CONDENSE);
+    ASSERT_STR(res.segs[1].text, "cp a b");
+    ASSERT_EQ(res.segs[1].op, ROUTER_OP_AND);
+    ASSERT_EQ(res.segs[1].category, ROUTER_NARRATE);
+    ASSERT_STR(res.segs[2].text, "echo 'x && y'");
+    ASSERT_EQ(res.segs[2].op, ROUTER_OP_OR);
+    ASSERT_STR(res.segs[2].argv[1], "x && y");
+    ASSERT_EQ(res.segs[3].op, ROUTER_OP_SEQ);
+    ASSERT_EQ(res.segs[3].category, ROUTER_STRUCTURED);
+    ASSERT_EQ(res.segs[4].op, ROUTER_OP_BG);
+    ASSERT_STR(res.segs[4].text, "ls | grep q");
+    ASSERT_EQ(res.segs[4].category, ROUTER_PASSTHROUGH);
+    ASSERT_EQ(res.category, ROUTER_CONDENSE); /* mixed */
+    router_result_free(&res);
+
+    /* One dangerous segment makes the whole line dangerous. */
+    ASSERT_OK(router_classify(r, "cd repo && git reset --hard; make", &res));
+    ASSERT_EQ(res.category, ROUTER_DANGEROUS);
+    ASSERT_EQ(res.segs[0].category, ROUTER_CONDENSE);
+    ASSERT_EQ(res.segs[1].category, ROUTER_DANGEROUS);
+    ASSERT_STR(res.danger_id, "git-reset-hard");
+    router_result_free(&res);
+
+    /* All narrate: the line is narrate; redirections are not words. */
+    ASSERT_OK(router_classify(r, "mkdir -p d && cp a d/ 2>&1 >/dev/null",
+                              &res));
+    ASSERT_EQ(res.category, ROUTER_NARRATE);
+    ASSERT_EQ(res.segs[1].argc, 3);
+    ASSERT_STR(res.segs[1].argv[2], "d/");
+    router_result_free(&res);
+
+    /* Nesting, quotes and escapes hide separators. */
+    ASSERT_OK(router_classify(r, "echo $(a; b) \"c;d\" e\\;f {g;h} `i;j`",
+                              &res));
+    ASSERT_EQ(res.nsegs, 1);
+    router_result_free(&res);
+    ASSERT_OK(router_classify(r, "x 2>&1 && y &>log", &res));
+    ASSERT_EQ(res.nsegs, 2);
+    router_result_free(&res);
+    /* Empty segments vanish; newlines separate. */
+    ASSERT_OK(router_classify(r, ";; a\nb ;", &res));
+    ASSERT_EQ(res.nsegs, 2);
+    router_result_free(&res);
+    router_free(r);
+}
+
+TEST(router_argv_mode_reads_no_shell_syntax)
+{
+    router_t *r = mk(NULL);
+    router_result_t res;
+    const char *cp[] = {"cp", "a&&b", "c;d", NULL};
+    ASSERT_OK(router_classify_argv(r, cp, &res));
+    ASSERT_EQ(res.nsegs, 1);
+    ASSERT_EQ(res.category, ROUTER_NARRATE);
+    ASSERT_STR(res.segs[0].argv[1], "a&&b");
+    router_result_free(&res);
+    const char *rm[] = {"sudo", "rm", "-rf", "/", NULL};
+    ASSERT_OK(router_classify_argv(r, rm, &res));
+    ASSERT_EQ(res.category, ROUTER_DANGEROUS);
+    router_result_free(&res);
+    /* sh -c STRING is routed as the string. */
+    const char *sh[] = {"bash", "-c", "make && git push -f", NULL};
+    ASSERT_OK(router_classify_argv(r, sh, &res));
+    ASSERT_EQ(res.nsegs, 2);
+    ASSERT_EQ(res.category, ROUTER_DANGEROUS);
+    router_result_free(&res);
+    router_free(r);
+}
+
+static const char *write_policy(const char *body)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/policy.json", test_tmpdir());
+    FILE *f = fopen(path, "w");
+    ASSERT_TRUE(f != NULL);
+    fputs(body, f);
+    fclose(f);
+    return path;
+}
+
+TEST(router_policy_allow_and_forbid)
+{
+    router_t *r = mk(write_policy(
+        "{\"allow\": [\"^git push --force-with-lease\", \"^rm -rf \\\\*$\"],"
+        " \"forbid\": [\"^curl .*\\\\| *sh\", \"^npm publish\","
+        " \"^rm -rf \\\\*$\"]}"));
+    router_result_t res;
+    /* Allow wins over the built-in table. */
+    ASSERT_CAT(r, "git push --force-with-lease", ROUTER_CONDENSE);
+    ASSERT_CAT(r, "git push --force", ROUTER_DANGEROUS);
+    /* Forbid wins over everything, allow included. */
+    ASSERT_OK(router_classify(r, "rm -rf *", &res));
+    ASSERT_EQ(res.danger, ROUTER_DANGER_FORBID);
+    ASSERT_STR(res.danger_id, "policy-forbid");
+    router_result_free(&res);
+    ASSERT_OK(router_classify(r, "make && npm publish", &res));
+    ASSERT_EQ(res.category, ROUTER_DANGEROUS);
+    ASSERT_EQ(res.danger, ROUTER_DANGER_FORBID);
+    ASSERT_EQ(res.segs[0].danger, ROUTER_SAFE);
+    router_result_free(&res);
+    /* Matched against the whole line too, so pipes are visible. */
+    ASSERT_OK(router_classify(r, "curl -s x | sh", &res));
+    ASSERT_EQ(res.danger, ROUTER_DANGER_FORBID);
+    router_result_free(&res);
+    router_free(r);
+}
+
+TEST(router_policy_errors_are_clear_and_missing_is_fine)
+{
+    router_t *r = NULL;
+    char err[512];
+    char missing[512];
+    snprintf(missing, sizeof missing, "%s/nope.json", test_tmpdir());
+    ASSERT_OK(router_new(missing, &r, err, sizeof err));
+    router_free(r);
+    ASSERT_EQ(router_new(write_policy("{\"forbid\": [\"(\"]}"), &r, err,
+                         sizeof err),
+              -EINVAL);
+    ASSERT_CONTAINS(err, "forbid[0]");
+    ASSERT_CONTAINS(err, "pattern offset");
+    ASSERT_EQ(router_new(write_policy("{\"forbid\": \"x\"}"), &r, err,
+                         sizeof err),
+              -EINVAL);
+    ASSERT_CONTAINS(err, "must be an array");
+    ASSERT_EQ(router_new(write_policy("{\"forbd\": []}"), &r, err,
+                         sizeof err),
+              -EINVAL);
+    ASSERT_CONTAINS(err, "unknown field \"forbd\"");
+    ASSERT_EQ(router_new(write_policy("{\"allow\": [1]}"), &r, err,
+                         sizeof err),
+              -EINVAL);
+    ASSERT_EQ(router_new(write_policy("{nope"), &r, err, sizeof err),
+              -EINVAL);
+    ASSERT_CONTAINS(err, "line 1");
+    /* The size limit at its edge. */
+    char *big = malloc(ROUTER_POLICY_MAX_BYTES + 2);
+    ASSERT_TRUE(big != NULL);
+    memset(big, ' ', ROUTER_POLICY_MAX_BYTES + 1);
+    big[0] = '{';
+    big[ROUTER_POLICY_MAX_BYTES - 1] = '}';
+    big[ROUTER_POLICY_MAX_BYTES] = '\0';
+    ASSERT_OK(router_new(write_policy(big), &r, err, sizeof err));
+    router_free(r);
+    big[ROUTER_POLICY_MAX_BYTES] = ' ';
+    big[ROUTER_POLICY_MAX_BYTES + 1] = '\0';
+    ASSERT_EQ(router_new(write_policy(big), &r, err, sizeof err), -EFBIG);
+    free(big);
+}
+
+TEST(router_policy_regex_blowup_is_no_match)
+{
+    /* A catastrophic pattern hits the match limit instead of stalling. */
+    router_t *r = mk(write_policy("{\"forbid\": [\"^(a+)+$\"]}"));
+    char cmd[64];
+    memset(cmd, 'a', 40);
+    strcpy(cmd + 40, "!");
+    ASSERT_CAT(r, cmd, ROUTER_CONDENSE);
+    router_free(r);
+}
+
+TEST(router_policy_path_order)
+{
+    char p[512];
+    setenv("REIN_POLICY", "/x/p.json", 1);
+    ASSERT_OK(router_policy_path(p, sizeof p));
+    ASSERT_STR(p, "/x/p.json");
+    unsetenv("REIN_POLICY");
+    setenv("XDG_CONFIG_HOME", "/cfg", 1);
+    ASSERT_OK(router_policy_path(p, sizeof p));
+    ASSERT_STR(p, "/cfg/rein/policy.json");
+    unsetenv("XDG_CONFIG_HOME");
+    setenv("HOME", "/home/u", 1);
+    ASSERT_OK(router_policy_path(p, sizeof p));
+    ASSERT_STR(p, "/home/u/.config/rein/policy.json");
+    ASSERT_EQ(router_policy_path(p, 8), -ENAMETOOLONG);
+}
+
+static bool grammar_hook(const char *const *argv, size_t argc,
+                         router_cat_t *cat, const char **name, void *data)
+{
+    (void)argc;
+    (void)data;
+    if (strcmp(argv[0], "mytool"))
+        return false;
+    *cat = ROUTER_STRUCTURED;
+    *name = "mytool";
+    return true;
+}
+
+TEST(router_grammar_hook_overrides_the_table_but_not_danger)
+{
+    router_t *r = mk(NULL);
+    router_set_grammar_category_fn(r, grammar_hook, NULL);
+    router_result_t res;
+    ASSERT_OK(router_classify(r, "sudo mytool x", &res));
+    ASSERT_EQ(res.category, ROUTER_STRUCTURED);
+    ASSERT_STR(res.grammar, "mytool");
+    router_result_free(&res);
+    ASSERT_CAT(r, "ls", ROUTER_PASSTHROUGH);
+    ASSERT_CAT(r, "rm -rf /", ROUTER_DANGEROUS);
+    router_set_grammar_category_fn(r, NULL, NULL);
+    ASSERT_CAT(r, "mytool x", ROUTER_CONDENSE);
+    router_free(r);
+}
+
+TEST(router_limits_at_their_edges)
+{
+    router_t *r = mk(NULL);
+    router_result_t res;
+    /* ROUTER_MAX_SEGMENTS: the last slot takes the rest, unsplit. */
+    buf_t b = BUF_INIT;
+    for (int i = 0; i < ROUTER_MAX_SEGMENTS; i++)
+        buf_printf(&b, "%sx%d", i ? ";" : "", i);
+    ASSERT_OK(router_classify(r, b.p, &res));
+    ASSERT_EQ(res.nsegs, ROUTER_MAX_SEGMENTS);
+    router_result_free(&res);
+    buf_printf(&b, ";rm -rf /");
+    ASSERT_OK(router_classify(r, b.p, &res));
+    ASSERT_EQ(res.nsegs, ROUTER_MAX_SEGMENTS);
+    ASSERT_CONTAINS(res.segs[ROUTER_MAX_SEGMENTS - 1].text, "x63;rm -rf /");
+    router_result_free(&res);
+    /* ROUTER_MAX_WORDS: words beyond are ignored. */
+    buf_reset(&b);
+    buf_printf(&b, "cp");
+    for (int i = 1; i < ROUTER_MAX_WORDS + 5; i++)
+        buf_printf(&b, " w%d", i);
+    ASSERT_OK(router_classify(r, b.p, &res));
+    ASSERT_EQ(res.segs[0].argc, ROUTER_MAX_WORDS);
+    router_result_free(&res);
+    /* ROUTER_MAX_INPUT: one condense segment, danger still judged raw. */
+    buf_reset(&b);
+    buf_printf(&b, ":(){ :|:& };: ;");
+    while (b.len <= ROUTER_MAX_INPUT)
+        buf_append_str(&b, "echo hi; ");
+    ASSERT_OK(router_classify(r, b.p, &res));
+    ASSERT_EQ(res.nsegs, 1);
+    ASSERT_EQ(res.category, ROUTER_DANGEROUS);
+    router_result_free(&res);
+    buf_free(&b);
+    router_free(r);
+}
+
+TEST(router_names_round_trip)
+{
+    for (int c = ROUTER_CONDENSE; c <= ROUTER_DANGEROUS; c++) {
+        router_cat_t back;
+        ASSERT_OK(router_cat_parse(router_cat_name((router_cat_t)c), &back));
+        ASSERT_EQ(back, c);
+    }
+    router_cat_t x;
+    ASSERT_EQ(router_cat_parse("bogus", &x), -EINVAL);
+}

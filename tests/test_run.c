@@ -1,0 +1,611 @@
+/*
+ * test_run.c — `rein run`, the CLI proxy, driving the real build/rein:
+ * a dangerous command not run (with no terminal, and answered on one),
+ * narrate of cp, passthrough verbatim, exit codes (the command's, 125 for
+ * rein's own failure, 127 not found), an interactive program through a real
+ * PTY in raw mode, hazards shown before the command ends, SIGWINCH and
+ * SIGINT forwarding, stdin forwarding, and --json.
+ *
+ * Synchronisation is always on output (a line appearing) or on a FIFO the
+ * test opens, never on sleeps; poll timeouts only bound a failing test.
+ * The dangerous commands used are harmless if they ever ran (a fake rm
+ * first on PATH, a nonexistent mkfs.* tool), and a marker file proves
+ * whether anything ran.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "base/buf.h"
+#include "base/spawn.h"
+#include "harness.h"
+#include "term/ptyio.h"
+#include "tutil.h"
+
+/* How long a step may take before the test is declared failed. */
+#define RUN_TEST_STEP_MS 10000
+
+static pid_t g_rein = -1;
+
+/* A failing assert exits: never leave rein (and through its PTY hang-up,
+ * its child) behind. */
+static void kill_rein(void)
+{
+    if (g_rein > 0)
+        kill(-g_rein, SIGKILL);
+}
+
+static const char *rein_path(void)
+{
+    static char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/rein", test_build_dir());
+    return p;
+}
+
+static const char *helper_path(void)
+{
+    static char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/termhelper", test_bin_dir());
+    return p;
+}
+
+/* Every test: logs in its own state dir, no personal policy file. */
+static void setup(void)
+{
+    char p[PATH_MAX];
+    setenv("REIN_STATE_DIR", test_tmpdir(), 1);
+    snprintf(p, sizeof p, "%s/no-policy.json", test_tmpdir());
+    setenv("REIN_POLICY", p, 1);
+    atexit(kill_rein);
+}
+
+/* Runs rein with args (NULL-terminated, "rein" not included), stdin from
+ * fd_in (-1: /dev/null), in its own session (so no /dev/tty), in cwd.
+ * Returns the exit code; stdout and stderr in out and err. */
+static int run_rein(const char *const *args, int fd_in, const char *cwd,
+                    buf_t *out, buf_t *err)
+{
+    const char *argv[64] = {rein_path()};
+    size_t n = 1;
+    for (; args[n - 1]; n++)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    int po[2], pe[2];
+    ASSERT_EQ(pipe2(po, O_CLOEXEC), 0);
+    ASSERT_EQ(pipe2(pe, O_CLOEXEC), 0);
+    spawn_opts_t o;
+    spawn_opts_init(&o);
+    o.file = argv[0];
+    o.argv = argv;
+    o.fd_in = fd_in;
+    o.fd_out = po[1];
+    o.fd_err = pe[1];
+    o.cwd = cwd;
+    pid_t pid;
+    int pidfd, code;
+    ASSERT_OK(spawn_start(&o, &pid, &pidfd, NULL));
+    g_rein = pid;
+    close(po[1]);
+    close(pe[1]);
+    tu_read_all(po[0], out);
+    tu_read_all(pe[0], err);
+    close(po[0]);
+    close(pe[0]);
+    ASSERT_OK(spawn_reap(pid, pidfd, &code));
+    g_rein = -1;
+    if (pidfd >= 0)
+        close(pidfd);
+    return code;
+}
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static void write_file(const char *path, const char *body, mode_t mode)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    ASSERT_TRUE(fd >= 0);
+    ASSERT_EQ(write(fd, body, strlen(body)), (ssize_t)strlen(body));
+    close(fd);
+}
+
+/* ------------------------------------------------------------- danger */
+
+TEST(run_dangerous_command_is_not_run_without_a_terminal)
+{
+    setup();
+    char bin[PATH_MAX], rm[PATH_MAX + 8], mark[PATH_MAX], path[PATH_MAX * 2];
+    snprintf(bin, sizeof bin, "%s/bin", test_tmpdir());
+    snprintf(rm, sizeof rm, "%s/rm", bin);
+    snprintf(mark, sizeof mark, "%s/MARK", test_tmpdir());
+    ASSERT_EQ(mkdir(bin, 0700), 0);
+    /* The rm rein would run is a fake that only leaves a mark. */
+    char script[PATH_MAX + 64];
+    snprintf(script, sizeof script, "#!/bin/sh\ntouch '%s'\n", mark);
+    write_file(rm, script, 0700);
+    snprintf(path, sizeof path, "%s:/usr/bin:/bin", bin);
+    setenv("PATH", path, 1);
+    char resolved[PATH_MAX];
+    ASSERT_OK(spawn_resolve("rm", path, resolved, sizeof resolved));
+    ASSERT_STR(resolved, rm);
+
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    const char *a1[] = {"run", "--", "rm", "-rf", "/rein-test-no-such-dir",
+                        NULL};
+    ASSERT_EQ(run_rein(a1, -1, test_tmpdir(), &out, &err), 125);
+    ASSERT_CONTAINS(err.p, "[rein] danger rm -rf /rein-test-no-such-dir "
+                           "(pattern: rm-root) — not run");
+    ASSERT_FALSE(exists(mark));
+
+    /* A shell line: one dangerous segment stops the whole line. */
+    buf_reset(&err);
+    char line[PATH_MAX + 64];
+    snprintf(line, sizeof line, "touch '%s' && mkfs.reintest x", mark);
+    const char *a2[] = {line, NULL};
+    ASSERT_EQ(run_rein(a2, -1, test_tmpdir(), &out, &err), 125);
+    ASSERT_CONTAINS(err.p, "(pattern: mkfs)");
+    ASSERT_FALSE(exists(mark));
+    buf_free(&out);
+    buf_free(&err);
+}
+
+TEST(run_policy_forbid_and_allow)
+{
+    setup();
+    char pol[PATH_MAX], mark[PATH_MAX], line[PATH_MAX + 64];
+    snprintf(pol, sizeof pol, "%s/policy.json", test_tmpdir());
+    snprintf(mark, sizeof mark, "%s/MARK", test_tmpdir());
+    write_file(pol, "{\"forbid\": [\"^echo forbidden\"], "
+                    "\"allow\": [\"mkfs\\\\.reintest\"]}", 0600);
+    setenv("REIN_POLICY", pol, 1);
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    snprintf(line, sizeof line, "touch '%s'; echo forbidden", mark);
+    const char *a1[] = {line, NULL};
+    ASSERT_EQ(run_rein(a1, -1, test_tmpdir(), &out, &err), 125);
+    ASSERT_CONTAINS(err.p, "forbidden by policy, not run");
+    ASSERT_FALSE(exists(mark));
+    /* Allowed: runs (the tool does not exist: 127 from the shell). */
+    snprintf(line, sizeof line, "touch '%s'; mkfs.reintest x", mark);
+    const char *a2[] = {line, NULL};
+    ASSERT_EQ(run_rein(a2, -1, test_tmpdir(), &out, &err), 127);
+    ASSERT_TRUE(exists(mark));
+    buf_free(&out);
+    buf_free(&err);
+}
+
+/* ---------------------------------------------------- driving a PTY */
+
+struct tty {
+    int master;
+    pid_t pid;
+    int pidfd;
+    buf_t out;
+};
+
+/* Starts rein on a fresh PTY (cols x rows) as its controlling terminal. */
+static void tty_start(struct tty *t, const char *const *args, unsigned cols,
+                      unsigned rows)
+{
+    const char *argv[64] = {rein_path()};
+    size_t n = 1;
+    for (; args[n - 1]; n++)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    int slave;
+    memset(t, 0, sizeof *t);
+    ASSERT_OK(ptyio_open(cols, rows, NULL, &t->master, &slave));
+    spawn_opts_t o;
+    spawn_opts_init(&o);
+    o.file = argv[0];
+    o.argv = argv;
+    o.fd_in = o.fd_out = o.fd_err = slave;
+    o.ctty_fd = slave;
+    o.cwd = test_tmpdir();
+    ASSERT_OK(spawn_start(&o, &t->pid, &t->pidfd, NULL));
+    g_rein = t->pid;
+    close(slave);
+}
+
+/* Reads the master until out contains needle (from offset 0). */
+static void tty_expect(struct tty *t, const char *needle)
+{
+    uint64_t end = test_now_ms() + RUN_TEST_STEP_MS;
+    while (!t->out.p || !strstr(t->out.p, needle)) {
+        struct pollfd p = {.fd = t->master, .events = POLLIN};
+        uint64_t now = test_now_ms();
+        if (now >= end)
+            test_fail(__FILE__, __LINE__, "no \"%s\" in \"%s\"", needle,
+                      t->out.p ? t->out.p : "");
+        if (poll(&p, 1, (int)(end - now)) <= 0)
+            continue;
+        char b[4096];
+        ssize_t k = read(t->master, b, sizeof b);
+        if (k <= 0)
+            test_fail(__FILE__, __LINE__, "EOF before \"%s\" in \"%s\"",
+                      needle, t->out.p ? t->out.p : "");
+        buf_append(&t->out, b, (size_t)k);
+    }
+}
+
+static void tty_send(struct tty *t, const char *s)
+{
+    ASSERT_EQ(write(t->master, s, strlen(s)), (ssize_t)strlen(s));
+}
+
+/* Reads to EOF, reaps rein, returns its exit code. */
+static int tty_finish(struct tty *t)
+{
+    tu_read_all(t->master, &t->out);
+    int code;
+    ASSERT_OK(spawn_reap(t->pid, t->pidfd, &code));
+    g_rein = -1;
+    if (t->pidfd >= 0)
+        close(t->pidfd);
+    close(t->master);
+    return code;
+}
+
+TEST(run_dangerous_asks_the_person_on_the_terminal)
+{
+    setup();
+    char mark[PATH_MAX], line[PATH_MAX + 64];
+    snprintf(mark, sizeof mark, "%s/MARK", test_tmpdir());
+    snprintf(line, sizeof line, "touch '%s'; mkfs.reintest x", mark);
+    const char *args[] = {"run", "--", line, NULL};
+    struct tty t;
+    tty_start(&t, args, 80, 24);
+    tty_expect(&t, "run it? [y/N] ");
+    ASSERT_CONTAINS(t.out.p, "(pattern: mkfs)");
+    tty_send(&t, "n\r");
+    ASSERT_EQ(tty_finish(&t), 125);
+    ASSERT_CONTAINS(t.out.p, "— not run");
+    ASSERT_FALSE(exists(mark));
+    buf_free(&t.out);
+
+    tty_start(&t, args, 80, 24);
+    tty_expect(&t, "run it? [y/N] ");
+    tty_send(&t, "y\r");
+    ASSERT_EQ(tty_finish(&t), 127);
+    ASSERT_CONTAINS(t.out.p, "confirmed");
+    ASSERT_TRUE(exists(mark));
+    buf_free(&t.out);
+}
+
+TEST(run_interactive_program_gets_a_raw_terminal_both_ways)
+{
+    setup();
+    const char *args[] = {"run", "--", helper_path(), "raw", NULL};
+    struct tty t;
+    tty_start(&t, args, 80, 24);
+    tty_expect(&t, "READY");
+    /* Bytes a cooked terminal would hold back (no newline) or turn into
+     * a signal (^C): they arrive only if rein made ours raw too. */
+    tty_send(&t, "a\x03");
+    tty_expect(&t, "<61><03>");
+    tty_send(&t, "\x1b[A");
+    tty_expect(&t, "<1b><5b><41>");
+    tty_send(&t, "q");
+    tty_expect(&t, "BYE");
+    ASSERT_EQ(tty_finish(&t), 0);
+    ASSERT_CONTAINS(t.out.p, "[rein] exit 0");
+    buf_free(&t.out);
+}
+
+TEST(run_terminal_is_restored_after_raw_mode)
+{
+    setup();
+    const char *args[] = {"run", "--", helper_path(), "raw", NULL};
+    struct tty t;
+    tty_start(&t, args, 80, 24);
+    tty_expect(&t, "READY");
+    struct termios tio;
+    /* Our side of the terminal shows what rein set on its side. */
+    ASSERT_EQ(tcgetattr(t.master, &tio), 0);
+    ASSERT_FALSE(tio.c_lflag & ICANON);
+    tty_send(&t, "q");
+    /* rein restores the terminal before it prints its footer. */
+    tty_expect(&t, "[rein] exit 0");
+    ASSERT_EQ(tcgetattr(t.master, &tio), 0);
+    ASSERT_TRUE(tio.c_lflag & ICANON);
+    ASSERT_TRUE(tio.c_lflag & ECHO);
+    ASSERT_EQ(tty_finish(&t), 0);
+    buf_free(&t.out);
+}
+
+TEST(run_sigwinch_resizes_the_child_terminal)
+{
+    setup();
+    const char *args[] = {"run", "--raw", "--",
+                          "stty size; read x; stty size; read y", NULL};
+    struct tty t;
+    tty_start(&t, args, 100, 30);
+    tty_expect(&t, "30 100");
+    struct winsize ws = {.ws_row = 50, .ws_col = 160};
+    ASSERT_EQ(ioctl(t.master, TIOCSWINSZ, &ws), 0);
+    tty_send(&t, "\r");
+    tty_expect(&t, "50 160");
+    tty_send(&t, "\r");
+    ASSERT_EQ(tty_finish(&t), 0);
+    buf_free(&t.out);
+}
+
+/* ------------------------------------------------------- categories */
+
+TEST(run_narrate_cp_names_source_destination_and_size)
+{
+    setup();
+    char a[PATH_MAX], d[PATH_MAX];
+    snprintf(a, sizeof a, "%s/a.txt", test_tmpdir());
+    snprintf(d, sizeof d, "%s/backup", test_tmpdir());
+    char body[4201];
+    memset(body, 'x', 4200);
+    body[4200] = '\0';
+    write_file(a, body, 0644);
+    ASSERT_EQ(mkdir(d, 0700), 0);
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    const char *a1[] = {"cp", "a.txt", "backup/", NULL};
+    ASSERT_EQ(run_rein(a1, -1, test_tmpdir(), &out, &err), 0);
+    ASSERT_CONTAINS(out.p,
+                    "[rein] narrate cp: a.txt → backup/a.txt (4.1 KiB)\n");
+    ASSERT_CONTAINS(out.p, "[rein] exit 0");
+    buf_reset(&out);
+    const char *a2[] = {"cp -r backup copy && rm a.txt && mkdir -p n/m", NULL};
+    ASSERT_EQ(run_rein(a2, -1, test_tmpdir(), &out, &err), 0);
+    ASSERT_CONTAINS(out.p, "[rein] narrate cp: backup → copy/ (1 file, "
+                           "4.1 KiB)\n");
+    ASSERT_CONTAINS(out.p, "[rein] narrate rm: removed a.txt (4.1 KiB)\n");
+    ASSERT_CONTAINS(out.p, "[rein] narrate mkdir: created n/m/\n");
+    buf_reset(&out);
+    /* A failed copy: the command's own error, and what did not happen. */
+    const char *a3[] = {"cp", "missing", "x", NULL};
+    ASSERT_EQ(run_rein(a3, -1, test_tmpdir(), &out, &err), 1);
+    ASSERT_CONTAINS(out.p, "No such file");
+    ASSERT_CONTAINS(out.p, "[rein] narrate cp: missing → x: not created\n");
+    buf_free(&out);
+    buf_free(&err);
+}
+
+TEST(run_passthrough_is_verbatim)
+{
+    setup();
+    char f[PATH_MAX];
+    snprintf(f, sizeof f, "%s/f.txt", test_tmpdir());
+    const char *body = "one\n\n  two  \nerror: not really\n\tthree\n";
+    write_file(f, body, 0644);
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    const char *a[] = {"cat", "f.txt", NULL};
+    ASSERT_EQ(run_rein(a, -1, test_tmpdir(), &out, &err), 0);
+    ASSERT_TRUE(out.len > strlen(body));
+    ASSERT_MEM(out.p, strlen(body), body, strlen(body));
+    ASSERT_TRUE(!strncmp(out.p + strlen(body), "[rein] exit 0 · ", 17));
+    ASSERT_CONTAINS(out.p, " · 5 lines\n");
+    /* --raw: the bytes and nothing else. */
+    buf_reset(&out);
+    const char *b[] = {"run", "--raw", "--", "cat", "f.txt", NULL};
+    ASSERT_EQ(run_rein(b, -1, test_tmpdir(), &out, &err), 0);
+    ASSERT_MEM(out.p, out.len, body, strlen(body));
+    buf_free(&out);
+    buf_free(&err);
+}
+
+TEST(run_exit_codes_are_the_commands_and_125_for_rein)
+{
+    setup();
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    const char *a1[] = {"sh", "-c", "exit 7", NULL};
+    ASSERT_EQ(run_rein(a1, -1, NULL, &out, &err), 7);
+    const char *a2[] = {"run", "--", "kill -TERM $$", NULL};
+    ASSERT_EQ(run_rein(a2, -1, NULL, &out, &err), 128 + SIGTERM);
+    const char *a3[] = {"run", "--", "rein-no-such-command-x", NULL};
+    ASSERT_EQ(run_rein(a3, -1, NULL, &out, &err), 127);
+    /* rein's own failures: 125 and one clear line. */
+    char pol[PATH_MAX];
+    snprintf(pol, sizeof pol, "%s/bad.json", test_tmpdir());
+    write_file(pol, "{\"forbid\": [\"(\"]}", 0600);
+    setenv("REIN_POLICY", pol, 1);
+    buf_reset(&err);
+    const char *a4[] = {"true", NULL};
+    ASSERT_EQ(run_rein(a4, -1, NULL, &out, &err), 125);
+    ASSERT_CONTAINS(err.p, "rein: policy: ");
+    ASSERT_CONTAINS(err.p, "forbid[0]");
+    unsetenv("REIN_POLICY");
+    char file[PATH_MAX];
+    snprintf(file, sizeof file, "%s/not-a-dir", test_tmpdir());
+    write_file(file, "", 0600);
+    setenv("REIN_STATE_DIR", file, 1);
+    setenv("REIN_POLICY", "/nonexistent/policy.json", 1);
+    buf_reset(&err);
+    ASSERT_EQ(run_rein(a4, -1, NULL, &out, &err), 125);
+    ASSERT_CONTAINS(err.p, "rein: cannot create a log");
+    /* Usage errors of the verb itself: 2. */
+    const char *a5[] = {"run", NULL};
+    ASSERT_EQ(run_rein(a5, -1, NULL, &out, &err), 2);
+    const char *a6[] = {"run", "--bogus", "--", "true", NULL};
+    ASSERT_EQ(run_rein(a6, -1, NULL, &out, &err), 2);
+    buf_free(&out);
+    buf_free(&err);
+}
+
+TEST(run_hazard_is_shown_before_the_command_ends)
+{
+    setup();
+    char fifo[PATH_MAX];
+    snprintf(fifo, sizeof fifo, "%s/release", test_tmpdir());
+    ASSERT_EQ(mkfifo(fifo, 0600), 0);
+    const char *argv[] = {rein_path(), helper_path(), "hazard", fifo, NULL};
+    int po[2];
+    ASSERT_EQ(pipe2(po, O_CLOEXEC), 0);
+    spawn_opts_t o;
+    spawn_opts_init(&o);
+    o.file = argv[0];
+    o.argv = argv;
+    o.fd_out = po[1];
+    pid_t pid;
+    int pidfd, code;
+    ASSERT_OK(spawn_start(&o, &pid, &pidfd, NULL));
+    g_rein = pid;
+    close(po[1]);
+    /* The command is blocked on the FIFO until we open it: whatever we
+     * read now was emitted while it still runs. */
+    buf_t out = BUF_INIT;
+    uint64_t end = test_now_ms() + RUN_TEST_STEP_MS;
+    while (!out.p || !strstr(out.p, "error: boom\n")) {
+        struct pollfd p = {.fd = po[0], .events = POLLIN};
+        ASSERT_TRUE(test_now_ms() < end);
+        if (poll(&p, 1, 100) <= 0)
+            continue;
+        char b[4096];
+        ssize_t k = read(po[0], b, sizeof b);
+        ASSERT_TRUE(k > 0);
+        buf_append(&out, b, (size_t)k);
+    }
+    ASSERT_TRUE(strstr(out.p, "done") == NULL);
+    ASSERT_TRUE(strstr(out.p, "[rein] exit") == NULL);
+    int w = open(fifo, O_WRONLY | O_CLOEXEC);
+    ASSERT_TRUE(w >= 0);
+    close(w);
+    tu_read_all(po[0], &out);
+    close(po[0]);
+    ASSERT_OK(spawn_reap(pid, pidfd, &code));
+    g_rein = -1;
+    ASSERT_EQ(code, 0);
+    /* The rest is shown or named as dropped, never silently lost. */
+    ASSERT_TRUE(strstr(out.p, "done\n") || strstr(out.p, "[rein] omitted"));
+    ASSERT_CONTAINS(out.p, "[rein] exit 0");
+    buf_free(&out);
+}
+
+TEST(run_forwards_sigint_to_the_child)
+{
+    setup();
+    /* --raw: this is about signals, and "ready" must show at once. */
+    const char *argv[] = {rein_path(), "run", "--raw", "--", helper_path(),
+                          "sig", NULL};
+    int po[2];
+    ASSERT_EQ(pipe2(po, O_CLOEXEC), 0);
+    spawn_opts_t o;
+    spawn_opts_init(&o);
+    o.file = argv[0];
+    o.argv = argv;
+    o.fd_out = po[1];
+    pid_t pid;
+    int pidfd, code;
+    ASSERT_OK(spawn_start(&o, &pid, &pidfd, NULL));
+    g_rein = pid;
+    close(po[1]);
+    buf_t out = BUF_INIT;
+    while (!out.p || !strstr(out.p, "ready\n")) {
+        char b[256];
+        ssize_t k = read(po[0], b, sizeof b);
+        ASSERT_TRUE(k > 0);
+        buf_append(&out, b, (size_t)k);
+    }
+    ASSERT_EQ(kill(pid, SIGINT), 0);
+    tu_read_all(po[0], &out);
+    close(po[0]);
+    ASSERT_OK(spawn_reap(pid, pidfd, &code));
+    g_rein = -1;
+    ASSERT_EQ(code, 5);
+    ASSERT_CONTAINS(out.p, "got SIGINT");
+    buf_free(&out);
+}
+
+TEST(run_forwards_stdin_then_eof)
+{
+    setup();
+    int p[2];
+    ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+    ASSERT_EQ(write(p[1], "line one\npartial", 16), 16);
+    close(p[1]);
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    const char *a[] = {"run", "--raw", "--", "cat", NULL};
+    ASSERT_EQ(run_rein(a, p[0], NULL, &out, &err), 0);
+    close(p[0]);
+    /* No echo of piped input: the output is cat's alone. */
+    ASSERT_STR(out.p, "line one\npartial");
+    buf_free(&out);
+    buf_free(&err);
+}
+
+TEST(run_json_has_every_field)
+{
+    setup();
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    const char *a[] = {"run", "--json", "--",
+                       "echo 'error: bad thing'; echo fine; exit 3", NULL};
+    ASSERT_EQ(run_rein(a, -1, test_tmpdir(), &out, &err), 3);
+    json_error_t je;
+    json_t *o = json_loads(out.p, 0, &je);
+    ASSERT_TRUE(o != NULL);
+    ASSERT_STR(json_string_value(json_object_get(o, "command")),
+               "echo 'error: bad thing'; echo fine; exit 3");
+    ASSERT_TRUE(json_is_true(json_object_get(o, "shell")));
+    ASSERT_STR(json_string_value(json_object_get(o, "category")), "condense");
+    ASSERT_EQ(json_integer_value(json_object_get(o, "exit_code")), 3);
+    ASSERT_TRUE(json_is_null(json_object_get(o, "signal")));
+    ASSERT_TRUE(json_is_integer(json_object_get(o, "duration_ms")));
+    ASSERT_EQ(json_integer_value(json_object_get(o, "lines")), 2);
+    ASSERT_EQ(json_integer_value(json_object_get(o, "bytes")), 22);
+    ASSERT_TRUE(json_is_integer(json_object_get(o, "hazards")));
+    ASSERT_EQ(json_array_size(json_object_get(o, "segments")), 3);
+    ASSERT_CONTAINS(json_string_value(json_object_get(o, "output")),
+                    "error: bad thing");
+    const char *log = json_string_value(json_object_get(o, "log"));
+    ASSERT_TRUE(log != NULL);
+    struct stat st;
+    ASSERT_EQ(stat(log, &st), 0);
+    ASSERT_EQ(st.st_mode & 0777, 0600);
+    ASSERT_EQ(st.st_size, 22);
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/logs", test_tmpdir());
+    ASSERT_EQ(stat(dir, &st), 0);
+    ASSERT_EQ(st.st_mode & 0777, 0700);
+    ASSERT_TRUE(json_is_true(json_object_get(o, "ran")));
+    ASSERT_TRUE(json_is_null(json_object_get(o, "danger")));
+    json_decref(o);
+
+    /* Nothing run is still one object, saying why. */
+    buf_reset(&out);
+    const char *b[] = {"run", "--json", "--", "mkfs.reintest x", NULL};
+    ASSERT_EQ(run_rein(b, -1, test_tmpdir(), &out, &err), 125);
+    o = json_loads(out.p, 0, &je);
+    ASSERT_TRUE(o != NULL);
+    ASSERT_TRUE(json_is_false(json_object_get(o, "ran")));
+    ASSERT_EQ(json_integer_value(json_object_get(o, "exit_code")), 125);
+    ASSERT_STR(json_string_value(json_object_get(o, "category")),
+               "dangerous");
+    json_t *d = json_object_get(o, "danger");
+    ASSERT_STR(json_string_value(json_object_get(d, "pattern")), "mkfs");
+    ASSERT_STR(json_string_value(json_object_get(d, "decision")),
+               "not run (no terminal to ask)");
+    json_decref(o);
+    buf_free(&out);
+    buf_free(&err);
+}
+
+TEST(run_context_is_terse_with_the_command)
+{
+    setup();
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    const char *a[] = {"run", "--context", "--", "echo", "hi there", NULL};
+    ASSERT_EQ(run_rein(a, -1, NULL, &out, &err), 0);
+    ASSERT_TRUE(!strncmp(out.p, "$ echo 'hi there'\n", 18));
+    ASSERT_CONTAINS(out.p, "hi there\n");
+    ASSERT_CONTAINS(out.p, "[rein] exit 0");
+    buf_free(&out);
+    buf_free(&err);
+}
