@@ -9,10 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "rein.h"
-
-#define EXIT_USAGE 2
-#define EXIT_REIN_FAILURE 125
 
 struct verb {
     const char *name;
@@ -21,21 +19,12 @@ struct verb {
     int (*fn)(int argc, char **argv);
 };
 
-static int verb_serve(int argc, char **argv)
-{
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "rein serve: not implemented yet (the MCP server lands "
-                    "with its own issue)\n");
-    return EXIT_USAGE;
-}
-
 static int verb_help(int argc, char **argv);
 
 static const struct verb verbs[] = {
-    {"serve", "rein serve",
+    {"serve", "rein serve [--profile codex|mish] [--state-dir DIR]",
      "run the MCP server on stdin/stdout (JSON-RPC 2.0, one message a line)",
-     verb_serve},
+     cli_serve},
     {"help", "rein help [VERB]", "show help for rein or one of its verbs",
      verb_help},
 };
