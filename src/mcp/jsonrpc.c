@@ -73,9 +73,11 @@ int jsonrpc_parse(const char *line, size_t len, jsonrpc_msg_t *m,
     *root_out = NULL;
     /* Duplicate keys are refused: two ids or two methods in one message
      * could mean different things to us and to a proxy in between.  NUL
-     * inside strings is allowed: stdin writes may carry it. */
+     * inside strings is allowed: stdin writes may carry it.  Any value
+     * parses, so a bare 42 is an invalid request, not a parse error. */
     json_t *root = json_loadb(line, len, JSON_REJECT_DUPLICATES |
-                                             JSON_ALLOW_NUL, &jerr);
+                                             JSON_ALLOW_NUL |
+                                             JSON_DECODE_ANY, &jerr);
     if (!root) {
         e->code = JSONRPC_PARSE_ERROR;
         e->id = NULL;
