@@ -4,6 +4,7 @@
 // SIGTERM end the server with status 0 within 3 s.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { RawServer } from './lib.mjs';
 
 // The issue's promise: exit within this long of stdin EOF or SIGTERM.
@@ -138,6 +139,50 @@ test('stdout carries JSON-RPC lines only, and stdin EOF exits 0 within 3 s', asy
   for (const line of s.lines) {
     const m = JSON.parse(line);
     assert.equal(m.jsonrpc, '2.0');
+  }
+});
+
+// O_CLOEXEC in /proc/PID/fdinfo's octal flags.
+const O_CLOEXEC = 0o2000000;
+
+// fd -> link of this process's own fds: whatever rein inherited from above
+// us (the test runner's environment) is not rein's to judge.
+function ownFds() {
+  const m = new Map();
+  for (const name of readdirSync('/proc/self/fd')) {
+    try {
+      m.set(name, readlinkSync(`/proc/self/fd/${name}`));
+    } catch {}
+  }
+  return m;
+}
+
+test('the protocol fds are private: fd 1 is stderr, fd 0 is /dev/null, every fd rein opened is close-on-exec', async () => {
+  const above = ownFds();
+  const s = new RawServer();
+  try {
+    await s.initialize();
+    const pid = s.child.pid;
+    const link = (fd) => readlinkSync(`/proc/${pid}/fd/${fd}`);
+    assert.equal(link(0), '/dev/null');
+    assert.equal(link(1), link(2), 'fd 1 points where stderr does');
+    for (const name of readdirSync(`/proc/${pid}/fd`)) {
+      const fd = Number(name);
+      if (fd <= 2 || above.get(name) === link(fd)) continue;
+      let info;
+      try {
+        info = readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8');
+      } catch {
+        continue; // the fd of the directory listing itself, gone already
+      }
+      const flags = parseInt(/^flags:\s+([0-7]+)/m.exec(info)[1], 8);
+      assert.ok(flags & O_CLOEXEC, `fd ${fd} (${link(fd)}) is inherited by children`);
+    }
+    // And the protocol still flows through the private fds.
+    const r = await s.request({ jsonrpc: '2.0', id: 'after', method: 'ping' });
+    assert.equal(r.id, 'after');
+  } finally {
+    await s.close();
   }
 });
 
