@@ -532,6 +532,9 @@ TEST(mcp_error_codes_for_unknown_methods_tools_and_bad_params)
         {"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
          "\"params\":{\"name\":\"nope\",\"arguments\":{}}}",
          JSONRPC_INVALID_PARAMS, "Unknown tool: nope"},
+        {"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+         "\"params\":{\"name\":\"echo\\u0000x\"}}",
+         JSONRPC_INVALID_PARAMS, "Unknown tool: echo"},
         {"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\","
          "\"params\":{\"arguments\":{}}}",
          JSONRPC_INVALID_PARAMS, "name"},

@@ -170,7 +170,12 @@ static int call_finish(mcp_call_t *c, json_t *result)
     }
     c->finished = true;
     call_unlink(c);
-    int rc = jsonrpc_respond(c->srv->rpc, c->id, result);
+    /* Out of memory building the result: the request still gets its one
+     * response, an error. */
+    int rc = result ? jsonrpc_respond(c->srv->rpc, c->id, result)
+                    : jsonrpc_respond_error(c->srv->rpc, c->id,
+                                            JSONRPC_INTERNAL_ERROR,
+                                            "Internal error: out of memory.");
     if (!c->running)
         call_free(c);
     return rc == -ENOMEM ? rc : 0;
@@ -208,20 +213,13 @@ int mcp_call_result(mcp_call_t *call, json_t *structured, const char *text)
     }
     json_t *t = json_text(text, strlen(text));
     free(dumped);
-    json_t *result = t ? json_pack("{s:[{s:s, s:o}], s:o, s:b}", "content",
-                                   "type", "text", "text", t,
-                                   "structuredContent", structured,
-                                   "isError", 0)
-                       : NULL;
-    if (!result) {
-        /* json_pack released what it was given; the call must still end. */
-        call_finish(call, json_pack("{s:[{s:s, s:s}], s:b}", "content",
-                                    "type", "text", "text",
-                                    "Internal error: out of memory.",
-                                    "isError", 1));
-        return -ENOMEM;
-    }
-    return call_finish(call, result);
+    /* json_pack takes both references ("o"), also when it fails. */
+    json_t *result = json_pack("{s:[{s:s, s:o}], s:o, s:b}", "content",
+                               "type", "text", "text", t,
+                               "structuredContent", structured, "isError",
+                               0);
+    int rc = call_finish(call, result);
+    return result ? rc : -ENOMEM;
 }
 
 int mcp_call_error(mcp_call_t *call, const char *sentence)
@@ -802,7 +800,11 @@ static json_t *h_tools_list(mcp_server_t *s, const jsonrpc_msg_t *m,
 static json_t *h_tools_call(mcp_server_t *s, const jsonrpc_msg_t *m,
                             struct rpc_err *e)
 {
-    const char *name = json_string_value(json_object_get(m->params, "name"));
+    const json_t *jname = json_object_get(m->params, "name");
+    const char *name = json_string_value(jname);
+    if (name && strlen(name) != json_string_length(jname))
+        return fail(e, JSONRPC_INVALID_PARAMS, "Unknown tool: %.100s.",
+                    name); /* a NUL inside: no tool is named so */
     if (!name)
         return fail(e, JSONRPC_INVALID_PARAMS,
                     "Invalid params: name must be a string.");
