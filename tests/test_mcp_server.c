@@ -224,9 +224,8 @@ static void fx_init(struct fx *f)
 {
     memset(f, 0, sizeof *f);
     ASSERT_OK(loop_new(&f->loop));
-    ASSERT_OK(pipe2(f->in, O_CLOEXEC));
+    ASSERT_OK(pipe2(f->in, O_CLOEXEC | O_NONBLOCK));
     ASSERT_OK(pipe2(f->out, O_CLOEXEC | O_NONBLOCK));
-    fcntl(f->in[0], F_SETFL, O_NONBLOCK);
     mcp_server_opts_t o = {.name = "rein-test", .version = "9.9",
                            .instructions = "Be nice.", .on_close = on_close,
                            .data = f};
@@ -251,11 +250,26 @@ static void fx_fini(struct fx *f)
     buf_free(&f->acc);
 }
 
+/* Writes all of p; while the pipe is full, the server (in this thread)
+ * runs to empty it. */
+static void fx_write_all(struct fx *f, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t k = write(f->in[1], p, n);
+        if (k < 0) {
+            ASSERT_EQ(errno, EAGAIN);
+            ASSERT_INT(loop_run_once(f->loop, 1000), >=, 0);
+            continue;
+        }
+        p += k;
+        n -= (size_t)k;
+    }
+}
+
 static void fx_send(struct fx *f, const char *line)
 {
-    size_t n = strlen(line);
-    ASSERT_EQ(write(f->in[1], line, n), (ssize_t)n);
-    ASSERT_EQ(write(f->in[1], "\n", 1), 1);
+    fx_write_all(f, line, strlen(line));
+    fx_write_all(f, "\n", 1);
 }
 
 __attribute__((format(printf, 2, 3)))
@@ -908,6 +922,34 @@ TEST(mcp_progress_is_strictly_increasing_and_stops_at_the_response)
     ASSERT_EQ(json_integer_value(json_object_get(r, "id")), 3);
     json_decref(r);
     fx_fini(&f);
+}
+
+TEST(mcp_calls_in_flight_are_bounded)
+{
+    struct fx f;
+    fx_init(&f);
+    fx_initialize(&f);
+    for (int i = 0; i < MCP_MAX_CALLS_IN_FLIGHT; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "%d", i);
+        call_wait(&f, id, 20000, "W", NULL);
+    }
+    call_wait(&f, "\"one too many\"", 1, "X", NULL);
+    json_t *r = fx_next(&f);
+    ASSERT_STR(json_string_value(json_object_get(r, "id")), "one too many");
+    ASSERT_TRUE(is_error_result(r));
+    ASSERT_CONTAINS(result_text(r), "Too many calls in progress");
+    json_decref(r);
+    /* One ends, and there is room again. */
+    fx_send(&f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+                "\"params\":{\"requestId\":0}}");
+    call_wait(&f, "\"fits\"", 1, "Y", NULL);
+    r = fx_next(&f);
+    ASSERT_STR(json_string_value(json_object_get(r, "id")), "fits");
+    ASSERT_STR(result_text(r), "Y");
+    json_decref(r);
+    fx_fini(&f);
+    ASSERT_EQ(f.cancelled, MCP_MAX_CALLS_IN_FLIGHT);
 }
 
 /* -------------------------------------------------------------- resources */

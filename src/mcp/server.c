@@ -27,6 +27,13 @@
 #define MCP_TOOL_NAME_MAX 64
 /* Lines a tool description may take. */
 #define MCP_TOOL_DESC_LINES 2
+/* Integers up to 2^53 survive a trip through a double (and JavaScript). */
+#define MCP_SAFE_INT 9007199254740992.0
+/* How much of a client's string (a method, a tool, a URI) an error echoes:
+ * enough to recognise it, never a megabyte. */
+#define MCP_ECHO_MAX 200
+/* Room for "a string, an integer or null". */
+#define MCP_TYPE_PHRASE_MAX 128
 
 struct tool_entry {
     char *name;
@@ -118,7 +125,7 @@ static json_t *fail(struct rpc_err *e, int code, const char *fmt, ...)
 /* A number as JSON: an integer when it is one, so progress 3 reads "3". */
 static json_t *json_num(double v)
 {
-    if (v == floor(v) && fabs(v) < 9007199254740992.0)
+    if (v == floor(v) && fabs(v) < MCP_SAFE_INT)
         return json_integer((json_int_t)v);
     return json_real(v);
 }
@@ -321,7 +328,7 @@ static bool type_is(const char *t, const json_t *v, bool *as_int)
         if (!json_is_real(v))
             return false;
         double d = json_real_value(v);
-        if (d == floor(d) && fabs(d) < 9007199254740992.0) {
+        if (d == floor(d) && fabs(d) < MCP_SAFE_INT) {
             *as_int = true;
             return true;
         }
@@ -403,7 +410,7 @@ static void list_names(const json_t *props, char *out, size_t cap)
 static int check_value(const char *name, const json_t *spec, json_t *args,
                        json_t *v, char *msg, size_t cap)
 {
-    char want[128];
+    char want[MCP_TYPE_PHRASE_MAX];
     bool as_int = false;
     const json_t *type = json_object_get(spec, "type");
     if (type && !check_type(type, v, &as_int, want, sizeof want))
@@ -411,8 +418,10 @@ static int check_value(const char *name, const json_t *spec, json_t *args,
     if (as_int) {
         /* Tools read integers with json_integer_value: give them one. */
         v = json_integer((json_int_t)json_real_value(v));
-        if (!v || json_object_set_new(args, name, v) < 0)
+        if (!v || json_object_set_new(args, name, v) < 0) {
+            snprintf(msg, cap, "Internal error: out of memory.");
             return -ENOMEM;
+        }
     }
     const json_t *en = json_object_get(spec, "enum");
     if (json_is_array(en)) {
@@ -803,8 +812,8 @@ static json_t *h_tools_call(mcp_server_t *s, const jsonrpc_msg_t *m,
     const json_t *jname = json_object_get(m->params, "name");
     const char *name = json_string_value(jname);
     if (name && strlen(name) != json_string_length(jname))
-        return fail(e, JSONRPC_INVALID_PARAMS, "Unknown tool: %.100s.",
-                    name); /* a NUL inside: no tool is named so */
+        return fail(e, JSONRPC_INVALID_PARAMS, "Unknown tool: %.*s.",
+                    MCP_ECHO_MAX, name); /* NUL inside: no such name */
     if (!name)
         return fail(e, JSONRPC_INVALID_PARAMS,
                     "Invalid params: name must be a string.");
@@ -813,8 +822,8 @@ static json_t *h_tools_call(mcp_server_t *s, const jsonrpc_msg_t *m,
         if (!strcmp(s->tools[i].name, name))
             t = &s->tools[i];
     if (!t)
-        return fail(e, JSONRPC_INVALID_PARAMS, "Unknown tool: %.100s.",
-                    name);
+        return fail(e, JSONRPC_INVALID_PARAMS, "Unknown tool: %.*s.",
+                    MCP_ECHO_MAX, name);
     json_t *args = json_object_get(m->params, "arguments");
     if (args && !json_is_object(args))
         return fail(e, JSONRPC_INVALID_PARAMS,
@@ -910,7 +919,8 @@ static json_t *h_resources_read(mcp_server_t *s, const jsonrpc_msg_t *m,
     struct template_entry *t = vars ? find_template(s, uri, vars) : NULL;
     int rc = t ? t->read_fn(uri, vars, &text, t->ud) : -ENOENT;
     if (rc == -ENOENT)
-        fail(e, MCP_RESOURCE_NOT_FOUND, "Resource not found: %.200s.", uri);
+        fail(e, MCP_RESOURCE_NOT_FOUND, "Resource not found: %.*s.",
+             MCP_ECHO_MAX, uri);
     else if (rc < 0)
         fail(e, JSONRPC_INTERNAL_ERROR, "Internal error: %s.",
              rein_strerror(rc));
@@ -935,8 +945,8 @@ static json_t *h_subscribe(mcp_server_t *s, const jsonrpc_msg_t *m,
     bool known = vars && find_template(s, uri, vars);
     json_decref(vars);
     if (!known)
-        return fail(e, MCP_RESOURCE_NOT_FOUND, "Resource not found: %.200s.",
-                    uri);
+        return fail(e, MCP_RESOURCE_NOT_FOUND, "Resource not found: %.*s.",
+                    MCP_ECHO_MAX, uri);
     if (find_sub(s, uri))
         return json_object();
     if (s->nsubs == MCP_MAX_SUBSCRIPTIONS)
@@ -1014,8 +1024,8 @@ static void on_request(mcp_server_t *s, const jsonrpc_msg_t *m)
             h = &methods[i];
     /* Anything unknown — server/discover included — is refused at once. */
     if (!h) {
-        fail(&e, JSONRPC_METHOD_NOT_FOUND, "Method not found: %.100s.",
-             m->method);
+        fail(&e, JSONRPC_METHOD_NOT_FOUND, "Method not found: %.*s.",
+             MCP_ECHO_MAX, m->method);
         jsonrpc_respond_error(s->rpc, m->id, e.code, e.message);
         return;
     }

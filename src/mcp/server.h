@@ -208,7 +208,8 @@ mcp_server_t *mcp_call_server(const mcp_call_t *call);
  * integral real, which is rewritten to an integer in args), "enum",
  * "minimum"/"maximum", "items":{"type"} for arrays, and
  * additionalProperties:false.  Returns 0, or -EINVAL with one sentence in
- * msg naming the argument ("`yield_time_ms` must be an integer.").
+ * msg naming the argument ("`yield_time_ms` must be an integer."), or
+ * -ENOMEM (msg says so too).
  */
 int mcp_schema_check(const json_t *schema, json_t *args, char *msg,
                      size_t cap);
