@@ -1,6 +1,6 @@
 /*
  * test_cli.c — the rein command's entry point: --help, --version, help
- * VERB, exit codes for bad usage, the run shorthand, and serve's placeholder.
+ * VERB, exit codes for bad usage, the run shorthand, serve's option errors.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -60,10 +60,19 @@ TEST(cli_bad_usage_exits_2_with_one_clear_line)
     buf_free(&out);
 }
 
-TEST(cli_serve_is_not_implemented_yet_and_keeps_stdout_clean)
+TEST(cli_serve_bad_options_exit_2_with_one_clear_line)
 {
     buf_t out = BUF_INIT;
-    ASSERT_EQ(rein("serve", NULL, &out), 2);
-    ASSERT_CONTAINS(out.p, "not implemented");
+    ASSERT_EQ(rein("serve", "--profile=mish", &out), 2);
+    ASSERT_CONTAINS(out.p, "mish profile is not available yet");
+    buf_reset(&out);
+    ASSERT_EQ(rein("serve", "--profile=bash", &out), 2);
+    ASSERT_CONTAINS(out.p, "unknown profile 'bash'");
+    buf_reset(&out);
+    ASSERT_EQ(rein("serve", "--frob", &out), 2);
+    ASSERT_CONTAINS(out.p, "unknown option '--frob'");
+    buf_reset(&out);
+    ASSERT_EQ(rein("serve", "--state-dir", &out), 2);
+    ASSERT_CONTAINS(out.p, "--state-dir needs a value");
     buf_free(&out);
 }

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
+#include <string.h>
 #include <unistd.h>
 
 int tu_read_all(int fd, buf_t *out)
@@ -42,4 +44,45 @@ int tu_run(spawn_opts_t *o, buf_t *out)
     if (pidfd >= 0)
         close(pidfd);
     return rc < 0 ? rc : code;
+}
+
+static void tu_on_readable(loop_t *l, int fd, unsigned ev, void *data)
+{
+    (void)l;
+    (void)fd;
+    (void)ev;
+    *(bool *)data = true;
+}
+
+char *tu_loop_read_line(loop_t *l, int fd, buf_t *acc, uint64_t timeout_ms)
+{
+    uint64_t deadline = loop_clock_ms() + timeout_ms;
+    for (;;) {
+        char *nl = acc->len ? memchr(acc->p, '\n', acc->len) : NULL;
+        if (nl) {
+            size_t n = (size_t)(nl - acc->p);
+            char *line = strndup(acc->p, n);
+            buf_consume(acc, n + 1);
+            return line;
+        }
+        char tmp[65536];
+        ssize_t r = read(fd, tmp, sizeof tmp);
+        if (r > 0) {
+            buf_append(acc, tmp, (size_t)r);
+            continue;
+        }
+        if (r == 0)
+            return NULL;
+        uint64_t now = loop_clock_ms();
+        if (now >= deadline)
+            return NULL;
+        /* Nothing yet: run the loop (the server is in this thread) until
+         * fd is readable or the time is up. */
+        bool ready = false;
+        if (loop_io_add(l, fd, LOOP_READ, tu_on_readable, &ready) < 0)
+            return NULL;
+        while (!ready && (now = loop_clock_ms()) < deadline)
+            loop_run_once(l, (int)(deadline - now));
+        loop_io_del(l, fd);
+    }
 }

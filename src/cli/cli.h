@@ -43,5 +43,7 @@ int cli_grammar(int argc, char **argv);
  * With shorthand, argv[0] is already the command (`rein CMD ARGS...`) and
  * no options are read.  Returns the process exit status. */
 int cli_run(int argc, char **argv, bool shorthand);
+/* rein serve [--profile codex|mish] [--state-dir DIR] */
+int cli_serve(int argc, char **argv);
 
 #endif

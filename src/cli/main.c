@@ -23,15 +23,6 @@ struct verb {
     int (*fn)(int argc, char **argv);
 };
 
-static int verb_serve(int argc, char **argv)
-{
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "rein serve: not implemented yet (the MCP server lands "
-                    "with its own issue)\n");
-    return EXIT_USAGE;
-}
-
 static int verb_help(int argc, char **argv);
 
 static int verb_run(int argc, char **argv)
@@ -40,9 +31,9 @@ static int verb_run(int argc, char **argv)
 }
 
 static const struct verb verbs[] = {
-    {"serve", "rein serve",
+    {"serve", "rein serve [--profile codex|mish] [--state-dir DIR]",
      "run the MCP server on stdin/stdout (JSON-RPC 2.0, one message a line)",
-     verb_serve},
+     cli_serve},
     {"ps", "rein ps [--json] [--all]",
      "list the runs of every rein process (--all: finished ones too)",
      cli_ps},

@@ -1,0 +1,456 @@
+/*
+ * test_jsonrpc.c — the JSON-RPC line transport: validation of every kind of
+ * bad message, framing (split lines, many lines per read, CRLF, blank
+ * lines, a last line without '\n'), the line limit at its edge, the output
+ * queue (whole lines, order, a full pipe, EPIPE), input from a regular
+ * file, and input paused while output backs up.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/loop.h"
+#include "harness.h"
+#include "mcp/jsonrpc.h"
+#include "tutil.h"
+
+/* ------------------------------------------------------------ validation */
+
+struct parse_case {
+    const char *line;
+    int code;           /* 0: valid */
+    jsonrpc_kind_t kind; /* when valid */
+    const char *id;     /* the id echoed, as compact JSON; NULL: none */
+};
+
+static const struct parse_case parse_cases[] = {
+    {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", 0, JSONRPC_REQUEST,
+     "1"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":\"a\",\"params\":[1]}", 0,
+     JSONRPC_REQUEST, "\"x\""},
+    {"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", 0,
+     JSONRPC_NOTIFICATION, NULL},
+    {"{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}", 0, JSONRPC_RESPONSE, "7"},
+    {"{\"jsonrpc\":\"2.0\",\"error\":{\"code\":1,\"message\":\"m\"}}", 0,
+     JSONRPC_RESPONSE, NULL},
+    /* malformed JSON: -32700, no id */
+    {"{", JSONRPC_PARSE_ERROR, 0, NULL},
+    {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} trailing",
+     JSONRPC_PARSE_ERROR, 0, NULL},
+    {"{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"ping\"}",
+     JSONRPC_PARSE_ERROR, 0, NULL},
+    {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}", JSONRPC_PARSE_ERROR,
+     0, NULL},
+    /* batches and non-objects: -32600, no id */
+    {"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]",
+     JSONRPC_INVALID_REQUEST, 0, NULL},
+    {"[]", JSONRPC_INVALID_REQUEST, 0, NULL},
+    {"42", JSONRPC_INVALID_REQUEST, 0, NULL},
+    {"\"ping\"", JSONRPC_INVALID_REQUEST, 0, NULL},
+    {"null", JSONRPC_INVALID_REQUEST, 0, NULL},
+    /* bad ids: -32600, no id */
+    {"{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}",
+     JSONRPC_INVALID_REQUEST, 0, NULL},
+    {"{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}",
+     JSONRPC_INVALID_REQUEST, 0, NULL},
+    {"{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"ping\"}",
+     JSONRPC_INVALID_REQUEST, 0, NULL},
+    {"{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"ping\"}",
+     JSONRPC_INVALID_REQUEST, 0, NULL},
+    /* good id, bad message: -32600 echoing the id */
+    {"{\"id\":3,\"method\":\"ping\"}", JSONRPC_INVALID_REQUEST, 0, "3"},
+    {"{\"jsonrpc\":\"1.0\",\"id\":3,\"method\":\"ping\"}",
+     JSONRPC_INVALID_REQUEST, 0, "3"},
+    {"{\"jsonrpc\":2.0,\"id\":3,\"method\":\"ping\"}", JSONRPC_INVALID_REQUEST,
+     0, "3"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":\"q\",\"method\":7}",
+     JSONRPC_INVALID_REQUEST, 0, "\"q\""},
+    {"{\"jsonrpc\":\"2.0\",\"id\":\"q\",\"method\":\"pi\\u0000ng\"}",
+     JSONRPC_INVALID_REQUEST, 0, "\"q\""},
+    {"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\",\"params\":\"x\"}",
+     JSONRPC_INVALID_REQUEST, 0, "4"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\",\"params\":null}",
+     JSONRPC_INVALID_REQUEST, 0, "4"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":5}", JSONRPC_INVALID_REQUEST, 0, "5"},
+    {"{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":3}",
+     JSONRPC_INVALID_REQUEST, 0, NULL},
+};
+
+TEST(jsonrpc_parse_validates_every_field)
+{
+    for (size_t i = 0; i < sizeof parse_cases / sizeof parse_cases[0]; i++) {
+        const struct parse_case *c = &parse_cases[i];
+        jsonrpc_msg_t m;
+        jsonrpc_error_t e;
+        json_t *bad;
+        int rc = jsonrpc_parse(c->line, strlen(c->line), &m, &e, &bad);
+        if (rc != c->code)
+            fprintf(stderr, "case %zu: %s\n", i, c->line);
+        ASSERT_EQ(rc, c->code);
+        json_t *id = rc == 0 ? m.id : e.id;
+        char *got = id ? json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY)
+                       : NULL;
+        if (c->id)
+            ASSERT_STR(got, c->id);
+        else
+            ASSERT_TRUE(got == NULL);
+        free(got);
+        if (rc == 0) {
+            ASSERT_EQ(m.kind, c->kind);
+            ASSERT_TRUE(bad == NULL);
+            json_decref(m.root);
+        } else {
+            ASSERT_TRUE(e.message[0] != '\0');
+            json_decref(bad);
+        }
+    }
+}
+
+/* --------------------------------------------------------------- fixture */
+
+struct fx {
+    loop_t *loop;
+    jsonrpc_t *rpc;
+    int in[2];  /* test writes in[1]; transport reads in[0] */
+    int out[2]; /* transport writes out[1]; test reads out[0] */
+    buf_t acc;  /* output read but not yet consumed */
+    json_t *seen; /* every message delivered, in order */
+    int closed;   /* on_close calls */
+    int close_err;
+    size_t big_reply; /* > 0: answer each message with this many bytes */
+};
+
+static void fx_on_msg(jsonrpc_t *j, const jsonrpc_msg_t *m, void *data)
+{
+    struct fx *f = data;
+    json_array_append(f->seen, m->root);
+    if (f->big_reply) {
+        char *s = malloc(f->big_reply + 1);
+        memset(s, 'x', f->big_reply);
+        s[f->big_reply] = '\0';
+        jsonrpc_notify(j, "big", json_pack("{s:s}", "s", s));
+        free(s);
+    } else if (m->kind == JSONRPC_REQUEST) {
+        jsonrpc_respond(j, m->id, json_pack("{s:s}", "method", m->method));
+    }
+}
+
+static void fx_on_close(jsonrpc_t *j, int err, void *data)
+{
+    (void)j;
+    struct fx *f = data;
+    f->closed++;
+    f->close_err = err;
+}
+
+static void fx_init(struct fx *f)
+{
+    memset(f, 0, sizeof *f);
+    ASSERT_OK(loop_new(&f->loop));
+    ASSERT_OK(pipe2(f->in, O_CLOEXEC));
+    ASSERT_OK(pipe2(f->out, O_CLOEXEC));
+    fcntl(f->in[0], F_SETFL, O_NONBLOCK);
+    fcntl(f->out[1], F_SETFL, O_NONBLOCK);
+    fcntl(f->out[0], F_SETFL, O_NONBLOCK);
+    f->seen = json_array();
+    ASSERT_OK(jsonrpc_new(f->loop, f->in[0], f->out[1], fx_on_msg,
+                          fx_on_close, f, &f->rpc));
+}
+
+static void fx_fini(struct fx *f)
+{
+    jsonrpc_free(f->rpc);
+    loop_free(f->loop);
+    for (int i = 0; i < 2; i++) {
+        if (f->in[i] >= 0)
+            close(f->in[i]);
+        if (f->out[i] >= 0)
+            close(f->out[i]);
+    }
+    buf_free(&f->acc);
+    json_decref(f->seen);
+}
+
+static void fx_write(struct fx *f, const char *s)
+{
+    ASSERT_EQ(write(f->in[1], s, strlen(s)), (ssize_t)strlen(s));
+}
+
+/* The next output line, parsed; fails the test after 5 s. */
+static json_t *fx_next(struct fx *f)
+{
+    char *line = tu_loop_read_line(f->loop, f->out[0], &f->acc, 5000);
+    ASSERT_TRUE(line != NULL);
+    json_error_t err;
+    json_t *j = json_loads(line, JSON_ALLOW_NUL, &err);
+    if (!j)
+        fprintf(stderr, "not JSON: %s\n", line);
+    ASSERT_TRUE(j != NULL);
+    free(line);
+    return j;
+}
+
+static void run_until_seen(struct fx *f, size_t n)
+{
+    uint64_t deadline = loop_clock_ms() + 5000;
+    while (json_array_size(f->seen) < n && loop_clock_ms() < deadline)
+        loop_run_once(f->loop, 50);
+    ASSERT_INT(json_array_size(f->seen), ==, n);
+}
+
+static long long error_code(const json_t *msg)
+{
+    return json_integer_value(
+        json_object_get(json_object_get(msg, "error"), "code"));
+}
+
+/* --------------------------------------------------------------- framing */
+
+TEST(jsonrpc_split_lines_many_per_read_crlf_and_blank_lines)
+{
+    struct fx f;
+    fx_init(&f);
+    /* One message a byte at a time, each byte its own read. */
+    const char *one = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}\n";
+    for (const char *p = one; *p; p++) {
+        ASSERT_EQ(write(f.in[1], p, 1), 1);
+        loop_run_once(f.loop, 0);
+    }
+    run_until_seen(&f, 1);
+    /* Three in one write, one with CRLF, blank lines between. */
+    fx_write(&f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"b\"}\r\n"
+                 "\n   \n\r\n"
+                 "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n"
+                 "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"c\"}\n");
+    run_until_seen(&f, 4);
+    for (int want = 1; want <= 3; want++) {
+        json_t *r = fx_next(&f);
+        ASSERT_EQ(json_integer_value(json_object_get(r, "id")), want);
+        json_decref(r);
+    }
+    /* A last line without '\n' still counts at EOF, then on_close(0). */
+    fx_write(&f, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"d\"}");
+    close(f.in[1]);
+    f.in[1] = -1;
+    run_until_seen(&f, 5);
+    json_t *r = fx_next(&f);
+    ASSERT_EQ(json_integer_value(json_object_get(r, "id")), 4);
+    json_decref(r);
+    while (!f.closed)
+        loop_run_once(f.loop, 1000);
+    ASSERT_EQ(f.closed, 1);
+    ASSERT_EQ(f.close_err, 0);
+    ASSERT_EQ(jsonrpc_feed(f.rpc, "x\n", 2), -ESHUTDOWN);
+    fx_fini(&f);
+}
+
+TEST(jsonrpc_junk_is_answered_and_the_stream_goes_on)
+{
+    struct fx f;
+    fx_init(&f);
+    fx_write(&f, "{oops\n"
+                 "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"},"
+                 "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"b\"}]\n"
+                 "{\"jsonrpc\":\"2.0\",\"id\":\"s\",\"method\":5}\n"
+                 "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ok\"}\n");
+    json_t *r = fx_next(&f);
+    ASSERT_EQ(error_code(r), JSONRPC_PARSE_ERROR);
+    ASSERT_TRUE(json_object_get(r, "id") == NULL);
+    json_decref(r);
+    r = fx_next(&f);
+    ASSERT_EQ(error_code(r), JSONRPC_INVALID_REQUEST);
+    ASSERT_TRUE(json_object_get(r, "id") == NULL);
+    ASSERT_CONTAINS(json_string_value(json_object_get(
+                        json_object_get(r, "error"), "message")),
+                    "batch");
+    json_decref(r);
+    r = fx_next(&f);
+    ASSERT_EQ(error_code(r), JSONRPC_INVALID_REQUEST);
+    ASSERT_STR(json_string_value(json_object_get(r, "id")), "s");
+    json_decref(r);
+    r = fx_next(&f);
+    ASSERT_EQ(json_integer_value(json_object_get(r, "id")), 9);
+    json_decref(r);
+    /* None of the batch's members reached the handler. */
+    ASSERT_EQ(json_array_size(f.seen), 1);
+    fx_fini(&f);
+}
+
+/* A valid request padded to exactly len bytes. */
+static char *padded_request(size_t len, int id)
+{
+    char head[64];
+    int hn = snprintf(head, sizeof head,
+                      "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"big\","
+                      "\"params\":{\"p\":\"", id);
+    const char *tail = "\"}}";
+    char *s = malloc(len + 2);
+    memcpy(s, head, (size_t)hn);
+    memset(s + hn, 'a', len - (size_t)hn - strlen(tail));
+    memcpy(s + len - strlen(tail), tail, strlen(tail));
+    s[len] = '\n';
+    s[len + 1] = '\0';
+    return s;
+}
+
+/* Feeds a long buffer in read-sized chunks, as the watcher would. */
+static void feed_chunked(jsonrpc_t *j, const char *p, size_t n)
+{
+    for (size_t off = 0; off < n; off += JSONRPC_READ_CHUNK) {
+        size_t k = n - off < JSONRPC_READ_CHUNK ? n - off
+                                                : JSONRPC_READ_CHUNK;
+        ASSERT_OK(jsonrpc_feed(j, p + off, k));
+    }
+}
+
+static void feed_str(jsonrpc_t *j, const char *s)
+{
+    ASSERT_OK(jsonrpc_feed(j, s, strlen(s)));
+}
+
+TEST_T(jsonrpc_line_limit_at_its_edge, 120)
+{
+    struct fx f;
+    fx_init(&f);
+    /* Exactly JSONRPC_LINE_MAX bytes before the '\n': accepted. */
+    char *at = padded_request(JSONRPC_LINE_MAX, 1);
+    feed_chunked(f.rpc, at, JSONRPC_LINE_MAX + 1);
+    free(at);
+    ASSERT_EQ(json_array_size(f.seen), 1);
+    json_t *r = fx_next(&f);
+    ASSERT_EQ(json_integer_value(json_object_get(r, "id")), 1);
+    json_decref(r);
+    /* One byte more: refused with -32600 (no id), skipped to its '\n',
+     * and the next line is served as usual. */
+    char *over = padded_request(JSONRPC_LINE_MAX + 1, 2);
+    feed_chunked(f.rpc, over, JSONRPC_LINE_MAX + 2);
+    free(over);
+    feed_str(f.rpc, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"x\"}\n");
+    ASSERT_EQ(json_array_size(f.seen), 2);
+    r = fx_next(&f);
+    ASSERT_EQ(error_code(r), JSONRPC_INVALID_REQUEST);
+    ASSERT_TRUE(json_object_get(r, "id") == NULL);
+    ASSERT_CONTAINS(json_string_value(json_object_get(
+                        json_object_get(r, "error"), "message")),
+                    "line limit");
+    json_decref(r);
+    r = fx_next(&f);
+    ASSERT_EQ(json_integer_value(json_object_get(r, "id")), 3);
+    json_decref(r);
+    /* The over-long line is refused once, even in tiny pieces, and its
+     * tail (which could look like a message) is not parsed. */
+    char *chunk = malloc(JSONRPC_LINE_MAX / 4);
+    memset(chunk, ' ', JSONRPC_LINE_MAX / 4);
+    for (int i = 0; i < 5; i++)
+        feed_chunked(f.rpc, chunk, JSONRPC_LINE_MAX / 4);
+    free(chunk);
+    feed_str(f.rpc, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"x\"}\n");
+    feed_str(f.rpc, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"x\"}\n");
+    r = fx_next(&f);
+    ASSERT_EQ(error_code(r), JSONRPC_INVALID_REQUEST);
+    json_decref(r);
+    r = fx_next(&f);
+    ASSERT_EQ(json_integer_value(json_object_get(r, "id")), 5);
+    json_decref(r);
+    ASSERT_EQ(json_array_size(f.seen), 3);
+    fx_fini(&f);
+}
+
+/* ----------------------------------------------------------------- output */
+
+TEST(jsonrpc_output_is_whole_compact_lines_in_order_through_a_full_pipe)
+{
+    struct fx f;
+    fx_init(&f);
+    /* A small pipe so the queue has to wait for LOOP_WRITE. */
+    fcntl(f.out[1], F_SETPIPE_SZ, 4096);
+    enum { N = 200 };
+    for (int i = 0; i < N; i++) {
+        /* Newlines and NULs inside strings must not break the framing. */
+        json_t *p = json_pack("{s:i, s:s, s:s#}", "i", i, "text",
+                              "line one\nline two\r\n", "bin", "a\0b", 3);
+        ASSERT_OK(jsonrpc_notify(f.rpc, "note", p));
+    }
+    ASSERT_INT(jsonrpc_out_pending(f.rpc), >, 0);
+    for (int i = 0; i < N; i++) {
+        json_t *r = fx_next(&f);
+        ASSERT_STR(json_string_value(json_object_get(r, "method")), "note");
+        json_t *p = json_object_get(r, "params");
+        ASSERT_EQ(json_integer_value(json_object_get(p, "i")), i);
+        ASSERT_STR(json_string_value(json_object_get(p, "text")),
+                   "line one\nline two\r\n");
+        json_decref(r);
+    }
+    ASSERT_EQ(jsonrpc_out_pending(f.rpc), 0);
+    ASSERT_EQ(f.acc.len, 0);
+    fx_fini(&f);
+}
+
+TEST(jsonrpc_broken_output_is_reported_once_and_sticky)
+{
+    struct fx f;
+    fx_init(&f);
+    signal(SIGPIPE, SIG_IGN);
+    close(f.out[0]);
+    f.out[0] = -1;
+    ASSERT_EQ(jsonrpc_notify(f.rpc, "x", NULL), -EPIPE);
+    ASSERT_EQ(f.closed, 1);
+    ASSERT_EQ(f.close_err, -EPIPE);
+    ASSERT_EQ(jsonrpc_notify(f.rpc, "y", NULL), -EPIPE);
+    ASSERT_EQ(jsonrpc_out_pending(f.rpc), 0);
+    ASSERT_EQ(f.closed, 1);
+    fx_fini(&f);
+}
+
+TEST(jsonrpc_reads_a_regular_file_that_epoll_refuses)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/in.jsonl", test_tmpdir());
+    FILE *fp = fopen(path, "w");
+    ASSERT_TRUE(fp != NULL);
+    for (int i = 0; i < 3; i++)
+        fprintf(fp, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"m\"}\n", i);
+    fclose(fp);
+    struct fx f;
+    memset(&f, 0, sizeof f);
+    ASSERT_OK(loop_new(&f.loop));
+    f.in[0] = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    f.in[1] = -1;
+    ASSERT_OK(pipe2(f.out, O_CLOEXEC | O_NONBLOCK));
+    f.seen = json_array();
+    ASSERT_OK(jsonrpc_new(f.loop, f.in[0], f.out[1], fx_on_msg, fx_on_close,
+                          &f, &f.rpc));
+    while (!f.closed)
+        ASSERT_INT(loop_run_once(f.loop, 1000), >, 0);
+    ASSERT_EQ(json_array_size(f.seen), 3);
+    ASSERT_EQ(f.close_err, 0);
+    fx_fini(&f);
+}
+
+TEST(jsonrpc_input_pauses_while_output_backs_up)
+{
+    struct fx f;
+    fx_init(&f);
+    /* Each message is answered with 1 MiB nobody reads yet. */
+    f.big_reply = 1024 * 1024;
+    size_t over = JSONRPC_OUT_HIGH_WATER / f.big_reply + 1;
+    for (size_t i = 0; i < over; i++)
+        fx_write(&f, "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n");
+    run_until_seen(&f, over);
+    ASSERT_INT(jsonrpc_out_pending(f.rpc), >, JSONRPC_OUT_HIGH_WATER);
+    /* The next line waits: input is no longer watched. */
+    fx_write(&f, "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n");
+    for (int i = 0; i < 5; i++)
+        loop_run_once(f.loop, 10);
+    ASSERT_EQ(json_array_size(f.seen), over);
+    /* Reading the output drains the queue and input resumes. */
+    for (size_t i = 0; i < over; i++)
+        json_decref(fx_next(&f));
+    f.big_reply = 0;
+    run_until_seen(&f, over + 1);
+    fx_fini(&f);
+}
