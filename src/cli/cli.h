@@ -43,6 +43,10 @@ int cli_grammar(int argc, char **argv);
  * With shorthand, argv[0] is already the command (`rein CMD ARGS...`) and
  * no options are read.  Returns the process exit status. */
 int cli_run(int argc, char **argv, bool shorthand);
+/* rein kill ID [--signal S] [--grace-ms N] */
+int cli_kill(int argc, char **argv);
+/* rein reconcile */
+int cli_reconcile(int argc, char **argv);
 /* rein serve [--profile codex|mish] [--state-dir DIR] */
 int cli_serve(int argc, char **argv);
 

@@ -41,6 +41,13 @@ static const struct verb verbs[] = {
      "print a run's full output (-f: follow until the run exits)", cli_logs},
     {"metrics", "rein metrics", "print the run counters (Prometheus text)",
      cli_metrics},
+    {"kill", "rein kill ID [--signal S] [--grace-ms N]",
+     "end a run: signal S (default TERM) to its whole tree, KILL after the "
+     "grace",
+     cli_kill},
+    {"reconcile", "rein reconcile",
+     "end what dead rein processes left running; record the rest lost",
+     cli_reconcile},
     {"squash", "rein squash --as \"COMMAND\" [--exit N] [--log PATH] < output",
      "condense captured output as rein would show it", cli_squash},
     {"grammar", "rein grammar check FILE [SAMPLE]",

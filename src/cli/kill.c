@@ -1,0 +1,275 @@
+/*
+ * kill.c — `rein kill ID [--signal S] [--grace-ms N]` and `rein reconcile`.
+ *
+ * An operator's hand on a run some rein process owns.  rein kill never asks
+ * the owner (it may be busy, stuck or gone); it ends the run itself, but only
+ * through the identity the registry recorded: the boot id, the leader's pid
+ * and start time, the run's own cgroups and its remembered descendants, each
+ * verified before a signal goes out.  The owner then sees its child die and
+ * finalizes the record as usual.  A run whose owner is dead is left to
+ * reconciliation, which this verb runs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/procfs.h"
+#include "base/ptree.h"
+#include "base/sig.h"
+#include "cli/cli.h"
+#include "rein.h"
+#include "supervise/contain.h"
+#include "supervise/registry.h"
+
+/* How often the end of a killed run is checked: these are not our children,
+ * so there is no exit event to wait on. */
+#define KILL_POLL_MS 20
+
+static int64_t kill_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* True when the owner of rec holds its lock (is alive). */
+static bool kill_owner_alive(registry_t *reg, const char *owner_id)
+{
+    owner_record_t o;
+    if (registry_owner_get(reg, owner_id, &o) < 0)
+        return false;
+    bool alive = false;
+    int fd = o.lock_path ? open(o.lock_path, O_RDWR | O_CLOEXEC) : -1;
+    if (fd >= 0) {
+        alive = flock(fd, LOCK_EX | LOCK_NB) < 0;
+        close(fd); /* releases the lock if we just took it */
+    }
+    owner_record_clear(&o);
+    return alive;
+}
+
+struct target {
+    ptree_t tree;
+    contain_run_t *cr;
+    pid_t pgid; /* the leader's group, while the leader pins it; else 0 */
+};
+
+static bool target_alive(struct target *t)
+{
+    return ptree_count_alive(&t->tree) > 0 ||
+           (t->cr && contain_run_populated(t->cr));
+}
+
+static void target_signal(struct target *t, int signo)
+{
+    if (t->cr) {
+        if (signo == SIGKILL)
+            contain_run_kill(t->cr);
+        else
+            contain_run_signal(t->cr, signo);
+    }
+    ptree_signal(&t->tree, signo);
+    if (t->pgid > 1)
+        ptree_signal_group(t->pgid, signo);
+}
+
+static bool target_wait(struct target *t, int64_t ms)
+{
+    int64_t end = kill_now_ms() + ms;
+    while (target_alive(t)) {
+        if (kill_now_ms() >= end)
+            return false;
+        poll(NULL, 0, KILL_POLL_MS);
+    }
+    return true;
+}
+
+static int kill_usage(const char *why)
+{
+    fprintf(stderr, "rein kill: %s (usage: rein kill ID [--signal S] "
+                    "[--grace-ms N])\n",
+            why);
+    return CLI_EXIT_USAGE;
+}
+
+static int parse_id(const char *s, int64_t *id)
+{
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || v <= 0)
+        return -EINVAL;
+    *id = v;
+    return 0;
+}
+
+int cli_kill(int argc, char **argv)
+{
+    int64_t id = 0;
+    int signo = SIGTERM;
+    long grace = REIN_SUP_GRACE_MS;
+    const char *id_arg = NULL;
+    for (int i = 1; i < argc; i++) {
+        if ((!strcmp(argv[i], "--signal") || !strcmp(argv[i], "-s")) &&
+            i + 1 < argc) {
+            if (sig_parse(argv[++i], &signo) < 0) {
+                fprintf(stderr, "rein kill: unknown signal '%s'\n", argv[i]);
+                return CLI_EXIT_USAGE;
+            }
+        } else if (!strcmp(argv[i], "--grace-ms") && i + 1 < argc) {
+            char *end;
+            grace = strtol(argv[++i], &end, 10);
+            if (!*argv[i] || *end || grace < 0 || grace > INT32_MAX) {
+                fprintf(stderr, "rein kill: --grace-ms takes a number of "
+                                "milliseconds, not '%s'\n",
+                        argv[i]);
+                return CLI_EXIT_USAGE;
+            }
+        } else if (argv[i][0] == '-') {
+            char why[128];
+            snprintf(why, sizeof why, "unknown option '%s'", argv[i]);
+            return kill_usage(why);
+        } else if (!id_arg) {
+            id_arg = argv[i];
+        } else {
+            return kill_usage("one run id only");
+        }
+    }
+    if (!id_arg)
+        return kill_usage("which run?");
+    if (parse_id(id_arg, &id) < 0) {
+        fprintf(stderr, "rein kill: '%s' is not a run id\n", id_arg);
+        return CLI_EXIT_USAGE;
+    }
+
+    registry_t *reg;
+    int rc = cli_registry_open("kill", &reg);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    run_record_t rec;
+    rc = registry_run_get(reg, id, &rec);
+    if (rc == -ENOENT) {
+        registry_close(reg);
+        fprintf(stderr, "rein kill: no run with id %lld\n", (long long)id);
+        return CLI_EXIT_USAGE;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "rein kill: %s\n", registry_errmsg(reg));
+        registry_close(reg);
+        return CLI_EXIT_FAILURE;
+    }
+    int status = CLI_EXIT_OK;
+    char boot[PROCFS_BOOT_ID_LEN];
+    if (rec.state == REIN_RUN_EXITED) {
+        printf("run %lld had already exited (%s)\n", (long long)id,
+               rein_reason_name((rein_reason_t)rec.reason));
+        goto out;
+    }
+    if (procfs_boot_id(boot) < 0 || strcmp(boot, rec.boot_id) != 0) {
+        printf("run %lld is from another boot: nothing of it can be "
+               "running; `rein reconcile` records it lost\n",
+               (long long)id);
+        goto out;
+    }
+    if (!kill_owner_alive(reg, rec.owner)) {
+        /* A dead owner's runs are reconciliation's: it steals them
+         * atomically first, so two operators never both kill. */
+        registry_close(reg);
+        reg = NULL;
+        rein_sup_t *s = NULL;
+        rein_sup_opts_t so = {NULL, NULL, false, true};
+        rein_reconcile_stats_t st;
+        if ((rc = rein_sup_open(&so, &s)) < 0 ||
+            (rc = rein_sup_reconcile(s, &st)) < 0) {
+            fprintf(stderr, "rein kill: reconcile: %s\n", rein_strerror(rc));
+            status = CLI_EXIT_FAILURE;
+        } else {
+            printf("run %lld: its owner is gone; reconciled (%zu orphaned "
+                   "runs ended, %zu lost)\n",
+                   (long long)id, st.orphans_reaped, st.lost);
+        }
+        rein_sup_close(s);
+        goto out;
+    }
+
+    struct target t = {{NULL, 0}, NULL, 0};
+    contain_t *c = NULL;
+    uint64_t start;
+    bool leader = procfs_start_time(rec.pid, &start) == 0 &&
+                  start == rec.start_time;
+    if (leader) {
+        ptree_capture(rec.pid, &t.tree);
+        t.pgid = rec.pgid; /* pinned by the live leader */
+    }
+    ptree_t desc;
+    if (registry_descendants(reg, id, &desc) == 0) {
+        ptree_merge(&t.tree, &desc);
+        ptree_free(&desc);
+    }
+    if ((rec.cgroup || rec.pids_cgroup) && contain_open(NULL, &c) == 0)
+        contain_run_attach(c, rec.cgroup, rec.pids_cgroup, &t.cr);
+    if (!target_alive(&t)) {
+        printf("run %lld (pid %d): nothing of it is alive any more\n",
+               (long long)id, (int)rec.pid);
+    } else {
+        target_signal(&t, signo);
+        if (signo != SIGKILL && signo != SIGCONT)
+            target_signal(&t, SIGCONT); /* a stopped run must see it */
+        bool gone = target_wait(&t, grace);
+        bool escalated = false;
+        if (!gone && signo != SIGKILL) {
+            escalated = true;
+            target_signal(&t, SIGKILL);
+            gone = target_wait(&t, REIN_SUP_KILL_BOUND_MS);
+        }
+        printf("run %lld (pid %d): %s%s%s\n", (long long)id, (int)rec.pid,
+               sig_name(signo),
+               escalated ? ", then SIGKILL after the grace" : "",
+               gone ? "" : "; some processes survive (see rein ps)");
+        if (!gone)
+            status = CLI_EXIT_FAILURE;
+    }
+    /* Removes the run's cgroups only if they are empty: the run is over
+     * then, and the owner's own removal later finds nothing to do. */
+    contain_run_free(t.cr);
+    contain_free(c);
+    ptree_free(&t.tree);
+out:
+    run_record_clear(&rec);
+    registry_close(reg);
+    return status;
+}
+
+int cli_reconcile(int argc, char **argv)
+{
+    if (argc > 1) {
+        fprintf(stderr, "rein reconcile: unexpected argument '%s' (usage: "
+                        "rein reconcile)\n",
+                argv[1]);
+        return CLI_EXIT_USAGE;
+    }
+    rein_sup_t *s = NULL;
+    rein_sup_opts_t so = {NULL, NULL, false, true};
+    rein_reconcile_stats_t st;
+    int rc = rein_sup_open(&so, &s);
+    if (rc == 0)
+        rc = rein_sup_reconcile(s, &st);
+    if (rc < 0) {
+        fprintf(stderr, "rein reconcile: %s\n", rein_strerror(rc));
+        rein_sup_close(s);
+        return CLI_EXIT_FAILURE;
+    }
+    printf("owners dead %zu, alive %zu; runs stolen %zu; orphans ended %zu; "
+           "lost %zu\n",
+           st.owners_dead, st.skipped_alive, st.runs_stolen,
+           st.orphans_reaped, st.lost);
+    rein_sup_close(s);
+    return CLI_EXIT_OK;
+}
