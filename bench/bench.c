@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "base/spool.h"
+#include "supervise/registry.h"
 #include "bench.h"
 #include "rein.h"
 
@@ -36,6 +37,7 @@ extern char **environ;
 #define BENCH_PIPE_BYTES (256ll << 20)
 #define BENCH_PTY_BYTES (64ll << 20)
 #define BENCH_TAIL_RUNS 100
+#define BENCH_RECONCILE_RUNS 1000
 #define BENCH_READ_BUF 65536
 
 static int g_quick;
@@ -310,6 +312,120 @@ static void bench_tail(void)
            complete == runs ? "PASS" : "MISS");
 }
 
+/* ------------------------------------------------------ supervisor */
+
+static void sup_exit(rein_sup_t *s, int64_t id, const rein_run_info_t *i,
+                     void *ud)
+{
+    (void)s;
+    (void)id;
+    (void)i;
+    *(int *)ud = 1;
+}
+
+static double floor_spawn_true(void)
+{
+    const char *argv[] = {"/bin/true", NULL};
+    pid_t pid;
+    int st;
+    double t0 = now_s();
+    if (posix_spawn(&pid, argv[0], NULL, NULL, (char *const *)argv, environ))
+        die("posix_spawn");
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            die("waitpid");
+    return (now_s() - t0) * 1e6;
+}
+
+static double rein_sup_true(rein_sup_t *s)
+{
+    const char *argv[] = {"/bin/true", NULL};
+    int done = 0;
+    rein_run_opts_t ro = {.argv = argv, .grace_ms = -1, .on_exit = sup_exit,
+                          .data = &done};
+    int64_t id;
+    double t0 = now_s();
+    if (rein_sup_spawn(s, &ro, &id) < 0)
+        die("rein_sup_spawn");
+    while (!done)
+        rein_sup_run_once(s, -1);
+    double us = (now_s() - t0) * 1e6;
+    rein_sup_forget(s, id);
+    return us;
+}
+
+/* Supervised spawn-to-exit of /bin/true (registry writes, containment,
+ * log, events included) against a bare posix_spawn + waitpid. */
+static void bench_sup(const char *dir)
+{
+    int n = g_quick ? 50 : BENCH_SPAWN_ITERS;
+    rein_sup_opts_t so = {.state_dir = dir};
+    rein_sup_t *s;
+    if (rein_sup_open(&so, &s) < 0)
+        die("rein_sup_open");
+    double *f = calloc((size_t)n, sizeof *f), *r = calloc((size_t)n, sizeof *r);
+    for (int i = 0; i < 10; i++) {
+        floor_spawn_true();
+        rein_sup_true(s);
+    }
+    for (int i = 0; i < n; i++) {
+        f[i] = floor_spawn_true();
+        r[i] = rein_sup_true(s);
+    }
+    double fm = median(f, (size_t)n), rm = median(r, (size_t)n);
+    printf("%-34s rein %10.1f %-5s floor %10.1f %-5s added %5.0f us  target "
+           "<=500 us  %s\n",
+           "supervised spawn-to-exit (true)", rm, "us", fm, "us", rm - fm,
+           rm - fm <= 500 ? "PASS" : "MISS");
+    free(f);
+    free(r);
+    rein_sup_close(s);
+}
+
+/* Reconcile of BENCH_RECONCILE_RUNS records a dead owner left (from
+ * another boot: each is judged and recorded lost). */
+static void bench_reconcile(const char *dir)
+{
+    registry_t *reg;
+    if (registry_open(dir, &reg) < 0)
+        die("registry_open");
+    owner_record_t o;
+    memset(&o, 0, sizeof o);
+    snprintf(o.id, sizeof o.id, "%032x", 0xdeadu);
+    snprintf(o.boot_id, sizeof o.boot_id, "%s",
+             "00000000-0000-0000-0000-000000000000");
+    o.pid = 1;
+    o.lease_expires_ms = 1;
+    registry_owner_add(reg, &o);
+    registry_begin(reg);
+    for (int i = 0; i < BENCH_RECONCILE_RUNS; i++) {
+        run_record_t r;
+        run_record_init(&r);
+        memcpy(r.owner, o.id, sizeof r.owner);
+        memcpy(r.boot_id, o.boot_id, sizeof r.boot_id);
+        r.pid = r.pgid = r.sid = 100000 + i;
+        snprintf(r.containment, sizeof r.containment, "pgid");
+        r.state = REIN_RUN_RUNNING;
+        registry_run_insert(reg, &r);
+        run_record_clear(&r);
+    }
+    if (registry_commit(reg) < 0)
+        die("plant records");
+    registry_close(reg);
+    rein_sup_opts_t so = {.state_dir = dir, .no_reconcile = true};
+    rein_sup_t *s;
+    if (rein_sup_open(&so, &s) < 0)
+        die("rein_sup_open");
+    rein_reconcile_stats_t st;
+    double t0 = now_s();
+    if (rein_sup_reconcile(s, &st) < 0 || st.lost != BENCH_RECONCILE_RUNS)
+        die("reconcile");
+    double ms = (now_s() - t0) * 1e3;
+    printf("%-34s rein %10.1f %-5s target < 1000 ms  %s\n",
+           "reconcile of 1000 records", ms, "ms", ms < 1000 ? "PASS" : "MISS");
+    rein_sup_close(s);
+}
+
 int main(int argc, char **argv)
 {
     const char *only = NULL;
@@ -320,7 +436,7 @@ int main(int argc, char **argv)
             only = argv[++i];
         else {
             fprintf(stderr, "usage: rein-bench [--quick] [--only NAME]\n"
-                            "names: spawn pipe pty tail proxy\n");
+                            "names: spawn pipe pty tail sup reconcile proxy\n");
             return 2;
         }
     }
@@ -337,8 +453,23 @@ int main(int argc, char **argv)
         bench_thru(1);
     if (!only || !strcmp(only, "tail"))
         bench_tail();
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/rein-bench-%d.state", tmp ? tmp : "/tmp",
+             (int)getpid());
+    if (!only || !strcmp(only, "sup"))
+        bench_sup(dir);
+    if (!only || !strcmp(only, "reconcile")) {
+        char rdir[4300];
+        snprintf(rdir, sizeof rdir, "%s.r", dir);
+        bench_reconcile(rdir);
+    }
     if (!only || !strcmp(only, "proxy"))
         bench_proxy(g_quick ? 20 : BENCH_PROXY_RUNS);
     unlink(g_log);
+    /* The benches' state dirs (registry, logs): ours to remove. */
+    char rm[9000];
+    snprintf(rm, sizeof rm, "rm -rf -- '%s' '%s.r'", dir, dir);
+    if (system(rm) != 0)
+        fprintf(stderr, "rein-bench: could not remove %s\n", dir);
     return 0;
 }

@@ -328,6 +328,8 @@ static void finalize(struct run *r)
         free(r->rec.survivors);
         r->rec.survivors = buf_detach(&b);
     }
+    /* The final row and its counters land together. */
+    bool batch = s->reg && registry_begin(s->reg) == 0;
     record(r);
     char name[96];
     snprintf(name, sizeof name, "run_exit_total{reason=\"%s\"}",
@@ -338,6 +340,9 @@ static void finalize(struct run *r)
                  r->kill_mode ? r->kill_mode : "pgid");
         counter(s, name);
     }
+    if (batch && registry_commit(s->reg) < 0)
+        event(s, EVENTS_REGISTRY_ERROR, r->id,
+              json_pack("{s:s}", "error", registry_errmsg(s->reg)));
     event(s, EVENTS_EXIT, r->id,
           json_pack("{s:s,s:i,s:i,s:I,s:b}", "reason",
                     rein_reason_name(r->reason), "exit_code",
@@ -790,9 +795,17 @@ int rein_sup_spawn(rein_sup_t *s, const rein_run_opts_t *o, int64_t *id)
         goto kill_child;
     }
     if (s->reg) {
+        /* One transaction for the row and its counter: every commit is a
+         * WAL append and an fsync-free but real cost on the spawn path. */
         rec->state = REIN_RUN_RUNNING;
         rec->updated_ms = wall_ms();
-        if (registry_run_update(s->reg, rec) < 0) {
+        int brc = registry_begin(s->reg);
+        if (brc == 0) {
+            registry_run_update(s->reg, rec);
+            registry_counter_add(s->reg, "run_spawn_total", 1);
+            brc = registry_commit(s->reg);
+        }
+        if (brc < 0) {
             rc = REIN_EREGISTRY;
             goto kill_child;
         }
@@ -809,7 +822,8 @@ int rein_sup_spawn(rein_sup_t *s, const rein_run_opts_t *o, int64_t *id)
     if (o->no_output_timeout_ms)
         loop_timer_add(s->loop, o->no_output_timeout_ms, on_noout, r,
                        &r->t_noout);
-    counter(s, "run_spawn_total");
+    if (!s->reg)
+        counter(s, "run_spawn_total");
     event(s, EVENTS_SPAWN, r->id,
           json_pack("{s:i,s:s,s:s,s:b,s:s?}", "pid", (int)r->pid, "command",
                     rec->command, "containment", rec->containment, "tty",
