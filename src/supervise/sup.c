@@ -1500,3 +1500,9 @@ loop_t *sup_loop(rein_sup_t *s)
 {
     return s->loop;
 }
+
+int sup_run_fd(rein_sup_t *s, int64_t id)
+{
+    struct run *r = find_run(s, id);
+    return r && r->tty ? r->out_fd : -1;
+}

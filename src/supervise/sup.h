@@ -12,5 +12,7 @@
 
 /* The loop behind s (owned by s). */
 loop_t *sup_loop(rein_sup_t *s);
+/* The run's PTY master (tty runs) or -1; valid until the run is exited. */
+int sup_run_fd(rein_sup_t *s, int64_t id);
 
 #endif

@@ -1,25 +1,24 @@
 /*
  * pty.c — PTY sessions (rein.h: rein_pty_*).
  *
- * rein_pty_start() opens a pseudo-terminal, runs `<shell> -lc <command>` with
- * the slave as its controlling terminal, and drives a private event loop
- * until the run is over, handing output to the caller as UTF-8 chunks.
- * rein_pty_write/resize/kill act on the running session from the chunk
- * callback or from any other thread; a mutex guards only the master fd's
- * lifetime, never the read path.
+ * rein_pty_start() runs `<shell> -lc <command>` on a fresh pseudo-terminal
+ * as a run of the supervisor (sup.c), so a PTY session has the same
+ * lifecycle, ownership and cleanup as every other run, and hands output to
+ * the caller as UTF-8 chunks.  Each rein_pty_t keeps one ephemeral
+ * supervisor (no registry, no log) for its whole life, at the `pgid`
+ * containment level: a library call must not turn its host into a child
+ * subreaper, and the run still gets a pids cgroup where one is writable.
  *
- * How a run ends, first reason wins:
- *   exit     the child exits: reap it, close our slave, then drain the
- *            master until EIO (every writer gone) or REIN_PTY_EXIT_DRAIN_MS.
- *            Our slave stays open until the child is reaped, because closing
- *            the last slave fd first hangs up the terminal and can turn a
- *            clean exit into SIGHUP.
- *   kill     rein_pty_kill(), the cancel token or the timeout: TERM + CONT to
- *            the session's group and its process tree, then after
- *            REIN_PTY_KILL_DRAIN_MS a KILL to whatever is left (the tree is
- *            rescanned), then the same reap and drain.  The leader is reaped
- *            only after the last signal, so its pid, and with it the group
- *            id, cannot be reused while we still signal the group.
+ * How a run ends is the supervisor's: the child exits (it is reaped, our
+ * slave closed, the master drained until EIO or REIN_PTY_EXIT_DRAIN_MS), or
+ * rein_pty_kill(), the cancel token or the timeout end it (TERM + CONT to
+ * the whole run, REIN_PTY_KILL_DRAIN_MS of grace, KILL to what is left).
+ *
+ * rein_pty_write/resize/kill act on the running session from the chunk
+ * callback or from any other thread.  They use a duplicate of the master
+ * that this file owns, under a mutex that guards only its lifetime, so they
+ * never race the supervisor closing its own; kill only raises a flag and
+ * wakes the loop, which does the cancelling on its own thread.
  */
 #include "rein.h"
 
@@ -37,50 +36,36 @@
 
 #include "base/buf.h"
 #include "base/cancel.h"
-#include "base/env.h"
 #include "base/loop.h"
-#include "base/ptree.h"
-#include "base/spawn.h"
 #include "base/utf8.h"
+#include "supervise/sup.h"
 #include "term/ptyio.h"
 
-/* Bytes asked for per read(); a PTY returns at most ~4 KiB anyway. */
-#define PTY_READ_BUF 65536
 /* How long rein_pty_write waits for room in the terminal's input queue. */
 #define PTY_WRITE_TIMEOUT_MS 5000
-/* After the last KILL: how long to wait for the leader's exit event. */
-#define PTY_KILL_BOUND_MS 5000
 #define PTY_DEFAULT_SHELL "sh"
-#define PTY_DEFAULT_TERM "xterm-256color"
+/* The containment of PTY sessions started through the library. */
+#define PTY_CONTAINMENT "pgid"
 
 struct rein_pty {
     pthread_mutex_t mu; /* guards running, master, cols, rows */
     bool running;
-    int master;
+    int master; /* our duplicate of the run's master, or -1 */
     unsigned cols, rows;
     int wake_fd; /* eventfd: rein_pty_kill wakes the running loop */
     atomic_bool kill_req;
+    rein_sup_t *sup; /* made on the first start, kept until free */
 };
-
-enum pty_end { END_NONE, END_EXIT, END_CANCEL, END_TIMEOUT };
 
 /* The state of one rein_pty_start. */
 struct pty_run {
     rein_pty_t *p;
     const rein_pty_start_opts_t *o;
-    loop_t *loop;
-    int master, slave;
-    pid_t pid;
-    int pidfd;
-    bool exited, reaped, eof, done;
-    int exit_code;
-    enum pty_end end;
-    bool killed; /* the final KILL was sent */
-    uint64_t drain_timer, bound_timer;
-    ptree_t tree; /* captured when a kill starts, rescanned at KILL */
+    int64_t id;
+    bool done;
+    rein_run_info_t info;
     utf8_dec_t dec;
     buf_t out;
-    char *rbuf;
     int err; /* first internal error */
 };
 
@@ -115,6 +100,7 @@ void rein_pty_free(rein_pty_t *p)
     pthread_mutex_unlock(&p->mu);
     if (running)
         return;
+    rein_sup_close(p->sup);
     close(p->wake_fd);
     pthread_mutex_destroy(&p->mu);
     free(p);
@@ -143,191 +129,36 @@ static void emit(struct pty_run *r)
     buf_reset(&r->out);
 }
 
-static void finish(struct pty_run *r)
+static void on_output(rein_sup_t *s, int64_t id, const void *data, size_t n,
+                      void *ud)
 {
+    (void)s;
+    (void)id;
+    struct pty_run *r = ud;
+    const char *text;
+    size_t len;
+    /* Valid UTF-8 goes out as read, without a copy. */
+    if (utf8_decode_view(&r->dec, data, n, &r->out, &text, &len) < 0 &&
+        !r->err)
+        r->err = -ENOMEM;
+    if (len && r->o->on_chunk)
+        r->o->on_chunk(text, len, r->o->data);
+    buf_reset(&r->out);
+}
+
+static void on_exit_run(rein_sup_t *s, int64_t id, const rein_run_info_t *i,
+                        void *ud)
+{
+    (void)s;
+    (void)id;
+    struct pty_run *r = ud;
+    r->info = *i;
     r->done = true;
-    loop_stop(r->loop);
 }
 
-/* Reads everything the master has now.  Sets eof on EIO (no writer left). */
-static void read_master(struct pty_run *r)
+static void cancel(struct pty_run *r)
 {
-    if (r->eof)
-        return;
-    for (;;) {
-        ssize_t n = read(r->master, r->rbuf, PTY_READ_BUF);
-        if (n > 0) {
-            /* PTY reads are small (~4 KiB): batch them into one chunk per
-             * wake-up, but never hold more than PTY_READ_BUF. */
-            if (utf8_decode(&r->dec, r->rbuf, (size_t)n, &r->out) < 0 &&
-                !r->err)
-                r->err = -ENOMEM;
-            if (r->out.len >= PTY_READ_BUF)
-                emit(r);
-            continue;
-        }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && errno == EAGAIN)
-            break;
-        /* EIO (all slave fds closed) or 0: the terminal is drained. */
-        r->eof = true;
-        loop_io_del(r->loop, r->master);
-        break;
-    }
-    emit(r);
-}
-
-static void close_slave(struct pty_run *r)
-{
-    if (r->slave >= 0) {
-        close(r->slave);
-        r->slave = -1;
-    }
-}
-
-static void reap(struct pty_run *r)
-{
-    if (r->reaped)
-        return;
-    int code = 0;
-    if (spawn_reap(r->pid, r->pidfd, &code) == 0 && !r->exit_code)
-        r->exit_code = code;
-    r->reaped = true;
-    close_slave(r);
-}
-
-static void on_drain_end(loop_t *l, uint64_t id, void *data);
-
-/* Reaps, then drains until EIO or the window ends. */
-static void start_drain(struct pty_run *r, uint64_t window_ms)
-{
-    reap(r);
-    read_master(r);
-    if (r->eof) {
-        finish(r);
-        return;
-    }
-    loop_timer_del(r->loop, r->drain_timer);
-    loop_timer_add(r->loop, window_ms, on_drain_end, r, &r->drain_timer);
-}
-
-static void on_drain_end(loop_t *l, uint64_t id, void *data)
-{
-    (void)l;
-    (void)id;
-    struct pty_run *r = data;
-    r->drain_timer = 0;
-    read_master(r); /* the final drain: whatever is there now */
-    finish(r);
-}
-
-/* Whether anything of the run is still alive (leader, tree or group). */
-static bool anything_alive(struct pty_run *r)
-{
-    return !r->exited || ptree_count_alive(&r->tree) > 0 ||
-           ptree_group_alive(r->pid);
-}
-
-static void on_kill_bound(loop_t *l, uint64_t id, void *data)
-{
-    (void)l;
-    (void)id;
-    struct pty_run *r = data;
-    r->bound_timer = 0;
-    /* The leader did not die even after KILL (uninterruptible sleep):
-     * give up waiting; it stays a zombie-to-be that we cannot reap here. */
-    r->reaped = true;
-    close_slave(r);
-    read_master(r);
-    finish(r);
-}
-
-/* The end of the grace window: KILL what is left, then drain. */
-static void on_kill_grace_end(loop_t *l, uint64_t id, void *data)
-{
-    (void)id;
-    struct pty_run *r = data;
-    r->drain_timer = 0;
-    ptree_t now;
-    if (ptree_capture(r->pid, &now) == 0) {
-        ptree_merge(&r->tree, &now);
-        ptree_free(&now);
-    }
-    ptree_signal(&r->tree, SIGKILL);
-    ptree_signal_group(r->pid, SIGKILL);
-    r->killed = true;
-    if (r->exited) {
-        start_drain(r, 0);
-        return;
-    }
-    loop_timer_add(l, PTY_KILL_BOUND_MS, on_kill_bound, r, &r->bound_timer);
-}
-
-static void begin_kill(struct pty_run *r, enum pty_end why)
-{
-    if (r->end != END_NONE)
-        return; /* the first reason wins */
-    r->end = why;
-    if (ptree_capture(r->pid, &r->tree) < 0)
-        r->tree.n = 0;
-    ptree_signal_group(r->pid, SIGTERM);
-    ptree_signal(&r->tree, SIGTERM);
-    ptree_signal_group(r->pid, SIGCONT);
-    ptree_signal(&r->tree, SIGCONT);
-    loop_timer_add(r->loop, REIN_PTY_KILL_DRAIN_MS, on_kill_grace_end, r,
-                   &r->drain_timer);
-}
-
-static void on_child(loop_t *l, pid_t pid, const siginfo_t *info, void *data)
-{
-    (void)l;
-    (void)pid;
-    struct pty_run *r = data;
-    r->exited = true;
-    r->exit_code = spawn_code_from_info(info);
-    if (r->end == END_NONE) {
-        r->end = END_EXIT;
-        start_drain(r, REIN_PTY_EXIT_DRAIN_MS);
-        return;
-    }
-    if (r->killed) {
-        loop_timer_del(l, r->bound_timer);
-        r->bound_timer = 0;
-        start_drain(r, 0);
-        return;
-    }
-    /* Exited within the grace window: finish early if nothing is left. */
-    if (!anything_alive(r)) {
-        loop_timer_del(l, r->drain_timer);
-        r->drain_timer = 0;
-        start_drain(r, REIN_PTY_KILL_DRAIN_MS);
-    }
-}
-
-static void on_master(loop_t *l, int fd, unsigned ev, void *data)
-{
-    (void)l;
-    (void)fd;
-    (void)ev;
-    struct pty_run *r = data;
-    read_master(r);
-    if (r->eof && r->reaped)
-        finish(r);
-}
-
-static void on_timeout(loop_t *l, uint64_t id, void *data)
-{
-    (void)l;
-    (void)id;
-    begin_kill(data, END_TIMEOUT);
-}
-
-static void on_cancel(loop_t *l, int fd, unsigned ev, void *data)
-{
-    (void)ev;
-    loop_io_del(l, fd); /* the token stays readable: watch it once */
-    begin_kill(data, END_CANCEL);
+    rein_sup_cancel(r->p->sup, r->id, SIGTERM, REIN_PTY_KILL_DRAIN_MS);
 }
 
 static void on_wake(loop_t *l, int fd, unsigned ev, void *data)
@@ -339,67 +170,67 @@ static void on_wake(loop_t *l, int fd, unsigned ev, void *data)
     ssize_t n = read(fd, &v, sizeof v);
     (void)n;
     if (atomic_exchange(&r->p->kill_req, false))
-        begin_kill(r, END_CANCEL);
+        cancel(r);
 }
 
-/* Builds argv and env, spawns the child on the slave. */
-static int run_spawn(struct pty_run *r, env_t *env)
+static void on_cancel(loop_t *l, int fd, unsigned ev, void *data)
+{
+    (void)ev;
+    loop_io_del(l, fd); /* the token stays readable: watch it once */
+    cancel(data);
+}
+
+static int run_spawn(struct pty_run *r, unsigned cols, unsigned rows)
 {
     const rein_pty_start_opts_t *o = r->o;
     const char *shell = o->shell && *o->shell ? o->shell : PTY_DEFAULT_SHELL;
     const char *argv[] = {shell, shell_flag(shell), o->command, NULL};
-    int rc = env_init(env, NULL);
-    if (rc < 0)
-        return rc;
-    if ((rc = env_put_all(env, o->env)) < 0 ||
-        (rc = env_default(env, "TERM", PTY_DEFAULT_TERM)) < 0)
-        return rc;
-    spawn_opts_t so;
-    spawn_opts_init(&so);
-    so.file = shell;
-    so.argv = argv;
-    so.envp = (const char *const *)env->v;
-    so.cwd = o->cwd;
-    so.fd_in = so.fd_out = so.fd_err = r->slave;
-    so.ctty_fd = r->slave;
-    so.group = SPAWN_SESSION;
-    so.want_pidfd = loop_uses_pidfd(r->loop);
-    return spawn_start(&so, &r->pid, &r->pidfd, NULL);
+    rein_run_opts_t ro = {
+        .argv = argv,
+        .cwd = o->cwd,
+        .env = o->env,
+        .tty = true,
+        .cols = cols,
+        .rows = rows,
+        .timeout_ms = o->timeout_ms,
+        .grace_ms = REIN_PTY_KILL_DRAIN_MS,
+        .on_output = on_output,
+        .on_exit = on_exit_run,
+        .data = r,
+    };
+    return rein_sup_spawn(r->p->sup, &ro, &r->id);
 }
 
+/* Drives the supervisor until the run is over. */
 static int run_loop(struct pty_run *r)
 {
-    int rc;
-    if ((rc = loop_io_add(r->loop, r->master, LOOP_READ, on_master, r)) < 0 ||
-        (rc = loop_io_add(r->loop, r->p->wake_fd, LOOP_READ, on_wake, r)) <
-            0 ||
-        (rc = loop_child_add(r->loop, r->pid, r->pidfd, on_child, r)) < 0)
+    loop_t *l = sup_loop(r->p->sup);
+    int cfd = cancel_fd(r->o->cancel), rc;
+    if ((rc = loop_io_add(l, r->p->wake_fd, LOOP_READ, on_wake, r)) < 0)
         return rc;
-    if (r->o->cancel &&
-        (rc = loop_io_add(r->loop, cancel_fd(r->o->cancel), LOOP_READ,
-                          on_cancel, r)) < 0)
-        return rc;
-    if (r->o->timeout_ms &&
-        (rc = loop_timer_add(r->loop, r->o->timeout_ms, on_timeout, r,
-                             NULL)) < 0)
-        return rc;
+    if (cfd >= 0 && (rc = loop_io_add(l, cfd, LOOP_READ, on_cancel, r)) < 0)
+        goto out;
     /* A kill() that raced with set-up, or a token raised before start. */
     if (atomic_exchange(&r->p->kill_req, false) ||
         rein_cancel_triggered(r->o->cancel))
-        begin_kill(r, END_CANCEL);
+        cancel(r);
     while (!r->done) {
-        rc = loop_run_once(r->loop, -1);
+        rc = rein_sup_run_once(r->p->sup, -1);
         if (rc < 0)
-            return rc;
+            break;
+        rc = 0;
     }
-    return 0;
+out:
+    loop_io_del(l, r->p->wake_fd);
+    if (cfd >= 0)
+        loop_io_del(l, cfd);
+    return rc;
 }
 
 int rein_pty_start(rein_pty_t *p, const rein_pty_start_opts_t *o,
                    rein_run_result_t *result)
 {
     struct pty_run r;
-    env_t env = {NULL, 0};
     int rc;
 
     if (!p || !o || !o->command || !result)
@@ -408,70 +239,58 @@ int rein_pty_start(rein_pty_t *p, const rein_pty_start_opts_t *o,
     memset(&r, 0, sizeof r);
     r.p = p;
     r.o = o;
-    r.master = r.slave = r.pidfd = -1;
-    r.pid = -1;
     utf8_init(&r.dec);
-
     unsigned cols = ptyio_clamp_cols(o->cols);
     unsigned rows = ptyio_clamp_rows(o->rows);
+
     pthread_mutex_lock(&p->mu);
     if (p->running) {
         pthread_mutex_unlock(&p->mu);
         return REIN_EPTY_RUNNING;
     }
-    rc = ptyio_open(cols, rows, NULL, &r.master, &r.slave);
-    if (rc == 0) {
-        p->running = true;
-        p->master = r.master;
-        p->cols = cols;
-        p->rows = rows;
-    }
+    p->running = true; /* a start from the chunk callback now fails */
     pthread_mutex_unlock(&p->mu);
-    if (rc < 0)
-        return rc;
 
-    r.rbuf = malloc(PTY_READ_BUF);
-    if (!r.rbuf) {
-        rc = -ENOMEM;
-        goto out;
+    if (!p->sup) {
+        rein_sup_opts_t so = {.ephemeral = true,
+                              .containment = PTY_CONTAINMENT,
+                              .no_reconcile = true};
+        if ((rc = rein_sup_open(&so, &p->sup)) < 0)
+            goto out;
     }
-    if ((rc = loop_new(&r.loop)) < 0)
+    if ((rc = run_spawn(&r, cols, rows)) < 0)
         goto out;
-    if ((rc = run_spawn(&r, &env)) < 0)
-        goto out;
-    fcntl(r.master, F_SETFL, fcntl(r.master, F_GETFL) | O_NONBLOCK);
+    pthread_mutex_lock(&p->mu);
+    p->master = fcntl(sup_run_fd(p->sup, r.id), F_DUPFD_CLOEXEC, 0);
+    p->cols = cols;
+    p->rows = rows;
+    pthread_mutex_unlock(&p->mu);
     rc = run_loop(&r);
-    if (rc < 0 && !r.reaped) {
-        /* The loop failed: never leave the child behind. */
-        ptree_signal_group(r.pid, SIGKILL);
-        reap(&r);
-    }
     if (utf8_finish(&r.dec, &r.out) == 0)
         emit(&r);
+    if (rc == 0 && !r.done)
+        rc = REIN_EINTERNAL;
     if (rc == 0 && r.err)
         rc = r.err;
     if (rc == 0) {
-        result->cancelled = r.end == END_CANCEL;
-        result->timed_out = r.end == END_TIMEOUT;
-        result->has_exit_code = r.end == END_EXIT;
-        result->exit_code = r.end == END_EXIT ? r.exit_code : 0;
+        rein_reason_t why = r.info.reason;
+        result->cancelled = why == REIN_REASON_MANUAL_CANCEL;
+        result->timed_out = why == REIN_REASON_OVERALL_TIMEOUT;
+        result->has_exit_code =
+            why == REIN_REASON_EXIT || why == REIN_REASON_SIGNAL;
+        result->exit_code = result->has_exit_code ? r.info.exit_code : 0;
     }
+    rein_sup_forget(p->sup, r.id);
 
 out:
     pthread_mutex_lock(&p->mu);
     p->running = false;
+    if (p->master >= 0)
+        close(p->master);
     p->master = -1;
     atomic_store(&p->kill_req, false);
     pthread_mutex_unlock(&p->mu);
-    if (r.pidfd >= 0)
-        close(r.pidfd);
-    close_slave(&r);
-    close(r.master);
-    ptree_free(&r.tree);
-    loop_free(r.loop);
-    env_free(&env);
     buf_free(&r.out);
-    free(r.rbuf);
     return rc;
 }
 
