@@ -84,9 +84,9 @@ static char g_log[4096];
 
 /* ------------------------------------------------------------- spawn */
 
-static double floor_spawn_bash_true(void)
+/* The floor: a bare posix_spawn of argv and its waitpid, in us. */
+static double floor_spawn(const char *const *argv)
 {
-    const char *argv[] = {"/bin/bash", "-c", "true", NULL};
     pid_t pid;
     int st;
     double t0 = now_s();
@@ -96,6 +96,12 @@ static double floor_spawn_bash_true(void)
         if (errno != EINTR)
             die("waitpid");
     return (now_s() - t0) * 1e6;
+}
+
+static double floor_spawn_bash_true(void)
+{
+    static const char *const argv[] = {"/bin/bash", "-c", "true", NULL};
+    return floor_spawn(argv);
 }
 
 static double rein_spawn_shell_true(void)
@@ -323,16 +329,8 @@ static void sup_exit(rein_sup_t *s, int64_t id, const rein_run_info_t *i,
 
 static double floor_spawn_true(void)
 {
-    const char *argv[] = {"/bin/true", NULL};
-    pid_t pid;
-    int st;
-    double t0 = now_s();
-    if (posix_spawn(&pid, argv[0], NULL, NULL, (char *const *)argv, environ))
-        die("posix_spawn");
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
-            die("waitpid");
-    return (now_s() - t0) * 1e6;
+    static const char *const argv[] = {"/bin/true", NULL};
+    return floor_spawn(argv);
 }
 
 static double rein_sup_true(rein_sup_t *s)
