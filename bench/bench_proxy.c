@@ -8,7 +8,11 @@
  *                    bare PTY read directly.  Target: proxy − floor ≤ 50 ms.
  *   proxy overhead   wall time of `rein run -- true` against `true` run in a
  *                    bare PTY (open, spawn, drain to EIO, reap).  Target:
- *                    ≤ 5 ms added.
+ *                    ≤ 5 ms added.  `rein run` is a run of the persistent
+ *                    supervisor, so this includes opening the registry in
+ *                    the bench's state dir (under /tmp: its fsyncs cost
+ *                    what that disk's do), the run's cgroup, and loading
+ *                    the grammars.
  *
  * Medians and p90 over BENCH_PROXY_RUNS runs (fewer with --quick); run from
  * bench.c's main.

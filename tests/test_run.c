@@ -4,7 +4,11 @@
  * narrate of cp, passthrough verbatim, exit codes (the command's, 125 for
  * rein's own failure, 127 not found), an interactive program through a real
  * PTY in raw mode, hazards shown before the command ends, SIGWINCH and
- * SIGINT forwarding, stdin forwarding, and --json.
+ * SIGINT forwarding, stdin forwarding, and --json.  Each run is a run of
+ * the supervisor on the state dir: `rein ps` and `rein logs` know it, its
+ * log is logs/<id>.log there, a state dir that cannot hold the registry
+ * means nothing runs, and a `rein run` killed by SIGKILL leaves its command
+ * for `rein reconcile`.
  *
  * Synchronisation is always on output (a line appearing) or on a FIFO the
  * test opens, never on sleeps; poll timeouts only bound a failing test.
@@ -22,6 +26,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -29,6 +34,7 @@
 
 #include "base/buf.h"
 #include "base/spawn.h"
+#include "supervise/registry.h"
 #include "harness.h"
 #include "term/ptyio.h"
 #include "tutil.h"
@@ -566,6 +572,12 @@ TEST(run_json_has_every_field)
                     "error: bad thing");
     const char *log = json_string_value(json_object_get(o, "log"));
     ASSERT_TRUE(log != NULL);
+    /* The supervisor's log of the run: $REIN_STATE_DIR/logs/<id>.log. */
+    ASSERT_TRUE(json_is_integer(json_object_get(o, "id")));
+    char want[PATH_MAX + 32];
+    snprintf(want, sizeof want, "%s/logs/%lld.log", test_tmpdir(),
+             (long long)json_integer_value(json_object_get(o, "id")));
+    ASSERT_STR(log, want);
     struct stat st;
     ASSERT_EQ(stat(log, &st), 0);
     ASSERT_EQ(st.st_mode & 0777, 0600);
@@ -585,6 +597,7 @@ TEST(run_json_has_every_field)
     o = json_loads(out.p, 0, &je);
     ASSERT_TRUE(o != NULL);
     ASSERT_TRUE(json_is_false(json_object_get(o, "ran")));
+    ASSERT_TRUE(json_is_null(json_object_get(o, "id")));
     ASSERT_EQ(json_integer_value(json_object_get(o, "exit_code")), 125);
     ASSERT_STR(json_string_value(json_object_get(o, "category")),
                "dangerous");
@@ -606,6 +619,236 @@ TEST(run_context_is_terse_with_the_command)
     ASSERT_TRUE(!strncmp(out.p, "$ echo 'hi there'\n", 18));
     ASSERT_CONTAINS(out.p, "hi there\n");
     ASSERT_CONTAINS(out.p, "[rein] exit 0");
+    buf_free(&out);
+    buf_free(&err);
+}
+
+/* ------------------------------------------------- the supervisor's run */
+
+/* The one run in `rein ps --all --json` whose command contains needle
+ * (a new reference), or a failed test. */
+static json_t *ps_find(const char *needle)
+{
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    const char *a[] = {"ps", "--all", "--json", NULL};
+    ASSERT_EQ(run_rein(a, -1, NULL, &out, &err), 0);
+    json_error_t je;
+    json_t *arr = json_loads(out.p, 0, &je), *found = NULL;
+    ASSERT_TRUE(json_is_array(arr));
+    size_t i;
+    json_t *v;
+    json_array_foreach(arr, i, v)
+    {
+        const char *c = json_string_value(json_object_get(v, "command"));
+        if (c && strstr(c, needle)) {
+            ASSERT_TRUE(found == NULL);
+            found = json_incref(v);
+        }
+    }
+    json_decref(arr);
+    buf_free(&out);
+    buf_free(&err);
+    if (!found)
+        test_fail(__FILE__, __LINE__, "no run of \"%s\" in rein ps", needle);
+    return found;
+}
+
+TEST(run_is_in_the_registry_and_rein_logs_prints_all_of_it)
+{
+    setup();
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    /* Enough lines that the condensed view drops some and names the log. */
+    const char *a[] = {"run", "--",
+                       "seq 1 500; echo 'error: broken thing'; exit 4", NULL};
+    ASSERT_EQ(run_rein(a, -1, NULL, &out, &err), 4);
+    ASSERT_CONTAINS(out.p, "error: broken thing");
+
+    json_t *run = ps_find("seq 1 500");
+    ASSERT_STR(json_string_value(json_object_get(run, "state")), "exited");
+    ASSERT_STR(json_string_value(json_object_get(run, "reason")), "exit");
+    ASSERT_EQ(json_integer_value(json_object_get(run, "exit_code")), 4);
+    ASSERT_TRUE(json_is_true(json_object_get(run, "tty")));
+    ASSERT_CONTAINS(json_string_value(json_object_get(run, "command")),
+                    "seq 1 500; echo 'error: broken thing'; exit 4");
+    long long id = json_integer_value(json_object_get(run, "id"));
+    char log[PATH_MAX + 32], marker[PATH_MAX + 64];
+    snprintf(log, sizeof log, "%s/logs/%lld.log", test_tmpdir(), id);
+    ASSERT_STR(json_string_value(json_object_get(run, "log_path")), log);
+    /* The squasher's marker names the supervisor's log. */
+    snprintf(marker, sizeof marker, "[rein] log %s\n", log);
+    ASSERT_CONTAINS(out.p, marker);
+    json_decref(run);
+
+    /* Every byte, as the command wrote it (no CR: stdout was no tty). */
+    buf_t want = BUF_INIT;
+    for (int i = 1; i <= 500; i++)
+        buf_printf(&want, "%d\n", i);
+    buf_append_str(&want, "error: broken thing\n");
+    char ids[32];
+    snprintf(ids, sizeof ids, "%lld", id);
+    const char *l[] = {"logs", ids, NULL};
+    buf_reset(&out);
+    ASSERT_EQ(run_rein(l, -1, NULL, &out, &err), 0);
+    ASSERT_MEM(out.p, out.len, want.p, want.len);
+    buf_free(&want);
+    buf_free(&out);
+    buf_free(&err);
+}
+
+TEST(run_without_a_usable_state_dir_runs_nothing)
+{
+    setup();
+    char mark[PATH_MAX], line[PATH_MAX + 16], file[PATH_MAX + 32],
+        dir[PATH_MAX];
+    snprintf(mark, sizeof mark, "%s/MARK", test_tmpdir());
+    snprintf(line, sizeof line, "touch '%s'", mark);
+    const char *a[] = {"run", "--", line, NULL};
+    buf_t out = BUF_INIT, err = BUF_INIT;
+
+    /* The state dir is a file. */
+    snprintf(file, sizeof file, "%s/not-a-dir", test_tmpdir());
+    write_file(file, "", 0600);
+    setenv("REIN_STATE_DIR", file, 1);
+    ASSERT_EQ(run_rein(a, -1, test_tmpdir(), &out, &err), 125);
+    ASSERT_CONTAINS(err.p, "rein: cannot create a log in the state dir ");
+    ASSERT_CONTAINS(err.p, file);
+    ASSERT_CONTAINS(err.p, "not run");
+    ASSERT_FALSE(exists(mark));
+
+    /* The registry in it is no database: no fallback to an unrecorded
+     * run, whose output and ownership nobody could find again. */
+    snprintf(dir, sizeof dir, "%s/state", test_tmpdir());
+    ASSERT_EQ(mkdir(dir, 0700), 0);
+    snprintf(file, sizeof file, "%s/%s", dir, REGISTRY_FILE);
+    write_file(file, "this is not sqlite, not at all, not even close\n", 0600);
+    setenv("REIN_STATE_DIR", dir, 1);
+    buf_reset(&err);
+    ASSERT_EQ(run_rein(a, -1, test_tmpdir(), &out, &err), 125);
+    ASSERT_CONTAINS(err.p, "rein: cannot create a log in the state dir ");
+    ASSERT_CONTAINS(err.p, dir);
+    ASSERT_FALSE(exists(mark));
+    /* One line, nothing else. */
+    ASSERT_EQ(strchr(err.p, '\n'), err.p + err.len - 1);
+    buf_free(&out);
+    buf_free(&err);
+}
+
+TEST_T(run_killed_by_sigkill_leaves_its_command_to_reconcile, 60)
+{
+    setup();
+    /* The command outlives the hang-up of its terminal when rein dies
+     * (HUP ignored, kept across exec) and says when it is ready. */
+    const char *argv[] = {rein_path(), "run", "--raw", "--",
+                          "trap '' HUP; echo ready; exec sleep 300", NULL};
+    int po[2];
+    ASSERT_EQ(pipe2(po, O_CLOEXEC), 0);
+    spawn_opts_t o;
+    spawn_opts_init(&o);
+    o.file = argv[0];
+    o.argv = argv;
+    o.fd_out = po[1];
+    pid_t pid;
+    int pidfd, code;
+    ASSERT_OK(spawn_start(&o, &pid, &pidfd, NULL));
+    g_rein = pid;
+    close(po[1]);
+    buf_t out = BUF_INIT;
+    while (!out.p || !strstr(out.p, "ready\n")) {
+        char b[256];
+        ssize_t k = read(po[0], b, sizeof b);
+        ASSERT_TRUE(k > 0);
+        buf_append(&out, b, (size_t)k);
+    }
+    json_t *run = ps_find("exec sleep 300");
+    ASSERT_STR(json_string_value(json_object_get(run, "state")), "running");
+    pid_t cmd = (pid_t)json_integer_value(json_object_get(run, "pid"));
+    long long id = json_integer_value(json_object_get(run, "id"));
+    json_decref(run);
+    ASSERT_TRUE(cmd > 1 && test_pid_alive(cmd));
+
+    /* rein dies without a chance to clean up: the crash case. */
+    ASSERT_EQ(kill(pid, SIGKILL), 0);
+    ASSERT_OK(spawn_reap(pid, pidfd, &code));
+    g_rein = -1;
+    if (pidfd >= 0)
+        close(pidfd);
+    tu_read_all(po[0], &out);
+    close(po[0]);
+    ASSERT_TRUE(test_pid_alive(cmd)); /* left behind, still recorded */
+    run = ps_find("exec sleep 300");
+    ASSERT_STR(json_string_value(json_object_get(run, "state")), "running");
+    json_decref(run);
+
+    buf_t rout = BUF_INIT, rerr = BUF_INIT;
+    const char *r[] = {"reconcile", NULL};
+    ASSERT_EQ(run_rein(r, -1, NULL, &rout, &rerr), 0);
+    ASSERT_CONTAINS(rout.p, "orphans ended 1");
+    ASSERT_FALSE(test_pid_alive(cmd));
+    run = ps_find("exec sleep 300");
+    ASSERT_EQ(json_integer_value(json_object_get(run, "id")), id);
+    ASSERT_STR(json_string_value(json_object_get(run, "state")), "exited");
+    ASSERT_STR(json_string_value(json_object_get(run, "reason")),
+               "orphan-reaped");
+    json_decref(run);
+    buf_free(&rout);
+    buf_free(&rerr);
+    buf_free(&out);
+}
+
+/* More stdin than rein holds for a child (RUN_STDIN_PENDING_MAX, 1 MiB):
+ * reading pauses and resumes as the child takes it, and every byte
+ * arrives, from a regular file (read as the child takes it) and a pipe. */
+#define RUN_TEST_BIG_LINES 40000
+#define RUN_TEST_LINE_LEN 105 /* with its newline */
+
+TEST_T(run_forwards_more_stdin_than_it_holds, 60)
+{
+    setup();
+    char path[PATH_MAX], want[32];
+    snprintf(path, sizeof path, "%s/big.txt", test_tmpdir());
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    ASSERT_TRUE(fd >= 0);
+    char line[RUN_TEST_LINE_LEN];
+    memset(line, 'x', sizeof line - 1);
+    line[sizeof line - 1] = '\n';
+    for (int i = 0; i < RUN_TEST_BIG_LINES; i++)
+        ASSERT_EQ(write(fd, line, sizeof line), (ssize_t)sizeof line);
+    close(fd);
+    snprintf(want, sizeof want, "%d\n",
+             RUN_TEST_BIG_LINES * RUN_TEST_LINE_LEN);
+
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    const char *a[] = {"run", "--raw", "--", "wc", "-c", NULL};
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    ASSERT_TRUE(fd >= 0);
+    ASSERT_EQ(run_rein(a, fd, NULL, &out, &err), 0);
+    close(fd);
+    ASSERT_STR(out.p, want);
+
+    /* A pipe, fed by a writer that never waits for the child. */
+    int p[2];
+    ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+    fflush(NULL);
+    pid_t w = fork();
+    ASSERT_TRUE(w >= 0);
+    if (w == 0) {
+        close(p[0]);
+        int in = open(path, O_RDONLY | O_CLOEXEC);
+        char b[65536];
+        ssize_t k;
+        while (in >= 0 && (k = read(in, b, sizeof b)) > 0)
+            if (write(p[1], b, (size_t)k) != k)
+                _exit(1);
+        _exit(0);
+    }
+    close(p[1]);
+    buf_reset(&out);
+    ASSERT_EQ(run_rein(a, p[0], NULL, &out, &err), 0);
+    close(p[0]);
+    int st;
+    ASSERT_EQ(waitpid(w, &st, 0), w);
+    ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    ASSERT_STR(out.p, want);
     buf_free(&out);
     buf_free(&err);
 }

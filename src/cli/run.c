@@ -16,21 +16,36 @@
  *   dangerous    nothing runs until the person says yes on /dev/tty; with no
  *                terminal to ask, or a policy `forbid`, nothing runs at all.
  *
- * The PTY is driven on rein's event loop the way term/pty.c drives its
- * sessions (reap, then drain the master to EIO), plus what a proxy needs:
- * stdin forwarded to the master, SIGWINCH resizing the PTY, SIGINT, SIGTERM,
- * SIGHUP and SIGQUIT forwarded to the child's process group, and the real
- * terminal's mode following the PTY's (raw when the child goes raw; echo off
- * when the child turns echo off, so a password typed at a cooked prompt is
- * not shown).  While the real terminal stays cooked it echoes what the
- * person types, and the PTY echoes it into the output as well: that copy is
- * part of the output (and the log), as it would be on a plain terminal.
+ * The command is a tty run of a persistent supervisor (rein.h: rein_sup_*)
+ * on the default state dir, so it has the lifecycle, ownership and cleanup
+ * of every other run: it is in the registry (`rein ps --all`, `rein logs
+ * ID`), every byte is spooled to the supervisor's logs/<id>.log (named in
+ * the squasher's `log` marker whenever it dropped anything), whatever the
+ * command leaves behind in its boundary is ended when it exits, and if rein
+ * itself is SIGKILLed the next `rein reconcile` (or the next supervisor to
+ * open the state dir) ends the orphaned command.
  *
- * Every byte is spooled to a log file in the state dir; the squasher names
- * it in a `log` marker whenever it dropped anything.
+ * This file adds what a proxy needs, on the supervisor's own loop: stdin
+ * forwarded (rein_sup_write, with EOF characters after piped input ends),
+ * SIGWINCH resizing the PTY, SIGINT, SIGTERM, SIGHUP and SIGQUIT forwarded
+ * to the job in the PTY's foreground, and the real terminal's mode
+ * following the PTY's (raw when the child goes raw; echo off when the child
+ * turns echo off, so a password typed at a cooked prompt is not shown).
+ * While the real terminal stays cooked it echoes what the person types, and
+ * the PTY echoes it into the output as well: that copy is part of the
+ * output (and the log), as it would be on a plain terminal.
+ *
+ * No state dir, no run: when the state dir cannot hold the registry and the
+ * log, rein refuses (125, one line naming the dir) instead of falling back
+ * to an ephemeral supervisor.  The condensed view drops lines on the promise
+ * that the log keeps them, and a run missing from the registry could not be
+ * reconciled after rein's own death, nor found by `rein ps` or `rein logs`;
+ * a proxy that silently lost those would be worse than one that says so.
+ * The way out is one variable (REIN_STATE_DIR).
  *
  * Exit status: the command's (128+N for signal N); 125 when rein fails or
- * refuses (danger), 126/127 when the command cannot be executed / found.
+ * refuses (danger, no state dir), 126/127 when the command cannot be
+ * executed / found.
  */
 #include "cli/cli.h"
 
@@ -50,22 +65,18 @@
 #include <jansson.h>
 
 #include "base/buf.h"
-#include "base/env.h"
 #include "base/loop.h"
-#include "base/ptree.h"
-#include "base/spawn.h"
-#include "base/spool.h"
 #include "base/utf8.h"
 #include "rein.h"
 #include "squash/narrate.h"
 #include "squash/router.h"
 #include "squash/squash.h"
-#include "term/ptyio.h"
+#include "supervise/sup.h"
 
-/* Bytes asked for per read of the master or stdin. */
+/* Bytes asked for per read of stdin. */
 #define RUN_READ_BUF 65536
-/* Stdin bytes held for a child that is not reading; past this, stdin is
- * not read until the child catches up. */
+/* Stdin bytes the supervisor may hold for a child that is not reading;
+ * past this, stdin is not read until the child catches up. */
 #define RUN_STDIN_PENDING_MAX (1024u * 1024u)
 /* How often the PTY's mode is checked while the child is silent (a child
  * that goes raw and waits for a key prints nothing first). */
@@ -78,7 +89,6 @@
 /* Size of a PTY when neither stdin nor stdout is a terminal. */
 #define RUN_DEFAULT_COLS 120
 #define RUN_DEFAULT_ROWS 40
-#define RUN_DEFAULT_TERM "xterm-256color"
 /* The longest answer read from /dev/tty for the danger question. */
 #define RUN_ANSWER_MAX 64
 
@@ -95,17 +105,19 @@ struct run {
     narrate_t **narr;
     size_t nnarr;
 
-    loop_t *loop;
-    int master, slave;
-    pid_t pid;
-    int pidfd;
-    bool exited, reaped, eof, done;
+    rein_sup_t *sup;
+    loop_t *loop; /* the supervisor's */
+    int64_t id;   /* the run's registry id; 0 until it started */
+    pid_t pid;    /* its leader, for --json's "ran" */
+    bool done;    /* the supervisor reported the run exited */
+    bool closing; /* run_close: a run it ends is no longer shown */
     int exit_code;
-    uint64_t drain_timer, tick_timer, poll_timer;
+    uint64_t tick_timer, poll_timer;
     uint64_t start_ms, end_ms;
 
     /* terminal */
     bool in_tty, out_tty;
+    bool have_saved; /* saved holds the real terminal's modes */
     struct termios saved;
     enum run_term term;
     bool went_raw;
@@ -113,16 +125,15 @@ struct run {
 
     /* stdin */
     bool in_watched, in_eof, in_file;
-    buf_t pending_in;
+    int room_fd; /* while stdin waits for the child: a dup of the PTY
+                    master, watched for room; else -1 */
     bool last_in_nl;
 
     /* output */
     bool verbatim; /* bytes go straight to stdout */
     bool sq_muted; /* the squasher's output is no longer shown */
-    bool out_broken;
-    bool out_nl; /* the last byte written ended a line */
+    bool out_nl;   /* the last byte written ended a line */
     squash_t *sq;
-    spool_t *spool;
     char log_path[PATH_MAX];
     buf_t collected; /* --json: the output field */
     buf_t line_tail;
@@ -170,8 +181,7 @@ static void run_out(struct run *r, const char *p, size_t n)
             r->err = -ENOMEM;
         return;
     }
-    if (!r->out_broken)
-        run_write_fd(STDOUT_FILENO, p, n);
+    run_write_fd(STDOUT_FILENO, p, n);
 }
 
 static void run_emit(const char *text, size_t len, void *data)
@@ -196,7 +206,7 @@ static void run_term_apply(struct run *r, enum run_term want)
 
 static void run_term_restore(struct run *r)
 {
-    if (r->in_tty && r->term != TERM_COOKED)
+    if (r->have_saved && r->term != TERM_COOKED)
         run_term_apply(r, TERM_COOKED);
 }
 
@@ -213,12 +223,15 @@ static void run_go_verbatim(struct run *r)
     run_out(r, r->line_tail.p, r->line_tail.len);
 }
 
-/* Makes the real terminal follow the PTY's mode (see the top of file). */
+/* Makes the real terminal follow the PTY's mode (see the top of file).
+ * The PTY's modes are read through the master, which the kernel answers
+ * with the slave's: the supervisor keeps the master until the run ends. */
 static void run_term_sync(struct run *r)
 {
     struct termios t;
-    if (!r->in_tty || r->mode == MODE_JSON || r->slave < 0 ||
-        tcgetattr(r->slave, &t) < 0)
+    int fd;
+    if (!r->have_saved || r->mode == MODE_JSON || !r->id ||
+        (fd = sup_run_fd(r->sup, r->id)) < 0 || tcgetattr(fd, &t) < 0)
         return;
     enum run_term want = !(t.c_lflag & ICANON) ? TERM_RAW
                          : !(t.c_lflag & ECHO) ? TERM_NOECHO
@@ -249,28 +262,35 @@ static bool run_term_size(unsigned *cols, unsigned *rows)
 static void run_sync_size(struct run *r)
 {
     unsigned c, w;
-    if (r->master < 0 || !run_term_size(&c, &w) ||
-        (c == r->cols && w == r->rows))
+    if (!r->id || !run_term_size(&c, &w) || (c == r->cols && w == r->rows))
         return;
-    if (ptyio_resize(r->master, c, w) == 0) {
+    if (rein_sup_resize(r->sup, r->id, c, w) == 0) {
         r->cols = c;
         r->rows = w;
     }
 }
 
-/* ------------------------------------------------------------- the run */
-
-static void run_finish(struct run *r)
+/* The PTY's modes before the child starts (sup_spawn_tio): the person's
+ * own when stdin is a terminal.  No person typing: the PTY's echo would
+ * only duplicate piped input in the output.  No terminal reading: CR LF
+ * line ends would be a PTY artefact in a file or pipe. */
+static void run_pty_modes(struct termios *t, void *data)
 {
-    r->done = true;
-    loop_stop(r->loop);
+    struct run *r = data;
+    if (r->have_saved)
+        *t = r->saved;
+    else
+        t->c_lflag &= ~(tcflag_t)(ECHO | ECHONL);
+    if (!r->out_tty)
+        t->c_oflag &= ~(tcflag_t)ONLCR;
 }
 
-/* Feeds one chunk of the child's output to the log and the view. */
+/* ------------------------------------------------------------- the run */
+
+/* Feeds one chunk of the child's output to the view.  The supervisor has
+ * already spooled it to the log. */
 static void run_output(struct run *r, const char *p, size_t n)
 {
-    if (r->spool)
-        spool_write(r->spool, p, n);
     r->raw_bytes += n;
     const char *nl = memrchr(p, '\n', n);
     for (const char *q = p; (q = memchr(q, '\n', (size_t)(p + n - q))); q++)
@@ -297,113 +317,40 @@ static void run_output(struct run *r, const char *p, size_t n)
         r->err = -ENOMEM;
 }
 
-static void run_read_master(struct run *r)
+static void run_on_output(rein_sup_t *s, int64_t id, const void *data,
+                          size_t n, void *ud)
 {
-    if (r->eof)
+    (void)s;
+    (void)id;
+    struct run *r = ud;
+    if (r->closing || !r->sq)
         return;
     /* The mode first: a child switches it before it writes, so output
      * seen now is already output of the new mode. */
     run_term_sync(r);
-    for (;;) {
-        ssize_t n = read(r->master, r->rbuf, RUN_READ_BUF);
-        if (n > 0) {
-            run_output(r, r->rbuf, (size_t)n);
-            continue;
-        }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && errno == EAGAIN)
-            break;
-        r->eof = true; /* EIO: every slave fd is closed */
-        loop_io_del(r->loop, r->master);
-        break;
-    }
-    run_term_sync(r);
+    run_output(r, data, n);
 }
 
-static void run_reap(struct run *r)
-{
-    if (r->reaped)
-        return;
-    int code = 0;
-    if (spawn_reap(r->pid, r->pidfd, &code) == 0 && !r->exit_code)
-        r->exit_code = code;
-    r->reaped = true;
-    /* Our slave stays open until the reap: closing the last slave fd
-     * first would hang up the terminal under a clean exit. */
-    if (r->slave >= 0) {
-        close(r->slave);
-        r->slave = -1;
-    }
-}
+static void run_stdin_stop(struct run *r);
 
-static void run_on_drain_end(loop_t *l, uint64_t id, void *data)
+static void run_on_exit(rein_sup_t *s, int64_t id, const rein_run_info_t *i,
+                        void *ud)
 {
-    (void)l;
+    (void)s;
     (void)id;
-    struct run *r = data;
-    r->drain_timer = 0;
-    run_read_master(r);
-    run_finish(r);
-}
-
-static void run_on_child(loop_t *l, pid_t pid, const siginfo_t *info,
-                         void *data)
-{
-    (void)pid;
-    struct run *r = data;
-    r->exited = true;
-    r->exit_code = spawn_code_from_info(info);
+    struct run *r = ud;
+    r->done = true;
     r->end_ms = loop_clock_ms();
-    run_reap(r);
-    run_read_master(r);
-    if (r->eof) {
-        run_finish(r);
-        return;
-    }
-    /* A background job may still hold the terminal: drain, but bounded. */
-    loop_timer_add(l, REIN_PTY_EXIT_DRAIN_MS, run_on_drain_end, r,
-                   &r->drain_timer);
+    /* No exit status only when the leader outlived every kill (the
+     * supervisor gave up on it): that is rein failing, not the command. */
+    r->exit_code = i->exit_code >= 0 ? i->exit_code : CLI_EXIT_FAILURE;
+    run_stdin_stop(r);
 }
 
-/* Writes what stdin gave us to the master, as far as it takes it. */
-static void run_flush_in(struct run *r)
-{
-    while (r->pending_in.len) {
-        ssize_t n = write(r->master, r->pending_in.p, r->pending_in.len);
-        if (n > 0) {
-            buf_consume(&r->pending_in, (size_t)n);
-            continue;
-        }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && errno == EAGAIN) {
-            loop_io_mod(r->loop, r->master, LOOP_READ | LOOP_WRITE);
-            return;
-        }
-        buf_reset(&r->pending_in); /* the terminal is gone */
-        break;
-    }
-    if (!r->eof)
-        loop_io_mod(r->loop, r->master, LOOP_READ);
-}
+/* ---------------------------------------------------------------- stdin */
 
 static void run_on_stdin(loop_t *l, int fd, unsigned ev, void *data);
-
-/* Adds the EOF character for the child: one to end a line read, two when
- * the last line had no newline (the first only delivers the line). */
-static void run_send_eof(struct run *r)
-{
-    struct termios t;
-    unsigned char eof = 4; /* ^D */
-    if (r->slave >= 0 && tcgetattr(r->slave, &t) == 0 &&
-        t.c_cc[VEOF] != _POSIX_VDISABLE)
-        eof = t.c_cc[VEOF];
-    if (!r->last_in_nl)
-        buf_append_byte(&r->pending_in, eof);
-    buf_append_byte(&r->pending_in, eof);
-    r->last_in_nl = true;
-}
+static void run_on_room(loop_t *l, int fd, unsigned ev, void *data);
 
 static void run_stdin_watch(struct run *r, bool on)
 {
@@ -416,7 +363,65 @@ static void run_stdin_watch(struct run *r, bool on)
     r->in_watched = on;
 }
 
-/* Reads a chunk of stdin into pending_in; false at EOF or error. */
+/* Stops waiting for room in the child's terminal. */
+static void run_room_unwatch(struct run *r)
+{
+    if (r->room_fd < 0)
+        return;
+    loop_io_del(r->loop, r->room_fd);
+    close(r->room_fd);
+    r->room_fd = -1;
+}
+
+/* Nothing more is forwarded: stdin ended for good, or the run did. */
+static void run_stdin_stop(struct run *r)
+{
+    run_stdin_watch(r, false);
+    run_room_unwatch(r);
+    r->in_eof = true;
+}
+
+/* True when the supervisor holds as much of our stdin as we allow.  Then
+ * stdin is left unread, and a duplicate of the master is watched for room:
+ * the supervisor's own watch on the master cannot tell us when it drained
+ * (epoll takes the duplicate as a watch of its own). */
+static bool run_stdin_full(struct run *r)
+{
+    if (r->room_fd >= 0)
+        return true;
+    if (sup_run_pending(r->sup, r->id) < RUN_STDIN_PENDING_MAX)
+        return false;
+    int m = sup_run_fd(r->sup, r->id);
+    r->room_fd = m < 0 ? -1 : fcntl(m, F_DUPFD_CLOEXEC, 0);
+    if (r->room_fd >= 0 &&
+        loop_io_add(r->loop, r->room_fd, LOOP_WRITE, run_on_room, r) < 0)
+        run_room_unwatch(r);
+    if (r->room_fd < 0)
+        return false; /* nothing would wake us: better unbounded than stuck */
+    run_stdin_watch(r, false);
+    return true;
+}
+
+/* Hands stdin bytes to the run; false when it takes no more. */
+static bool run_forward(struct run *r, const void *p, size_t n)
+{
+    if (rein_sup_write(r->sup, r->id, p, n) == 0)
+        return true;
+    run_stdin_stop(r); /* the run is over or its terminal gone */
+    return false;
+}
+
+/* Adds the EOF character for the child: one to end a line read, two when
+ * the last line had no newline (the first only delivers the line). */
+static void run_send_eof(struct run *r)
+{
+    if (!r->last_in_nl)
+        rein_sup_close_stdin(r->sup, r->id);
+    rein_sup_close_stdin(r->sup, r->id);
+    r->last_in_nl = true;
+}
+
+/* Reads a chunk of stdin and forwards it; false at EOF or error. */
 static bool run_read_stdin(struct run *r)
 {
     ssize_t n = read(STDIN_FILENO, r->rbuf, RUN_READ_BUF);
@@ -424,16 +429,13 @@ static bool run_read_stdin(struct run *r)
         return true;
     if (n <= 0) {
         run_send_eof(r);
-        if (!r->in_tty) {
-            /* A pipe or file ends for good; a terminal's ^D does not. */
-            run_stdin_watch(r, false);
-            r->in_eof = true;
-        }
+        /* A pipe or file ends for good; a terminal's ^D does not. */
+        if (!r->in_tty)
+            run_stdin_stop(r);
         return false;
     }
-    buf_append(&r->pending_in, r->rbuf, (size_t)n);
     r->last_in_nl = r->rbuf[n - 1] == '\n' || r->rbuf[n - 1] == '\r';
-    return true;
+    return run_forward(r, r->rbuf, (size_t)n);
 }
 
 static void run_on_stdin(loop_t *l, int fd, unsigned ev, void *data)
@@ -446,39 +448,33 @@ static void run_on_stdin(loop_t *l, int fd, unsigned ev, void *data)
      * the child may ask for its size in reply. */
     run_sync_size(r);
     run_term_sync(r);
-    run_read_stdin(r);
-    run_flush_in(r);
-    if (r->pending_in.len >= RUN_STDIN_PENDING_MAX)
-        run_stdin_watch(r, false);
+    if (run_read_stdin(r))
+        run_stdin_full(r);
 }
 
 /* stdin is a regular file (epoll refuses those): read it as the child
  * takes it. */
 static void run_pump_file(struct run *r)
 {
-    while (r->in_file && !r->in_eof && r->pending_in.len == 0) {
+    while (r->in_file && !r->in_eof && !run_stdin_full(r))
         if (!run_read_stdin(r))
             r->in_eof = true;
-        run_flush_in(r);
-    }
 }
 
-static void run_on_master(loop_t *l, int fd, unsigned ev, void *data)
+static void run_on_room(loop_t *l, int fd, unsigned ev, void *data)
 {
     (void)l;
     (void)fd;
+    (void)ev;
     struct run *r = data;
-    if (ev & LOOP_WRITE) {
-        run_flush_in(r);
-        if (r->pending_in.len < RUN_STDIN_PENDING_MAX)
-            run_stdin_watch(r, true);
-        run_pump_file(r);
-    }
-    if (ev & (LOOP_READ | LOOP_HUP))
-        run_read_master(r);
-    if (r->eof && r->reaped)
-        run_finish(r);
+    if (sup_run_pending(r->sup, r->id) >= RUN_STDIN_PENDING_MAX)
+        return; /* the supervisor's own flush of this room comes next */
+    run_room_unwatch(r);
+    run_stdin_watch(r, true);
+    run_pump_file(r);
 }
+
+/* ------------------------------------------------------------- signals */
 
 static void run_on_signal(loop_t *l, int signo, void *data)
 {
@@ -489,9 +485,11 @@ static void run_on_signal(loop_t *l, int signo, void *data)
         return;
     }
     /* The child has its own session: a signal meant for the job (Ctrl-C
-     * at a cooked terminal, kill from outside) is passed on to its group. */
-    if (!r->exited)
-        ptree_signal_group(r->pid, signo);
+     * at a cooked terminal, kill from outside) is passed on to the job in
+     * its terminal's foreground.  Once the child is gone there is nothing
+     * to pass it to (the supervisor refuses). */
+    if (r->id && !r->done)
+        rein_sup_signal(r->sup, r->id, signo);
 }
 
 static void run_on_tick(loop_t *l, uint64_t id, void *data)
@@ -511,42 +509,6 @@ static void run_on_poll(loop_t *l, uint64_t id, void *data)
 }
 
 /* ------------------------------------------------------------- set-up */
-
-/* The state dir's logs/ (created 0700) and a fresh 0600 log in it. */
-static int run_open_log(struct run *r)
-{
-    char dir[PATH_MAX];
-    const char *e;
-    int n;
-    if ((e = getenv("REIN_STATE_DIR")) && *e)
-        n = snprintf(dir, sizeof dir, "%s/logs", e);
-    else if ((e = getenv("XDG_STATE_HOME")) && *e == '/')
-        n = snprintf(dir, sizeof dir, "%s/rein/logs", e);
-    else if ((e = getenv("HOME")) && *e)
-        n = snprintf(dir, sizeof dir, "%s/.local/state/rein/logs", e);
-    else
-        return -ENOENT;
-    if (n < 0 || (size_t)n >= sizeof dir)
-        return -ENAMETOOLONG;
-    int rc = spool_mkdir_private(dir);
-    if (rc < 0)
-        return rc;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    struct tm tm;
-    localtime_r(&ts.tv_sec, &tm);
-    for (unsigned attempt = 0;; attempt++) {
-        n = snprintf(r->log_path, sizeof r->log_path,
-                     "%s/run-%04d%02d%02d-%02d%02d%02d-%ld-%u.log", dir,
-                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                     tm.tm_min, tm.tm_sec, (long)getpid(), attempt);
-        if (n < 0 || (size_t)n >= sizeof r->log_path)
-            return -ENAMETOOLONG;
-        rc = spool_open(r->log_path, 0, &r->spool);
-        if (rc != -EEXIST || attempt > 16)
-            return rc;
-    }
-}
 
 /* True when a lone argument needs a shell to mean what it says. */
 static bool run_has_shell_syntax(const char *s)
@@ -642,90 +604,117 @@ static int run_narrate_begin(struct run *r)
     return 0;
 }
 
-static int run_build_env(struct run *r, env_t *env)
+/* Opens the supervisor on the default state dir (see the top of file for
+ * why there is no fallback without one), and watches the signals the proxy
+ * forwards.  0, or the exit status when rein cannot go on. */
+static int run_open(struct run *r)
 {
-    int rc = env_init(env, NULL);
-    if (rc < 0)
-        return rc;
-    if ((rc = env_default(env, "TERM", RUN_DEFAULT_TERM)) < 0)
-        return rc;
-    /* A pager would wait for keys nobody sees in a condensed view. */
-    if (r->view != ROUTER_INTERACTIVE &&
-        ((rc = env_put(env, "PAGER=cat")) < 0 ||
-         (rc = env_put(env, "GIT_PAGER=cat")) < 0 ||
-         (rc = env_put(env, "SYSTEMD_PAGER=cat")) < 0))
-        return rc;
+    static const int sigs[] = {SIGWINCH, SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    rein_sup_opts_t so = {NULL, NULL, false, false};
+    char dir[PATH_MAX];
+    const char *forced = getenv("REIN_CONTAINMENT");
+    int rc = rein_sup_open(&so, &r->sup);
+    /* An unknown level is EINVAL, an unavailable one ECONTAIN. */
+    if (rc == REIN_ECONTAIN || (rc == -EINVAL && forced && *forced)) {
+        fprintf(stderr, "rein: REIN_CONTAINMENT=%s: %s; not run\n",
+                forced ? forced : "", rein_strerror(rc));
+        return CLI_EXIT_FAILURE;
+    }
+    if (rc < 0) {
+        /* The dir by name; the lookup itself may be what failed (it
+         * creates the dir), and then only the variable can name it. */
+        const char *e = getenv("REIN_STATE_DIR");
+        const char *name = e && *e ? e
+                           : registry_state_dir(dir, sizeof dir) == 0
+                               ? dir
+                               : "($XDG_STATE_HOME/rein or "
+                                 "~/.local/state/rein)";
+        fprintf(stderr,
+                "rein: cannot create a log in the state dir %s: %s; not run "
+                "(set REIN_STATE_DIR to a writable directory)\n",
+                name, rein_strerror(rc));
+        return CLI_EXIT_FAILURE;
+    }
+    r->loop = sup_loop(r->sup);
+    /* Watched before the spawn: a signal that comes while the child starts
+     * waits for it in the signalfd instead of killing rein and leaving the
+     * child to reconcile. */
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        if ((rc = loop_signal_add(r->loop, sigs[i], run_on_signal, r)) < 0) {
+            fprintf(stderr, "rein: event loop: %s\n", rein_strerror(rc));
+            return CLI_EXIT_FAILURE;
+        }
+    }
     return 0;
 }
 
-/* Opens the PTY like the real terminal and starts the child on it.
- * Returns 0, or an exit status for a command that could not start. */
+/* The exit status and the line for a run the supervisor could not start:
+ * the command's fault (not found, not executable) or rein's. */
+static int run_spawn_failed(struct run *r, int rc)
+{
+    const char *cmd = r->cmd_argv[0];
+    switch (rc) {
+    case -ENOENT:
+        fprintf(stderr, "rein: %s: command not found\n", cmd);
+        return CLI_EXIT_NOTFOUND;
+    case -EACCES:
+    case -EPERM:
+    case -ENOEXEC:
+    case -EISDIR:
+    case -ENOTDIR:
+    case -ELOOP:
+    case -ENAMETOOLONG:
+    case -ETXTBSY:
+    case -E2BIG:
+        fprintf(stderr, "rein: %s: %s\n", cmd, rein_strerror(rc));
+        return CLI_EXIT_NOEXEC;
+    default:
+        fprintf(stderr, "rein: cannot start %s: %s\n", cmd,
+                rein_strerror(rc));
+        return CLI_EXIT_FAILURE;
+    }
+}
+
+/* Starts the command as a tty run sized like the real terminal.  Returns
+ * 0, or an exit status for a command that could not start. */
 static int run_spawn(struct run *r)
 {
-    struct termios tio, *tp = NULL;
-    env_t env = {NULL, 0};
-    int rc;
+    /* A pager would wait for keys nobody sees in a condensed view. */
+    static const char *const no_pager[] = {"PAGER=cat", "GIT_PAGER=cat",
+                                           "SYSTEMD_PAGER=cat", NULL};
     if (!run_term_size(&r->cols, &r->rows)) {
         r->cols = RUN_DEFAULT_COLS;
         r->rows = RUN_DEFAULT_ROWS;
     }
-    if (r->in_tty && tcgetattr(STDIN_FILENO, &r->saved) == 0) {
-        tio = r->saved;
-        tp = &tio;
-    }
-    if ((rc = ptyio_open(r->cols, r->rows, tp, &r->master, &r->slave)) < 0)
-        goto fail;
-    if ((!tp || !r->out_tty) && tcgetattr(r->slave, &tio) == 0) {
-        /* No person typing: the PTY's echo would only duplicate piped
-         * input in the output.  No terminal reading: CR LF line ends
-         * would be a PTY artefact in a file or pipe. */
-        if (!tp)
-            tio.c_lflag &= ~(tcflag_t)(ECHO | ECHONL);
-        if (!r->out_tty)
-            tio.c_oflag &= ~(tcflag_t)ONLCR;
-        tcsetattr(r->slave, TCSANOW, &tio);
-    }
-    if ((rc = run_build_env(r, &env)) < 0)
-        goto fail;
-    spawn_opts_t so;
-    spawn_opts_init(&so);
-    so.file = r->cmd_argv[0];
-    so.argv = (const char *const *)r->cmd_argv;
-    so.envp = (const char *const *)env.v;
-    so.fd_in = so.fd_out = so.fd_err = r->slave;
-    so.ctty_fd = r->slave;
-    so.group = SPAWN_SESSION;
-    so.want_pidfd = loop_uses_pidfd(r->loop);
-    spawn_step_t step = SPAWN_STEP_NONE;
+    rein_run_opts_t o = {
+        .argv = (const char *const *)r->cmd_argv,
+        .env = r->view != ROUTER_INTERACTIVE ? no_pager : NULL,
+        .tty = true,
+        .cols = r->cols,
+        .rows = r->rows,
+        .grace_ms = -1,
+        .on_output = run_on_output,
+        .on_exit = run_on_exit,
+        .data = r,
+    };
     r->start_ms = loop_clock_ms();
-    rc = spawn_start(&so, &r->pid, &r->pidfd, &step);
-    env_free(&env);
+    int rc = sup_spawn_tio(r->sup, &o, run_pty_modes, r, &r->id);
     if (rc < 0) {
-        fprintf(stderr, "rein: %s: %s\n", r->cmd_argv[0],
-                rc == -ENOENT ? "command not found" : rein_strerror(rc));
-        return rc == -ENOENT ? CLI_EXIT_NOTFOUND : CLI_EXIT_NOEXEC;
+        r->id = 0;
+        return run_spawn_failed(r, rc);
     }
-    fcntl(r->master, F_SETFL, fcntl(r->master, F_GETFL) | O_NONBLOCK);
+    rein_run_info_t info;
+    if (rein_sup_info(r->sup, r->id, &info) == 0) {
+        r->pid = info.pid;
+        if (info.log_path)
+            snprintf(r->log_path, sizeof r->log_path, "%s", info.log_path);
+    }
     return 0;
-fail:
-    env_free(&env);
-    fprintf(stderr, "rein: cannot open a terminal: %s\n", rein_strerror(rc));
-    return CLI_EXIT_FAILURE;
 }
 
 static int run_loop(struct run *r)
 {
-    static const int sigs[] = {SIGWINCH, SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-    int rc;
-    if ((rc = loop_io_add(r->loop, r->master, LOOP_READ, run_on_master, r)) <
-            0 ||
-        (rc = loop_child_add(r->loop, r->pid, r->pidfd, run_on_child, r)) <
-            0)
-        return rc;
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        if ((rc = loop_signal_add(r->loop, sigs[i], run_on_signal, r)) < 0)
-            return rc;
-    rc = loop_io_add(r->loop, STDIN_FILENO, LOOP_READ, run_on_stdin, r);
+    int rc = loop_io_add(r->loop, STDIN_FILENO, LOOP_READ, run_on_stdin, r);
     if (rc == -EPERM) {
         r->in_file = true; /* a regular file or /dev/null */
         run_pump_file(r);
@@ -735,11 +724,11 @@ static int run_loop(struct run *r)
         r->in_watched = true;
     }
     loop_timer_add(r->loop, RUN_TICK_MS, run_on_tick, r, &r->tick_timer);
-    if (r->in_tty && r->mode != MODE_JSON)
+    if (r->have_saved && r->mode != MODE_JSON)
         loop_timer_add(r->loop, RUN_TERM_POLL_MS, run_on_poll, r,
                        &r->poll_timer);
     while (!r->done) {
-        rc = loop_run_once(r->loop, -1);
+        rc = rein_sup_run_once(r->sup, -1);
         if (rc < 0)
             return rc;
     }
@@ -834,6 +823,9 @@ static void run_json(struct run *r, char **argv)
     json_object_set_new(o, "log", r->log_path[0] ? json_string(r->log_path)
                                                  : json_null());
     json_object_set_new(o, "ran", json_boolean(r->pid > 0));
+    /* The registry's id: `rein logs ID`, `rein ps`. */
+    json_object_set_new(o, "id", r->id ? json_integer((json_int_t)r->id)
+                                       : json_null());
     json_object_set_new(
         o, "danger",
         r->route.danger == ROUTER_SAFE
@@ -858,22 +850,34 @@ static void run_usage(FILE *f)
                "       rein CMD [ARGS...]   (when CMD is not a rein verb)\n");
 }
 
+/* Closes the supervisor: it ends a run still going (rein failed around
+ * it; nothing outlives rein) and gives up the owner lease.  Our watchers
+ * go first, and output of such a run is no longer shown. */
+static void run_close(struct run *r)
+{
+    if (!r->sup)
+        return;
+    static const int sigs[] = {SIGWINCH, SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    r->closing = true;
+    run_stdin_stop(r);
+    loop_timer_del(r->loop, r->tick_timer);
+    loop_timer_del(r->loop, r->poll_timer);
+    r->tick_timer = r->poll_timer = 0;
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        loop_signal_del(r->loop, sigs[i]);
+    rein_sup_close(r->sup);
+    r->sup = NULL;
+    r->loop = NULL;
+}
+
 static void run_free(struct run *r)
 {
+    run_close(r);
     for (size_t i = 0; i < r->nnarr; i++)
         narrate_free(r->narr[i]);
     free(r->narr);
     router_result_free(&r->route);
     squash_free(r->sq);
-    spool_close(r->spool);
-    if (r->pidfd >= 0)
-        close(r->pidfd);
-    if (r->slave >= 0)
-        close(r->slave);
-    if (r->master >= 0)
-        close(r->master);
-    loop_free(r->loop);
-    buf_free(&r->pending_in);
     buf_free(&r->collected);
     buf_free(&r->line_tail);
     buf_free(&r->decoded);
@@ -891,7 +895,7 @@ int cli_run(int argc, char **argv, bool shorthand)
     char err[1024], policy[PATH_MAX];
 
     memset(&r, 0, sizeof r);
-    r.master = r.slave = r.pidfd = -1;
+    r.room_fd = -1;
     r.pid = -1;
     r.out_nl = true;
     r.last_in_nl = true;
@@ -973,22 +977,13 @@ int cli_run(int argc, char **argv, bool shorthand)
                                          r.view == ROUTER_STRUCTURED ||
                                          r.view == ROUTER_NARRATE ||
                                          r.view == ROUTER_INTERACTIVE));
-    if ((rc = run_open_log(&r)) < 0) {
-        fprintf(stderr, "rein: cannot create a log in the state dir: %s\n",
-                rein_strerror(rc));
-        goto out;
-    }
-    sq_opts_t so = {.command = r.cmdline, .log_path = r.log_path};
-    if (!(r.rbuf = malloc(RUN_READ_BUF)) ||
-        squash_new(&so, run_emit, &r, &r.sq) < 0)
+    r.have_saved = r.in_tty && tcgetattr(STDIN_FILENO, &r.saved) == 0;
+    if (!(r.rbuf = malloc(RUN_READ_BUF)))
         goto nomem;
-    r.sq_muted = r.verbatim;
     if (r.view == ROUTER_NARRATE && run_narrate_begin(&r) < 0)
         goto nomem;
-    if ((rc = loop_new(&r.loop)) < 0) {
-        fprintf(stderr, "rein: event loop: %s\n", rein_strerror(rc));
+    if ((status = run_open(&r)) != 0)
         goto out;
-    }
     if (r.mode == MODE_CONTEXT) {
         char *h = NULL;
         if (asprintf(&h, "$ %s\n", r.cmdline) > 0) {
@@ -996,21 +991,21 @@ int cli_run(int argc, char **argv, bool shorthand)
             free(h);
         }
     }
-    if ((status = run_spawn(&r)) != 0) {
-        /* Nothing ran: an empty log would only be litter. */
-        spool_close(r.spool);
-        r.spool = NULL;
-        unlink(r.log_path);
+    if ((status = run_spawn(&r)) != 0)
         goto out;
-    }
+    status = CLI_EXIT_FAILURE;
+    /* After the spawn, because the log path is the run's: the child is
+     * starting meanwhile, and its output waits in the PTY. */
+    sq_opts_t so = {.command = r.cmdline,
+                    .log_path = r.log_path[0] ? r.log_path : NULL};
+    if (squash_new(&so, run_emit, &r, &r.sq) < 0)
+        goto nomem;
+    r.sq_muted = r.verbatim;
     rc = run_loop(&r);
     run_term_restore(&r);
     if (rc < 0) {
-        /* Never leave the child behind. */
-        ptree_signal_group(r.pid, SIGKILL);
-        run_reap(&r);
+        /* run_free's rein_sup_close ends the child: never left behind. */
         fprintf(stderr, "rein: event loop: %s\n", rein_strerror(rc));
-        status = CLI_EXIT_FAILURE;
         goto out;
     }
     run_summary(&r);

@@ -652,9 +652,10 @@ static char *env_names(const char *const *env)
     return b.len ? buf_detach(&b) : (buf_free(&b), NULL);
 }
 
-/* Opens the run's I/O: a PTY, or a pipe for output (+ one for stdin). */
-static int open_io(struct run *r, const rein_run_opts_t *o, int *child_in,
-                   int *child_out)
+/* Opens the run's I/O: a PTY (its modes adjusted by tio_fn, if given),
+ * or a pipe for output (+ one for stdin). */
+static int open_io(struct run *r, const rein_run_opts_t *o, sup_tio_fn tio_fn,
+                   void *tio_data, int *child_in, int *child_out)
 {
     if (o->tty) {
         unsigned cols = ptyio_clamp_cols(o->cols);
@@ -662,6 +663,16 @@ static int open_io(struct run *r, const rein_run_opts_t *o, int *child_in,
         int rc = ptyio_open(cols, rows, NULL, &r->out_fd, &r->slave);
         if (rc < 0)
             return rc;
+        if (tio_fn) {
+            /* Before the spawn: the child's first read or write already
+             * sees the modes its front end wants. */
+            struct termios t;
+            if (tcgetattr(r->slave, &t) < 0)
+                return -errno;
+            tio_fn(&t, tio_data);
+            if (tcsetattr(r->slave, TCSANOW, &t) < 0)
+                return -errno;
+        }
         *child_in = *child_out = r->slave;
         return 0;
     }
@@ -685,6 +696,12 @@ static int open_io(struct run *r, const rein_run_opts_t *o, int *child_in,
 }
 
 int rein_sup_spawn(rein_sup_t *s, const rein_run_opts_t *o, int64_t *id)
+{
+    return sup_spawn_tio(s, o, NULL, NULL, id);
+}
+
+int sup_spawn_tio(rein_sup_t *s, const rein_run_opts_t *o, sup_tio_fn tio_fn,
+                  void *tio_data, int64_t *id)
 {
     int rc, child_in = -1, child_out = -1;
     env_t env = {NULL, 0};
@@ -750,7 +767,7 @@ int rein_sup_spawn(rein_sup_t *s, const rein_run_opts_t *o, int64_t *id)
             goto spawn_failed;
         rec->log_path = strdup(path);
     }
-    if ((rc = open_io(r, o, &child_in, &child_out)) < 0)
+    if ((rc = open_io(r, o, tio_fn, tio_data, &child_in, &child_out)) < 0)
         goto spawn_failed;
     if ((rc = env_init(&env, NULL)) < 0 ||
         (rc = env_put_all(&env, o->env)) < 0)
@@ -1505,4 +1522,10 @@ int sup_run_fd(rein_sup_t *s, int64_t id)
 {
     struct run *r = find_run(s, id);
     return r && r->tty ? r->out_fd : -1;
+}
+
+size_t sup_run_pending(rein_sup_t *s, int64_t id)
+{
+    struct run *r = find_run(s, id);
+    return r ? r->pending_in.len : 0;
 }
