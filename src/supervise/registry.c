@@ -563,6 +563,17 @@ static int registry_connect(registry_t *reg, bool readonly, bool immutable)
         return reg->db ? registry_fail(reg, src, "open") : -ENOMEM;
     sqlite3_extended_result_codes(reg->db, 1);
     sqlite3_busy_timeout(reg->db, REGISTRY_BUSY_TIMEOUT_MS);
+    if (!readonly) {
+        /* Short-lived rein processes (rein run, ps, kill) open and close
+         * the registry every time: keep the WAL file and leave the
+         * checkpoint to the commits that fill it, instead of recreating,
+         * syncing and deleting it on every open and close. */
+        int persist = 1;
+        sqlite3_file_control(reg->db, "main", SQLITE_FCNTL_PERSIST_WAL,
+                             &persist);
+        sqlite3_db_config(reg->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1,
+                          NULL);
+    }
     /* WAL is a property of the file: set once, it stays.  A read-only
      * open just reads the file in the mode it has. */
     if (!readonly && !registry_readonly(reg)) {
