@@ -1329,7 +1329,7 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
                     last_nl_skipped = true; /* the final line's own end */
                     continue;
                 }
-                if (++lines > want) {
+                if (++lines >= want) {
                     from = from - n + i + 1;
                     goto found;
                 }
