@@ -320,7 +320,7 @@ int main(int argc, char **argv)
             only = argv[++i];
         else {
             fprintf(stderr, "usage: rein-bench [--quick] [--only NAME]\n"
-                            "names: spawn pipe pty tail proxy\n");
+                            "names: spawn pipe pty tail proxy serve\n");
             return 2;
         }
     }
@@ -339,6 +339,8 @@ int main(int argc, char **argv)
         bench_tail();
     if (!only || !strcmp(only, "proxy"))
         bench_proxy(g_quick ? 20 : BENCH_PROXY_RUNS);
+    if (!only || !strcmp(only, "serve"))
+        bench_serve(g_quick);
     unlink(g_log);
     return 0;
 }
