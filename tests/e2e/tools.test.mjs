@@ -551,3 +551,33 @@ test('stdin EOF: every session and its descendants end, exit 0 within 3 s', asyn
     await client.close();
   }
 });
+
+test('progress during a wait; cancelling a call ends its wait, not the session', async () => {
+  const { client } = await connect();
+  try {
+    const r = await exec(client, { cmd: 'while :; do echo tick; sleep 0.1; done', wait_for: 'tick' });
+    const ac = new AbortController();
+    let progressed = 0;
+    const pending = client.callTool(
+      { name: 'write_stdin', arguments: { session_id: r.session_id, yield_time_ms: 30000 } },
+      undefined,
+      {
+        signal: ac.signal,
+        onprogress: (p) => {
+          progressed++;
+          assert.ok(p.progress > 0);
+          ac.abort();
+        },
+      },
+    );
+    await assert.rejects(pending);
+    assert.ok(progressed >= 1, 'a progress notification arrived');
+    const w = await write(client, { session_id: r.session_id, yield_time_ms: 5000, wait_for: 'tick' });
+    assert.ok(w.session_id, 'the session survived the cancellation');
+    assert.match(w.output, /tick/);
+    const k = await call(client, 'kill_session', { session_id: r.session_id });
+    assert.equal(k.structuredContent.exit_code, 143);
+  } finally {
+    await client.close();
+  }
+});
