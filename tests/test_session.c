@@ -291,3 +291,25 @@ TEST(session_store_prunes_lru_with_small_caps)
     session_store_free(st);
     rein_sup_close(sup);
 }
+
+TEST(session_prompt_keeps_its_last_bytes_at_the_cap)
+{
+    rein_sup_t *sup = open_sup();
+    session_store_t *st = open_store(sup, 0, 0);
+    /* SESSION_PROMPT_MAX + 10 bytes without a newline: the last
+     * SESSION_PROMPT_MAX are the prompt. */
+    char cmd[128];
+    snprintf(cmd, sizeof cmd,
+             "printf 'x\\n'; printf '%%0%dd' 0; printf 'ABCDEFGHIJ'; read x",
+             SESSION_PROMPT_MAX);
+    session_t *s = spawn(st, cmd, false);
+    expect_awaiting(sup, s, "read after a long prompt");
+    buf_t p = BUF_INIT;
+    ASSERT_TRUE(session_check_input(s, &p));
+    ASSERT_EQ(p.len, SESSION_PROMPT_MAX);
+    ASSERT_TRUE(p.len >= 10 && !memcmp(p.p + p.len - 10, "ABCDEFGHIJ", 10));
+    ASSERT_EQ(p.p[0], '0');
+    buf_free(&p);
+    session_store_free(st);
+    rein_sup_close(sup);
+}

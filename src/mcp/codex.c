@@ -502,10 +502,13 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
     if (truncated)
         buf_printf(&text,
                    "Truncated: %" PRIu64 " bytes not shown (over "
-                   "max_output_tokens); the log has every byte\n",
-                   omitted);
-    else if (ch.omitted)
-        buf_printf(&text, "Omitted: %" PRIu64 " bytes (in the log)\n",
+                   "max_output_tokens); this output covers log bytes "
+                   "%" PRIu64 "-%" PRIu64 "\n",
+                   omitted, ch.from, ch.from + ch.bytes);
+    if (ch.omitted)
+        buf_printf(&text,
+                   "Omitted: %" PRIu64 " bytes held in the log only (over "
+                   "the 1 MiB buffer)\n",
                    ch.omitted);
     if (awaiting)
         buf_printf(&text, "Awaiting input: yes\n");

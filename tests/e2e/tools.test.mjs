@@ -581,3 +581,31 @@ test('progress during a wait; cancelling a call ends its wait, not the session',
     await client.close();
   }
 });
+
+test('yield clamps at their edges; REIN_MAX_EMPTY_POLL_MS caps an empty poll', async () => {
+  for (const [envv, cap] of [[undefined, 1800000], ['6000', 6000], ['100', 5000], ['junk', 1800000]]) {
+    const { client } = await connect(envv === undefined ? {} : { REIN_MAX_EMPTY_POLL_MS: envv });
+    try {
+      if (envv === undefined) {
+        for (const [asked, eff] of [[249, 250], [250, 250], [30000, 30000], [30001, 30000]]) {
+          const r = await exec(client, { cmd: 'true', yield_time_ms: asked });
+          assert.equal(r.yield_time_ms, eff);
+        }
+        const t = await call(client, 'exec_command', { cmd: 'true', yield_time_ms: 10 });
+        assert.match(t.content[0].text, /Yield time: 250 ms \(clamped\)\n/);
+      }
+      // A session blocked on input answers an empty poll at once.
+      const r = await exec(client, { cmd: 'echo up; read x', wait_for: 'up' });
+      let w = await write(client, { session_id: r.session_id, yield_time_ms: 4999 });
+      assert.equal(w.yield_time_ms, 5000, 'an empty poll is at least 5000');
+      w = await write(client, { session_id: r.session_id, yield_time_ms: 1e9 });
+      assert.equal(w.yield_time_ms, cap);
+      w = await write(client, { session_id: r.session_id, chars: '', yield_time_ms: 100 });
+      assert.equal(w.yield_time_ms, 5000, 'empty chars is a poll');
+      w = await write(client, { session_id: r.session_id, chars: 'x\n', yield_time_ms: 40000 });
+      assert.equal(w.yield_time_ms, 30000);
+    } finally {
+      await client.close();
+    }
+  }
+});
