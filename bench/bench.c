@@ -432,7 +432,8 @@ int main(int argc, char **argv)
             only = argv[++i];
         else {
             fprintf(stderr, "usage: rein-bench [--quick] [--only NAME]\n"
-                            "names: spawn pipe pty tail sup reconcile proxy\n");
+                            "names: spawn pipe pty tail sup reconcile proxy "
+                            "serve\n");
             return 2;
         }
     }
@@ -461,6 +462,8 @@ int main(int argc, char **argv)
     }
     if (!only || !strcmp(only, "proxy"))
         bench_proxy(g_quick ? 20 : BENCH_PROXY_RUNS);
+    if (!only || !strcmp(only, "serve"))
+        bench_serve(g_quick);
     unlink(g_log);
     /* The benches' state dirs (registry, logs): ours to remove. */
     char rm[9000];

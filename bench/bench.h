@@ -11,4 +11,12 @@
  * PTY floor; prints its lines.  0, or 1 on failure. */
 int bench_proxy(int runs);
 
+/* Runs per serve round-trip figure by default. */
+#define BENCH_SERVE_RT_RUNS 200
+
+/* rein serve's round trip, idle RSS with 64 PTY sessions and sustained
+ * capture with zero loss, over pipes; prints its lines.  0, or 1 on
+ * failure. */
+int bench_serve(int quick);
+
 #endif

@@ -272,3 +272,88 @@ TEST(spool_mkdir_private_errors)
     ASSERT_EQ(spool_mkdir_private(NULL), -EINVAL);
     ASSERT_OK(spool_mkdir_private("/")); /* the root exists */
 }
+
+/* The cap, at its edges: up to cap nothing is dropped; past cap + a step
+ * the middle after the head is punched out, the head and a tail of at
+ * least cap - head bytes stay, the file keeps its size (offsets are stream
+ * offsets) and the dropped range is noted. */
+TEST(spool_cap_keeps_head_and_rolling_tail)
+{
+    char path[PATH_MAX], note[PATH_MAX];
+    path_in_tmp(path, sizeof path, "capped.log");
+    path_in_tmp(note, sizeof note, "capped.log.dropped");
+    const uint64_t cap = 64 * 1024, head = 16 * 1024;
+    spool_t *sp;
+    ASSERT_OK(spool_open(path, 0, &sp));
+    ASSERT_EQ(spool_set_cap(sp, cap, head + 1, note), -EINVAL);
+    ASSERT_EQ(spool_set_cap(sp, head, head, note), -EINVAL);
+    ASSERT_OK(spool_set_cap(sp, cap, head, note));
+    uint64_t a, b;
+    ASSERT_EQ(spool_hole(sp, &a, &b), 1);
+    ASSERT_EQ(a, 0);
+    ASSERT_EQ(b, 0);
+    /* Exactly cap + step - 1 bytes: still whole. */
+    uint64_t step = (cap - head) / SPOOL_HOLE_STEP_DIV;
+    unsigned char *data = malloc(4 * cap);
+    ASSERT_TRUE(data != NULL);
+    for (size_t i = 0; i < 4 * cap; i++)
+        data[i] = (unsigned char)('a' + (i / 4096) % 26);
+    ASSERT_OK(spool_write(sp, data, cap + step - 1));
+    ASSERT_OK(spool_flush(sp));
+    ASSERT_EQ(spool_hole(sp, &a, &b), 1);
+    ASSERT_EQ(b, 0);
+    ASSERT_TRUE(access(note, F_OK) != 0);
+    /* One more byte crosses the step: the middle goes. */
+    ASSERT_OK(spool_write(sp, data + cap + step - 1, 4 * cap - (cap + step - 1)));
+    ASSERT_OK(spool_flush(sp));
+    int hr = spool_hole(sp, &a, &b);
+    if (hr == -EOPNOTSUPP)
+        SKIP("this file system cannot punch holes");
+    ASSERT_EQ(hr, 1);
+    ASSERT_EQ(a, head);
+    ASSERT_TRUE(b > head);
+    ASSERT_TRUE(4 * cap - b >= cap - head); /* the tail kept */
+    ASSERT_EQ(b % SPOOL_HOLE_ALIGN, 0);
+    ASSERT_OK(spool_close(sp));
+    ASSERT_EQ(file_size(path), (off_t)(4 * cap));
+    buf_t got = BUF_INIT;
+    read_all(path, &got);
+    ASSERT_MEM(got.p, head, data, head);
+    ASSERT_MEM(got.p + b, 4 * cap - b, data + b, 4 * cap - b);
+    for (uint64_t i = a; i < b; i++)
+        ASSERT_EQ(got.p[i], 0);
+    struct stat st;
+    ASSERT_EQ(stat(path, &st), 0);
+    ASSERT_TRUE((uint64_t)st.st_blocks * 512 <= cap + step + SPOOL_HOLE_ALIGN);
+    buf_t n = BUF_INIT;
+    read_all(note, &n);
+    char want[64];
+    snprintf(want, sizeof want, "dropped %llu-%llu\n", (unsigned long long)a,
+             (unsigned long long)b);
+    ASSERT_STR(n.p, want);
+    buf_free(&n);
+    buf_free(&got);
+    free(data);
+}
+
+/* Without a cap nothing is ever dropped, and flush gives the buffer back
+ * (the next write allocates it again and still lands in order). */
+TEST(spool_no_cap_and_flush_releases)
+{
+    char path[PATH_MAX];
+    path_in_tmp(path, sizeof path, "plain.log");
+    spool_t *sp;
+    ASSERT_OK(spool_open(path, 0, &sp));
+    uint64_t a, b;
+    ASSERT_EQ(spool_hole(sp, &a, &b), 0);
+    for (int i = 0; i < 3; i++) {
+        ASSERT_OK(spool_write(sp, "ab", 2));
+        ASSERT_OK(spool_flush(sp));
+        ASSERT_OK(spool_flush(sp)); /* twice: nothing buffered, no buffer */
+    }
+    ASSERT_OK(spool_close(sp));
+    buf_t got = BUF_INIT;
+    read_all(path, &got);
+    ASSERT_STR(got.p, "ababab");
+    buf_free(&got);
+}

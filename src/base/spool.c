@@ -1,16 +1,19 @@
 /*
  * spool.c — the batched, append-only log file (see spool.h).
  *
- * The buffer is allocated with the handle: a spool exists to be written to,
- * and allocating on open keeps spool_write free of an -ENOMEM path that
- * would otherwise have to drop bytes.
+ * The buffer is allocated on demand and released by an explicit flush:
+ * dozens of idle sessions must not pin 64 KiB each.  When it cannot be
+ * allocated the bytes go straight to the file, so -ENOMEM never drops any.
+ * The internal flush of a full buffer keeps it: the stream is busy.
  */
 #include "base/spool.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -23,7 +26,12 @@ struct spool {
     uint64_t bytes;   /* accepted by spool_write */
     uint64_t dropped; /* accepted but never written */
     size_t len;       /* bytes in buf */
-    unsigned char buf[SPOOL_BUF_SIZE];
+    unsigned char *buf; /* SPOOL_BUF_SIZE bytes, or NULL while idle */
+    uint64_t end;       /* the file's size: where the next write lands */
+    uint64_t cap, head; /* 0: no cap */
+    uint64_t hole_to;   /* dropped [head, hole_to); hole_to <= head: none */
+    int hole_err;       /* -EOPNOTSUPP once punching failed */
+    char *note_path;
 };
 
 int spool_open(const char *path, unsigned flags, spool_t **out)
@@ -33,7 +41,7 @@ int spool_open(const char *path, unsigned flags, spool_t **out)
     int oflags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC;
     if (!(flags & SPOOL_OPEN_APPEND))
         oflags |= O_EXCL;
-    spool_t *sp = malloc(sizeof *sp);
+    spool_t *sp = calloc(1, sizeof *sp);
     if (!sp)
         return -ENOMEM;
     sp->fd = open(path, oflags, SPOOL_FILE_MODE);
@@ -42,17 +50,61 @@ int spool_open(const char *path, unsigned flags, spool_t **out)
         free(sp);
         return rc;
     }
-    sp->err = 0;
-    sp->bytes = sp->dropped = 0;
-    sp->len = 0;
+    struct stat st;
+    if (fstat(sp->fd, &st) == 0)
+        sp->end = (uint64_t)st.st_size;
     *out = sp;
     return 0;
+}
+
+/* Records the dropped range in the note file; best effort (the range is
+ * also in memory, and the log itself is what matters). */
+static void spool_write_note(const spool_t *sp)
+{
+    if (!sp->note_path)
+        return;
+    int fd = open(sp->note_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                  SPOOL_FILE_MODE);
+    if (fd < 0)
+        return;
+    char line[64];
+    int n = snprintf(line, sizeof line, "dropped %llu-%llu\n",
+                     (unsigned long long)sp->head,
+                     (unsigned long long)sp->hole_to);
+    if (n > 0 && write(fd, line, (size_t)n) < 0) {
+        /* nothing more to do: the note is advisory */
+    }
+    close(fd);
+}
+
+/* Past the cap: punches out what lies between the head and the rolling
+ * tail, once the tail outgrew its budget by a step. */
+static void spool_punch(spool_t *sp)
+{
+    if (!sp->cap || sp->hole_err)
+        return;
+    uint64_t keep = sp->cap - sp->head;
+    uint64_t step = keep / SPOOL_HOLE_STEP_DIV;
+    uint64_t from = sp->hole_to > sp->head ? sp->hole_to : sp->head;
+    if (sp->end < from + keep + step)
+        return;
+    uint64_t to = (sp->end - keep) / SPOOL_HOLE_ALIGN * SPOOL_HOLE_ALIGN;
+    if (to <= from)
+        return;
+    if (fallocate(sp->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                  (off_t)from, (off_t)(to - from)) < 0) {
+        sp->hole_err = -EOPNOTSUPP; /* keep every byte instead */
+        return;
+    }
+    sp->hole_to = to;
+    spool_write_note(sp);
 }
 
 /* Writes all of p, or records the error and counts the unwritten rest as
  * dropped.  Returns 0 or the (now sticky) error. */
 static int spool_write_all(spool_t *sp, const unsigned char *p, size_t n)
 {
+    int rc = 0;
     while (n) {
         ssize_t w = write(sp->fd, p, n);
         if (w < 0) {
@@ -60,26 +112,41 @@ static int spool_write_all(spool_t *sp, const unsigned char *p, size_t n)
                 continue;
             sp->err = -errno;
             sp->dropped += n;
-            return sp->err;
+            rc = sp->err;
+            break;
         }
         if (w == 0) { /* cannot happen for regular files; never spin */
             sp->err = -EIO;
             sp->dropped += n;
-            return sp->err;
+            rc = sp->err;
+            break;
         }
         p += w;
         n -= (size_t)w;
+        sp->end += (uint64_t)w;
     }
-    return 0;
+    spool_punch(sp);
+    return rc;
 }
 
-int spool_flush(spool_t *sp)
+/* Writes what is buffered, keeping the buffer (the stream is busy). */
+static int spool_flush_keep(spool_t *sp)
 {
     if (sp->err)
         return sp->err;
     size_t n = sp->len;
     sp->len = 0;
-    return spool_write_all(sp, sp->buf, n);
+    return n ? spool_write_all(sp, sp->buf, n) : 0;
+}
+
+int spool_flush(spool_t *sp)
+{
+    int rc = spool_flush_keep(sp);
+    /* An explicit flush means the writer paused: give the memory back. */
+    free(sp->buf);
+    sp->buf = NULL;
+    sp->len = 0;
+    return rc;
 }
 
 int spool_write(spool_t *sp, const void *data, size_t n)
@@ -93,6 +160,8 @@ int spool_write(spool_t *sp, const void *data, size_t n)
         sp->dropped += n;
         return sp->err;
     }
+    if (!sp->buf && n < SPOOL_BUF_SIZE && !(sp->buf = malloc(SPOOL_BUF_SIZE)))
+        return spool_write_all(sp, p, n); /* unbatched, but kept */
     size_t room = SPOOL_BUF_SIZE - sp->len;
     if (n < room) {
         memcpy(sp->buf + sp->len, p, n);
@@ -101,7 +170,7 @@ int spool_write(spool_t *sp, const void *data, size_t n)
     }
     if (n >= SPOOL_BUF_SIZE) {
         /* Big: no point copying it; keep order by flushing first. */
-        if ((rc = spool_flush(sp)) < 0) {
+        if ((rc = spool_flush_keep(sp)) < 0) {
             sp->dropped += n;
             return rc;
         }
@@ -110,7 +179,7 @@ int spool_write(spool_t *sp, const void *data, size_t n)
     /* Top the buffer up so every batch is a full SPOOL_BUF_SIZE write. */
     memcpy(sp->buf + sp->len, p, room);
     sp->len = SPOOL_BUF_SIZE;
-    if ((rc = spool_flush(sp)) < 0) {
+    if ((rc = spool_flush_keep(sp)) < 0) {
         sp->dropped += n - room;
         return rc;
     }
@@ -129,6 +198,32 @@ uint64_t spool_dropped(const spool_t *sp)
     return sp->dropped;
 }
 
+int spool_set_cap(spool_t *sp, uint64_t cap, uint64_t head,
+                  const char *note_path)
+{
+    if (!cap || head >= cap || head % SPOOL_HOLE_ALIGN ||
+        cap % SPOOL_HOLE_ALIGN)
+        return -EINVAL;
+    char *copy = NULL;
+    if (note_path && !(copy = strdup(note_path)))
+        return -ENOMEM;
+    free(sp->note_path);
+    sp->note_path = copy;
+    sp->cap = cap;
+    sp->head = head;
+    return 0;
+}
+
+int spool_hole(const spool_t *sp, uint64_t *from, uint64_t *to)
+{
+    bool any = sp->cap && sp->hole_to > sp->head;
+    *from = any ? sp->head : 0;
+    *to = any ? sp->hole_to : 0;
+    if (sp->hole_err)
+        return sp->hole_err;
+    return sp->cap ? 1 : 0;
+}
+
 int spool_close(spool_t *sp)
 {
     if (!sp)
@@ -136,6 +231,7 @@ int spool_close(spool_t *sp)
     int rc = spool_flush(sp);
     if (close(sp->fd) < 0 && rc == 0 && errno != EINTR)
         rc = -errno; /* NFS and friends report write-back errors here */
+    free(sp->note_path);
     free(sp);
     return rc;
 }

@@ -19,6 +19,20 @@
  *
  * Byte accounting: spool_bytes() == bytes on disk from this handle
  *                  + bytes still buffered + spool_dropped().
+ *
+ * Memory: the batching buffer is allocated by the first write that needs
+ * it and released by spool_flush(), so an idle log (a session waiting at a
+ * prompt for hours) costs no buffer.  Without memory for it, a write goes
+ * straight to the file: slower, never lost.
+ *
+ * A size cap (spool_set_cap) keeps a runaway log bounded on disk: once the
+ * file passes the cap, the bytes after its head are punched out
+ * (FALLOC_FL_PUNCH_HOLE), keeping the first `head` bytes and a rolling tail
+ * of at least cap - head bytes.  The file keeps its apparent size, so file
+ * offsets stay stream offsets; the hole reads as zeros, and the dropped
+ * range [A, B) is recorded in a note file ("dropped A-B\n") and by
+ * spool_hole().  Where the file system cannot punch holes the cap is given
+ * up (spool_hole says so) and the log grows: bytes are never lost for it.
  */
 #ifndef REIN_BASE_SPOOL_H
 #define REIN_BASE_SPOOL_H
@@ -31,6 +45,12 @@
 /* Mode of new spool files and of directories spool_mkdir_private makes. */
 #define SPOOL_FILE_MODE 0600
 #define SPOOL_DIR_MODE 0700
+/* Hole boundaries are kept on this (file system block) multiple, so a
+ * punch frees whole blocks instead of zeroing parts of them. */
+#define SPOOL_HOLE_ALIGN 4096u
+/* Punch when the tail has grown this fraction of (cap - head) past its
+ * budget: a punch per write would cost a syscall per chunk. */
+#define SPOOL_HOLE_STEP_DIV 4
 
 /* spool_open flags. */
 enum {
@@ -59,6 +79,17 @@ int spool_flush(spool_t *sp);
 uint64_t spool_bytes(const spool_t *sp);
 /* Bytes that will never reach the file because of a write error. */
 uint64_t spool_dropped(const spool_t *sp);
+
+/* Caps the file at about cap bytes on disk, keeping its first head bytes
+ * and a rolling tail (head < cap; both multiples of SPOOL_HOLE_ALIGN).
+ * note_path (copied; may be NULL) receives the dropped range each time it
+ * grows.  0 or -EINVAL. */
+int spool_set_cap(spool_t *sp, uint64_t cap, uint64_t head,
+                  const char *note_path);
+/* The dropped range [*from, *to) (both 0 when nothing was dropped).
+ * Returns 1 while the cap works, 0 without a cap, -EOPNOTSUPP when the
+ * file system refused to punch and the cap was given up. */
+int spool_hole(const spool_t *sp, uint64_t *from, uint64_t *to);
 
 /* Flushes, closes and frees sp.  Returns the first write error (or a close
  * error), else 0.  NULL is a no-op returning 0. */

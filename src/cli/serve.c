@@ -8,10 +8,16 @@
  * inherits the private fds) can then write nothing but log lines, and no
  * child can swallow protocol bytes from stdin.
  *
+ * Everything runs on the supervisor's loop (sup_loop): session output,
+ * protocol I/O, timers and signals share one epoll wait.
+ *
  * The server runs until stdin ends (or the output breaks) or SIGTERM,
  * SIGINT or SIGHUP arrives; then input stops, calls in flight are cancelled,
- * the profile terminates its sessions, the output queue drains, and rein
- * exits 0 — all within SERVE_EXIT_BUDGET_MS, whatever is left undone.
+ * the profile terminates its sessions (TERM, 1 s, KILL), the output queue
+ * drains, the supervisor closes (anything left is killed, the registry is
+ * finalized) and rein exits 0 — within SERVE_EXIT_BUDGET_MS plus the
+ * supervisor's close.  A SIGKILLed server leaves its runs to the next
+ * supervisor's reconcile.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,13 +33,15 @@
 #include "mcp/codex.h"
 #include "mcp/server.h"
 #include "rein.h"
+#include "supervise/sup.h"
 
 /* Time from the shutdown trigger to exit, under the 3 s rein promises so
  * process teardown after it still fits. */
 #define SERVE_EXIT_BUDGET_MS 2500
 
 struct serve {
-    loop_t *loop;
+    rein_sup_t *sup;
+    loop_t *loop; /* the supervisor's */
     mcp_server_t *srv;
     mcp_codex_t *codex;
     int in_fd, out_fd;       /* the private protocol fds */
@@ -168,10 +176,12 @@ static int set_up(struct serve *sv, const char *state_dir, const char **what)
     sigemptyset(&ign.sa_mask);
     if (sigaction(SIGPIPE, &ign, NULL) < 0)
         return -errno;
-    *what = "event loop";
-    rc = loop_new(&sv->loop);
+    *what = "supervisor";
+    rein_sup_opts_t so = {.state_dir = state_dir};
+    rc = rein_sup_open(&so, &sv->sup);
     if (rc < 0)
         return rc;
+    sv->loop = sup_loop(sv->sup);
     static const int stop_signals[] = {SIGTERM, SIGINT, SIGHUP};
     for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
         if ((rc = loop_signal_add(sv->loop, stop_signals[i], on_signal,
@@ -189,7 +199,7 @@ static int set_up(struct serve *sv, const char *state_dir, const char **what)
     if (rc < 0)
         return rc;
     *what = "codex profile";
-    mcp_codex_opts_t copts = {.state_dir = state_dir};
+    mcp_codex_opts_t copts = {.sup = sv->sup};
     return mcp_codex_new(sv->srv, &copts, &sv->codex);
 }
 
@@ -232,9 +242,11 @@ int cli_serve(int argc, char **argv)
     }
     shut_down(&sv);
 out:
+    /* The profile detaches from runs still going; the supervisor then ends
+     * them and frees the loop, so it goes last. */
     mcp_codex_free(sv.codex);
     mcp_server_free(sv.srv);
-    loop_free(sv.loop);
+    rein_sup_close(sv.sup);
     give_back_stdio(&sv);
     return rc < 0 ? CLI_EXIT_FAILURE : 0;
 }

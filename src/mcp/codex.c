@@ -1,49 +1,1629 @@
 /*
- * codex.c — the `codex` tool profile (see codex.h).
+ * codex.c — the `codex` tool profile (see codex.h): exec_command,
+ * write_stdin, kill_session, list_sessions, read_output, and the session
+ * log resources.
  *
- * Today: the session-log resource template.  No session exists yet, so
- * every read answers "resource not found"; the template is advertised now
- * so clients (and the end-to-end tests) see the final resource surface.
+ * Each call that waits (exec_command, write_stdin, kill_session) owns a
+ * small context: its MCP call, its session, when it began.  The session
+ * store wakes it (exit, wait_for match, awaiting input, deadline); the
+ * context then turns the session's undelivered output into a result and
+ * frees itself.  A client cancellation ends the wait and leaves the
+ * session running.
+ *
+ * Result text starts with Codex's own lines (Chunk ID, Wall time, Process
+ * exited with code N | Process running with session ID N, Original token
+ * count), so models trained on Codex read it unchanged; rein's extra
+ * `Key: value` lines follow, then `Output:` and the text, which is exactly
+ * structuredContent.output.
+ *
+ * Over max_output_tokens the model sees the squasher's condensed view
+ * (hazards first, counts for the rest, the log path) rather than a blind
+ * middle cut; the result is never over the budget.
  */
 #include "mcp/codex.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "base/env.h"
+#include "base/utf8.h"
+#include "exec/retention.h"
+#include "exec/session.h"
+#include "squash/grammar.h"
+#include "squash/router.h"
+#include "squash/squash.h"
+#include "supervise/sup.h"
+#include "term/keys.h"
+
+/* Bytes of the random chunk id (6 hex digits). */
+#define CODEX_CHUNK_ID_BYTES 3
+/* A session URI: "rein://session/<int64>/log". */
+#define CODEX_URI_MAX 64
+/* The marker of a tail-only view, when even the condensed one is too big. */
+#define CODEX_TAIL_MARKER "[rein] output over budget; the tail follows. "
+/* Ids named in one `pruned` list. */
+#define CODEX_PRUNED_MAX 64
+/* The lines grep of read_output reads at most (bytes per line). */
+#define CODEX_GREP_LINE_MAX (64u * 1024u)
 
 struct mcp_codex {
     mcp_server_t *srv;
-    char *state_dir;
+    rein_sup_t *sup;
+    loop_t *loop;
+    session_store_t *store;
+    router_t *router;
+    grammar_set_t *grammars; /* loaded on the first condensed view */
+    bool grammars_tried;
+    uint64_t max_empty_poll_ms;
+    char cwd[PATH_MAX];
+    retention_opts_t retention;
+    uint64_t t_retention;
+    /* shutdown */
+    bool shutting_down;
+    mcp_codex_done_fn done;
+    void *done_data;
+    uint64_t t_shutdown;
 };
 
-/* rein://session/{id}/log: the log of session id (tail by default, once
- * sessions exist). */
+/* A call waiting on a session. */
+enum xkind { X_EXEC, X_WRITE, X_KILL };
+
+struct xcall {
+    mcp_codex_t *cx;
+    mcp_call_t *call;
+    session_t *s;
+    enum xkind kind;
+    uint64_t t0;
+    size_t budget;
+    unsigned yield_ms;
+    bool yield_clamped;
+    char write_error[128];
+    /* kill_session */
+    char signame[16];
+    bool found;
+};
+
+/* ------------------------------------------------------------- schemas */
+
+static const char exec_schema[] =
+    "{\"type\":\"object\",\"additionalProperties\":false,"
+    "\"required\":[\"cmd\"],\"properties\":{"
+    "\"cmd\":{\"type\":\"string\",\"description\":\"Shell command to "
+    "run.\"},"
+    "\"workdir\":{\"type\":\"string\",\"description\":\"Working directory; "
+    "relative paths resolve against the server's cwd.\"},"
+    "\"shell\":{\"type\":\"string\",\"description\":\"Shell binary (default "
+    "/bin/bash).\"},"
+    "\"login\":{\"type\":\"boolean\",\"description\":\"Run as a login shell "
+    "(<shell> -lc).\"},"
+    "\"tty\":{\"type\":\"boolean\",\"description\":\"Run on a "
+    "pseudo-terminal: REPLs, TUIs, password prompts.\"},"
+    "\"yield_time_ms\":{\"type\":\"integer\",\"description\":\"Return after "
+    "at most this long (250..30000, default 10000).\"},"
+    "\"max_output_tokens\":{\"type\":\"integer\",\"minimum\":0,"
+    "\"description\":\"Output budget in tokens of 4 bytes (default "
+    "10000).\"},"
+    "\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":"
+    "\"string\"},\"description\":\"Environment variables for the "
+    "command.\"},"
+    "\"stdin\":{\"type\":\"string\",\"description\":\"Text written to the "
+    "command's input, then EOF.\"},"
+    "\"wait_for\":{\"type\":\"string\",\"description\":\"Return as soon as "
+    "the output matches this regular expression.\"},"
+    "\"timeout_ms\":{\"type\":\"integer\",\"minimum\":0,\"description\":"
+    "\"Kill the session after this long in all (0: never).\"},"
+    "\"idle_timeout_ms\":{\"type\":\"integer\",\"minimum\":0,"
+    "\"description\":\"Kill the session after this long without output "
+    "(0: never).\"},"
+    "\"cols\":{\"type\":\"integer\",\"description\":\"Terminal columns "
+    "(tty; default 120).\"},"
+    "\"rows\":{\"type\":\"integer\",\"description\":\"Terminal rows (tty; "
+    "default 40).\"},"
+    "\"confirm_dangerous\":{\"type\":\"boolean\",\"description\":\"Run a "
+    "command the danger check flagged.\"}}}";
+
+static const char write_schema[] =
+    "{\"type\":\"object\",\"additionalProperties\":false,"
+    "\"required\":[\"session_id\"],\"properties\":{"
+    "\"session_id\":{\"type\":\"integer\",\"description\":\"The session, "
+    "from exec_command.\"},"
+    "\"chars\":{\"type\":\"string\",\"description\":\"Text to write; C "
+    "escapes decoded (\\\\x03 is Ctrl-C, \\\\x04 EOF, \\\\e ESC). Empty: "
+    "poll.\"},"
+    "\"chars_b64\":{\"type\":\"string\",\"description\":\"Bytes to write, "
+    "base64 (instead of chars).\"},"
+    "\"keys\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
+    "\"description\":\"Named keys to send after chars: ctrl+c, up, enter, "
+    "f5, ...\"},"
+    "\"yield_time_ms\":{\"type\":\"integer\",\"description\":\"Return after "
+    "at most this long (default 250; an empty poll 5000 up to 1800000).\"},"
+    "\"max_output_tokens\":{\"type\":\"integer\",\"minimum\":0,"
+    "\"description\":\"Output budget in tokens of 4 bytes (default "
+    "10000).\"},"
+    "\"wait_for\":{\"type\":\"string\",\"description\":\"Return as soon as "
+    "the output matches this regular expression.\"},"
+    "\"close_stdin\":{\"type\":\"boolean\",\"description\":\"Close the "
+    "input (EOF) after writing.\"},"
+    "\"cols\":{\"type\":\"integer\",\"description\":\"Resize the terminal "
+    "to this many columns.\"},"
+    "\"rows\":{\"type\":\"integer\",\"description\":\"Resize the terminal "
+    "to this many rows.\"}}}";
+
+static const char exec_output_schema[] =
+    "{\"type\":\"object\",\"required\":[\"output\"],\"properties\":{"
+    "\"chunk_id\":{\"type\":\"string\"},"
+    "\"wall_time_seconds\":{\"type\":\"number\"},"
+    "\"exit_code\":{\"type\":\"integer\"},"
+    "\"signal\":{\"type\":\"string\"},"
+    "\"session_id\":{\"type\":\"integer\"},"
+    "\"original_token_count\":{\"type\":\"integer\"},"
+    "\"output\":{\"type\":\"string\"},"
+    "\"log_path\":{\"type\":\"string\"},"
+    "\"cwd\":{\"type\":\"string\"},"
+    "\"tty\":{\"type\":\"boolean\"},"
+    "\"yield_time_ms\":{\"type\":\"integer\"},"
+    "\"truncated\":{\"type\":\"boolean\"},"
+    "\"omitted_bytes\":{\"type\":\"integer\"},"
+    "\"awaiting_input\":{\"type\":\"boolean\"},"
+    "\"prompt\":{\"type\":\"string\"},"
+    "\"pruned\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}},"
+    "\"write_error\":{\"type\":\"string\"},"
+    "\"dangerous\":{\"type\":\"boolean\"},"
+    "\"danger\":{\"type\":\"string\"},"
+    "\"ran\":{\"type\":\"boolean\"}}}";
+
+static const char kill_schema[] =
+    "{\"type\":\"object\",\"additionalProperties\":false,"
+    "\"required\":[\"session_id\"],\"properties\":{"
+    "\"session_id\":{\"type\":\"integer\",\"description\":\"The session to "
+    "end.\"},"
+    "\"signal\":{\"type\":\"string\",\"description\":\"First signal "
+    "(default SIGTERM; term, INT, sigkill...).\"},"
+    "\"grace_ms\":{\"type\":\"integer\",\"minimum\":0,\"description\":"
+    "\"Wait this long before SIGKILL (default 2000).\"}}}";
+
+static const char kill_output_schema[] =
+    "{\"type\":\"object\",\"required\":[\"session_id\",\"found\"],"
+    "\"properties\":{"
+    "\"session_id\":{\"type\":\"integer\"},"
+    "\"found\":{\"type\":\"boolean\"},"
+    "\"signal\":{\"type\":\"string\"},"
+    "\"escalated\":{\"type\":\"boolean\"},"
+    "\"exit_code\":{\"type\":[\"integer\",\"null\"]},"
+    "\"cleanup_incomplete\":{\"type\":\"boolean\"}}}";
+
+static const char list_schema[] =
+    "{\"type\":\"object\",\"additionalProperties\":false,"
+    "\"properties\":{}}";
+
+static const char list_output_schema[] =
+    "{\"type\":\"object\",\"required\":[\"sessions\"],\"properties\":{"
+    "\"sessions\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+    "\"properties\":{"
+    "\"session_id\":{\"type\":\"integer\"},"
+    "\"pid\":{\"type\":\"integer\"},"
+    "\"command\":{\"type\":\"string\"},"
+    "\"cwd\":{\"type\":\"string\"},"
+    "\"tty\":{\"type\":\"boolean\"},"
+    "\"running\":{\"type\":\"boolean\"},"
+    "\"exit_code\":{\"type\":[\"integer\",\"null\"]},"
+    "\"signal\":{\"type\":[\"string\",\"null\"]},"
+    "\"started_at\":{\"type\":\"string\"},"
+    "\"last_output_at\":{\"type\":[\"string\",\"null\"]},"
+    "\"bytes\":{\"type\":\"integer\"},"
+    "\"log_path\":{\"type\":[\"string\",\"null\"]}}}}}}";
+
+static const char read_schema[] =
+    "{\"type\":\"object\",\"additionalProperties\":false,"
+    "\"required\":[\"session_id\"],\"properties\":{"
+    "\"session_id\":{\"type\":\"integer\",\"description\":\"The session "
+    "(running or exited).\"},"
+    "\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"First "
+    "byte of the log to read.\"},"
+    "\"length\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"Bytes "
+    "to read from offset.\"},"
+    "\"tail_lines\":{\"type\":\"integer\",\"minimum\":0,\"description\":"
+    "\"Only the last N lines.\"},"
+    "\"grep\":{\"type\":\"string\",\"description\":\"Only lines matching "
+    "this regular expression, numbered.\"},"
+    "\"view\":{\"type\":\"string\",\"enum\":[\"log\",\"screen\"],"
+    "\"description\":\"log (default) or screen: the rendered terminal of a "
+    "tty session.\"},"
+    "\"max_output_tokens\":{\"type\":\"integer\",\"minimum\":0,"
+    "\"description\":\"Output budget in tokens of 4 bytes (default "
+    "10000).\"}}}";
+
+static const char read_output_schema[] =
+    "{\"type\":\"object\",\"required\":[\"session_id\",\"output\"],"
+    "\"properties\":{"
+    "\"session_id\":{\"type\":\"integer\"},"
+    "\"output\":{\"type\":\"string\"},"
+    "\"offset\":{\"type\":\"integer\"},"
+    "\"length\":{\"type\":\"integer\"},"
+    "\"total_bytes\":{\"type\":\"integer\"},"
+    "\"truncated\":{\"type\":\"boolean\"},"
+    "\"log_path\":{\"type\":\"string\"},"
+    "\"view\":{\"type\":\"string\"},"
+    "\"dropped\":{\"type\":\"string\"}}}";
+
+/* -------------------------------------------------------------- helpers */
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* An ISO 8601 UTC time with milliseconds. */
+static json_t *iso_time(int64_t ms)
+{
+    char b[40];
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    size_t n = strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(b + n, sizeof b - n, ".%03dZ", (int)(ms % 1000));
+    return json_string(b);
+}
+
+static const char *const sig_names[] = {
+    [SIGHUP] = "HUP",   [SIGINT] = "INT",       [SIGQUIT] = "QUIT",
+    [SIGILL] = "ILL",   [SIGTRAP] = "TRAP",     [SIGABRT] = "ABRT",
+    [SIGBUS] = "BUS",   [SIGFPE] = "FPE",       [SIGKILL] = "KILL",
+    [SIGUSR1] = "USR1", [SIGSEGV] = "SEGV",     [SIGUSR2] = "USR2",
+    [SIGPIPE] = "PIPE", [SIGALRM] = "ALRM",     [SIGTERM] = "TERM",
+    [SIGCHLD] = "CHLD", [SIGCONT] = "CONT",     [SIGSTOP] = "STOP",
+    [SIGTSTP] = "TSTP", [SIGTTIN] = "TTIN",     [SIGTTOU] = "TTOU",
+    [SIGURG] = "URG",   [SIGXCPU] = "XCPU",     [SIGXFSZ] = "XFSZ",
+    [SIGVTALRM] = "VTALRM", [SIGPROF] = "PROF", [SIGWINCH] = "WINCH",
+    [SIGIO] = "IO",     [SIGPWR] = "PWR",       [SIGSYS] = "SYS",
+};
+#define NSIGNAMES (sizeof sig_names / sizeof sig_names[0])
+
+/* "SIGTERM" for 15; "SIG<n>" for an unnamed one. */
+static const char *sig_name(int signo, char *buf, size_t n)
+{
+    if (signo > 0 && (size_t)signo < NSIGNAMES && sig_names[signo])
+        snprintf(buf, n, "SIG%s", sig_names[signo]);
+    else
+        snprintf(buf, n, "SIG%d", signo);
+    return buf;
+}
+
+/* A signal by name, normalised: "term", "SIGTERM", "sigterm", "15".
+ * 0 when unknown. */
+static int sig_parse(const char *name)
+{
+    char up[16];
+    size_t n = 0;
+    if (!name)
+        return 0;
+    if (!strncasecmp(name, "sig", 3))
+        name += 3;
+    for (; name[n] && n < sizeof up - 1; n++)
+        up[n] = (char)toupper((unsigned char)name[n]);
+    up[n] = 0;
+    if (name[n] || !n)
+        return 0;
+    char *end;
+    long v = strtol(up, &end, 10);
+    if (!*end)
+        return v > 0 && v < NSIG ? (int)v : 0;
+    for (size_t i = 1; i < NSIGNAMES; i++)
+        if (sig_names[i] && !strcmp(sig_names[i], up))
+            return (int)i;
+    return 0;
+}
+
+static void chunk_id(char out[2 * CODEX_CHUNK_ID_BYTES + 1])
+{
+    unsigned char raw[CODEX_CHUNK_ID_BYTES] = {0};
+    if (getrandom(raw, sizeof raw, GRND_NONBLOCK) != (ssize_t)sizeof raw) {
+        uint64_t t = loop_clock_ms() ^ (uint64_t)getpid();
+        memcpy(raw, &t, sizeof raw);
+    }
+    for (size_t i = 0; i < sizeof raw; i++)
+        snprintf(out + 2 * i, 3, "%02x", raw[i]);
+}
+
+/* A JSON string of text that should be UTF-8 already; anything else is
+ * made valid rather than lost. */
+static json_t *json_utf8(const char *p, size_t n)
+{
+    json_t *j = json_stringn(p ? p : "", n);
+    if (j)
+        return j;
+    buf_t raw = {(char *)p, n, n}, clean = BUF_INIT;
+    utf8_dec_t d;
+    utf8_init(&d);
+    if (utf8_decode(&d, raw.p, raw.len, &clean) == 0)
+        utf8_finish(&d, &clean);
+    j = json_stringn(clean.p ? clean.p : "", clean.len);
+    buf_free(&clean);
+    return j ? j : json_string("");
+}
+
+static size_t budget_of(json_t *args)
+{
+    json_t *v = json_object_get(args, "max_output_tokens");
+    json_int_t t = json_is_integer(v) ? json_integer_value(v)
+                                      : CODEX_DEFAULT_MAX_OUTPUT_TOKENS;
+    if (t < 0)
+        t = 0;
+    if ((uint64_t)t > SIZE_MAX / CODEX_BYTES_PER_TOKEN)
+        return SIZE_MAX;
+    return (size_t)t * CODEX_BYTES_PER_TOKEN;
+}
+
+/* The longest prefix of p[0..n) that ends on a UTF-8 boundary within max. */
+static size_t utf8_cut(const char *p, size_t n, size_t max)
+{
+    if (n <= max)
+        return n;
+    size_t k = max;
+    while (k > 0 && ((unsigned char)p[k] & 0xC0) == 0x80)
+        k--;
+    return k;
+}
+
+/* Skips continuation bytes so a suffix starts on a character. */
+static size_t utf8_start(const char *p, size_t n, size_t from)
+{
+    while (from < n && ((unsigned char)p[from] & 0xC0) == 0x80)
+        from++;
+    return from;
+}
+
+static void codex_load_grammars(mcp_codex_t *cx)
+{
+    if (cx->grammars_tried)
+        return;
+    cx->grammars_tried = true;
+    buf_t errs = BUF_INIT;
+    if (grammar_set_load(&cx->grammars, NULL, &errs) < 0)
+        cx->grammars = NULL; /* the universal rules still apply */
+    buf_free(&errs);
+}
+
+/*
+ * Fits text into budget bytes.  Within it: unchanged.  Over it: the
+ * squasher's condensed view with that budget; if even that does not fit
+ * (tiny budgets), the tail that does, after a marker when there is room.
+ * *shown_raw: bytes of the original text shown verbatim (for the omitted
+ * count).  Returns whether anything was left out.
+ */
+static bool codex_fit(mcp_codex_t *cx, const char *command,
+                      const char *log_path, int exit_code, uint64_t dur_ms,
+                      buf_t *text, size_t budget)
+{
+    if (text->len <= budget)
+        return false;
+    buf_t cond = BUF_INIT;
+    codex_load_grammars(cx);
+    sq_opts_t so = {.command = command, .log_path = log_path,
+                    .budget_bytes = budget ? budget : 1,
+                    .grammars = cx->grammars};
+    int rc = budget ? squash_buffer(&so, text->p, text->len, exit_code,
+                                    dur_ms, &cond)
+                    : -EINVAL;
+    if (rc == 0 && cond.len <= budget && cond.len > 0) {
+        buf_free(text);
+        *text = cond;
+        return true;
+    }
+    buf_free(&cond);
+    /* The tail alone, starting on a line when one starts inside it. */
+    size_t mlen = strlen(CODEX_TAIL_MARKER);
+    bool marker = budget >= 4 * mlen;
+    size_t room = marker ? budget - mlen : budget;
+    size_t from = utf8_start(text->p, text->len, text->len - room);
+    const char *nl = memchr(text->p + from, '\n', text->len - from);
+    if (nl && (size_t)(nl + 1 - text->p) < text->len)
+        from = (size_t)(nl + 1 - text->p);
+    buf_t t = BUF_INIT;
+    if (marker)
+        buf_append_str(&t, CODEX_TAIL_MARKER);
+    buf_append(&t, text->p + from, text->len - from);
+    buf_free(text);
+    *text = t;
+    return true;
+}
+
+/* ------------------------------------------------------------- results */
+
+static void xcall_free(struct xcall *x)
+{
+    free(x);
+}
+
+/* Builds and sends the result of an exec_command/write_stdin wait. */
+static void codex_exec_result(struct xcall *x, session_wake_t why)
+{
+    mcp_codex_t *cx = x->cx;
+    session_t *s = x->s;
+    buf_t out = BUF_INIT, prompt = BUF_INIT, text = BUF_INIT;
+    session_chunk_t ch = {0, 0, 0};
+    /* The input check drains what the process printed before blocking,
+     * so it comes before taking the output. */
+    bool awaiting = session_running(s) && why != SESSION_WAKE_PRUNED &&
+                    session_check_input(s, &prompt);
+    session_take_output(s, &out, &ch);
+    bool running = session_running(s);
+    int code, signo;
+    bool incomplete;
+    session_exit_info(s, &code, &signo, &incomplete, NULL);
+    double wall = (double)(loop_now(cx->loop) - x->t0) / 1000.0;
+    size_t before = out.len;
+    bool truncated = codex_fit(cx, session_command(s), session_log_path(s),
+                               running ? -1 : code,
+                               (uint64_t)(wall * 1000), &out, x->budget);
+    uint64_t omitted = ch.omitted;
+    if (truncated && before > out.len)
+        omitted += before - out.len;
+    if (truncated && omitted == 0)
+        omitted = 1; /* something was condensed away */
+    char cid[2 * CODEX_CHUNK_ID_BYTES + 1];
+    chunk_id(cid);
+    uint64_t tokens = (ch.bytes + CODEX_BYTES_PER_TOKEN - 1) /
+                      CODEX_BYTES_PER_TOKEN;
+    int64_t pruned[CODEX_PRUNED_MAX];
+    size_t npruned = session_take_pruned(cx->store, pruned, CODEX_PRUNED_MAX);
+    char sb[24];
+
+    buf_printf(&text, "Chunk ID: %s\nWall time: %.4f seconds\n", cid, wall);
+    if (!running)
+        buf_printf(&text, "Process exited with code %d\n", code);
+    else
+        buf_printf(&text, "Process running with session ID %" PRId64 "\n",
+                   session_id(s));
+    buf_printf(&text, "Original token count: %" PRIu64 "\n", tokens);
+    if (!running && signo)
+        buf_printf(&text, "Signal: %s\n", sig_name(signo, sb, sizeof sb));
+    if (session_log_path(s))
+        buf_printf(&text, "Log: %s\n", session_log_path(s));
+    if (x->yield_clamped)
+        buf_printf(&text, "Yield time: %u ms (clamped)\n", x->yield_ms);
+    if (truncated)
+        buf_printf(&text,
+                   "Truncated: %" PRIu64 " bytes not shown (over "
+                   "max_output_tokens); this output covers log bytes "
+                   "%" PRIu64 "-%" PRIu64 "\n",
+                   omitted, ch.from, ch.from + ch.bytes);
+    if (ch.omitted)
+        buf_printf(&text,
+                   "Omitted: %" PRIu64 " bytes held in the log only (over "
+                   "the 1 MiB buffer)\n",
+                   ch.omitted);
+    if (awaiting)
+        buf_printf(&text, "Awaiting input: yes\n");
+    if (why == SESSION_WAKE_PRUNED)
+        buf_printf(&text, "Session: pruned (the session limit was reached); "
+                          "it is being terminated\n");
+    if (x->write_error[0])
+        buf_printf(&text, "Stdin: %s\n", x->write_error);
+    if (npruned) {
+        buf_printf(&text, "Pruned sessions:");
+        for (size_t i = 0; i < npruned; i++)
+            buf_printf(&text, "%s %" PRId64, i ? "," : "", pruned[i]);
+        buf_printf(&text, "\n");
+    }
+    buf_printf(&text, "Output:\n");
+    buf_append(&text, out.p ? out.p : "", out.len);
+
+    json_t *sc = json_object();
+    json_t *jp = json_array();
+    for (size_t i = 0; i < npruned; i++)
+        json_array_append_new(jp, json_integer(pruned[i]));
+    json_object_set_new(sc, "chunk_id", json_string(cid));
+    json_object_set_new(sc, "wall_time_seconds", json_real(wall));
+    if (!running) {
+        json_object_set_new(sc, "exit_code", json_integer(code));
+        if (signo)
+            json_object_set_new(sc, "signal",
+                                json_string(sig_name(signo, sb, sizeof sb)));
+    } else {
+        json_object_set_new(sc, "session_id", json_integer(session_id(s)));
+    }
+    json_object_set_new(sc, "original_token_count",
+                        json_integer((json_int_t)tokens));
+    json_object_set_new(sc, "output", json_utf8(out.p, out.len));
+    if (session_log_path(s))
+        json_object_set_new(sc, "log_path",
+                            json_string(session_log_path(s)));
+    if (session_cwd(s))
+        json_object_set_new(sc, "cwd", json_string(session_cwd(s)));
+    json_object_set_new(sc, "tty", json_boolean(session_tty(s)));
+    json_object_set_new(sc, "yield_time_ms", json_integer(x->yield_ms));
+    json_object_set_new(sc, "truncated", json_boolean(truncated));
+    json_object_set_new(sc, "omitted_bytes",
+                        json_integer((json_int_t)omitted));
+    json_object_set_new(sc, "awaiting_input", json_boolean(awaiting));
+    if (awaiting)
+        json_object_set_new(sc, "prompt", json_utf8(prompt.p, prompt.len));
+    json_object_set_new(sc, "pruned", jp);
+    if (x->write_error[0])
+        json_object_set_new(sc, "write_error", json_string(x->write_error));
+
+    mcp_call_result(x->call, sc, text.p ? text.p : "");
+    buf_free(&out);
+    buf_free(&prompt);
+    buf_free(&text);
+    if (running)
+        session_touch(s);
+    else
+        session_release(s); /* its exit is reported: done with it */
+}
+
+/* kill_session's answer. */
+static void codex_kill_result(struct xcall *x)
+{
+    session_t *s = x->s;
+    int code = -1, signo = 0;
+    bool incomplete = false, escalated = false;
+    bool running = s && session_running(s);
+    if (s)
+        session_exit_info(s, &code, &signo, &incomplete, &escalated);
+    json_t *sc = json_object();
+    json_object_set_new(sc, "session_id",
+                        json_integer(s ? session_id(s) : 0));
+    json_object_set_new(sc, "found", json_boolean(x->found));
+    json_object_set_new(sc, "signal", json_string(x->signame));
+    json_object_set_new(sc, "escalated", json_boolean(escalated));
+    json_object_set_new(sc, "exit_code",
+                        s && !running && code >= 0 ? json_integer(code)
+                                                   : json_null());
+    json_object_set_new(sc, "cleanup_incomplete",
+                        json_boolean(incomplete || running));
+    mcp_call_result(x->call, sc, NULL);
+    if (s && !running)
+        session_release(s);
+}
+
+static void on_wake(session_t *s, session_wake_t why, void *data)
+{
+    (void)s;
+    struct xcall *x = data;
+    if (x->kind == X_KILL)
+        codex_kill_result(x);
+    else
+        codex_exec_result(x, why);
+    xcall_free(x);
+}
+
+static void on_call_cancel(mcp_call_t *call, void *data)
+{
+    (void)call;
+    struct xcall *x = data;
+    /* The wait ends; the session lives on for the next call. */
+    session_wait_cancel(x->s);
+    xcall_free(x);
+}
+
+static void on_progress(session_t *s, uint64_t bytes, void *data)
+{
+    (void)s;
+    struct xcall *x = data;
+    char msg[64];
+    snprintf(msg, sizeof msg, "%" PRIu64 " bytes of output so far", bytes);
+    mcp_call_progress(x->call, (double)bytes, 0, msg);
+}
+
+/* Starts the wait of x on its session. */
+static int codex_wait(struct xcall *x, const char *wait_for, bool detect,
+                      uint64_t first_check)
+{
+    session_wait_opts_t wo = {
+        .timeout_ms = x->yield_ms,
+        .wait_for = wait_for,
+        .detect_input = detect,
+        .first_check_ms = first_check,
+        .progress = mcp_call_wants_progress(x->call) ? on_progress : NULL,
+        .progress_ms = CODEX_PROGRESS_MS,
+    };
+    int rc = session_wait(x->s, &wo, on_wake, x);
+    if (rc < 0)
+        return rc;
+    mcp_call_on_cancel(x->call, on_call_cancel, x);
+    return 0;
+}
+
+/* --------------------------------------------------------- exec_command */
+
+/* Resolves workdir against the server's cwd into out (absolute, real). */
+static int codex_workdir(mcp_codex_t *cx, const char *wd, char *out)
+{
+    char joined[PATH_MAX];
+    if (!wd || !*wd)
+        wd = ".";
+    int n = wd[0] == '/' ? snprintf(joined, sizeof joined, "%s", wd)
+                         : snprintf(joined, sizeof joined, "%s/%s", cx->cwd,
+                                    wd);
+    if (n < 0 || (size_t)n >= sizeof joined)
+        return -ENAMETOOLONG;
+    if (!realpath(joined, out))
+        return -errno;
+    struct stat st;
+    if (stat(out, &st) < 0)
+        return -errno;
+    return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
+/* True when shell names an executable file (a path, or a name on PATH). */
+static bool codex_shell_ok(const char *shell)
+{
+    struct stat st;
+    if (!*shell)
+        return false;
+    if (strchr(shell, '/'))
+        return stat(shell, &st) == 0 && S_ISREG(st.st_mode) &&
+               access(shell, X_OK) == 0;
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    char cand[PATH_MAX];
+    while (*path) {
+        const char *c = strchr(path, ':');
+        size_t len = c ? (size_t)(c - path) : strlen(path);
+        int n = snprintf(cand, sizeof cand, "%.*s/%s", (int)len, path, shell);
+        if (n > 0 && (size_t)n < sizeof cand && stat(cand, &st) == 0 &&
+            S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+            return true;
+        if (!c)
+            break;
+        path = c + 1;
+    }
+    return false;
+}
+
+static unsigned clamp_u(json_int_t v, unsigned lo, unsigned hi)
+{
+    return v < (json_int_t)lo ? lo : v > (json_int_t)hi ? hi : (unsigned)v;
+}
+
+/* The danger check's answer when the command must not run (yet). */
+static int codex_dangerous(mcp_call_t *call, const router_result_t *rr)
+{
+    const char *what = rr->danger_what ? rr->danger_what : "a risky command";
+    const char *id = rr->danger_id ? rr->danger_id : "dangerous";
+    if (rr->danger == ROUTER_DANGER_FORBID)
+        return mcp_call_errorf(call,
+                               "Not run: the policy forbids this command "
+                               "(%s).", id);
+    buf_t t = BUF_INIT;
+    buf_printf(&t,
+               "Not run: this command looks dangerous (%s: %s). Nothing was "
+               "executed. If it is really intended, call exec_command again "
+               "with confirm_dangerous: true.",
+               id, what);
+    json_t *sc = json_pack("{s:s, s:b, s:s, s:b}", "output", t.p,
+                           "dangerous", 1, "danger", id, "ran", 0);
+    int rc = mcp_call_result(call, sc, t.p);
+    buf_free(&t);
+    return rc;
+}
+
+static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
+{
+    mcp_codex_t *cx = ud;
+    const char *cmd = json_string_value(json_object_get(args, "cmd"));
+    const char *wd = json_string_value(json_object_get(args, "workdir"));
+    const char *shell = json_string_value(json_object_get(args, "shell"));
+    const char *stdin_text = json_string_value(json_object_get(args, "stdin"));
+    const char *wait_for = json_string_value(json_object_get(args,
+                                                             "wait_for"));
+    bool tty = json_is_true(json_object_get(args, "tty"));
+    bool login = json_is_true(json_object_get(args, "login"));
+    bool confirm = json_is_true(json_object_get(args, "confirm_dangerous"));
+    json_t *env_obj = json_object_get(args, "env");
+    char dir[PATH_MAX], err[256];
+    const char **envv = NULL;
+    struct xcall *x = NULL;
+    int rc;
+
+    if (cx->shutting_down)
+        return mcp_call_error(call, "The server is shutting down.");
+    if (!shell)
+        shell = "/bin/bash";
+    if ((rc = codex_workdir(cx, wd, dir)) < 0)
+        return mcp_call_errorf(call,
+                               "`workdir` %s is not a usable directory (%s; "
+                               "relative paths resolve against %s).",
+                               wd ? wd : ".", rein_strerror(rc), cx->cwd);
+    if (!codex_shell_ok(shell))
+        return mcp_call_errorf(call,
+                               "`shell` %s was not found or is not "
+                               "executable.", shell);
+    if (wait_for && session_pattern_check(wait_for, err, sizeof err) < 0)
+        return mcp_call_errorf(call, "`wait_for` is not a valid regular "
+                                     "expression (%s).", err);
+
+    router_result_t rr;
+    if (cx->router && router_classify(cx->router, cmd, &rr) == 0) {
+        bool stop = false;
+        if (rr.danger != ROUTER_SAFE && (!confirm ||
+                                         rr.danger == ROUTER_DANGER_FORBID)) {
+            codex_dangerous(call, &rr);
+            stop = true;
+        } else if (rr.category == ROUTER_INTERACTIVE && !tty) {
+            mcp_call_errorf(call,
+                            "Not run: `%.80s` is an interactive program and "
+                            "needs a terminal. Call exec_command again with "
+                            "tty: true, then drive it with write_stdin.",
+                            cmd);
+            stop = true;
+        }
+        router_result_free(&rr);
+        if (stop)
+            return 0;
+    }
+
+    /* The environment: quiet, pager-free pipes; a real terminal on a PTY;
+     * the caller's entries last, so they win. */
+    static const char *const pipe_env[] = {"NO_COLOR=1", "TERM=dumb",
+                                           "PAGER=cat", "GIT_PAGER=cat",
+                                           "LANG=C.UTF-8"};
+    static const char *const tty_env[] = {"TERM=xterm-256color",
+                                          "PAGER=cat"};
+    size_t nbase = tty ? 2 : 5, nenv = json_object_size(env_obj);
+    envv = calloc(nbase + nenv + 1, sizeof *envv);
+    char **owned = calloc(nenv + 1, sizeof *owned);
+    if (!envv || !owned) {
+        free(envv);
+        free(owned);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < nbase; i++)
+        envv[i] = tty ? tty_env[i] : pipe_env[i];
+    size_t k = 0;
+    const char *key;
+    json_t *val;
+    rc = 0;
+    json_object_foreach(env_obj, key, val)
+    {
+        if (!json_is_string(val)) {
+            rc = mcp_call_errorf(call, "`env.%.64s` must be a string.", key);
+            goto out;
+        }
+        if (asprintf(&owned[k], "%s=%s", key, json_string_value(val)) < 0) {
+            owned[k] = NULL;
+            rc = -ENOMEM;
+            goto out;
+        }
+        if (!env_valid(owned[k])) {
+            rc = mcp_call_errorf(call, "`env` name `%.64s` is not a valid "
+                                       "variable name.", key);
+            k++;
+            goto out;
+        }
+        envv[nbase + k] = owned[k];
+        k++;
+    }
+
+    json_t *jy = json_object_get(args, "yield_time_ms");
+    json_int_t asked = json_is_integer(jy) ? json_integer_value(jy)
+                                           : CODEX_DEFAULT_EXEC_YIELD_MS;
+    const char *argv[] = {shell, login ? "-lc" : "-c", cmd, NULL};
+    session_spawn_opts_t so = {
+        .argv = argv,
+        .command = cmd,
+        .cwd = dir,
+        .env = envv,
+        .tty = tty,
+        .cols = (unsigned)clamp_u(json_integer_value(json_object_get(args,
+                                                                     "cols")),
+                                  0, UINT16_MAX),
+        .rows = (unsigned)clamp_u(json_integer_value(json_object_get(args,
+                                                                     "rows")),
+                                  0, UINT16_MAX),
+        .timeout_ms = clamp_u(json_integer_value(json_object_get(args,
+                                                                 "timeout_ms")),
+                              0, UINT32_MAX),
+        .idle_timeout_ms = clamp_u(json_integer_value(json_object_get(
+                                       args, "idle_timeout_ms")),
+                                   0, UINT32_MAX),
+    };
+    if (!so.cols)
+        so.cols = CODEX_DEFAULT_COLS;
+    if (!so.rows)
+        so.rows = CODEX_DEFAULT_ROWS;
+    if (!(x = calloc(1, sizeof *x))) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    x->cx = cx;
+    x->call = call;
+    x->kind = X_EXEC;
+    x->t0 = loop_now(cx->loop);
+    x->budget = budget_of(args);
+    x->yield_ms = clamp_u(asked, CODEX_MIN_YIELD_MS, CODEX_MAX_YIELD_MS);
+    x->yield_clamped = json_is_integer(jy) && (json_int_t)x->yield_ms != asked;
+    rc = session_spawn(cx->store, &so, &x->s);
+    if (rc < 0) {
+        rc = mcp_call_errorf(call, "Could not start `%.80s`: %s.", cmd,
+                             rein_strerror(rc));
+        goto out;
+    }
+    if (stdin_text) {
+        size_t len = strlen(stdin_text);
+        int wr = len ? rein_sup_write(cx->sup, session_id(x->s), stdin_text,
+                                      len)
+                     : 0;
+        if (wr < 0)
+            snprintf(x->write_error, sizeof x->write_error,
+                     "stdin write failed: %s", rein_strerror(wr));
+        rein_sup_close_stdin(cx->sup, session_id(x->s));
+    }
+    rc = codex_wait(x, wait_for, true, CODEX_EARLY_EXIT_GRACE_MS);
+    if (rc == 0)
+        x = NULL; /* the wait owns it now */
+    else
+        rc = mcp_call_errorf(call, "Session %" PRId64 " started, but "
+                                   "waiting on it failed: %s.",
+                             session_id(x->s), rein_strerror(rc));
+out:
+    free(x);
+    for (size_t i = 0; i <= nenv; i++)
+        free(owned[i]);
+    free(owned);
+    free(envv);
+    return rc;
+}
+
+/* ---------------------------------------------------------- write_stdin */
+
+static int tool_write(mcp_call_t *call, json_t *args, void *ud)
+{
+    mcp_codex_t *cx = ud;
+    json_int_t id = json_integer_value(json_object_get(args, "session_id"));
+    json_t *jc = json_object_get(args, "chars");
+    json_t *jb = json_object_get(args, "chars_b64");
+    json_t *keys = json_object_get(args, "keys");
+    const char *wait_for = json_string_value(json_object_get(args,
+                                                             "wait_for"));
+    bool close_in = json_is_true(json_object_get(args, "close_stdin"));
+    json_t *jcols = json_object_get(args, "cols");
+    json_t *jrows = json_object_get(args, "rows");
+    buf_t data = BUF_INIT;
+    char err[256];
+    int rc = 0;
+
+    session_t *s = session_find(cx->store, id);
+    if (!s)
+        return mcp_call_errorf(call,
+                               "Unknown session_id %" JSON_INTEGER_FORMAT
+                               ": it never existed, was pruned, or its exit "
+                               "was already reported (read_output still "
+                               "reads its log).",
+                               id);
+    if (jc && jb)
+        return mcp_call_error(call, "Pass `chars` or `chars_b64`, not both.");
+    if (wait_for && session_pattern_check(wait_for, err, sizeof err) < 0)
+        return mcp_call_errorf(call, "`wait_for` is not a valid regular "
+                                     "expression (%s).", err);
+    if (jc) {
+        char *dec;
+        size_t n;
+        const char *c = json_string_value(jc);
+        if ((rc = rein_unescape(c, json_string_length(jc), &dec, &n)) < 0)
+            return rc;
+        buf_append(&data, dec, n);
+        rein_free(dec);
+    } else if (jb) {
+        unsigned char *dec;
+        size_t n;
+        rc = rein_base64_decode(json_string_value(jb), json_string_length(jb),
+                                &dec, &n);
+        if (rc == REIN_EBASE64)
+            return mcp_call_error(call, "`chars_b64` is not valid base64.");
+        if (rc < 0)
+            return rc;
+        buf_append(&data, dec, n);
+        rein_free(dec);
+    }
+    size_t i;
+    json_t *k;
+    json_array_foreach(keys, i, k)
+    {
+        char enc[KEY_ENCODE_MAX];
+        const char *name = json_string_value(k);
+        int n = rein_key_encode(name, enc, sizeof enc);
+        if (n < 0) {
+            buf_free(&data);
+            return mcp_call_errorf(call,
+                                   "Unknown key name `%.40s` in `keys` (try "
+                                   "ctrl+c, enter, up, escape, f5).",
+                                   name);
+        }
+        /* On pipes Enter is a newline: no terminal turns CR into one. */
+        if (!session_tty(s) && n == 1 && enc[0] == '\r')
+            enc[0] = '\n';
+        buf_append(&data, enc, (size_t)n);
+    }
+
+    struct xcall *x = calloc(1, sizeof *x);
+    if (!x) {
+        buf_free(&data);
+        return -ENOMEM;
+    }
+    x->cx = cx;
+    x->call = call;
+    x->s = s;
+    x->kind = X_WRITE;
+    x->t0 = loop_now(cx->loop);
+    x->budget = budget_of(args);
+    int64_t sid = session_id(s);
+    bool acted = data.len || close_in || jcols || jrows;
+    if (data.len && session_running(s)) {
+        int wr = 0;
+        if (!session_tty(s) && data.len == 1 && data.p[0] == 3)
+            wr = rein_sup_signal(cx->sup, sid, SIGINT); /* Ctrl-C */
+        else if (!session_tty(s) && data.len == 1 && data.p[0] == 4)
+            wr = rein_sup_close_stdin(cx->sup, sid); /* Ctrl-D: EOF */
+        else
+            wr = rein_sup_write(cx->sup, sid, data.p, data.len);
+        if (wr < 0)
+            snprintf(x->write_error, sizeof x->write_error,
+                     "stdin write failed: %s%s", rein_strerror(wr),
+                     wr == -EPIPE ? " (the process closed its input)" : "");
+    }
+    if (close_in && session_running(s))
+        rein_sup_close_stdin(cx->sup, sid);
+    if ((jcols || jrows) && session_running(s)) {
+        int rr = session_resize(s,
+                                jcols ? (unsigned)clamp_u(
+                                            json_integer_value(jcols), 0,
+                                            UINT16_MAX)
+                                      : CODEX_DEFAULT_COLS,
+                                jrows ? (unsigned)clamp_u(
+                                            json_integer_value(jrows), 0,
+                                            UINT16_MAX)
+                                      : CODEX_DEFAULT_ROWS);
+        if (rr == -ENOTTY && !x->write_error[0])
+            snprintf(x->write_error, sizeof x->write_error,
+                     "resize ignored: not a tty session");
+    }
+    buf_free(&data);
+
+    json_t *jy = json_object_get(args, "yield_time_ms");
+    json_int_t asked;
+    if (acted) {
+        asked = json_is_integer(jy) ? json_integer_value(jy)
+                                    : CODEX_DEFAULT_WRITE_YIELD_MS;
+        x->yield_ms = clamp_u(asked, CODEX_MIN_YIELD_MS, CODEX_MAX_YIELD_MS);
+    } else {
+        asked = json_is_integer(jy) ? json_integer_value(jy)
+                                    : CODEX_MIN_EMPTY_YIELD_MS;
+        x->yield_ms = clamp_u(asked, CODEX_MIN_EMPTY_YIELD_MS,
+                              (unsigned)cx->max_empty_poll_ms);
+    }
+    x->yield_clamped = json_is_integer(jy) && (json_int_t)x->yield_ms != asked;
+    session_touch(s);
+    rc = codex_wait(x, wait_for, true, SESSION_INPUT_CHECK_MS);
+    if (rc < 0) {
+        free(x);
+        return rc;
+    }
+    return 0;
+}
+
+/* --------------------------------------------------------- kill_session */
+
+static int tool_kill(mcp_call_t *call, json_t *args, void *ud)
+{
+    mcp_codex_t *cx = ud;
+    json_int_t id = json_integer_value(json_object_get(args, "session_id"));
+    const char *name = json_string_value(json_object_get(args, "signal"));
+    json_t *jg = json_object_get(args, "grace_ms");
+    int signo = name ? sig_parse(name) : SIGTERM;
+    if (!signo)
+        return mcp_call_errorf(call,
+                               "Unknown signal `%.32s` (try TERM, INT, KILL, "
+                               "HUP); nothing was signalled.",
+                               name);
+    int grace = json_is_integer(jg) ? (int)clamp_u(json_integer_value(jg), 0,
+                                                   INT32_MAX)
+                                    : CODEX_DEFAULT_KILL_GRACE_MS;
+    struct xcall *x = calloc(1, sizeof *x);
+    if (!x)
+        return -ENOMEM;
+    x->cx = cx;
+    x->call = call;
+    x->kind = X_KILL;
+    x->t0 = loop_now(cx->loop);
+    sig_name(signo, x->signame, sizeof x->signame);
+    x->s = session_find(cx->store, id);
+    x->found = x->s != NULL;
+    if (!x->s || !session_running(x->s)) {
+        if (!x->s) {
+            json_t *sc = json_pack("{s:I, s:b, s:s, s:b, s:n, s:b}",
+                                   "session_id", id, "found", 0, "signal",
+                                   x->signame, "escalated", 0, "exit_code",
+                                   "cleanup_incomplete", 0);
+            mcp_call_result(call, sc, NULL);
+        } else {
+            codex_kill_result(x);
+        }
+        free(x);
+        return 0;
+    }
+    int rc = rein_sup_cancel(cx->sup, id, signo,
+                             signo == SIGKILL ? 0 : grace);
+    if (rc < 0) {
+        free(x);
+        return rc;
+    }
+    x->yield_ms = (unsigned)grace + CODEX_KILL_WAIT_EXTRA_MS;
+    rc = codex_wait(x, NULL, false, 0);
+    if (rc < 0)
+        free(x);
+    return rc;
+}
+
+/* -------------------------------------------------------- list_sessions */
+
+static int tool_list(mcp_call_t *call, json_t *args, void *ud)
+{
+    (void)args;
+    mcp_codex_t *cx = ud;
+    json_t *list = json_array();
+    session_t *done[SESSION_MAX_LIVE * 2];
+    size_t ndone = 0;
+    char sb[24];
+    for (size_t i = 0;; i++) {
+        session_t *s = session_at(cx->store, i);
+        if (!s)
+            break;
+        int code, signo;
+        session_exit_info(s, &code, &signo, NULL, NULL);
+        bool running = session_running(s);
+        json_t *e = json_object();
+        json_object_set_new(e, "session_id", json_integer(session_id(s)));
+        json_object_set_new(e, "pid", json_integer(session_pid(s)));
+        json_object_set_new(e, "command", json_string(session_command(s)));
+        json_object_set_new(e, "cwd", json_string(session_cwd(s)
+                                                      ? session_cwd(s)
+                                                      : ""));
+        json_object_set_new(e, "tty", json_boolean(session_tty(s)));
+        json_object_set_new(e, "running", json_boolean(running));
+        json_object_set_new(e, "exit_code",
+                            !running && code >= 0 ? json_integer(code)
+                                                  : json_null());
+        json_object_set_new(e, "signal",
+                            !running && signo
+                                ? json_string(sig_name(signo, sb, sizeof sb))
+                                : json_null());
+        json_object_set_new(e, "started_at",
+                            iso_time(session_started_ms(s)));
+        json_object_set_new(e, "last_output_at",
+                            session_last_output_ms(s)
+                                ? iso_time(session_last_output_ms(s))
+                                : json_null());
+        json_object_set_new(e, "bytes",
+                            json_integer((json_int_t)session_bytes(s)));
+        json_object_set_new(e, "log_path",
+                            session_log_path(s)
+                                ? json_string(session_log_path(s))
+                                : json_null());
+        json_array_append_new(list, e);
+        /* Being listed counts as seeing the exit: reported once. */
+        if (!running && ndone < sizeof done / sizeof done[0])
+            done[ndone++] = s;
+    }
+    for (size_t i = 0; i < ndone; i++)
+        session_release(done[i]);
+    return mcp_call_result(call, json_pack("{s:o}", "sessions", list), NULL);
+}
+
+/* ---------------------------------------------------------- read_output */
+
+/* The log of session id: the stored session's, or <logs>/<id>.log. */
+static int codex_log_of(mcp_codex_t *cx, int64_t id, char *path, size_t n)
+{
+    session_t *s = session_find(cx->store, id);
+    if (s && session_log_path(s)) {
+        if (session_running(s))
+            sup_run_flush_log(cx->sup, id);
+        snprintf(path, n, "%s", session_log_path(s));
+        return 0;
+    }
+    const char *dir = sup_logs_dir(cx->sup);
+    if (!dir || id < 0)
+        return -ENOENT;
+    snprintf(path, n, "%s/%" PRId64 ".log", dir, id);
+    /* Still running elsewhere in this server (pruned, ending): flush. */
+    sup_run_flush_log(cx->sup, id);
+    struct stat st;
+    return stat(path, &st) == 0 ? 0 : -ENOENT;
+}
+
+/* The dropped range of a capped log, from its note ("dropped A-B"). */
+static bool codex_log_hole(const char *path, uint64_t *a, uint64_t *b)
+{
+    char note[PATH_MAX + 16], line[96];
+    snprintf(note, sizeof note, "%s.dropped", path);
+    FILE *f = fopen(note, "re");
+    if (!f)
+        return false;
+    unsigned long long x, y;
+    bool ok = fgets(line, sizeof line, f) &&
+              sscanf(line, "dropped %llu-%llu", &x, &y) == 2 && y > x;
+    fclose(f);
+    if (ok) {
+        *a = x;
+        *b = y;
+    }
+    return ok;
+}
+
+/* Reads [off, off+len) of the log into out (raw), naming a dropped range
+ * instead of its zeros. */
+static int codex_read_range(int fd, uint64_t off, uint64_t len, bool hole,
+                            uint64_t ha, uint64_t hb, buf_t *out)
+{
+    uint64_t end = off + len;
+    while (off < end) {
+        if (hole && off >= ha && off < hb) {
+            buf_printf(out, "\n[... bytes %" PRIu64 "-%" PRIu64
+                            " dropped: the log passed its size cap ...]\n",
+                       ha, hb);
+            off = hb;
+            continue;
+        }
+        uint64_t stop = hole && off < ha && end > ha ? ha : end;
+        size_t n = (size_t)(stop - off);
+        int rc = buf_reserve(out, n);
+        if (rc < 0)
+            return rc;
+        ssize_t got = pread(fd, out->p + out->len, n, (off_t)off);
+        if (got <= 0)
+            break;
+        out->len += (size_t)got;
+        out->p[out->len] = 0;
+        off += (uint64_t)got;
+    }
+    return 0;
+}
+
+static void to_utf8(buf_t *raw, buf_t *out)
+{
+    utf8_dec_t d;
+    utf8_init(&d);
+    if (utf8_decode(&d, raw->p, raw->len, out) == 0)
+        utf8_finish(&d, out);
+}
+
+static int tool_read(mcp_call_t *call, json_t *args, void *ud)
+{
+    mcp_codex_t *cx = ud;
+    json_int_t id = json_integer_value(json_object_get(args, "session_id"));
+    const char *view = json_string_value(json_object_get(args, "view"));
+    const char *grep = json_string_value(json_object_get(args, "grep"));
+    json_t *joff = json_object_get(args, "offset");
+    json_t *jlen = json_object_get(args, "length");
+    json_t *jtail = json_object_get(args, "tail_lines");
+    size_t budget = budget_of(args);
+    char path[PATH_MAX], err[256];
+    buf_t raw = BUF_INIT, text = BUF_INIT;
+    bool truncated = false;
+    uint64_t off = 0, len = 0;
+    int rc;
+
+    if (view && !strcmp(view, "screen")) {
+        session_t *s = session_find(cx->store, id);
+        if (!s || !session_tty(s))
+            return mcp_call_errorf(call,
+                                   "view=screen needs a tty session that is "
+                                   "still known; session %" JSON_INTEGER_FORMAT
+                                   " is not one (use view=log).",
+                                   id);
+        if ((rc = session_screen(s, &raw)) < 0)
+            return rc;
+        to_utf8(&raw, &text);
+        buf_free(&raw);
+        if (text.len > budget) {
+            text.len = utf8_cut(text.p, text.len, budget);
+            text.p[text.len] = 0;
+            truncated = true;
+        }
+        json_t *sc = json_pack("{s:I, s:s%, s:s, s:b}", "session_id", id,
+                               "output", text.p ? text.p : "",
+                               text.len, "view", "screen", "truncated",
+                               truncated);
+        rc = mcp_call_result(call, sc, text.p ? text.p : "");
+        buf_free(&text);
+        return rc;
+    }
+    if ((rc = codex_log_of(cx, id, path, sizeof path)) < 0)
+        return mcp_call_errorf(call,
+                               "No log for session %" JSON_INTEGER_FORMAT
+                               " (unknown session).",
+                               id);
+    if (grep && session_pattern_check(grep, err, sizeof err) < 0)
+        return mcp_call_errorf(call, "`grep` is not a valid regular "
+                                     "expression (%s).", err);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return mcp_call_errorf(call, "Cannot read the log %s: %s.", path,
+                               strerror(errno));
+    struct stat st;
+    fstat(fd, &st);
+    uint64_t size = (uint64_t)st.st_size, ha = 0, hb = 0;
+    bool hole = codex_log_hole(path, &ha, &hb);
+
+    if (grep) {
+        /* Numbered matching lines, from the start, until the budget. */
+        pcre2_code *re;
+        int ec;
+        PCRE2_SIZE eo;
+        re = pcre2_compile((PCRE2_SPTR)grep, PCRE2_ZERO_TERMINATED,
+                           PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &ec, &eo,
+                           NULL);
+        pcre2_match_data *md = re ? pcre2_match_data_create_from_pattern(re,
+                                                                         NULL)
+                                  : NULL;
+        FILE *f = fdopen(dup(fd), "re");
+        char *line = NULL;
+        size_t cap = 0;
+        ssize_t n;
+        uint64_t lineno = 0, pos = 0;
+        while (f && md && (n = getline(&line, &cap, f)) > 0) {
+            lineno++;
+            uint64_t at = pos;
+            pos += (uint64_t)n;
+            if (hole && at >= ha && at < hb)
+                continue;
+            size_t l = (size_t)n;
+            while (l && (line[l - 1] == '\n' || line[l - 1] == '\r'))
+                l--;
+            if (l > CODEX_GREP_LINE_MAX)
+                l = CODEX_GREP_LINE_MAX;
+            if (pcre2_match(re, (PCRE2_SPTR)line, l, 0, 0, md, NULL) < 0)
+                continue;
+            size_t before = raw.len;
+            buf_printf(&raw, "%" PRIu64 ": ", lineno);
+            buf_append(&raw, line, l);
+            buf_append_byte(&raw, '\n');
+            if (raw.len > budget) {
+                raw.len = before;
+                raw.p[raw.len] = 0;
+                truncated = true;
+                break;
+            }
+        }
+        free(line);
+        if (f)
+            fclose(f);
+        pcre2_match_data_free(md);
+        pcre2_code_free(re);
+        off = 0;
+        len = pos;
+    } else if (json_is_integer(jtail)) {
+        /* The last N lines: scan back from the end. */
+        uint64_t want = (uint64_t)json_integer_value(jtail);
+        uint64_t from = size, lines = 0;
+        char blk[4096];
+        bool last_nl_skipped = false;
+        while (from > 0 && lines <= want) {
+            size_t n = from > sizeof blk ? sizeof blk : (size_t)from;
+            if (pread(fd, blk, n, (off_t)(from - n)) != (ssize_t)n)
+                break;
+            size_t i = n;
+            while (i > 0) {
+                i--;
+                if (blk[i] != '\n')
+                    continue;
+                if (from - n + i == size - 1 && !last_nl_skipped) {
+                    last_nl_skipped = true; /* the final line's own end */
+                    continue;
+                }
+                if (++lines >= want) {
+                    from = from - n + i + 1;
+                    goto found;
+                }
+            }
+            from -= n;
+        }
+    found:
+        if (want == 0)
+            from = size;
+        off = from;
+        len = size - from;
+    } else if (json_is_integer(joff)) {
+        off = (uint64_t)json_integer_value(joff);
+        if (off > size)
+            off = size;
+        len = json_is_integer(jlen) ? (uint64_t)json_integer_value(jlen)
+                                    : size - off;
+        if (len > size - off)
+            len = size - off;
+    } else {
+        /* Default: the tail that fits. */
+        off = size > budget ? size - budget : 0;
+        len = size - off;
+    }
+    if (!grep) {
+        if (len > budget) {
+            /* A tail_lines read keeps its end; a range keeps its start. */
+            if (json_is_integer(jtail) && !json_is_integer(joff))
+                off += len - budget;
+            len = budget;
+            truncated = true;
+        }
+        if (off > 0 && !json_is_integer(joff) && !json_is_integer(jtail)) {
+            truncated = true;
+        }
+        codex_read_range(fd, off, len, hole, ha, hb, &raw);
+        if (raw.len > budget) { /* a hole marker added bytes */
+            raw.len = budget;
+            raw.p[raw.len] = 0;
+            truncated = true;
+        }
+    }
+    close(fd);
+    to_utf8(&raw, &text);
+    buf_free(&raw);
+    if (text.len > budget) { /* U+FFFD is longer than the byte it replaces */
+        text.len = utf8_cut(text.p, text.len, budget);
+        text.p[text.len] = 0;
+        truncated = true;
+    }
+    json_t *sc = json_pack("{s:I, s:s%, s:I, s:I, s:I, s:b, s:s, s:s}",
+                           "session_id", id, "output",
+                           text.p ? text.p : "", text.len, "offset",
+                           (json_int_t)off, "length", (json_int_t)len,
+                           "total_bytes", (json_int_t)size, "truncated",
+                           truncated, "log_path", path, "view", "log");
+    if (sc && hole) {
+        char d[64];
+        snprintf(d, sizeof d, "%" PRIu64 "-%" PRIu64, ha, hb);
+        json_object_set_new(sc, "dropped", json_string(d));
+    }
+    buf_t t = BUF_INIT;
+    buf_printf(&t, "Log: %s\nRange: bytes %" PRIu64 "-%" PRIu64 " of %" PRIu64
+                   "%s\nOutput:\n",
+               path, off, off + len, size, truncated ? " (truncated)" : "");
+    buf_append(&t, text.p ? text.p : "", text.len);
+    rc = mcp_call_result(call, sc, t.p);
+    buf_free(&t);
+    buf_free(&text);
+    return rc;
+}
+
+/* ------------------------------------------------------------ resources */
+
+static int parse_id(const json_t *vars, int64_t *id)
+{
+    const char *v = json_string_value(json_object_get(vars, "id"));
+    char *end;
+    if (!v || !*v)
+        return -ENOENT;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (*end || errno || x < 0)
+        return -ENOENT;
+    *id = x;
+    return 0;
+}
+
+/* rein://session/{id}/log: the log's last CODEX_RESOURCE_TAIL bytes. */
 static int read_log(const char *uri, const json_t *vars, buf_t *text,
                     void *ud)
 {
     (void)uri;
-    (void)vars;
-    (void)text;
-    (void)ud;
-    return -ENOENT;
+    mcp_codex_t *cx = ud;
+    int64_t id;
+    char path[PATH_MAX];
+    if (parse_id(vars, &id) < 0 || codex_log_of(cx, id, path, sizeof path) < 0)
+        return -ENOENT;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -ENOENT;
+    struct stat st;
+    fstat(fd, &st);
+    uint64_t size = (uint64_t)st.st_size, ha = 0, hb = 0;
+    bool hole = codex_log_hole(path, &ha, &hb);
+    uint64_t off = size > CODEX_RESOURCE_TAIL ? size - CODEX_RESOURCE_TAIL : 0;
+    buf_t raw = BUF_INIT;
+    if (off)
+        buf_printf(&raw, "[rein] the last %u bytes of %" PRIu64 "; "
+                         "read_output reads any range\n",
+                   CODEX_RESOURCE_TAIL, size);
+    int rc = codex_read_range(fd, off, size - off, hole, ha, hb, &raw);
+    close(fd);
+    if (rc == 0)
+        to_utf8(&raw, text);
+    buf_free(&raw);
+    return rc;
+}
+
+static int list_logs(json_t *list, void *ud)
+{
+    mcp_codex_t *cx = ud;
+    for (size_t i = 0;; i++) {
+        session_t *s = session_at(cx->store, i);
+        if (!s)
+            break;
+        char uri[CODEX_URI_MAX], name[48];
+        snprintf(uri, sizeof uri, "rein://session/%" PRId64 "/log",
+                 session_id(s));
+        snprintf(name, sizeof name, "session-%" PRId64 "-log", session_id(s));
+        json_array_append_new(list,
+                              json_pack("{s:s, s:s, s:s, s:s}", "uri", uri,
+                                        "name", name, "mimeType",
+                                        "text/plain", "description",
+                                        session_command(s)));
+    }
+    return 0;
+}
+
+static void on_session_output(session_t *s, const void *data, size_t n,
+                              void *ud)
+{
+    (void)data;
+    (void)n;
+    mcp_codex_t *cx = ud;
+    char uri[CODEX_URI_MAX];
+    snprintf(uri, sizeof uri, "rein://session/%" PRId64 "/log",
+             session_id(s));
+    mcp_server_notify_updated(cx->srv, uri);
+}
+
+/* ------------------------------------------------------------ retention */
+
+static bool keep_live_log(int64_t id, void *ud)
+{
+    mcp_codex_t *cx = ud;
+    rein_run_info_t info;
+    return rein_sup_info(cx->sup, id, &info) == 0 &&
+           info.state != REIN_RUN_EXITED;
+}
+
+static void on_retention(loop_t *l, uint64_t id, void *data)
+{
+    (void)id;
+    mcp_codex_t *cx = data;
+    cx->t_retention = 0;
+    const char *dir = sup_logs_dir(cx->sup);
+    if (dir) {
+        cx->retention.now_ms = wall_ms();
+        retention_prune(dir, &cx->retention, NULL);
+    }
+    loop_timer_add(l, CODEX_RETENTION_EVERY_MS, on_retention, cx,
+                   &cx->t_retention);
+}
+
+/* ------------------------------------------------------------- lifetime */
+
+static const struct {
+    const char *name, *title, *desc, *in, *out, *ann;
+    mcp_tool_fn fn;
+} codex_tools[] = {
+    {"exec_command", "Run a command",
+     "Runs a shell command in a new session and returns its output after at "
+     "most yield_time_ms;\nstill running, it answers with a session_id for "
+     "write_stdin.",
+     exec_schema, exec_output_schema,
+     "{\"readOnlyHint\":false,\"destructiveHint\":true,\"openWorldHint\":"
+     "true}",
+     tool_exec},
+    {"write_stdin", "Write to a session",
+     "Writes chars (C escapes), chars_b64 or named keys to a session's "
+     "input, then returns its new output;\nwith nothing to write it is a "
+     "poll.",
+     write_schema, exec_output_schema,
+     "{\"readOnlyHint\":false,\"destructiveHint\":true,\"openWorldHint\":"
+     "true}",
+     tool_write},
+    {"kill_session", "Kill a session",
+     "Ends a session and everything it started: the signal (default "
+     "SIGTERM), then SIGKILL after grace_ms.",
+     kill_schema, kill_output_schema,
+     "{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":"
+     "true,\"openWorldHint\":false}",
+     tool_kill},
+    {"list_sessions", "List sessions",
+     "Lists the sessions: running ones, and each exited one once (with its "
+     "exit code).",
+     list_schema, list_output_schema,
+     "{\"readOnlyHint\":true,\"openWorldHint\":false}", tool_list},
+    {"read_output", "Read a session's log",
+     "Reads any part of a session's full log (byte range, last lines, grep) "
+     "or the rendered screen of a tty session;\nworks after the session "
+     "exited.",
+     read_schema, read_output_schema,
+     "{\"readOnlyHint\":true,\"openWorldHint\":false}", tool_read},
+};
+
+/* REIN_MAX_EMPTY_POLL_MS: unset or invalid gives the default; a positive
+ * value below the minimum empty poll is raised to it. */
+static uint64_t max_empty_poll(void)
+{
+    const char *v = getenv("REIN_MAX_EMPTY_POLL_MS");
+    char *end;
+    if (!v || !*v)
+        return CODEX_DEFAULT_MAX_EMPTY_POLL_MS;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (*end || errno || x == 0 || v[0] == '-')
+        return CODEX_DEFAULT_MAX_EMPTY_POLL_MS;
+    if (x < CODEX_MIN_EMPTY_YIELD_MS)
+        return CODEX_MIN_EMPTY_YIELD_MS;
+    return x > UINT32_MAX ? UINT32_MAX : x;
 }
 
 int mcp_codex_new(mcp_server_t *srv, const mcp_codex_opts_t *opts,
                   mcp_codex_t **out)
 {
+    if (!opts || !opts->sup)
+        return -EINVAL;
     mcp_codex_t *cx = calloc(1, sizeof *cx);
     if (!cx)
         return -ENOMEM;
     cx->srv = srv;
-    int rc = -ENOMEM;
-    if (opts && opts->state_dir && !(cx->state_dir = strdup(opts->state_dir)))
-        goto fail;
-    rc = mcp_server_add_resource_template(
-        srv, MCP_CODEX_LOG_TEMPLATE, "session-log",
-        "The output log of a session, as text (its tail by default).",
-        "text/plain", read_log, cx);
+    cx->sup = opts->sup;
+    cx->loop = sup_loop(opts->sup);
+    cx->max_empty_poll_ms = max_empty_poll();
+    if (!getcwd(cx->cwd, sizeof cx->cwd))
+        snprintf(cx->cwd, sizeof cx->cwd, "/");
+    session_store_opts_t so = {.sup = opts->sup,
+                               .max_live = opts->max_sessions};
+    int rc = session_store_new(&so, &cx->store);
     if (rc < 0)
         goto fail;
+    session_store_set_output_hook(cx->store, on_session_output, cx);
+    char err[256], policy[PATH_MAX];
+    if (router_new(router_policy_path(policy, sizeof policy) == 0 ? policy
+                                                                  : NULL,
+                   &cx->router, err, sizeof err) < 0) {
+        /* A broken policy file must not take the tools down: run with
+         * the built-in tables and say so. */
+        fprintf(stderr, "rein serve: %s; using the built-in danger table\n",
+                err);
+        if ((rc = router_new(NULL, &cx->router, err, sizeof err)) < 0)
+            goto fail;
+    }
+    for (size_t i = 0; i < sizeof codex_tools / sizeof codex_tools[0]; i++) {
+        mcp_tool_t t = {
+            .name = codex_tools[i].name,
+            .title = codex_tools[i].title,
+            .description = codex_tools[i].desc,
+            .input_schema = codex_tools[i].in,
+            .output_schema = codex_tools[i].out,
+            .annotations = codex_tools[i].ann,
+            .fn = codex_tools[i].fn,
+            .ud = cx,
+        };
+        if ((rc = mcp_server_add_tool(srv, &t)) < 0)
+            goto fail;
+    }
+    rc = mcp_server_add_resource_template(
+        srv, MCP_CODEX_LOG_TEMPLATE, "session-log",
+        "The output log of a session, as text (its tail).", "text/plain",
+        read_log, cx);
+    if (rc < 0)
+        goto fail;
+    mcp_server_set_resource_lister(srv, list_logs, cx);
+    retention_opts_from_env(&cx->retention, CODEX_LOG_MAX_AGE_DAYS,
+                            CODEX_LOG_MAX_BYTES);
+    cx->retention.keep = keep_live_log;
+    cx->retention.keep_ud = cx;
+    on_retention(cx->loop, 0, cx); /* at start, then hourly */
     *out = cx;
     return 0;
 fail:
@@ -51,18 +1631,59 @@ fail:
     return rc;
 }
 
+static bool any_running(mcp_codex_t *cx)
+{
+    for (size_t i = 0;; i++) {
+        session_t *s = session_at(cx->store, i);
+        if (!s)
+            return false;
+        if (session_running(s))
+            return true;
+    }
+}
+
+static void on_shutdown_check(loop_t *l, uint64_t id, void *data)
+{
+    (void)id;
+    mcp_codex_t *cx = data;
+    cx->t_shutdown = 0;
+    if (any_running(cx)) {
+        loop_timer_add(l, SESSION_INPUT_CHECK_MS / 5, on_shutdown_check, cx,
+                       &cx->t_shutdown);
+        return;
+    }
+    mcp_codex_done_fn done = cx->done;
+    cx->done = NULL;
+    if (done)
+        done(cx->done_data);
+}
+
 void mcp_codex_shutdown(mcp_codex_t *cx, mcp_codex_done_fn done, void *data)
 {
-    (void)cx;
-    /* No sessions yet: nothing to terminate. */
-    if (done)
-        done(data);
+    cx->shutting_down = true;
+    cx->done = done;
+    cx->done_data = data;
+    /* Every session: TERM now, KILL after a second (pruned ones are
+     * already ending; rein_sup_close catches anything left). */
+    for (size_t i = 0;; i++) {
+        session_t *s = session_at(cx->store, i);
+        if (!s)
+            break;
+        if (session_running(s))
+            rein_sup_cancel(cx->sup, session_id(s), SIGTERM,
+                            REIN_SUP_GRACE_MS / 2);
+    }
+    on_shutdown_check(cx->loop, 0, cx);
 }
 
 void mcp_codex_free(mcp_codex_t *cx)
 {
     if (!cx)
         return;
-    free(cx->state_dir);
+    loop_timer_del(cx->loop, cx->t_retention);
+    loop_timer_del(cx->loop, cx->t_shutdown);
+    session_store_free(cx->store);
+    router_free(cx->router);
+    grammar_set_free(cx->grammars);
     free(cx);
 }

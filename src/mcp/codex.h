@@ -5,24 +5,51 @@
  * (exec_command, write_stdin, kill_session, list_sessions, read_output) and
  * each session's log as the resource rein://session/{id}/log.  It sits
  * between the MCP core (server.h), which knows nothing of sessions, and the
- * supervisor, which knows nothing of MCP.
- *
- * For now it carries the log resource template only; the session tools
- * plug in here (mcp_server_add_tool in mcp_codex_new, their sessions
- * terminated in mcp_codex_shutdown) when the supervisor lands.
+ * session store (exec/session.h) over the supervisor, which know nothing of
+ * MCP.
  */
 #ifndef REIN_MCP_CODEX_H
 #define REIN_MCP_CODEX_H
 
 #include "mcp/server.h"
+#include "rein.h"
 
 /* The URI template of a session's log. */
 #define MCP_CODEX_LOG_TEMPLATE "rein://session/{id}/log"
 
+/* Codex's constants (seed: pi-unified-exec), kept so models trained on
+ * them meet the same behaviour. */
+#define CODEX_MIN_YIELD_MS 250
+#define CODEX_MAX_YIELD_MS 30000
+#define CODEX_DEFAULT_EXEC_YIELD_MS 10000
+#define CODEX_DEFAULT_WRITE_YIELD_MS 250
+#define CODEX_MIN_EMPTY_YIELD_MS 5000
+#define CODEX_DEFAULT_MAX_EMPTY_POLL_MS 1800000
+/* An exec_command whose process exits within this long returns with its
+ * exit; before it, the process is never reported as awaiting input. */
+#define CODEX_EARLY_EXIT_GRACE_MS 150
+#define CODEX_DEFAULT_MAX_OUTPUT_TOKENS 10000
+#define CODEX_BYTES_PER_TOKEN 4
+#define CODEX_DEFAULT_KILL_GRACE_MS 2000
+/* How long kill_session waits beyond the grace for the end. */
+#define CODEX_KILL_WAIT_EXTRA_MS (REIN_SUP_KILL_BOUND_MS + 1000)
+/* The default terminal of a tty session. */
+#define CODEX_DEFAULT_COLS 120
+#define CODEX_DEFAULT_ROWS 40
+/* A resources/read of a session log gives its last bytes, this many. */
+#define CODEX_RESOURCE_TAIL (64u * 1024u)
+/* Progress notifications during a wait, at most this often. */
+#define CODEX_PROGRESS_MS 1000
+/* Log retention: age and total size, and how often it is enforced. */
+#define CODEX_LOG_MAX_AGE_DAYS 7
+#define CODEX_LOG_MAX_BYTES (2ull << 30)
+#define CODEX_RETENTION_EVERY_MS (3600u * 1000u)
+
 typedef struct mcp_codex mcp_codex_t;
 
 typedef struct mcp_codex_opts {
-    const char *state_dir; /* NULL: the default state directory */
+    rein_sup_t *sup; /* required; the server must run on sup_loop(sup) */
+    size_t max_sessions; /* 0: SESSION_MAX_LIVE (tests lower it) */
 } mcp_codex_opts_t;
 
 /* Runs when shutdown has finished (every session ended). */
@@ -32,8 +59,8 @@ typedef void (*mcp_codex_done_fn)(void *data);
  * code. */
 int mcp_codex_new(mcp_server_t *srv, const mcp_codex_opts_t *opts,
                   mcp_codex_t **out);
-/* Terminates every session, then calls done (perhaps before returning).
- * The server stays usable until mcp_codex_free. */
+/* Terminates every session (TERM, 1 s, KILL), then calls done (perhaps
+ * before returning).  The server stays usable until mcp_codex_free. */
 void mcp_codex_shutdown(mcp_codex_t *cx, mcp_codex_done_fn done, void *data);
 /* Frees the profile (after shutdown).  NULL is a no-op. */
 void mcp_codex_free(mcp_codex_t *cx);

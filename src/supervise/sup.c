@@ -78,6 +78,14 @@
 #define SUP_RECONCILE_GRACE_MS 500
 /* First id of an ephemeral supervisor (no registry). */
 #define SUP_EPHEMERAL_FIRST_ID 1000
+/* A run's log buffer is flushed (and its memory released) once output
+ * pauses this long: an idle session costs no buffer, and a reader of the
+ * log file is at most this far behind. */
+#define SUP_LOG_IDLE_FLUSH_MS 200
+/* One log past this keeps its first SUP_LOG_HEAD bytes and a rolling
+ * tail; the dropped range is noted beside it (<id>.log.dropped). */
+#define SUP_LOG_CAP (1ull << 30)
+#define SUP_LOG_HEAD (64ull << 20)
 
 struct run {
     rein_sup_t *sup;
@@ -103,7 +111,7 @@ struct run {
     int exit_code, exit_signal;
     int term_signal, grace_ms;
     uint32_t no_output_ms;
-    uint64_t t_overall, t_noout, t_grace, t_check, t_drain;
+    uint64_t t_overall, t_noout, t_grace, t_check, t_drain, t_flush;
     uint64_t last_output_mono, last_scan_mono, kill_start_mono;
     ptree_t known; /* every descendant seen: pid + start time */
     events_heartbeat_t hb;
@@ -301,7 +309,9 @@ static void finalize(struct run *r)
     loop_timer_del(s->loop, r->t_grace);
     loop_timer_del(s->loop, r->t_check);
     loop_timer_del(s->loop, r->t_drain);
+    loop_timer_del(s->loop, r->t_flush);
     r->t_overall = r->t_noout = r->t_grace = r->t_check = r->t_drain = 0;
+    r->t_flush = 0;
     if (r->out_fd >= 0) {
         loop_io_del(s->loop, r->out_fd);
         close(r->out_fd);
@@ -502,6 +512,16 @@ static void cancel_run(struct run *r, rein_reason_t why, int signo,
 
 /* ---------------------------------------------------------- run events */
 
+static void on_log_idle(loop_t *l, uint64_t id, void *data)
+{
+    (void)l;
+    (void)id;
+    struct run *r = data;
+    r->t_flush = 0;
+    if (r->log)
+        spool_flush(r->log);
+}
+
 static void read_output(struct run *r)
 {
     rein_sup_t *s = r->sup;
@@ -530,6 +550,9 @@ static void read_output(struct run *r)
     }
     if (!got)
         return;
+    if (r->log && !r->t_flush)
+        loop_timer_add(s->loop, SUP_LOG_IDLE_FLUSH_MS, on_log_idle, r,
+                       &r->t_flush);
     r->last_output_mono = loop_now(s->loop);
     r->rec.last_output_ms = wall_ms();
     if (s->ev)
@@ -614,6 +637,8 @@ static void run_free(struct run *r)
 {
     if (!r)
         return;
+    if (r->t_flush)
+        loop_timer_del(r->sup->loop, r->t_flush);
     if (r->out_fd >= 0)
         close(r->out_fd);
     if (r->in_fd >= 0)
@@ -766,6 +791,9 @@ int sup_spawn_tio(rein_sup_t *s, const rein_run_opts_t *o, sup_tio_fn tio_fn,
         if ((rc = spool_open(path, 0, &r->log)) < 0)
             goto spawn_failed;
         rec->log_path = strdup(path);
+        char note[PATH_MAX + 16];
+        snprintf(note, sizeof note, "%s.dropped", path);
+        spool_set_cap(r->log, SUP_LOG_CAP, SUP_LOG_HEAD, note);
     }
     if ((rc = open_io(r, o, tio_fn, tio_data, &child_in, &child_out)) < 0)
         goto spawn_failed;
@@ -1528,4 +1556,62 @@ size_t sup_run_pending(rein_sup_t *s, int64_t id)
 {
     struct run *r = find_run(s, id);
     return r ? r->pending_in.len : 0;
+}
+
+/* The object the run's processes read as input: the PTY slave (a char
+ * device) or the stdin pipe (our write end shares its inode). */
+int sup_run_input(rein_sup_t *s, int64_t id, struct stat *st)
+{
+    struct run *r = find_run(s, id);
+    if (!r)
+        return REIN_ENORUN;
+    int fd = r->tty ? r->slave : r->in_fd;
+    if (fd < 0)
+        return -EPIPE;
+    return fstat(fd, st) < 0 ? -errno : 0;
+}
+
+/* Reads what the run's output fd holds now, without waiting: a caller that
+ * learned the run is blocked (awaiting input) gets everything it printed
+ * before answering. */
+void sup_run_drain(rein_sup_t *s, int64_t id)
+{
+    struct run *r = find_run(s, id);
+    if (r && r->state != REIN_RUN_EXITED)
+        read_output(r);
+}
+
+/* Writes the run's buffered log bytes to its file, so a reader of the file
+ * sees every byte delivered so far. */
+int sup_run_flush_log(rein_sup_t *s, int64_t id)
+{
+    struct run *r = find_run(s, id);
+    if (!r)
+        return REIN_ENORUN;
+    return r->log ? spool_flush(r->log) : 0;
+}
+
+/* True once the run's end needed SIGKILL (the grace ran out). */
+bool sup_run_escalated(rein_sup_t *s, int64_t id)
+{
+    struct run *r = find_run(s, id);
+    return r && r->killed;
+}
+
+/* Stops calling the run's callbacks: its owner is going away before the
+ * run ends (rein_sup_close still ends it). */
+void sup_run_detach(rein_sup_t *s, int64_t id)
+{
+    struct run *r = find_run(s, id);
+    if (r) {
+        r->on_output = NULL;
+        r->on_exit = NULL;
+        r->data = NULL;
+    }
+}
+
+/* The directory of the run logs, or NULL (ephemeral). */
+const char *sup_logs_dir(const rein_sup_t *s)
+{
+    return s->logs_dir;
 }

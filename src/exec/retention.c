@@ -1,0 +1,149 @@
+/*
+ * retention.c — pruning the run logs (see retention.h).
+ *
+ * One pass: list <id>.log files with their mtime and allocated size, drop
+ * those past the age limit, then, oldest first, those that keep the total
+ * over the size limit.  Only files named as run logs are touched: the
+ * directory is ours, but nothing else in it is this module's to remove.
+ */
+#include "exec/retention.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct logfile {
+    int64_t id;
+    int64_t mtime_ms;
+    uint64_t bytes;
+};
+
+static uint64_t env_u64(const char *name, uint64_t dflt)
+{
+    const char *v = getenv(name);
+    char *end;
+    if (!v || !*v || v[0] == '-')
+        return dflt;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    return *end || errno ? dflt : x;
+}
+
+void retention_opts_from_env(retention_opts_t *o, unsigned default_days,
+                             uint64_t default_bytes)
+{
+    uint64_t days = env_u64("REIN_LOG_MAX_AGE_DAYS", default_days);
+    o->max_age_ms = days > UINT64_MAX / RETENTION_DAY_MS
+                        ? UINT64_MAX
+                        : days * RETENTION_DAY_MS;
+    o->max_bytes = env_u64("REIN_LOG_MAX_BYTES", default_bytes);
+}
+
+static int by_age(const void *a, const void *b)
+{
+    const struct logfile *x = a, *y = b;
+    if (x->mtime_ms != y->mtime_ms)
+        return x->mtime_ms < y->mtime_ms ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* True for "<digits>.log", with the id in *id. */
+static bool log_name(const char *name, int64_t *id)
+{
+    char *end;
+    if (name[0] < '0' || name[0] > '9')
+        return false;
+    errno = 0;
+    long long v = strtoll(name, &end, 10);
+    if (errno || strcmp(end, ".log") != 0)
+        return false;
+    *id = v;
+    return true;
+}
+
+static void remove_log(int dfd, int64_t id)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%lld.log", (long long)id);
+    unlinkat(dfd, name, 0);
+    snprintf(name, sizeof name, "%lld.log.dropped", (long long)id);
+    unlinkat(dfd, name, 0);
+}
+
+int retention_prune(const char *dir, const retention_opts_t *o,
+                    retention_stats_t *st)
+{
+    retention_stats_t dummy;
+    if (!st)
+        st = &dummy;
+    memset(st, 0, sizeof *st);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return -errno;
+    DIR *d = fdopendir(dup(dfd));
+    if (!d) {
+        int rc = -errno;
+        close(dfd);
+        return rc;
+    }
+    struct logfile *v = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    int rc = 0;
+    while ((e = readdir(d)) && n < RETENTION_MAX_FILES) {
+        int64_t id;
+        struct stat sb;
+        if (!log_name(e->d_name, &id) ||
+            fstatat(dfd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
+            !S_ISREG(sb.st_mode))
+            continue;
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 64;
+            struct logfile *nv = realloc(v, nc * sizeof *nv);
+            if (!nv) {
+                rc = -ENOMEM;
+                break;
+            }
+            v = nv;
+            cap = nc;
+        }
+        v[n].id = id;
+        v[n].mtime_ms = (int64_t)sb.st_mtim.tv_sec * 1000 +
+                        sb.st_mtim.tv_nsec / 1000000;
+        v[n].bytes = (uint64_t)sb.st_blocks * 512;
+        n++;
+    }
+    closedir(d);
+    if (n)
+        qsort(v, n, sizeof *v, by_age);
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += v[i].bytes;
+    for (size_t i = 0; i < n; i++) {
+        bool fresh = o->now_ms - v[i].mtime_ms < (int64_t)RETENTION_FRESH_MS;
+        if (fresh || (o->keep && o->keep(v[i].id, o->keep_ud))) {
+            st->kept_bytes += v[i].bytes;
+            continue;
+        }
+        bool old = o->max_age_ms && o->max_age_ms <= (uint64_t)INT64_MAX &&
+                   o->now_ms - v[i].mtime_ms > (int64_t)o->max_age_ms;
+        bool over = o->max_bytes && total > o->max_bytes;
+        if (!old && !over) {
+            st->kept_bytes += v[i].bytes;
+            continue;
+        }
+        remove_log(dfd, v[i].id);
+        total -= v[i].bytes;
+        st->removed++;
+        st->removed_bytes += v[i].bytes;
+    }
+    free(v);
+    close(dfd);
+    return rc;
+}

@@ -1,0 +1,1009 @@
+/*
+ * session.c — the session store of unified exec (see session.h).
+ *
+ * Ownership: a session is created with its supervisor run and outlives it
+ * as long as the store holds it (the model has not seen its exit yet).  It
+ * is freed once both are over: not stored, run ended, no waiter.  The
+ * supervisor calls us back (output, exit) from inside its read and
+ * finalize paths, so those callbacks only record and schedule; waking a
+ * waiter and freeing happen on zero-delay timers.
+ *
+ * Awaiting input is read from /proc (see session.h for the method): the
+ * decision rests on what the kernel says a process is blocked in, so a
+ * process that printed "Password:" and went on computing, or one asleep in
+ * nanosleep, is never taken for one waiting at a prompt.
+ */
+#include "exec/session.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include <vterm.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "base/headtail.h"
+#include "base/loop.h"
+#include "base/procfs.h"
+#include "base/utf8.h"
+#include "supervise/sup.h"
+#include "term/ptyio.h"
+
+/* Ids of pruned sessions queued for the next result. */
+#define SESSION_PRUNED_QUEUE 64
+/* /dev/tty: major 5, minor 0 (TTYAUX_MAJOR). */
+#define SESSION_DEVTTY_MAJOR 5
+/* Longest line of /proc/<pid>/syscall: nr, 6 args, sp, pc. */
+#define SESSION_SYSCALL_LINE 256
+
+struct session {
+    session_store_t *st;
+    struct session *next; /* every session, stored or ending */
+    int64_t id;
+    pid_t pid;
+    bool tty;
+    char *command, *cwd, *log_path;
+    headtail_t *ht;
+    unsigned char carry[UTF8_SEQ_MAX]; /* incomplete UTF-8 held back */
+    size_t ncarry;
+    uint64_t lru;
+    bool stored, exited, freeing;
+    int exit_code, signo;
+    bool cleanup_incomplete, escalated;
+    int64_t started_ms, last_output_ms;
+    unsigned cols, rows;
+    char prompt[SESSION_PROMPT_MAX]; /* the partial last line, raw */
+    size_t prompt_len;
+    VTerm *vt; /* the screen, once asked for */
+
+    /* the waiter */
+    session_wake_fn wake_fn;
+    void *wake_data;
+    session_wake_t wake_why;
+    bool wake_due;
+    uint64_t t_wake, t_deadline, t_tick, t_free;
+    pcre2_code *re;
+    pcre2_match_data *md;
+    buf_t window;
+    bool detect_input;
+    uint64_t wait_bytes0, progress_ms, last_progress;
+    void (*progress)(session_t *s, uint64_t bytes, void *data);
+};
+
+struct session_store {
+    rein_sup_t *sup;
+    loop_t *loop;
+    size_t max_live, protected_n, headtail_cap;
+    session_t *all;
+    size_t nstored;
+    uint64_t clock; /* LRU stamps */
+    int64_t pruned[SESSION_PRUNED_QUEUE];
+    size_t npruned;
+    session_output_fn on_output;
+    void *on_output_ud;
+};
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ------------------------------------------------------------ lifetime */
+
+static void session_clear_wait(session_t *s)
+{
+    loop_t *l = s->st->loop;
+    loop_timer_del(l, s->t_wake);
+    loop_timer_del(l, s->t_deadline);
+    loop_timer_del(l, s->t_tick);
+    s->t_wake = s->t_deadline = s->t_tick = 0;
+    pcre2_match_data_free(s->md);
+    pcre2_code_free(s->re);
+    s->md = NULL;
+    s->re = NULL;
+    buf_free(&s->window);
+    s->wake_fn = NULL;
+    s->wake_data = NULL;
+    s->wake_due = false;
+    s->progress = NULL;
+}
+
+static void session_free(session_t *s)
+{
+    session_store_t *st = s->st;
+    session_clear_wait(s);
+    loop_timer_del(st->loop, s->t_free);
+    for (session_t **pp = &st->all; *pp; pp = &(*pp)->next)
+        if (*pp == s) {
+            *pp = s->next;
+            break;
+        }
+    if (s->vt)
+        vterm_free(s->vt);
+    headtail_free(s->ht);
+    free(s->command);
+    free(s->cwd);
+    free(s->log_path);
+    free(s);
+}
+
+static void on_free_due(loop_t *l, uint64_t id, void *data)
+{
+    (void)l;
+    (void)id;
+    session_t *s = data;
+    s->t_free = 0;
+    if (s->stored || !s->exited || s->wake_fn)
+        return; /* something still needs it; checked again later */
+    rein_sup_forget(s->st->sup, s->id);
+    session_free(s);
+}
+
+/* Frees s soon if nothing needs it any more. */
+static void session_maybe_free(session_t *s)
+{
+    if (s->stored || !s->exited || s->wake_fn || s->t_free)
+        return;
+    loop_timer_add(s->st->loop, 0, on_free_due, s, &s->t_free);
+}
+
+int session_store_new(const session_store_opts_t *o, session_store_t **out)
+{
+    if (!o || !o->sup || !out)
+        return -EINVAL;
+    session_store_t *st = calloc(1, sizeof *st);
+    if (!st)
+        return -ENOMEM;
+    st->sup = o->sup;
+    st->loop = sup_loop(o->sup);
+    st->max_live = o->max_live ? o->max_live : SESSION_MAX_LIVE;
+    st->protected_n = o->protected_n ? o->protected_n : SESSION_LRU_PROTECTED;
+    st->headtail_cap = o->headtail_cap ? o->headtail_cap
+                                       : HEADTAIL_DEFAULT_CAP;
+    *out = st;
+    return 0;
+}
+
+void session_store_free(session_store_t *st)
+{
+    if (!st)
+        return;
+    while (st->all) {
+        session_t *s = st->all;
+        if (s->exited)
+            rein_sup_forget(st->sup, s->id);
+        else
+            sup_run_detach(st->sup, s->id);
+        session_free(s);
+    }
+    free(st);
+}
+
+void session_store_set_output_hook(session_store_t *st, session_output_fn fn,
+                                   void *ud)
+{
+    st->on_output = fn;
+    st->on_output_ud = ud;
+}
+
+size_t session_count(const session_store_t *st)
+{
+    return st->nstored;
+}
+
+session_t *session_at(const session_store_t *st, size_t i)
+{
+    /* At most max_live stored: a selection pass per call is cheap. */
+    uint64_t below = UINT64_MAX;
+    session_t *pick = NULL;
+    for (size_t k = 0; k <= i; k++) {
+        pick = NULL;
+        for (session_t *s = st->all; s; s = s->next)
+            if (s->stored && s->lru < below && (!pick || s->lru > pick->lru))
+                pick = s;
+        if (!pick)
+            return NULL;
+        below = pick->lru;
+    }
+    return pick;
+}
+
+/* -------------------------------------------------------------- waking */
+
+static void on_wake_due(loop_t *l, uint64_t id, void *data)
+{
+    (void)l;
+    (void)id;
+    session_t *s = data;
+    s->t_wake = 0;
+    session_wake_fn fn = s->wake_fn;
+    void *wd = s->wake_data;
+    session_wake_t why = s->wake_why;
+    session_clear_wait(s);
+    if (fn)
+        fn(s, why, wd);
+    session_maybe_free(s);
+}
+
+/* Wakes the waiter from a zero-delay timer; the first reason wins. */
+static void session_wake(session_t *s, session_wake_t why)
+{
+    if (!s->wake_fn || s->wake_due)
+        return;
+    s->wake_due = true;
+    s->wake_why = why;
+    loop_timer_add(s->st->loop, 0, on_wake_due, s, &s->t_wake);
+}
+
+/* ------------------------------------------------------ output and exit */
+
+/* Keeps the partial last line (for `prompt`): the bytes after the last
+ * newline, at most SESSION_PROMPT_MAX of them (the latest). */
+static void session_track_prompt(session_t *s, const unsigned char *p,
+                                 size_t n)
+{
+    const unsigned char *nl = memrchr(p, '\n', n);
+    if (nl) {
+        s->prompt_len = 0;
+        n -= (size_t)(nl + 1 - p);
+        p = nl + 1;
+    }
+    if (n >= SESSION_PROMPT_MAX) {
+        memcpy(s->prompt, p + n - SESSION_PROMPT_MAX, SESSION_PROMPT_MAX);
+        s->prompt_len = SESSION_PROMPT_MAX;
+        return;
+    }
+    if (s->prompt_len + n > SESSION_PROMPT_MAX) {
+        size_t drop = s->prompt_len + n - SESSION_PROMPT_MAX;
+        memmove(s->prompt, s->prompt + drop, s->prompt_len - drop);
+        s->prompt_len -= drop;
+    }
+    memcpy(s->prompt + s->prompt_len, p, n);
+    s->prompt_len += n;
+}
+
+/* Appends to the match window (keeping its last SESSION_MATCH_WINDOW
+ * bytes) and tries wait_for on it. */
+static void session_match(session_t *s, const void *p, size_t n)
+{
+    if (!s->re || s->wake_due)
+        return;
+    if (n >= SESSION_MATCH_WINDOW) {
+        buf_reset(&s->window);
+        p = (const char *)p + n - SESSION_MATCH_WINDOW;
+        n = SESSION_MATCH_WINDOW;
+    } else if (s->window.len + n > SESSION_MATCH_WINDOW) {
+        buf_consume(&s->window, s->window.len + n - SESSION_MATCH_WINDOW);
+    }
+    if (buf_append(&s->window, p, n) < 0)
+        return;
+    int rc = pcre2_match(s->re, (PCRE2_SPTR)s->window.p, s->window.len, 0, 0,
+                         s->md, NULL);
+    if (rc >= 0)
+        session_wake(s, SESSION_WAKE_MATCH);
+}
+
+static void on_run_output(rein_sup_t *sup, int64_t id, const void *data,
+                          size_t n, void *ud)
+{
+    (void)sup;
+    (void)id;
+    session_t *s = ud;
+    headtail_push(s->ht, data, n); /* -ENOMEM: counted as omitted */
+    s->last_output_ms = wall_ms();
+    session_track_prompt(s, data, n);
+    if (s->vt)
+        vterm_input_write(s->vt, data, n);
+    session_match(s, data, n);
+    if (s->st->on_output)
+        s->st->on_output(s, data, n, s->st->on_output_ud);
+}
+
+static void on_run_exit(rein_sup_t *sup, int64_t id,
+                        const rein_run_info_t *info, void *ud)
+{
+    session_t *s = ud;
+    s->exited = true;
+    s->exit_code = info->exit_code;
+    s->signo = info->signal;
+    s->cleanup_incomplete = info->cleanup_incomplete;
+    s->escalated = sup_run_escalated(sup, id);
+    session_wake(s, SESSION_WAKE_EXIT);
+    session_maybe_free(s);
+}
+
+/* ------------------------------------------------------------- the LRU */
+
+int session_lru_victim(const session_lru_entry_t *v, size_t n,
+                       size_t protected_n)
+{
+    if (n <= protected_n)
+        return -1;
+    /* An entry is protected when fewer than protected_n others are more
+     * recent than it. */
+    int best = -1;
+    for (int pass = 0; pass < 2 && best < 0; pass++)
+        for (size_t i = 0; i < n; i++) {
+            size_t newer = 0;
+            for (size_t k = 0; k < n; k++)
+                newer += k != i && (v[k].last_used > v[i].last_used ||
+                                    (v[k].last_used == v[i].last_used &&
+                                     k > i));
+            if (newer < protected_n || (pass == 0 && !v[i].exited))
+                continue;
+            if (best < 0 || v[i].last_used < v[best].last_used)
+                best = (int)i;
+        }
+    return best;
+}
+
+/* Makes room for one more session: prunes the LRU victim. */
+static void session_prune_one(session_store_t *st)
+{
+    session_lru_entry_t v[SESSION_MAX_LIVE * 2];
+    session_t *who[SESSION_MAX_LIVE * 2];
+    size_t n = 0;
+    for (session_t *s = st->all; s && n < sizeof v / sizeof v[0]; s = s->next)
+        if (s->stored) {
+            v[n] = (session_lru_entry_t){s->lru, s->exited};
+            who[n++] = s;
+        }
+    int i = session_lru_victim(v, n, st->protected_n);
+    if (i < 0)
+        return;
+    session_t *s = who[i];
+    if (st->npruned == SESSION_PRUNED_QUEUE) {
+        memmove(st->pruned, st->pruned + 1,
+                (SESSION_PRUNED_QUEUE - 1) * sizeof st->pruned[0]);
+        st->npruned--;
+    }
+    st->pruned[st->npruned++] = s->id;
+    if (!s->exited)
+        rein_sup_cancel(st->sup, s->id, SIGTERM, -1);
+    session_wake(s, SESSION_WAKE_PRUNED);
+    session_release(s);
+}
+
+size_t session_take_pruned(session_store_t *st, int64_t *ids, size_t cap)
+{
+    size_t n = st->npruned < cap ? st->npruned : cap;
+    memcpy(ids, st->pruned, n * sizeof *ids);
+    memmove(st->pruned, st->pruned + n,
+            (st->npruned - n) * sizeof st->pruned[0]);
+    st->npruned -= n;
+    return n;
+}
+
+int session_spawn(session_store_t *st, const session_spawn_opts_t *o,
+                  session_t **out)
+{
+    int rc = -ENOMEM;
+    if (!o || !o->argv || !o->argv[0])
+        return -EINVAL;
+    while (st->nstored >= st->max_live) {
+        size_t before = st->nstored;
+        session_prune_one(st);
+        if (st->nstored == before)
+            break; /* every one protected (max_live <= protected_n) */
+    }
+    session_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return -ENOMEM;
+    s->st = st;
+    s->tty = o->tty;
+    s->exit_code = -1;
+    s->cols = o->tty ? ptyio_clamp_cols(o->cols) : 0;
+    s->rows = o->tty ? ptyio_clamp_rows(o->rows) : 0;
+    s->command = strdup(o->command ? o->command : o->argv[0]);
+    s->cwd = o->cwd ? strdup(o->cwd) : NULL;
+    if (!s->command || (o->cwd && !s->cwd) ||
+        headtail_new(st->headtail_cap, &s->ht) < 0)
+        goto fail;
+    rein_run_opts_t ro = {
+        .argv = o->argv,
+        .cwd = o->cwd,
+        .env = o->env,
+        .tty = o->tty,
+        .cols = o->cols,
+        .rows = o->rows,
+        .keep_stdin = !o->tty,
+        .timeout_ms = o->timeout_ms,
+        .no_output_timeout_ms = o->idle_timeout_ms,
+        .grace_ms = -1,
+        .on_output = on_run_output,
+        .on_exit = on_run_exit,
+        .data = s,
+    };
+    if ((rc = rein_sup_spawn(st->sup, &ro, &s->id)) < 0)
+        goto fail;
+    rein_run_info_t info;
+    if (rein_sup_info(st->sup, s->id, &info) == 0) {
+        s->pid = info.pid;
+        s->started_ms = info.started_ms;
+        if (info.log_path)
+            s->log_path = strdup(info.log_path);
+    }
+    s->stored = true;
+    s->lru = ++st->clock;
+    s->next = st->all;
+    st->all = s;
+    st->nstored++;
+    *out = s;
+    return 0;
+fail:
+    headtail_free(s->ht);
+    free(s->command);
+    free(s->cwd);
+    free(s);
+    return rc;
+}
+
+session_t *session_find(session_store_t *st, int64_t id)
+{
+    for (session_t *s = st->all; s; s = s->next)
+        if (s->stored && s->id == id)
+            return s;
+    return NULL;
+}
+
+void session_touch(session_t *s)
+{
+    s->lru = ++s->st->clock;
+}
+
+void session_release(session_t *s)
+{
+    if (s->stored) {
+        s->stored = false;
+        s->st->nstored--;
+    }
+    session_maybe_free(s);
+}
+
+/* ----------------------------------------------------------- accessors */
+
+int64_t session_id(const session_t *s) { return s->id; }
+pid_t session_pid(const session_t *s) { return s->pid; }
+bool session_tty(const session_t *s) { return s->tty; }
+const char *session_command(const session_t *s) { return s->command; }
+const char *session_cwd(const session_t *s) { return s->cwd; }
+const char *session_log_path(const session_t *s) { return s->log_path; }
+bool session_running(const session_t *s) { return !s->exited; }
+uint64_t session_bytes(const session_t *s) { return headtail_total(s->ht); }
+int64_t session_started_ms(const session_t *s) { return s->started_ms; }
+int64_t session_last_output_ms(const session_t *s)
+{
+    return s->last_output_ms;
+}
+rein_sup_t *session_sup(const session_t *s) { return s->st->sup; }
+
+void session_exit_info(const session_t *s, int *code, int *signo,
+                       bool *cleanup_incomplete, bool *escalated)
+{
+    if (code)
+        *code = s->exit_code;
+    if (signo)
+        *signo = s->signo;
+    if (cleanup_incomplete)
+        *cleanup_incomplete = s->cleanup_incomplete;
+    if (escalated)
+        *escalated = s->escalated;
+}
+
+/* ------------------------------------------------------------- output */
+
+/* Bytes at the end of p[0..n) that start a valid but unfinished UTF-8
+ * sequence (0..3): held back so a character split across polls is not
+ * shown as two U+FFFD. */
+static size_t utf8_incomplete_tail(const unsigned char *p, size_t n)
+{
+    for (size_t back = 1; back <= 3 && back <= n; back++) {
+        unsigned char c = p[n - back];
+        if ((c & 0xC0) == 0x80)
+            continue; /* a continuation byte: look further back */
+        size_t need = c >= 0xF0 && c <= 0xF4   ? 4
+                      : c >= 0xE0 && c <= 0xEF ? 3
+                      : c >= 0xC2 && c <= 0xDF ? 2
+                                               : 0;
+        return need > back ? back : 0;
+    }
+    return 0;
+}
+
+int session_take_output(session_t *s, buf_t *out, session_chunk_t *c)
+{
+    buf_t raw = BUF_INIT;
+    int rc = 0;
+    uint64_t from = headtail_start(s->ht) - s->ncarry;
+    uint64_t omitted = headtail_omitted(s->ht);
+    uint64_t total = headtail_total(s->ht);
+    if (s->ncarry && (rc = buf_append(&raw, s->carry, s->ncarry)) < 0)
+        goto done;
+    if ((rc = headtail_drain(s->ht, &raw)) < 0)
+        goto done;
+    s->ncarry = 0;
+    size_t hold = s->exited ? 0
+                            : utf8_incomplete_tail((unsigned char *)raw.p,
+                                                   raw.len);
+    if (hold) {
+        memcpy(s->carry, raw.p + raw.len - hold, hold);
+        s->ncarry = hold;
+    }
+    utf8_dec_t d;
+    utf8_init(&d);
+    if ((rc = utf8_decode(&d, raw.p, raw.len - hold, out)) == 0)
+        rc = utf8_finish(&d, out);
+    if (c) {
+        c->from = from;
+        c->bytes = total - from - hold;
+        c->omitted = omitted;
+    }
+done:
+    buf_free(&raw);
+    return rc;
+}
+
+/* ------------------------------------------------------ awaiting input */
+
+/* Decodes /proc's tty_nr (new_encode_dev) into a dev_t. */
+static dev_t tty_nr_dev(int nr)
+{
+    unsigned u = (unsigned)nr;
+    return makedev((u >> 8) & 0xfff, (u & 0xff) | ((u >> 12) & 0xfff00));
+}
+
+/* Does fd of pid refer to our input?  ctty: pid's controlling terminal,
+ * for fds opened through /dev/tty. */
+static bool fd_is_input(pid_t pid, long fd, bool tty, const struct stat *in,
+                        dev_t ctty)
+{
+    char path[64];
+    struct stat st;
+    if (fd < 0)
+        return false;
+    snprintf(path, sizeof path, "/proc/%d/fd/%ld", (int)pid, fd);
+    if (stat(path, &st) < 0)
+        return false;
+    if (tty) {
+        if (!S_ISCHR(st.st_mode))
+            return false;
+        return st.st_rdev == in->st_rdev ||
+               (major(st.st_rdev) == SESSION_DEVTTY_MAJOR &&
+                minor(st.st_rdev) == 0 && ctty == in->st_rdev);
+    }
+    return S_ISFIFO(st.st_mode) && st.st_ino == in->st_ino &&
+           st.st_dev == in->st_dev;
+}
+
+/* Reads n bytes at addr of pid's memory. */
+static int read_mem(pid_t pid, unsigned long addr, void *buf, size_t n)
+{
+    struct iovec lo = {buf, n}, re = {(void *)addr, n};
+    if (process_vm_readv(pid, &lo, 1, &re, 1, 0) == (ssize_t)n)
+        return 0;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t got = pread(fd, buf, n, (off_t)addr);
+    close(fd);
+    return got == (ssize_t)n ? 0 : -EIO;
+}
+
+/* epoll: is one of the targets in /proc/<pid>/fdinfo/<epfd> our input,
+ * watched for reading? */
+static bool epoll_watches_input(pid_t pid, long epfd, bool tty,
+                                const struct stat *in, dev_t ctty)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/fdinfo/%ld", (int)pid, epfd);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    bool yes = false;
+    while (!yes && fgets(line, sizeof line, f)) {
+        int tfd;
+        unsigned ev;
+        if (sscanf(line, "tfd: %d events: %x", &tfd, &ev) == 2 &&
+            (ev & EPOLLIN))
+            yes = fd_is_input(pid, tfd, tty, in, ctty);
+    }
+    fclose(f);
+    return yes;
+}
+
+/* Is pid asleep in a syscall waiting on our input? */
+static bool proc_reads_input(pid_t pid, bool tty, const struct stat *in,
+                             dev_t ctty)
+{
+    char path[64], line[SESSION_SYSCALL_LINE];
+    snprintf(path, sizeof path, "/proc/%d/syscall", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, line, sizeof line - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    line[n] = 0;
+    long nr;
+    unsigned long a[6];
+    if (sscanf(line, "%ld %lx %lx %lx %lx %lx %lx", &nr, &a[0], &a[1], &a[2],
+               &a[3], &a[4], &a[5]) != 7)
+        return false; /* "running", or -1 (not in a syscall) */
+    switch (nr) {
+    case SYS_read:
+    case SYS_readv:
+        return fd_is_input(pid, (long)a[0], tty, in, ctty);
+#ifdef SYS_select
+    case SYS_select:
+#endif
+    case SYS_pselect6: {
+        long nfds = (long)a[0];
+        if (nfds <= 0 || !a[1])
+            return false;
+        if (nfds > FD_SETSIZE)
+            nfds = FD_SETSIZE;
+        fd_set set;
+        size_t bytes = ((size_t)nfds + 63) / 64 * 8;
+        if (read_mem(pid, a[1], &set, bytes) < 0)
+            return fd_is_input(pid, 0, tty, in, ctty);
+        for (long f = 0; f < nfds; f++)
+            if (FD_ISSET((int)f, &set) && fd_is_input(pid, f, tty, in, ctty))
+                return true;
+        return false;
+    }
+#ifdef SYS_poll
+    case SYS_poll:
+#endif
+    case SYS_ppoll: {
+        size_t cnt = a[1] < SESSION_POLL_MAX_FDS ? a[1] : SESSION_POLL_MAX_FDS;
+        struct pollfd pf[SESSION_POLL_MAX_FDS];
+        if (!cnt)
+            return false;
+        if (read_mem(pid, a[0], pf, cnt * sizeof pf[0]) < 0)
+            return fd_is_input(pid, 0, tty, in, ctty);
+        for (size_t i = 0; i < cnt; i++)
+            if ((pf[i].events & (POLLIN | POLLRDNORM)) &&
+                fd_is_input(pid, pf[i].fd, tty, in, ctty))
+                return true;
+        return false;
+    }
+#ifdef SYS_epoll_wait
+    case SYS_epoll_wait:
+#endif
+    case SYS_epoll_pwait:
+#ifdef SYS_epoll_pwait2
+    case SYS_epoll_pwait2:
+#endif
+        return epoll_watches_input(pid, (long)a[0], tty, in, ctty);
+    default:
+        return false;
+    }
+}
+
+int session_blocked_on_input(pid_t leader, bool tty, const struct stat *input,
+                             bool *out)
+{
+    procfs_stat_t lst;
+    *out = false;
+    if (procfs_read_stat(leader, &lst) < 0)
+        return -ESRCH;
+    pid_t *desc = NULL;
+    size_t n = 0;
+    procfs_descendants(leader, &desc, &n);
+    for (size_t i = 0; i <= n && i < SESSION_SCAN_MAX_PROCS && !*out; i++) {
+        pid_t p = i == 0 ? leader : desc[i - 1];
+        procfs_stat_t st;
+        if (procfs_read_stat(p, &st) < 0 || st.state != 'S')
+            continue;
+        /* On a terminal only the foreground group may read it. */
+        if (tty && (lst.tpgid <= 0 || st.pgrp != lst.tpgid))
+            continue;
+        *out = proc_reads_input(p, tty, input, tty_nr_dev(st.tty_nr));
+    }
+    free(desc);
+    return 0;
+}
+
+/* The prompt as the model should read it: the text after the last CR
+ * (a redrawn line shows its last frame), escape sequences and control
+ * bytes removed. */
+static void prompt_clean(const char *p, size_t n, buf_t *out)
+{
+    const char *cr = memrchr(p, '\r', n);
+    while (cr && cr + 1 == p + n && cr > p) /* a trailing CR ends the line */
+        cr = memrchr(p, '\r', (size_t)(cr - p));
+    if (cr && cr + 1 < p + n) {
+        n -= (size_t)(cr + 1 - p);
+        p = cr + 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c == 0x1b && i + 1 < n) {
+            if (p[i + 1] == '[') { /* CSI: to the final byte */
+                i += 2;
+                while (i < n && !((unsigned char)p[i] >= 0x40 &&
+                                  (unsigned char)p[i] <= 0x7e))
+                    i++;
+            } else if (p[i + 1] == ']') { /* OSC: to BEL or ST */
+                i += 2;
+                while (i < n && p[i] != 7 &&
+                       !(p[i] == 0x1b && i + 1 < n && p[i + 1] == '\\'))
+                    i++;
+                if (i < n && p[i] == 0x1b)
+                    i++;
+            } else {
+                i++;
+            }
+            continue;
+        }
+        if (c < 0x20 && c != '\t')
+            continue;
+        if (c == 0x7f)
+            continue;
+        buf_append_byte(out, c);
+    }
+}
+
+bool session_check_input(session_t *s, buf_t *prompt)
+{
+    struct stat in;
+    bool aw = false;
+    if (s->exited || sup_run_input(s->st->sup, s->id, &in) < 0 ||
+        session_blocked_on_input(s->pid, s->tty, &in, &aw) < 0 || !aw)
+        return false;
+    /* What it printed before blocking is in the pipe or the terminal:
+     * read it now, so the result shows the prompt it is waiting at. */
+    sup_run_drain(s->st->sup, s->id);
+    if (prompt) {
+        buf_t clean = BUF_INIT;
+        prompt_clean(s->prompt, s->prompt_len, &clean);
+        utf8_dec_t d;
+        utf8_init(&d);
+        if (utf8_decode(&d, clean.p, clean.len, prompt) == 0)
+            utf8_finish(&d, prompt);
+        buf_free(&clean);
+    }
+    return true;
+}
+
+/* ---------------------------------------------------------------- waits */
+
+static void on_deadline(loop_t *l, uint64_t id, void *data)
+{
+    (void)l;
+    (void)id;
+    session_t *s = data;
+    s->t_deadline = 0;
+    session_wake(s, SESSION_WAKE_DEADLINE);
+}
+
+static void on_tick(loop_t *l, uint64_t id, void *data)
+{
+    (void)id;
+    session_t *s = data;
+    s->t_tick = 0;
+    if (s->wake_due || s->exited)
+        return;
+    if (s->detect_input && session_check_input(s, NULL)) {
+        session_wake(s, SESSION_WAKE_INPUT);
+        return;
+    }
+    uint64_t now = loop_now(l);
+    uint64_t got = headtail_total(s->ht) - s->wait_bytes0;
+    if (s->progress && got && now - s->last_progress >= s->progress_ms) {
+        s->last_progress = now;
+        s->progress(s, got, s->wake_data);
+    }
+    loop_timer_add(l, SESSION_INPUT_CHECK_MS, on_tick, s, &s->t_tick);
+}
+
+int session_pattern_check(const char *pattern, char *err, size_t errlen)
+{
+    int ec;
+    PCRE2_SIZE off;
+    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
+                                   PCRE2_UTF | PCRE2_MATCH_INVALID_UTF |
+                                       PCRE2_MULTILINE,
+                                   &ec, &off, NULL);
+    if (re) {
+        pcre2_code_free(re);
+        return 0;
+    }
+    if (err && errlen) {
+        PCRE2_UCHAR msg[160];
+        pcre2_get_error_message(ec, msg, sizeof msg);
+        snprintf(err, errlen, "at offset %zu: %s", (size_t)off,
+                 (const char *)msg);
+    }
+    return -EINVAL;
+}
+
+int session_wait(session_t *s, const session_wait_opts_t *o,
+                 session_wake_fn fn, void *data)
+{
+    loop_t *l = s->st->loop;
+    if (s->wake_fn) {
+        /* One waiter at a time: the older call returns what it has. */
+        session_wake_fn old = s->wake_fn;
+        void *od = s->wake_data;
+        session_clear_wait(s);
+        old(s, SESSION_WAKE_PREEMPTED, od);
+    }
+    if (o->wait_for) {
+        int ec;
+        PCRE2_SIZE off;
+        s->re = pcre2_compile((PCRE2_SPTR)o->wait_for, PCRE2_ZERO_TERMINATED,
+                              PCRE2_UTF | PCRE2_MATCH_INVALID_UTF |
+                                  PCRE2_MULTILINE,
+                              &ec, &off, NULL);
+        if (!s->re)
+            return -EINVAL;
+        if (!(s->md = pcre2_match_data_create_from_pattern(s->re, NULL))) {
+            session_clear_wait(s);
+            return -ENOMEM;
+        }
+    }
+    s->wake_fn = fn;
+    s->wake_data = data;
+    s->detect_input = o->detect_input;
+    s->progress = o->progress;
+    s->progress_ms = o->progress_ms;
+    s->wait_bytes0 = headtail_total(s->ht);
+    s->last_progress = loop_now(l);
+    if (s->exited) {
+        session_wake(s, SESSION_WAKE_EXIT);
+        return 0;
+    }
+    if (s->re) {
+        /* Output already waiting may hold the match. */
+        buf_t pending = BUF_INIT;
+        if (headtail_render(s->ht, &pending) == 0 && pending.len)
+            session_match(s, pending.p, pending.len);
+        buf_free(&pending);
+    }
+    loop_timer_add(l, o->timeout_ms, on_deadline, s, &s->t_deadline);
+    if (o->detect_input || o->progress)
+        loop_timer_add(l, o->first_check_ms ? o->first_check_ms
+                                            : SESSION_INPUT_CHECK_MS,
+                       on_tick, s, &s->t_tick);
+    return 0;
+}
+
+void session_wait_cancel(session_t *s)
+{
+    session_clear_wait(s);
+    session_maybe_free(s);
+}
+
+/* -------------------------------------------------------------- screen */
+
+/* Feeds the last SESSION_SCREEN_REPLAY_MAX bytes of the log to vt. */
+static void session_replay(session_t *s)
+{
+    if (!s->log_path)
+        return;
+    if (!s->exited)
+        sup_run_flush_log(s->st->sup, s->id);
+    int fd = open(s->log_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    struct stat st;
+    char *buf = NULL;
+    if (fstat(fd, &st) == 0 && st.st_size > 0) {
+        off_t from = st.st_size > (off_t)SESSION_SCREEN_REPLAY_MAX
+                         ? st.st_size - (off_t)SESSION_SCREEN_REPLAY_MAX
+                         : 0;
+        size_t n = (size_t)(st.st_size - from);
+        if ((buf = malloc(n))) {
+            ssize_t got = pread(fd, buf, n, from);
+            if (got > 0)
+                vterm_input_write(s->vt, buf, (size_t)got);
+        }
+    }
+    free(buf);
+    close(fd);
+}
+
+int session_screen(session_t *s, buf_t *out)
+{
+    if (!s->tty)
+        return -ENOTTY;
+    if (!s->vt) {
+        if (!(s->vt = vterm_new((int)s->rows, (int)s->cols)))
+            return -ENOMEM;
+        vterm_set_utf8(s->vt, 1);
+        vterm_screen_reset(vterm_obtain_screen(s->vt), 1);
+        session_replay(s);
+    }
+    VTermScreen *scr = vterm_obtain_screen(s->vt);
+    int rows, cols;
+    vterm_get_size(s->vt, &rows, &cols);
+    for (int r = 0; r < rows; r++) {
+        size_t line_start = out->len, keep = out->len;
+        for (int c = 0; c < cols; c++) {
+            VTermScreenCell cell;
+            if (!vterm_screen_get_cell(scr, (VTermPos){r, c}, &cell))
+                continue;
+            if (cell.chars[0] == 0) {
+                if (cell.width != 0)
+                    buf_append_byte(out, ' ');
+                continue;
+            }
+            for (int k = 0; k < VTERM_MAX_CHARS_PER_CELL && cell.chars[k];
+                 k++) {
+                uint32_t cp = cell.chars[k];
+                char u[4];
+                size_t m;
+                if (cp < 0x80) {
+                    u[0] = (char)cp;
+                    m = 1;
+                } else if (cp < 0x800) {
+                    u[0] = (char)(0xC0 | (cp >> 6));
+                    u[1] = (char)(0x80 | (cp & 0x3F));
+                    m = 2;
+                } else if (cp < 0x10000) {
+                    u[0] = (char)(0xE0 | (cp >> 12));
+                    u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+                    u[2] = (char)(0x80 | (cp & 0x3F));
+                    m = 3;
+                } else {
+                    u[0] = (char)(0xF0 | (cp >> 18));
+                    u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+                    u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+                    u[3] = (char)(0x80 | (cp & 0x3F));
+                    m = 4;
+                }
+                buf_append(out, u, m);
+            }
+            keep = out->len;
+            if (cell.width > 1)
+                c += cell.width - 1;
+        }
+        /* Trailing blanks are the empty rest of the row. */
+        out->len = keep > line_start ? keep : line_start;
+        while (out->len > line_start && out->p[out->len - 1] == ' ')
+            out->len--;
+        if (out->p)
+            out->p[out->len] = 0;
+        buf_append_byte(out, '\n');
+    }
+    /* Blank rows at the bottom say nothing. */
+    while (out->len >= 2 && out->p[out->len - 1] == '\n' &&
+           out->p[out->len - 2] == '\n')
+        out->p[--out->len] = 0;
+    return 0;
+}
+
+int session_resize(session_t *s, unsigned cols, unsigned rows)
+{
+    if (!s->tty)
+        return -ENOTTY;
+    if (s->exited)
+        return REIN_ENOTRUNNING;
+    int rc = rein_sup_resize(s->st->sup, s->id, cols, rows);
+    if (rc < 0)
+        return rc;
+    s->cols = ptyio_clamp_cols(cols);
+    s->rows = ptyio_clamp_rows(rows);
+    if (s->vt)
+        vterm_set_size(s->vt, (int)s->rows, (int)s->cols);
+    return 0;
+}

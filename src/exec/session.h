@@ -1,0 +1,221 @@
+/*
+ * session.h — the sessions an agent drives (unified exec): a store of
+ * supervisor runs, each with its undelivered output, polled by the model.
+ *
+ * A session is one supervisor run (rein_sup_spawn) plus what the model
+ * needs between its calls:
+ *
+ *   - a head+tail buffer (headtail.h, 1 MiB) of output not yet delivered,
+ *     so each byte reaches the model once across polls, while the run's log
+ *     file keeps every byte;
+ *   - a waiter: one call at a time collecting output until a deadline, a
+ *     `wait_for` match, the run's exit, or the run blocking on input;
+ *   - awaiting-input detection from kernel state (see
+ *     session_blocked_on_input below), never from the text alone;
+ *   - an LRU stamp: the store holds at most max_live sessions; at the cap
+ *     the least recently used one is pruned, never one of the
+ *     protected_n most recently used, exited ones first (Codex's rule).
+ *
+ * A session stays in the store until its exit has been reported to the
+ * model (session_release); after that it is unknown to the store, while its
+ * log stays on disk for read_output.
+ *
+ * Every wait is a loop timer; every wake-up of a waiter is deferred to a
+ * zero-delay timer, so a waiter's callback never runs inside the
+ * supervisor's read or exit path and may call anything here.
+ */
+#ifndef REIN_EXEC_SESSION_H
+#define REIN_EXEC_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "base/buf.h"
+#include "rein.h"
+
+/* Sessions held at once, and how many of the most recently used are never
+ * pruned (Codex's MAX_SESSIONS and LRU_PROTECTED_COUNT). */
+#define SESSION_MAX_LIVE 64
+#define SESSION_LRU_PROTECTED 8
+/* Awaiting input is looked for at most this often during a wait. */
+#define SESSION_INPUT_CHECK_MS 100
+/* The partial last line kept for `prompt`. */
+#define SESSION_PROMPT_MAX 256
+/* wait_for is matched against this much of the latest undelivered
+ * output, so a match may span chunks without rescanning megabytes. */
+#define SESSION_MATCH_WINDOW (16u * 1024u)
+/* Processes of one session examined per awaiting-input check. */
+#define SESSION_SCAN_MAX_PROCS 64
+/* poll(2) entries read from a blocked process when looking for its input. */
+#define SESSION_POLL_MAX_FDS 64
+/* Bytes of a TTY session's log replayed into a new screen. */
+#define SESSION_SCREEN_REPLAY_MAX (1u << 20)
+
+typedef struct session_store session_store_t;
+typedef struct session session_t;
+
+typedef struct session_store_opts {
+    rein_sup_t *sup;     /* required; its loop runs every timer */
+    size_t max_live;     /* 0: SESSION_MAX_LIVE */
+    size_t protected_n;  /* 0: SESSION_LRU_PROTECTED */
+    size_t headtail_cap; /* 0: HEADTAIL_DEFAULT_CAP */
+} session_store_opts_t;
+
+/* Called for every output chunk of every session (raw bytes). */
+typedef void (*session_output_fn)(session_t *s, const void *data, size_t n,
+                                  void *ud);
+
+/* Creates a store.  0, -EINVAL or -ENOMEM. */
+int session_store_new(const session_store_opts_t *o, session_store_t **out);
+/* Detaches every run from its session (the runs go on until the
+ * supervisor ends them) and frees the store.  NULL is a no-op. */
+void session_store_free(session_store_t *st);
+void session_store_set_output_hook(session_store_t *st, session_output_fn fn,
+                                   void *ud);
+/* Sessions in the store now. */
+size_t session_count(const session_store_t *st);
+/* The i-th stored session, most recently used first; NULL past the end. */
+session_t *session_at(const session_store_t *st, size_t i);
+
+typedef struct session_spawn_opts {
+    const char *const *argv; /* required */
+    const char *command;     /* what the model asked to run (for listings) */
+    const char *cwd;         /* absolute */
+    const char *const *env;  /* "NAME=value" over the environment */
+    bool tty;
+    unsigned cols, rows;
+    uint32_t timeout_ms, idle_timeout_ms; /* 0: none */
+} session_spawn_opts_t;
+
+/* Starts a session, pruning one first when the store is full (its id is
+ * then queued for session_take_pruned).  0 or the supervisor's error. */
+int session_spawn(session_store_t *st, const session_spawn_opts_t *o,
+                  session_t **out);
+/* Moves up to cap ids pruned since the last call into ids; returns the
+ * count taken. */
+size_t session_take_pruned(session_store_t *st, int64_t *ids, size_t cap);
+/* A stored session by id, or NULL (unknown, or its exit was reported). */
+session_t *session_find(session_store_t *st, int64_t id);
+/* Marks s used now (LRU). */
+void session_touch(session_t *s);
+/* Removes s from the store (its exit has been reported, or it is being
+ * dropped); it is freed as soon as its run has ended. */
+void session_release(session_t *s);
+
+/* Which of the entries to prune: the least recently used one that is not
+ * among the protected_n most recently used, an exited one first.  -1 when
+ * none may go. */
+typedef struct session_lru_entry {
+    uint64_t last_used;
+    bool exited;
+} session_lru_entry_t;
+int session_lru_victim(const session_lru_entry_t *v, size_t n,
+                       size_t protected_n);
+
+/* ------------------------------------------------------------- accessors */
+
+int64_t session_id(const session_t *s);
+pid_t session_pid(const session_t *s);
+bool session_tty(const session_t *s);
+const char *session_command(const session_t *s);
+const char *session_cwd(const session_t *s);
+/* The run's log file, or NULL (ephemeral supervisor). */
+const char *session_log_path(const session_t *s);
+bool session_running(const session_t *s);
+/* After the exit: the code (a signal death is 128+signo), the signal (0:
+ * none), whether cleanup was incomplete, whether SIGKILL was needed. */
+void session_exit_info(const session_t *s, int *code, int *signo,
+                       bool *cleanup_incomplete, bool *escalated);
+/* Output bytes so far, wall-clock start and last output (ms; 0: none). */
+uint64_t session_bytes(const session_t *s);
+int64_t session_started_ms(const session_t *s);
+int64_t session_last_output_ms(const session_t *s);
+rein_sup_t *session_sup(const session_t *s);
+
+/* ---------------------------------------------------------------- waiting */
+
+typedef enum session_wake {
+    SESSION_WAKE_DEADLINE = 0,
+    SESSION_WAKE_EXIT,      /* the run ended; its output is complete */
+    SESSION_WAKE_MATCH,     /* wait_for matched */
+    SESSION_WAKE_INPUT,     /* the run is blocked reading its input */
+    SESSION_WAKE_PREEMPTED, /* another wait started on the session */
+    SESSION_WAKE_PRUNED,    /* the session was pruned from the store */
+} session_wake_t;
+
+typedef void (*session_wake_fn)(session_t *s, session_wake_t why, void *data);
+
+typedef struct session_wait_opts {
+    uint64_t timeout_ms;     /* the deadline */
+    const char *wait_for;    /* a PCRE2 pattern, or NULL */
+    bool detect_input;       /* wake when blocked on input */
+    uint64_t first_check_ms; /* first input check after this long */
+    /* Progress: called at most once per progress_ms with the bytes
+     * received since the wait began (NULL: none). */
+    void (*progress)(session_t *s, uint64_t bytes, void *data);
+    uint64_t progress_ms;
+} session_wait_opts_t;
+
+/* Validates a wait_for pattern: 0, or -EINVAL with a message in err. */
+int session_pattern_check(const char *pattern, char *err, size_t errlen);
+/* Starts waiting; fn runs exactly once (unless session_wait_cancel), never
+ * from inside this call.  A wait already running on s is woken with
+ * SESSION_WAKE_PREEMPTED.  0, -EINVAL (bad pattern) or -ENOMEM. */
+int session_wait(session_t *s, const session_wait_opts_t *o,
+                 session_wake_fn fn, void *data);
+/* Ends the wait without calling its function. */
+void session_wait_cancel(session_t *s);
+
+/* What session_take_output delivered. */
+typedef struct session_chunk {
+    uint64_t from;    /* stream offset of the first byte */
+    uint64_t bytes;   /* stream bytes delivered, omitted ones included */
+    uint64_t omitted; /* of those, dropped from memory (in the log only) */
+} session_chunk_t;
+
+/* Appends the undelivered output to out as valid UTF-8 (invalid bytes as
+ * U+FFFD; an incomplete character at the end of a running session's output
+ * is held for the next call), with a marker where the middle was dropped.
+ * Each byte is delivered once.  0 or -ENOMEM. */
+int session_take_output(session_t *s, buf_t *out, session_chunk_t *c);
+
+/* Checks now whether the session is blocked reading its input; *prompt
+ * (may be NULL) receives the partial last line, VT-stripped. */
+bool session_check_input(session_t *s, buf_t *prompt);
+
+/*
+ * Awaiting input, from kernel state alone.  The candidates are, in TTY
+ * mode, the processes of the terminal's foreground process group (tpgid
+ * of the leader's /proc stat) among the leader and its descendants; in
+ * pipe mode, the leader and all its descendants.  A candidate is reading
+ * input when it sleeps (state S) in a syscall (/proc/<pid>/syscall) that
+ * waits on an fd referring to `input` — the PTY (same st_rdev, or
+ * /dev/tty while the PTY is its controlling terminal) or our stdin pipe
+ * (same inode):
+ *
+ *   read/readv(fd)                  that fd;
+ *   select/pselect6(n, readfds)     any fd set in readfds;
+ *   poll/ppoll(fds, n)              any entry with POLLIN;
+ *   epoll_wait/pwait(epfd)          any target fd with EPOLLIN in
+ *                                   /proc/<pid>/fdinfo/<epfd>.
+ *
+ * fd sets and poll arrays are read from the process's memory
+ * (process_vm_readv; allowed for our own descendants).  A process asleep
+ * in anything else (nanosleep, wait4, a socket) is not reading input:
+ * `sleep 30` is never awaiting.  *out is the answer; 0, or -ESRCH when
+ * the leader is gone.
+ */
+int session_blocked_on_input(pid_t leader, bool tty, const struct stat *input,
+                             bool *out);
+
+/* Renders the terminal screen of a TTY session (libvterm, created on the
+ * first call from the log's last SESSION_SCREEN_REPLAY_MAX bytes and fed
+ * from then on) as text lines.  -ENOTTY for a pipe session. */
+int session_screen(session_t *s, buf_t *out);
+/* Resizes a TTY session (and its screen).  0 or a negative code. */
+int session_resize(session_t *s, unsigned cols, unsigned rows);
+
+#endif

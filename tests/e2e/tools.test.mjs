@@ -1,0 +1,611 @@
+// tools.test.mjs — the codex profile's session tools through the official
+// MCP SDK client (which also checks every structuredContent against the
+// tool's outputSchema): exec_command, write_stdin, kill_session,
+// list_sessions, read_output and the session log resources, against real
+// processes on pipes and PTYs.  Nothing here sleeps to synchronise: waits
+// end on exits, wait_for matches, awaiting_input, or a polled condition
+// with a bound.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, statSync, writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { REIN_BIN } from './lib.mjs';
+
+// One state dir (registry, logs) for this file; the server's cwd is WORK.
+const STATE = realpathSync(mkdtempSync(join(tmpdir(), 'rein-e2e-tools-')));
+const WORK = join(STATE, 'work');
+mkdirSync(WORK);
+
+// The bound of any polled condition.
+const POLL_LIMIT_MS = 10000;
+// Codex's header lines, in order, then rein's, then Output.
+const HEADER = /^Chunk ID: [0-9a-f]{6}\nWall time: \d+\.\d{4} seconds\n(Process exited with code -?\d+|Process running with session ID \d+)\nOriginal token count: \d+\n(?:[A-Z][A-Za-z ]*: .*\n)*Output:\n/;
+
+async function connect(env = {}) {
+  const transport = new StdioClientTransport({
+    command: REIN_BIN, args: ['serve'], cwd: WORK, stderr: 'pipe',
+    env: { ...process.env, REIN_STATE_DIR: STATE, ...env },
+  });
+  const client = new Client({ name: 'rein-e2e-tools', version: '1.0.0' });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+async function call(client, name, args) {
+  const r = await client.callTool({ name, arguments: args }, undefined, { timeout: 120000 });
+  return r;
+}
+
+// exec_command / write_stdin: checks the text against structuredContent.
+async function run(client, name, args) {
+  const r = await call(client, name, args);
+  assert.ok(!r.isError, `${name} failed: ${r.content?.[0]?.text}`);
+  const sc = r.structuredContent;
+  const text = r.content[0].text;
+  const m = HEADER.exec(text);
+  assert.ok(m, `header lines: ${JSON.stringify(text.slice(0, 300))}`);
+  assert.equal(text.slice(m[0].length), sc.output, 'the text after Output: is structuredContent.output');
+  if (sc.session_id !== undefined) {
+    assert.equal(sc.exit_code, undefined);
+    assert.match(text, new RegExp(`Process running with session ID ${sc.session_id}\\n`));
+  } else {
+    assert.match(text, new RegExp(`Process exited with code ${sc.exit_code}\\n`));
+  }
+  assert.equal(sc.original_token_count, Number(/Original token count: (\d+)/.exec(text)[1]));
+  return sc;
+}
+
+const exec = (c, args) => run(c, 'exec_command', args);
+const write = (c, args) => run(c, 'write_stdin', args);
+
+// Polls until the process is gone (reaped by rein), within the bound.
+async function gone(pid) {
+  const t0 = Date.now();
+  while (existsSync(`/proc/${pid}`)) {
+    assert.ok(Date.now() - t0 < POLL_LIMIT_MS, `pid ${pid} still there`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+// Polls write_stdin until the session exits; returns every output joined.
+async function drain(c, id, first = '') {
+  let out = first;
+  for (let i = 0; i < 100; i++) {
+    const r = await write(c, { session_id: id, yield_time_ms: 5000 });
+    out += r.output;
+    if (r.exit_code !== undefined) return { out, exit_code: r.exit_code, last: r };
+  }
+  assert.fail('session never exited');
+}
+
+function descendants(pid) {
+  const all = [];
+  const walk = (p) => {
+    let kids = [];
+    try {
+      for (const t of readdirSync(`/proc/${p}/task`))
+        kids = kids.concat(readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
+    } catch { /* gone */ }
+    for (const k of kids) { all.push(k); walk(k); }
+  };
+  walk(pid);
+  return all;
+}
+
+test('early exit: exit code, header lines, no session id, stderr merged', async () => {
+  const { client } = await connect();
+  try {
+    const t0 = Date.now();
+    const r = await exec(client, { cmd: 'echo hi; echo err >&2; exit 3' });
+    assert.ok(Date.now() - t0 < 2000);
+    assert.equal(r.exit_code, 3);
+    assert.equal(r.output, 'hi\nerr\n');
+    assert.equal(r.session_id, undefined);
+    assert.equal(r.tty, false);
+    assert.equal(r.cwd, WORK);
+    assert.equal(r.awaiting_input, false);
+    assert.match(r.chunk_id, /^[0-9a-f]{6}$/);
+    assert.equal(r.original_token_count, Math.ceil(7 / 4));
+    assert.ok(r.log_path.startsWith(STATE));
+    assert.equal(readFileSync(r.log_path, 'utf8'), 'hi\nerr\n');
+  } finally {
+    await client.close();
+  }
+});
+
+test('yield, then polls: every byte once, nothing repeated, exit drained', async () => {
+  const { client } = await connect();
+  try {
+    const r = await exec(client, {
+      cmd: 'for i in 1 2 3 4 5 6; do echo line$i; sleep 0.15; done', yield_time_ms: 250,
+    });
+    assert.ok(r.session_id >= 1000);
+    assert.equal(r.yield_time_ms, 250);
+    const { out, exit_code } = await drain(client, r.session_id, r.output);
+    assert.equal(exit_code, 0);
+    assert.equal(out, 'line1\nline2\nline3\nline4\nline5\nline6\n');
+  } finally {
+    await client.close();
+  }
+});
+
+test('an exit between calls is still drained by the next poll', async () => {
+  const { client } = await connect();
+  const flag = join(WORK, 'go-between');
+  try {
+    const r = await exec(client, {
+      cmd: `echo start; while [ ! -e ${flag} ]; do sleep 0.02; done; echo end; exit 4`,
+      wait_for: 'start',
+    });
+    const pid = (await call(client, 'list_sessions', {})).structuredContent.sessions
+      .find((s) => s.session_id === r.session_id).pid;
+    writeFileSync(flag, '');
+    await gone(pid);
+    const t0 = Date.now();
+    const p = await write(client, { session_id: r.session_id, yield_time_ms: 30000 });
+    assert.ok(Date.now() - t0 < 2000, 'an exited session answers at once');
+    assert.equal(p.exit_code, 4);
+    assert.equal(r.output + p.output, 'start\nend\n');
+    const again = await call(client, 'write_stdin', { session_id: r.session_id });
+    assert.equal(again.isError, true);
+    assert.match(again.content[0].text, new RegExp(String(r.session_id)));
+  } finally {
+    await client.close();
+  }
+});
+
+test('interactive bash on a tty keeps its state; resize is seen by stty size', async () => {
+  const { client } = await connect();
+  try {
+    const r = await exec(client, { cmd: 'bash --norc --noprofile', tty: true, cols: 100, rows: 30 });
+    assert.equal(r.awaiting_input, true);
+    assert.equal(r.tty, true);
+    const id = r.session_id;
+    await write(client, { session_id: id, chars: 'X=42; cd /usr\n', yield_time_ms: 5000 });
+    let w = await write(client, { session_id: id, chars: 'echo "v=$X d=$PWD"\n', yield_time_ms: 5000, wait_for: 'v=42 d=/usr' });
+    assert.match(w.output, /v=42 d=\/usr/);
+    w = await write(client, { session_id: id, chars: 'stty size\n', yield_time_ms: 5000, wait_for: '\\d+ \\d+' });
+    assert.match(w.output, /30 100/);
+    await write(client, { session_id: id, cols: 90, rows: 25 });
+    w = await write(client, { session_id: id, chars: 'stty size\n', yield_time_ms: 5000, wait_for: '25 90' });
+    assert.match(w.output, /25 90/);
+    const scr = await call(client, 'read_output', { session_id: id, view: 'screen' });
+    assert.ok(!scr.isError);
+    assert.match(scr.structuredContent.output, /25 90/);
+    w = await write(client, { session_id: id, chars: 'exit 7\n', yield_time_ms: 5000 });
+    assert.equal(w.exit_code, 7);
+  } finally {
+    await client.close();
+  }
+});
+
+test('a Python REPL over a PTY: prompt awaiting input, then answers, then exit()', async () => {
+  const { client } = await connect();
+  try {
+    const r = await exec(client, { cmd: 'python3 -q -i', tty: true, yield_time_ms: 10000 });
+    assert.equal(r.awaiting_input, true);
+    assert.match(r.prompt, />>> ?$/);
+    const w = await write(client, { session_id: r.session_id, chars: 'print(6*7)\n', yield_time_ms: 5000 });
+    assert.match(w.output, /42/);
+    assert.equal(w.awaiting_input, true);
+    const e = await write(client, { session_id: r.session_id, chars: 'exit()\n', yield_time_ms: 5000 });
+    assert.equal(e.exit_code, 0);
+  } finally {
+    await client.close();
+  }
+});
+
+test('cat echoes on a pipe; ^D (\\x04) ends it with exit 0; stdin param', async () => {
+  const { client } = await connect();
+  try {
+    const r = await exec(client, { cmd: 'cat' });
+    assert.equal(r.awaiting_input, true, 'cat blocked reading its stdin pipe');
+    const w = await write(client, { session_id: r.session_id, chars: 'hello\\n', yield_time_ms: 5000, wait_for: 'hello' });
+    assert.equal(w.output, 'hello\n');
+    const d = await write(client, { session_id: r.session_id, chars: '\\x04', yield_time_ms: 5000 });
+    assert.equal(d.exit_code, 0);
+    const s = await exec(client, { cmd: 'cat', stdin: 'abc\n' });
+    assert.equal(s.exit_code, 0);
+    assert.equal(s.output, 'abc\n');
+    const t = await exec(client, { cmd: 'cat', tty: true, wait_for: 'hi' , stdin: 'hi\n' });
+    assert.match(t.output, /hi/);
+  } finally {
+    await client.close();
+  }
+});
+
+for (const tty of [false, true]) {
+  test(`Ctrl-C (${tty ? 'tty' : 'pipe'}): trapped exits 42, untrapped 130`, async () => {
+    const { client } = await connect();
+    try {
+      const a = await exec(client, {
+        cmd: "trap 'exit 42' INT; echo READY; while :; do sleep 0.05; done", tty, wait_for: 'READY',
+      });
+      let w = await write(client, { session_id: a.session_id, chars: '\\x03', yield_time_ms: 5000 });
+      assert.equal(w.exit_code, 42);
+      const b = await exec(client, { cmd: 'echo READY; exec sleep 30', tty, wait_for: 'READY' });
+      w = await write(client, { session_id: b.session_id, keys: ['ctrl+c'], yield_time_ms: 5000 });
+      assert.equal(w.exit_code, 130);
+      assert.equal(w.signal, 'SIGINT');
+    } finally {
+      await client.close();
+    }
+  });
+}
+
+test('workdir relative to the server cwd; bad workdir and shell are errors', async () => {
+  const { client } = await connect();
+  try {
+    mkdirSync(join(WORK, 'sub'), { recursive: true });
+    const r = await exec(client, { cmd: 'pwd', workdir: 'sub' });
+    assert.equal(r.output, `${join(WORK, 'sub')}\n`);
+    assert.equal(r.cwd, join(WORK, 'sub'));
+    let e = await call(client, 'exec_command', { cmd: 'pwd', workdir: 'no/such/dir' });
+    assert.equal(e.isError, true);
+    assert.match(e.content[0].text, /workdir/);
+    e = await call(client, 'exec_command', { cmd: 'pwd', shell: '/no/such/shell' });
+    assert.equal(e.isError, true);
+    assert.match(e.content[0].text, /shell/);
+    const l = await exec(client, { cmd: 'echo $0 ok', shell: 'sh', login: true });
+    assert.equal(l.exit_code, 0);
+  } finally {
+    await client.close();
+  }
+});
+
+test('write_stdin decodes escapes, base64 and named keys; bad input is an error', async () => {
+  const { client } = await connect();
+  try {
+    const r = await exec(client, { cmd: 'od -An -c' });
+    await write(client, { session_id: r.session_id, chars: 'a\\tb\\x41\\u00e9\\\\\\n' });
+    await write(client, { session_id: r.session_id, chars_b64: Buffer.from('Z\n').toString('base64') });
+    await write(client, { session_id: r.session_id, keys: ['enter'] });
+    const d = await write(client, { session_id: r.session_id, close_stdin: true, yield_time_ms: 5000 });
+    const all = r.output + d.output;
+    assert.equal(d.exit_code, 0);
+    assert.match(all, /a\s+\\t\s+b\s+A\s+303\s+251\s+\\\s+\\n/);
+    assert.match(all, /Z\s+\\n\s+\\n/);
+    const k = await exec(client, { cmd: 'cat -v', tty: true });
+    const w = await write(client, { session_id: k.session_id, keys: ['up', 'enter'], yield_time_ms: 5000, wait_for: '\\^\\[\\[A\\r?\\n' });
+    assert.match(w.output, /\^\[\[A/);
+    for (const bad of [
+      { chars: 'x', chars_b64: 'eA==' }, { chars_b64: '!!notbase64!!' }, { keys: ['nosuchkey'] },
+    ]) {
+      const e = await call(client, 'write_stdin', { session_id: k.session_id, ...bad });
+      assert.equal(e.isError, true, JSON.stringify(bad));
+    }
+    await call(client, 'kill_session', { session_id: k.session_id });
+  } finally {
+    await client.close();
+  }
+});
+
+test('awaiting input is read from the kernel: pipe and tty prompts yes, sleep no', async () => {
+  const { client } = await connect();
+  try {
+    for (const tty of [false, true]) {
+      const r = await exec(client, { cmd: "printf 'Name: '; read x; echo \"hi $x\"", tty, yield_time_ms: 10000 });
+      assert.equal(r.awaiting_input, true, `tty=${tty}`);
+      assert.equal(r.prompt, 'Name: ');
+      const w = await write(client, { session_id: r.session_id, chars: 'bob\n', yield_time_ms: 5000 });
+      assert.match(w.output, /hi bob/);
+      assert.equal(w.exit_code, 0);
+    }
+    const t0 = Date.now();
+    const s = await exec(client, { cmd: 'sleep 30', yield_time_ms: 1000 });
+    assert.ok(Date.now() - t0 >= 900, 'a sleeping process is not waiting for input');
+    assert.equal(s.awaiting_input, false);
+    const p = await exec(client, { cmd: "printf 'Continue? '; sleep 30", yield_time_ms: 800 });
+    assert.equal(p.awaiting_input, false, 'a prompt-looking line alone is not input');
+    await call(client, 'kill_session', { session_id: s.session_id, signal: 'KILL' });
+    await call(client, 'kill_session', { session_id: p.session_id, signal: 'sigkill' });
+  } finally {
+    await client.close();
+  }
+});
+
+test('kill_session: TERM-ignoring child escalates to KILL; names normalised; unknown refused', async () => {
+  const { client } = await connect();
+  try {
+    const r = await exec(client, { cmd: "trap '' TERM; echo READY; sleep 100", wait_for: 'READY' });
+    const bad = await call(client, 'kill_session', { session_id: r.session_id, signal: 'SIGBOGUS' });
+    assert.equal(bad.isError, true);
+    const still = (await call(client, 'list_sessions', {})).structuredContent.sessions
+      .find((s) => s.session_id === r.session_id);
+    assert.equal(still.running, true, 'nothing was signalled');
+    const k = await call(client, 'kill_session', { session_id: r.session_id, signal: 'term', grace_ms: 300 });
+    assert.deepEqual(
+      { ...k.structuredContent },
+      { session_id: r.session_id, found: true, signal: 'SIGTERM', escalated: true, exit_code: 137, cleanup_incomplete: false },
+    );
+    const i = await exec(client, { cmd: 'echo READY; exec sleep 100', wait_for: 'READY' });
+    const ki = await call(client, 'kill_session', { session_id: i.session_id, signal: 'INT' });
+    assert.equal(ki.structuredContent.signal, 'SIGINT');
+    assert.equal(ki.structuredContent.exit_code, 130);
+    assert.equal(ki.structuredContent.escalated, false);
+    const none = await call(client, 'kill_session', { session_id: 999999 });
+    assert.equal(none.structuredContent.found, false);
+  } finally {
+    await client.close();
+  }
+});
+
+test('list_sessions reports an exit once; read_output reads the log afterwards', async () => {
+  const { client } = await connect();
+  const flag = join(WORK, 'go-list');
+  try {
+    const r = await exec(client, {
+      cmd: `seq 1 50; echo needle-17; while [ ! -e ${flag} ]; do sleep 0.02; done; exit 9`, wait_for: 'needle',
+    });
+    let l = (await call(client, 'list_sessions', {})).structuredContent.sessions;
+    const e = l.find((s) => s.session_id === r.session_id);
+    assert.equal(e.running, true);
+    assert.equal(e.exit_code, null);
+    assert.equal(e.command.includes('needle-17'), true);
+    assert.ok(Date.parse(e.started_at) > 0);
+    writeFileSync(flag, '');
+    await gone(e.pid);
+    l = (await call(client, 'list_sessions', {})).structuredContent.sessions;
+    const x = l.find((s) => s.session_id === r.session_id);
+    assert.equal(x.running, false);
+    assert.equal(x.exit_code, 9);
+    l = (await call(client, 'list_sessions', {})).structuredContent.sessions;
+    assert.equal(l.find((s) => s.session_id === r.session_id), undefined, 'reported once');
+    const w = await call(client, 'write_stdin', { session_id: r.session_id });
+    assert.equal(w.isError, true);
+    let ro = (await call(client, 'read_output', { session_id: r.session_id })).structuredContent;
+    assert.equal(ro.total_bytes, readFileSync(ro.log_path).length);
+    assert.match(ro.output, /needle-17/);
+    ro = (await call(client, 'read_output', { session_id: r.session_id, offset: 0, length: 4 })).structuredContent;
+    assert.equal(ro.output, '1\n2\n');
+    ro = (await call(client, 'read_output', { session_id: r.session_id, tail_lines: 2 })).structuredContent;
+    assert.equal(ro.output, '50\nneedle-17\n');
+    ro = (await call(client, 'read_output', { session_id: r.session_id, grep: '^needle' })).structuredContent;
+    assert.equal(ro.output, '51: needle-17\n');
+  } finally {
+    await client.close();
+  }
+});
+
+test('EPIPE on a closed stdin is reported, never fatal', async () => {
+  const { client } = await connect();
+  try {
+    const r = await exec(client, { cmd: 'exec 0<&-; echo READY; sleep 30', wait_for: 'READY' });
+    const w = await write(client, { session_id: r.session_id, chars: 'data\n' });
+    assert.match(w.write_error, /Broken pipe|EPIPE/);
+    assert.ok(w.session_id, 'the session goes on');
+    assert.deepEqual(await client.ping(), {});
+    await call(client, 'kill_session', { session_id: r.session_id });
+  } finally {
+    await client.close();
+  }
+});
+
+test('max_output_tokens: never over budget, hazards kept, truncation named', async () => {
+  const { client } = await connect();
+  try {
+    const r = await exec(client, {
+      cmd: 'seq 1 20000; echo "error: the build broke at step 7"; seq 1 3000', max_output_tokens: 200,
+    });
+    assert.equal(r.exit_code, 0);
+    assert.ok(Buffer.byteLength(r.output) <= 800, `${Buffer.byteLength(r.output)} bytes`);
+    assert.match(r.output, /error: the build broke at step 7/);
+    assert.equal(r.truncated, true);
+    assert.ok(r.omitted_bytes > 0);
+    assert.ok(r.original_token_count > 200);
+    for (const t of [1, 5, 20]) {
+      const s = await exec(client, { cmd: 'seq 1 5000', max_output_tokens: t });
+      assert.ok(Buffer.byteLength(s.output) <= t * 4, `budget ${t}`);
+      assert.equal(s.truncated, true);
+    }
+    const u = await exec(client, { cmd: "printf 'a\\377b\\n'" });
+    assert.equal(u.output, 'a\uFFFDb\n');
+  } finally {
+    await client.close();
+  }
+});
+
+test('interactive programs on pipes get a tty hint; dangerous ones need confirm', async () => {
+  const { client } = await connect();
+  const dir = mkdtempSync(join(tmpdir(), 'rein-danger-'));
+  try {
+    const v = await call(client, 'exec_command', { cmd: 'vim notes.txt' });
+    assert.equal(v.isError, true);
+    assert.match(v.content[0].text, /tty: true/);
+    const d = await call(client, 'exec_command', { cmd: 'git reset --hard; touch MARK', workdir: dir });
+    assert.ok(!d.isError);
+    assert.equal(d.structuredContent.dangerous, true);
+    assert.equal(d.structuredContent.ran, false);
+    assert.match(d.content[0].text, /confirm_dangerous/);
+    assert.equal(existsSync(join(dir, 'MARK')), false, 'nothing ran');
+    const c = await exec(client, { cmd: 'git reset --hard; touch MARK', workdir: dir, confirm_dangerous: true });
+    assert.ok(c.exit_code !== undefined);
+    assert.equal(existsSync(join(dir, 'MARK')), true);
+  } finally {
+    await client.close();
+  }
+});
+
+test('session log resources: read (tail), subscribe, updated on new output', async () => {
+  const { client } = await connect();
+  try {
+    const r = await exec(client, { cmd: 'echo first; read x; echo "second $x"; read y', wait_for: 'first' });
+    const uri = `rein://session/${r.session_id}/log`;
+    const { resources } = await client.listResources();
+    assert.ok(resources.some((x) => x.uri === uri));
+    const got = await client.readResource({ uri });
+    assert.equal(got.contents[0].text, 'first\n');
+    const updated = new Promise((resolve) => {
+      client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+        if (n.params.uri === uri) resolve(n);
+      });
+    });
+    await client.subscribeResource({ uri });
+    await write(client, { session_id: r.session_id, chars: 'go\n', wait_for: 'second' });
+    await updated;
+    const again = await client.readResource({ uri });
+    assert.equal(again.contents[0].text, 'first\nsecond go\n');
+    await call(client, 'kill_session', { session_id: r.session_id });
+  } finally {
+    await client.close();
+  }
+});
+
+test('timeout_ms and idle_timeout_ms end the session', async () => {
+  const { client } = await connect();
+  try {
+    const r = await exec(client, { cmd: 'sleep 30', timeout_ms: 300, yield_time_ms: 10000 });
+    assert.equal(r.exit_code, 143);
+    const i = await exec(client, { cmd: 'echo a; sleep 30', idle_timeout_ms: 300, yield_time_ms: 10000 });
+    assert.equal(i.exit_code, 143);
+    assert.equal(i.output, 'a\n');
+  } finally {
+    await client.close();
+  }
+});
+
+test('LRU at 64: the least recently used is pruned (exited first) and named', async () => {
+  const { client } = await connect();
+  const flag = join(WORK, 'go-lru');
+  try {
+    const ids = [];
+    for (let i = 0; i < 64; i++) {
+      const cmd = i === 10
+        ? `echo up; while [ ! -e ${flag} ]; do sleep 0.02; done`
+        : 'echo up; exec sleep 60';
+      const r = await exec(client, { cmd, wait_for: 'up' });
+      assert.ok(r.session_id, `session ${i} runs`);
+      ids.push(r.session_id);
+    }
+    assert.equal(new Set(ids).size, 64, 'ids are never reused');
+    const pid10 = (await call(client, 'list_sessions', {})).structuredContent.sessions
+      .find((s) => s.session_id === ids[10]).pid;
+    writeFileSync(flag, '');
+    await gone(pid10);
+    // Full: the exited (unreported) session goes before the oldest live one.
+    let r = await exec(client, { cmd: 'echo up; exec sleep 60', wait_for: 'up' });
+    assert.deepEqual(r.pruned, [ids[10]]);
+    // Full again: now the least recently used live one, ids[0]...
+    await write(client, { session_id: ids[1] }); // ...after touching ids[1]
+    r = await exec(client, { cmd: 'echo up; exec sleep 60', wait_for: 'up' });
+    assert.deepEqual(r.pruned, [ids[0]]);
+    const w = await call(client, 'write_stdin', { session_id: ids[0] });
+    assert.equal(w.isError, true);
+    r = await exec(client, { cmd: 'echo up; exec sleep 60', wait_for: 'up' });
+    assert.deepEqual(r.pruned, [ids[2]], 'ids[1] was used recently');
+    const list = (await call(client, 'list_sessions', {})).structuredContent.sessions;
+    assert.equal(list.length, 64);
+  } finally {
+    await client.close();
+  }
+});
+
+test('100 MB of output: server memory stays bounded, the log is complete', async () => {
+  const { client, transport } = await connect();
+  try {
+    const total = 100 * 1000 * 1000;
+    const r = await exec(client, {
+      cmd: `yes 0123456789abcdefghijklmnopqrstuvwxyz | head -c ${total}`, yield_time_ms: 30000,
+    });
+    let last = r;
+    if (r.exit_code === undefined) last = (await drain(client, r.session_id)).last;
+    assert.equal(last.exit_code, 0);
+    assert.equal(statSync(r.log_path).size, total);
+    const status = readFileSync(`/proc/${transport.pid}/status`, 'utf8');
+    const hwm = Number(/VmHWM:\s+(\d+) kB/.exec(status)[1]);
+    assert.ok(hwm < 64 * 1024, `server peak RSS ${hwm} kB`);
+    assert.ok(Buffer.byteLength(r.output) <= 40000);
+    assert.equal(r.truncated, true);
+  } finally {
+    await client.close();
+  }
+});
+
+test('stdin EOF: every session and its descendants end, exit 0 within 3 s', async () => {
+  const { client, transport } = await connect();
+  const server = transport.pid;
+  const pids = [];
+  try {
+    await exec(client, { cmd: 'echo up; exec sleep 100', wait_for: 'up' });
+    await exec(client, { cmd: "trap '' TERM; echo up; sleep 100", wait_for: 'up' });
+    const b = await exec(client, { cmd: 'bash --norc --noprofile', tty: true });
+    await write(client, { session_id: b.session_id, chars: 'sleep 200 &\n', yield_time_ms: 5000 });
+    await write(client, { session_id: b.session_id, chars: 'echo bg=$!\n', yield_time_ms: 5000, wait_for: 'bg=\\d+' });
+    for (const s of (await call(client, 'list_sessions', {})).structuredContent.sessions)
+      pids.push(s.pid, ...descendants(s.pid));
+    assert.ok(pids.length >= 4, `pids ${pids}`);
+  } finally {
+    const t0 = Date.now();
+    const exited = new Promise((resolve) => transport._process.on('exit', (code) => resolve(code)));
+    transport._process.stdin.end();
+    const code = await exited;
+    assert.ok(Date.now() - t0 < 3000, `exit took ${Date.now() - t0} ms`);
+    assert.equal(code, 0);
+    for (const p of pids) assert.equal(existsSync(`/proc/${p}`), false, `pid ${p} survived`);
+    await client.close();
+  }
+});
+
+test('progress during a wait; cancelling a call ends its wait, not the session', async () => {
+  const { client } = await connect();
+  try {
+    const r = await exec(client, { cmd: 'while :; do echo tick; sleep 0.1; done', wait_for: 'tick' });
+    const ac = new AbortController();
+    let progressed = 0;
+    const pending = client.callTool(
+      { name: 'write_stdin', arguments: { session_id: r.session_id, yield_time_ms: 30000 } },
+      undefined,
+      {
+        signal: ac.signal,
+        onprogress: (p) => {
+          progressed++;
+          assert.ok(p.progress > 0);
+          ac.abort();
+        },
+      },
+    );
+    await assert.rejects(pending);
+    assert.ok(progressed >= 1, 'a progress notification arrived');
+    const w = await write(client, { session_id: r.session_id, yield_time_ms: 5000, wait_for: 'tick' });
+    assert.ok(w.session_id, 'the session survived the cancellation');
+    assert.match(w.output, /tick/);
+    const k = await call(client, 'kill_session', { session_id: r.session_id });
+    assert.equal(k.structuredContent.exit_code, 143);
+  } finally {
+    await client.close();
+  }
+});
+
+test('yield clamps at their edges; REIN_MAX_EMPTY_POLL_MS caps an empty poll', async () => {
+  for (const [envv, cap] of [[undefined, 1800000], ['6000', 6000], ['100', 5000], ['junk', 1800000]]) {
+    const { client } = await connect(envv === undefined ? {} : { REIN_MAX_EMPTY_POLL_MS: envv });
+    try {
+      if (envv === undefined) {
+        for (const [asked, eff] of [[249, 250], [250, 250], [30000, 30000], [30001, 30000]]) {
+          const r = await exec(client, { cmd: 'true', yield_time_ms: asked });
+          assert.equal(r.yield_time_ms, eff);
+        }
+        const t = await call(client, 'exec_command', { cmd: 'true', yield_time_ms: 10 });
+        assert.match(t.content[0].text, /Yield time: 250 ms \(clamped\)\n/);
+      }
+      // A session blocked on input answers an empty poll at once.
+      const r = await exec(client, { cmd: 'echo up; read x', wait_for: 'up' });
+      let w = await write(client, { session_id: r.session_id, yield_time_ms: 4999 });
+      assert.equal(w.yield_time_ms, 5000, 'an empty poll is at least 5000');
+      w = await write(client, { session_id: r.session_id, yield_time_ms: 1e9 });
+      assert.equal(w.yield_time_ms, cap);
+      w = await write(client, { session_id: r.session_id, chars: '', yield_time_ms: 100 });
+      assert.equal(w.yield_time_ms, 5000, 'empty chars is a poll');
+      w = await write(client, { session_id: r.session_id, chars: 'x\n', yield_time_ms: 40000 });
+      assert.equal(w.yield_time_ms, 30000);
+    } finally {
+      await client.close();
+    }
+  }
+});

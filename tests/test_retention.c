@@ -1,0 +1,129 @@
+/* test_retention.c — pruning run logs: the age limit at its edge, the size
+ * limit oldest first, live and fresh logs kept, other files untouched. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exec/retention.h"
+#include "harness.h"
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* dir/name with size bytes, modified at mtime_ms. */
+static void make_log(const char *dir, const char *name, size_t size,
+                     int64_t mtime_ms)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    ASSERT_TRUE(fd >= 0);
+    char *b = calloc(1, size ? size : 1);
+    ASSERT_EQ(write(fd, b, size), (ssize_t)size);
+    free(b);
+    struct timespec ts[2] = {{mtime_ms / 1000, (mtime_ms % 1000) * 1000000},
+                             {mtime_ms / 1000, (mtime_ms % 1000) * 1000000}};
+    ASSERT_EQ(futimens(fd, ts), 0);
+    close(fd);
+}
+
+static bool exists(const char *dir, const char *name)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+static bool keep_1005(int64_t id, void *ud)
+{
+    (void)ud;
+    return id == 1005;
+}
+
+TEST(retention_age_limit_at_its_edge)
+{
+    const char *d = test_tmpdir();
+    int64_t now = now_ms();
+    retention_opts_t o = {.max_age_ms = 7 * RETENTION_DAY_MS, .now_ms = now};
+    make_log(d, "1001.log", 10, now - (int64_t)o.max_age_ms - 1000); /* past */
+    make_log(d, "1001.log.dropped", 10, now);
+    make_log(d, "1002.log", 10, now - (int64_t)o.max_age_ms + 1000); /* not yet */
+    make_log(d, "1003.log", 10, now - 2 * (int64_t)o.max_age_ms);
+    make_log(d, "1005.log", 10, now - 2 * (int64_t)o.max_age_ms); /* live */
+    make_log(d, "notes.txt", 10, now - 2 * (int64_t)o.max_age_ms);
+    make_log(d, "12x.log", 10, now - 2 * (int64_t)o.max_age_ms);
+    o.keep = keep_1005;
+    retention_stats_t st;
+    ASSERT_OK(retention_prune(d, &o, &st));
+    ASSERT_EQ(st.removed, 2);
+    ASSERT_FALSE(exists(d, "1001.log"));
+    ASSERT_FALSE(exists(d, "1001.log.dropped"));
+    ASSERT_TRUE(exists(d, "1002.log"));
+    ASSERT_FALSE(exists(d, "1003.log"));
+    ASSERT_TRUE(exists(d, "1005.log"));
+    ASSERT_TRUE(exists(d, "notes.txt"));
+    ASSERT_TRUE(exists(d, "12x.log"));
+}
+
+TEST(retention_size_limit_oldest_first_fresh_kept)
+{
+    const char *d = test_tmpdir();
+    int64_t now = now_ms();
+    const size_t sz = 64 * 1024;
+    make_log(d, "2001.log", sz, now - 50000000);
+    make_log(d, "2002.log", sz, now - 40000000);
+    make_log(d, "2003.log", sz, now - 30000000);
+    make_log(d, "2004.log", sz, now); /* fresh: never removed */
+    struct stat s1;
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/2001.log", d);
+    ASSERT_EQ(stat(p, &s1), 0);
+    uint64_t each = (uint64_t)s1.st_blocks * 512;
+    /* Exactly three logs' worth: at the limit, nothing goes. */
+    retention_opts_t o = {.max_bytes = 4 * each, .now_ms = now};
+    retention_stats_t st;
+    ASSERT_OK(retention_prune(d, &o, &st));
+    ASSERT_EQ(st.removed, 0);
+    /* One byte under: the oldest goes, and only it. */
+    o.max_bytes = 4 * each - 1;
+    ASSERT_OK(retention_prune(d, &o, &st));
+    ASSERT_EQ(st.removed, 1);
+    ASSERT_FALSE(exists(d, "2001.log"));
+    ASSERT_TRUE(exists(d, "2002.log"));
+    /* A tiny limit removes every old log but keeps the fresh one. */
+    o.max_bytes = 1;
+    ASSERT_OK(retention_prune(d, &o, &st));
+    ASSERT_FALSE(exists(d, "2002.log"));
+    ASSERT_FALSE(exists(d, "2003.log"));
+    ASSERT_TRUE(exists(d, "2004.log"));
+}
+
+TEST(retention_env_and_missing_dir)
+{
+    retention_opts_t o;
+    setenv("REIN_LOG_MAX_AGE_DAYS", "2", 1);
+    setenv("REIN_LOG_MAX_BYTES", "12345", 1);
+    retention_opts_from_env(&o, 7, 99);
+    ASSERT_EQ(o.max_age_ms, 2 * RETENTION_DAY_MS);
+    ASSERT_EQ(o.max_bytes, 12345);
+    setenv("REIN_LOG_MAX_AGE_DAYS", "x", 1);
+    setenv("REIN_LOG_MAX_BYTES", "-5", 1);
+    retention_opts_from_env(&o, 7, 99);
+    ASSERT_EQ(o.max_age_ms, 7 * RETENTION_DAY_MS);
+    ASSERT_EQ(o.max_bytes, 99);
+    unsetenv("REIN_LOG_MAX_AGE_DAYS");
+    unsetenv("REIN_LOG_MAX_BYTES");
+    o.now_ms = now_ms();
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/nope", test_tmpdir());
+    ASSERT_EQ(retention_prune(p, &o, NULL), -ENOENT);
+}

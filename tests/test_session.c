@@ -1,0 +1,315 @@
+/*
+ * test_session.c — the session store of unified exec: the LRU rule at its
+ * edges, awaiting-input detection against real processes (read, select,
+ * poll, epoll on a PTY and on a pipe; sleep and a foreign pipe never),
+ * output delivered once (a split UTF-8 character held back, not mangled),
+ * waits woken by a match, a deadline and an exit, pruning with small caps.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "exec/session.h"
+#include "harness.h"
+#include "supervise/sup.h"
+
+/* The bound of every wait here. */
+#define T_WAIT_MS 10000
+/* How long a negative is watched to stay negative. */
+#define T_NEGATIVE_MS 800
+
+static rein_sup_t *open_sup(void)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/state", test_tmpdir());
+    rein_sup_opts_t so = {.state_dir = dir};
+    rein_sup_t *s;
+    ASSERT_OK(rein_sup_open(&so, &s));
+    return s;
+}
+
+static session_store_t *open_store(rein_sup_t *sup, size_t max, size_t prot)
+{
+    session_store_opts_t o = {.sup = sup, .max_live = max,
+                              .protected_n = prot};
+    session_store_t *st;
+    ASSERT_OK(session_store_new(&o, &st));
+    return st;
+}
+
+static session_t *spawn(session_store_t *st, const char *cmd, bool tty)
+{
+    const char *argv[] = {"/bin/bash", "--noprofile", "--norc", "-c", cmd,
+                          NULL};
+    session_spawn_opts_t o = {.argv = argv, .command = cmd,
+                              .cwd = test_tmpdir(), .tty = tty};
+    session_t *s;
+    ASSERT_OK(session_spawn(st, &o, &s));
+    return s;
+}
+
+static void pump(rein_sup_t *sup, int ms)
+{
+    rein_sup_run_once(sup, ms);
+}
+
+/* Runs the loop until check_input says yes, or fails after T_WAIT_MS. */
+static void expect_awaiting(rein_sup_t *sup, session_t *s, const char *why)
+{
+    uint64_t t0 = test_now_ms();
+    while (!session_check_input(s, NULL)) {
+        if (test_now_ms() - t0 > T_WAIT_MS)
+            test_fail(__FILE__, __LINE__, "never awaiting input: %s", why);
+        pump(sup, 20);
+    }
+}
+
+/* Watches for T_NEGATIVE_MS: never awaiting input. */
+static void expect_not_awaiting(rein_sup_t *sup, session_t *s,
+                                const char *why)
+{
+    uint64_t t0 = test_now_ms();
+    while (test_now_ms() - t0 < T_NEGATIVE_MS) {
+        if (session_check_input(s, NULL))
+            test_fail(__FILE__, __LINE__, "taken for awaiting input: %s",
+                      why);
+        pump(sup, 20);
+    }
+}
+
+TEST(session_lru_victim_rules_at_the_edges)
+{
+    session_lru_entry_t v[5] = {{5, false}, {1, false}, {4, true},
+                                {2, false}, {3, false}};
+    /* No more entries than protected: none may go. */
+    ASSERT_EQ(session_lru_victim(v, 2, 2), -1);
+    ASSERT_EQ(session_lru_victim(v, 0, 0), -1);
+    /* Exited first: v[2] (used at 4) goes before the older live ones,
+     * as long as it is not protected. */
+    ASSERT_EQ(session_lru_victim(v, 5, 1), 2);
+    /* With 2 protected (5 and 4), the exited one is protected: the least
+     * recently used live one goes. */
+    ASSERT_EQ(session_lru_victim(v, 5, 2), 1);
+    /* protected_n = n - 1: only the oldest may go. */
+    ASSERT_EQ(session_lru_victim(v, 5, 4), 1);
+    ASSERT_EQ(session_lru_victim(v, 5, 5), -1);
+    /* Nothing protected: the exited one still goes first. */
+    ASSERT_EQ(session_lru_victim(v, 5, 0), 2);
+    session_lru_entry_t all_live[3] = {{7, false}, {9, false}, {8, false}};
+    ASSERT_EQ(session_lru_victim(all_live, 3, 0), 0);
+    ASSERT_EQ(session_lru_victim(all_live, 3, 2), 0);
+}
+
+TEST(session_awaiting_input_tty_and_pipe)
+{
+    rein_sup_t *sup = open_sup();
+    session_store_t *st = open_store(sup, 0, 0);
+    static const char *const readers[] = {
+        "read x",
+        "python3 -c 'import select,sys; select.select([sys.stdin],[],[])'",
+        "python3 -c 'import select; p=select.poll(); "
+        "p.register(0, select.POLLIN); p.poll()'",
+        "python3 -c 'import select; e=select.epoll(); "
+        "e.register(0, select.EPOLLIN); e.poll()'",
+    };
+    for (size_t i = 0; i < sizeof readers / sizeof readers[0]; i++)
+        for (int tty = 0; tty < 2; tty++) {
+            session_t *s = spawn(st, readers[i], tty);
+            expect_awaiting(sup, s, readers[i]);
+            rein_sup_cancel(sup, session_id(s), SIGKILL, 0);
+        }
+    session_store_free(st);
+    rein_sup_close(sup);
+}
+
+TEST(session_sleep_and_foreign_pipes_are_not_awaiting_input)
+{
+    rein_sup_t *sup = open_sup();
+    session_store_t *st = open_store(sup, 0, 0);
+    session_t *a = spawn(st, "sleep 30", false);
+    session_t *b = spawn(st, "sleep 30", true);
+    session_t *c = spawn(st, "sleep 30 | cat", false); /* cat reads sleep */
+    session_t *d = spawn(st, "printf 'Password: '; sleep 30", true);
+    expect_not_awaiting(sup, a, "sleep on pipes");
+    expect_not_awaiting(sup, b, "sleep on a tty");
+    expect_not_awaiting(sup, c, "cat reading another pipe");
+    expect_not_awaiting(sup, d, "a prompt-looking line, then sleep");
+    /* A closed stdin can never be read. */
+    session_t *e = spawn(st, "read x", false);
+    expect_awaiting(sup, e, "read");
+    ASSERT_OK(rein_sup_close_stdin(sup, session_id(e)));
+    ASSERT_FALSE(session_check_input(e, NULL));
+    session_store_free(st);
+    rein_sup_close(sup);
+}
+
+TEST(session_prompt_is_the_partial_line)
+{
+    rein_sup_t *sup = open_sup();
+    session_store_t *st = open_store(sup, 0, 0);
+    session_t *s = spawn(st, "printf 'one\\n\\033[1mName:\\033[0m '; read x",
+                         true);
+    expect_awaiting(sup, s, "read after a prompt");
+    buf_t p = BUF_INIT;
+    ASSERT_TRUE(session_check_input(s, &p));
+    ASSERT_STR(p.p, "Name: ");
+    buf_free(&p);
+    session_store_free(st);
+    rein_sup_close(sup);
+}
+
+struct woke {
+    int n;
+    session_wake_t why;
+};
+
+static void on_woke(session_t *s, session_wake_t why, void *data)
+{
+    (void)s;
+    struct woke *w = data;
+    w->n++;
+    w->why = why;
+}
+
+static void wait_woken(rein_sup_t *sup, struct woke *w)
+{
+    uint64_t t0 = test_now_ms();
+    while (!w->n) {
+        ASSERT_TRUE(test_now_ms() - t0 < T_WAIT_MS);
+        pump(sup, 50);
+    }
+}
+
+TEST(session_output_once_and_utf8_held_across_polls)
+{
+    rein_sup_t *sup = open_sup();
+    session_store_t *st = open_store(sup, 0, 0);
+    session_t *s = spawn(st, "cat", false);
+    struct woke w = {0, 0};
+    session_wait_opts_t wo = {.timeout_ms = T_WAIT_MS, .wait_for = "one"};
+    ASSERT_OK(session_wait(s, &wo, on_woke, &w));
+    ASSERT_OK(rein_sup_write(sup, session_id(s), "one\n", 4));
+    wait_woken(sup, &w);
+    ASSERT_EQ(w.why, SESSION_WAKE_MATCH);
+    buf_t out = BUF_INIT;
+    session_chunk_t c;
+    ASSERT_OK(session_take_output(s, &out, &c));
+    ASSERT_STR(out.p, "one\n");
+    ASSERT_EQ(c.from, 0);
+    ASSERT_EQ(c.bytes, 4);
+    buf_reset(&out);
+    ASSERT_OK(session_take_output(s, &out, &c));
+    ASSERT_EQ(out.len, 0); /* nothing repeated */
+    /* é split across two writes: held back, then whole. */
+    w.n = 0;
+    wo.wait_for = "\\xc3";
+    ASSERT_EQ(session_wait(s, &(session_wait_opts_t){.timeout_ms = 300},
+                           on_woke, &w),
+              0);
+    ASSERT_OK(rein_sup_write(sup, session_id(s), "a\xc3", 2));
+    wait_woken(sup, &w);
+    ASSERT_EQ(w.why, SESSION_WAKE_DEADLINE);
+    buf_reset(&out);
+    ASSERT_OK(session_take_output(s, &out, &c));
+    ASSERT_STR(out.p, "a");
+    ASSERT_EQ(c.from, 4);
+    ASSERT_EQ(c.bytes, 1);
+    w.n = 0;
+    ASSERT_OK(session_wait(s, &(session_wait_opts_t){.timeout_ms = 300},
+                           on_woke, &w));
+    ASSERT_OK(rein_sup_write(sup, session_id(s), "\xa9", 1));
+    wait_woken(sup, &w);
+    buf_reset(&out);
+    ASSERT_OK(session_take_output(s, &out, &c));
+    ASSERT_STR(out.p, "\xc3\xa9");
+    ASSERT_EQ(c.from, 5);
+    ASSERT_EQ(c.bytes, 2);
+    /* EOF: the exit wakes the waiter, with all output there. */
+    w.n = 0;
+    ASSERT_OK(session_wait(s, &(session_wait_opts_t){.timeout_ms = T_WAIT_MS},
+                           on_woke, &w));
+    ASSERT_OK(rein_sup_write(sup, session_id(s), "bye", 3));
+    ASSERT_OK(rein_sup_close_stdin(sup, session_id(s)));
+    wait_woken(sup, &w);
+    ASSERT_EQ(w.why, SESSION_WAKE_EXIT);
+    ASSERT_FALSE(session_running(s));
+    buf_reset(&out);
+    ASSERT_OK(session_take_output(s, &out, &c));
+    ASSERT_STR(out.p, "bye");
+    int code;
+    session_exit_info(s, &code, NULL, NULL, NULL);
+    ASSERT_EQ(code, 0);
+    buf_free(&out);
+    session_release(s);
+    ASSERT_TRUE(session_find(st, session_id(s)) == NULL);
+    session_store_free(st);
+    rein_sup_close(sup);
+}
+
+TEST(session_store_prunes_lru_with_small_caps)
+{
+    rein_sup_t *sup = open_sup();
+    session_store_t *st = open_store(sup, 3, 1);
+    session_t *a = spawn(st, "sleep 30", false);
+    session_t *b = spawn(st, "sleep 30", false);
+    session_t *c = spawn(st, "sleep 30", false);
+    int64_t ida = session_id(a), idb = session_id(b);
+    ASSERT_EQ(session_count(st), 3);
+    session_touch(a); /* a is now the most recent: protected */
+    struct woke w = {0, 0};
+    ASSERT_OK(session_wait(b, &(session_wait_opts_t){.timeout_ms = T_WAIT_MS},
+                           on_woke, &w));
+    session_t *d = spawn(st, "sleep 30", false);
+    ASSERT_EQ(session_count(st), 3);
+    int64_t ids[4];
+    ASSERT_EQ(session_take_pruned(st, ids, 4), 1);
+    ASSERT_EQ(ids[0], idb);
+    ASSERT_EQ(session_take_pruned(st, ids, 4), 0);
+    ASSERT_TRUE(session_find(st, idb) == NULL);
+    ASSERT_TRUE(session_find(st, ida) == a);
+    wait_woken(sup, &w);
+    ASSERT_EQ(w.why, SESSION_WAKE_PRUNED);
+    /* The list is most recently used first. */
+    ASSERT_TRUE(session_at(st, 0) == d);
+    ASSERT_TRUE(session_at(st, 1) == a);
+    ASSERT_TRUE(session_at(st, 2) == c);
+    ASSERT_TRUE(session_at(st, 3) == NULL);
+    /* The pruned one is being ended. */
+    uint64_t t0 = test_now_ms();
+    rein_run_info_t info;
+    while (rein_sup_info(sup, idb, &info) == 0 &&
+           info.state != REIN_RUN_EXITED) {
+        ASSERT_TRUE(test_now_ms() - t0 < T_WAIT_MS);
+        pump(sup, 50);
+    }
+    ASSERT_EQ(session_id(a) < session_id(d), 1); /* ids grow */
+    session_store_free(st);
+    rein_sup_close(sup);
+}
+
+TEST(session_prompt_keeps_its_last_bytes_at_the_cap)
+{
+    rein_sup_t *sup = open_sup();
+    session_store_t *st = open_store(sup, 0, 0);
+    /* SESSION_PROMPT_MAX + 10 bytes without a newline: the last
+     * SESSION_PROMPT_MAX are the prompt. */
+    char cmd[128];
+    snprintf(cmd, sizeof cmd,
+             "printf 'x\\n'; printf '%%0%dd' 0; printf 'ABCDEFGHIJ'; read x",
+             SESSION_PROMPT_MAX);
+    session_t *s = spawn(st, cmd, false);
+    expect_awaiting(sup, s, "read after a long prompt");
+    buf_t p = BUF_INIT;
+    ASSERT_TRUE(session_check_input(s, &p));
+    ASSERT_EQ(p.len, SESSION_PROMPT_MAX);
+    ASSERT_TRUE(p.len >= 10 && !memcmp(p.p + p.len - 10, "ABCDEFGHIJ", 10));
+    ASSERT_EQ(p.p[0], '0');
+    buf_free(&p);
+    session_store_free(st);
+    rein_sup_close(sup);
+}
