@@ -123,24 +123,45 @@ TEST(squash_small_unclassified_output_is_shown_whole_and_large_gets_a_tail)
     buf_free(&out);
 }
 
-TEST(squash_hazard_repeats_list_every_location)
+TEST(squash_hazards_that_differ_are_all_shown_copies_repeat)
 {
     buf_t in = BUF_INIT, out = BUF_INIT;
+    /* ten diagnostics of one template: ten facts, each shown */
     for (int i = 1; i <= 10; i++)
         buf_printf(&in, "src/f%d.c:%d:1: warning: unused variable 'x' [-Wunused]\n", i, i);
     sq_opts_t o = {.command = "cc", .deferred = true};
-    squash_t *sq;
-    ASSERT_OK(squash_new(&o, collect, &out, &sq));
-    ASSERT_OK(squash_feed(sq, in.p, in.len, 0));
-    ASSERT_OK(squash_finish(sq, 0, 0, 0));
-    ASSERT_CONTAINS(out.p, "src/f3.c:3:1: warning");
-    ASSERT_TRUE(strstr(out.p, "src/f4.c:4:1: warning") == NULL);
-    ASSERT_CONTAINS(out.p, "[rein] repeat 10× \"{} warning: unused variable 'x' [-Wunused]\" (lines 1-10)\n");
-    ASSERT_CONTAINS(out.p, "[rein] at src/f1.c:1:1, src/f2.c:2:1, src/f3.c:3:1, src/f4.c:4:1, "
-                           "src/f5.c:5:1, src/f6.c:6:1, src/f7.c:7:1, src/f8.c:8:1, "
-                           "src/f9.c:9:1, src/f10.c:10:1\n");
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 0, 0, &out));
+    for (int i = 1; i <= 10; i++) {
+        char l[80];
+        snprintf(l, sizeof l, "src/f%d.c:%d:1: warning: unused", i, i);
+        ASSERT_CONTAINS(out.p, l);
+    }
+    ASSERT_TRUE(strstr(out.p, "[rein] repeat") == NULL);
     check_lines(&out, in.p);
-    squash_free(sq);
+    /* copies of one line: SQ_HAZARD_SHOW shown, the rest in the repeat
+     * marker, no `at` marker for a single location; a long unknown line
+     * keeps the whole view larger than the condensed one */
+    buf_reset(&in);
+    buf_reset(&out);
+    for (int i = 0; i < SQ_HAZARD_SHOW + 7; i++)
+        buf_printf(&in, "src/f.c:1:1: warning: unused variable 'x' [-Wunused]\n");
+    for (int i = 0; i < 400; i++)
+        buf_append_byte(&in, 'a' + i % 26);
+    buf_append_byte(&in, '\n');
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 0, 0, &out));
+    const char *p = out.p;
+    int shown = 0;
+    while ((p = strstr(p, "src/f.c:1:1: warning: unused variable 'x' [-Wunused]\n"))) {
+        shown++;
+        p++;
+    }
+    ASSERT_EQ(shown, SQ_HAZARD_SHOW);
+    ASSERT_CONTAINS(out.p, "[rein] repeat 10× \"{} warning: unused variable 'x' "
+                           "[-Wunused]\" (lines 1-10)\n");
+    ASSERT_TRUE(strstr(out.p, "[rein] at ") == NULL);
+    /* the folded copies are in the repeat marker: no gap marker for them */
+    ASSERT_TRUE(strstr(out.p, "[rein] omitted") == NULL);
+    check_lines(&out, in.p);
     buf_free(&in);
     buf_free(&out);
 }
@@ -245,8 +266,8 @@ TEST(squash_outcome_show_and_range_list_edges)
     for (int i = 0; i < 2 * (EMIT_RANGES_MAX + 2); i++)
         if (i % 2)
             buf_printf(&in, "added %d packages in 1s\n", i);
-        else
-            buf_printf(&in, "x%c\n", 'a' + i / 2);
+        else /* long enough that the whole view is the larger */
+            buf_printf(&in, "x%c %0100d\n", 'a' + i / 2, i);
     sq_opts_t o = {.command = "npm", .deferred = true};
     squash_t *sq;
     ASSERT_OK(squash_new(&o, collect, &out, &sq));

@@ -271,6 +271,20 @@ size_t dedup_location_count(const dedup_t *d, uint32_t group)
     return group < d->n ? d->g[group].nlocs : 0;
 }
 
+bool dedup_locations_vary(const dedup_t *d, uint32_t group)
+{
+    if (group >= d->n || d->g[group].nlocs < 2)
+        return false;
+    const struct dedup_group *g = &d->g[group];
+    const char *first = g->locs, *p = g->locs;
+    for (size_t i = 0; i < g->nlocs; i++) {
+        if (strcmp(p, first))
+            return true;
+        p += strlen(p) + 1;
+    }
+    return false;
+}
+
 int dedup_locations(const dedup_t *d, uint32_t group, size_t skip, buf_t *out)
 {
     if (group >= d->n)
