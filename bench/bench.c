@@ -424,7 +424,7 @@ static void bench_squash(void)
         die("grammar_set_load");
     buf_free(&errs);
     int rounds = g_quick ? 3 : BENCH_SQUASH_ROUNDS;
-    double r[BENCH_SQUASH_ROUNDS];
+    double r[BENCH_SQUASH_ROUNDS] = {0};
     buf_t out = BUF_INIT;
     for (int i = 0; i < rounds; i++) {
         double t0 = now_s();
