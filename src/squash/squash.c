@@ -15,9 +15,19 @@
  *   deferred (budget, cap_to_input, or asked for): at the end, the exit
  *     marker heads the output, every item in line order with each gap
  *     marked in place.  With a budget the items are chosen by priority
- *     (hazard lines, first and last first; then the lines they own;
- *     outcomes; deduplicated lines; the tail, latest first) until the
- *     rendered output would pass the budget.
+ *     (hazard lines, first and last first; the lines they own that name
+ *     a location; outcomes; their other lines by weight: message,
+ *     excerpt, caret; deduplicated lines; the tail, latest first) until
+ *     the rendered output would pass the budget.  The input cap is not a
+ *     budget: hazards, their location and message lines and outcomes are
+ *     kept whatever it costs (sq_must), and when even that passes the
+ *     cap the smaller of that view and the unplanned one is shown.  A
+ *     small output (SQ_WHOLE_BYTES_MAX) is shown whole instead when that
+ *     is no larger.
+ *
+ * A grammar of category `structured` (git status/log/diff, docker ps)
+ * keeps every outcome line: its rows are paths, states and hashes, each a
+ * fact, so none is folded into a template.
  */
 #include "squash/squash.h"
 
