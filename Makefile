@@ -41,7 +41,11 @@ PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
 INCDIR ?= $(PREFIX)/include
-MANDIR ?= $(PREFIX)/share/man
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+# The shipped grammars; the loader looks for them at <bin>/../share/rein/
+# grammars (src/squash/grammar.h), so this is $(BINDIR)/../share/rein/grammars.
+GRAMMARDIR ?= $(DATADIR)/rein/grammars
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
 # Debian packages rein builds on (scripts/deps-debian.sh installs them).
@@ -191,6 +195,9 @@ install: $(LIB) $(BIN)
 	install -m 0644 $(LIB) $(DESTDIR)$(LIBDIR)/librein.a
 	install -m 0644 include/rein.h $(DESTDIR)$(INCDIR)/rein.h
 	install -m 0644 docs/rein.1 $(DESTDIR)$(MANDIR)/man1/rein.1
+	install -d $(DESTDIR)$(GRAMMARDIR)/_shared
+	install -m 0644 grammars/*.json $(DESTDIR)$(GRAMMARDIR)/
+	install -m 0644 grammars/_shared/*.json $(DESTDIR)$(GRAMMARDIR)/_shared/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(shell sed -n 's/^#define REIN_VERSION_STRING "\(.*\)"/\1/p' include/rein.h)|g' \
 	    -e 's|@REQUIRES@|$(PKGS)|g' \
@@ -200,6 +207,9 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/rein $(DESTDIR)$(LIBDIR)/librein.a \
 	    $(DESTDIR)$(INCDIR)/rein.h $(DESTDIR)$(MANDIR)/man1/rein.1 \
 	    $(DESTDIR)$(PKGCONFIGDIR)/rein.pc
+	rm -f $(addprefix $(DESTDIR)$(GRAMMARDIR)/,$(notdir $(wildcard grammars/*.json))) \
+	    $(addprefix $(DESTDIR)$(GRAMMARDIR)/_shared/,$(notdir $(wildcard grammars/_shared/*.json)))
+	-rmdir $(DESTDIR)$(GRAMMARDIR)/_shared $(DESTDIR)$(GRAMMARDIR) $(DESTDIR)$(DATADIR)/rein 2>/dev/null
 
 clean:
 	rm -rf build build-san build-fuzz

@@ -10,10 +10,18 @@
  * written here again, not linked, so they are measured with exactly the
  * same clock and child.
  *
+ * The squasher has no floor program: its figure is raw input condensed
+ * per second over the condensation corpus (../shared/corpus/condense, or
+ * $REIN_CORPUS_DIR) with the repo's grammars loaded, and its "floor" is
+ * the target itself (BENCH_SQUASH_TARGET_MBS), so the ratio reads as a
+ * fraction of it.
+ *
  * usage: rein-bench [--quick] [--only NAME]
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,10 +32,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "base/spool.h"
 #include "supervise/registry.h"
 #include "bench.h"
 #include "rein.h"
+#include "squash/grammar.h"
+#include "squash/squash.h"
 
 extern char **environ;
 
@@ -39,6 +50,11 @@ extern char **environ;
 #define BENCH_TAIL_RUNS 100
 #define BENCH_RECONCILE_RUNS 1000
 #define BENCH_READ_BUF 65536
+/* The squasher: MB/s of raw input it must condense on one core, the
+ * rounds over the corpus, and the most cases read. */
+#define BENCH_SQUASH_TARGET_MBS 100.0
+#define BENCH_SQUASH_ROUNDS 9
+#define BENCH_SQUASH_CASES 256
 
 static int g_quick;
 
@@ -422,6 +438,131 @@ static void bench_reconcile(const char *dir)
     rein_sup_close(s);
 }
 
+/* ---------------------------------------------------------- squash */
+
+struct bench_case {
+    char command[4096];
+    buf_t raw;
+    int exit_code;
+};
+
+/* A case.json's "command" (up to a "  (note)") and "exit_code", read with
+ * a plain scan: the bench needs no JSON library for two fields. */
+static void bench_case_meta(const char *json, struct bench_case *c)
+{
+    const char *p = strstr(json, "\"command\"");
+    c->command[0] = '\0';
+    if (p && (p = strchr(p + 9, '"'))) {
+        size_t n = 0;
+        for (p++; *p && *p != '"' && n + 1 < sizeof c->command; p++) {
+            if (*p == '\\' && p[1])
+                p++;
+            c->command[n++] = *p;
+        }
+        c->command[n] = '\0';
+        char *note = strstr(c->command, "  (");
+        if (note)
+            *note = '\0';
+    }
+    p = strstr(json, "\"exit_code\"");
+    c->exit_code = p && (p = strchr(p, ':')) ? atoi(p + 1) : 0;
+}
+
+static int bench_read(const char *path, buf_t *b)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -errno;
+    char chunk[BENCH_READ_BUF];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        buf_append(b, chunk, n);
+    fclose(f);
+    return 0;
+}
+
+static void bench_squash(void)
+{
+    char dir[PATH_MAX], exe[PATH_MAX];
+    const char *env = getenv("REIN_CORPUS_DIR");
+    ssize_t l = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[l > 0 ? l : 0] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = '\0';
+    if (env && *env)
+        snprintf(dir, sizeof dir, "%s", env);
+    else
+        snprintf(dir, sizeof dir, "%.*s/../../shared/corpus/condense",
+                 (int)(sizeof dir - 64), exe);
+    struct bench_case *cases = calloc(BENCH_SQUASH_CASES, sizeof *cases);
+    size_t nc = 0, total = 0;
+    if (!cases)
+        die("calloc");
+    DIR *d = opendir(dir);
+    const struct dirent *e;
+    while (d && (e = readdir(d)) && nc < BENCH_SQUASH_CASES) {
+        char p[PATH_MAX + 300];
+        buf_t json = BUF_INIT;
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(p, sizeof p, "%s/%s/case.json", dir, e->d_name);
+        if (bench_read(p, &json) < 0 || buf_append_byte(&json, '\0') < 0) {
+            buf_free(&json);
+            continue;
+        }
+        struct bench_case *c = &cases[nc];
+        memset(c, 0, sizeof *c);
+        bench_case_meta(json.p, c);
+        buf_free(&json);
+        snprintf(p, sizeof p, "%s/%s/output", dir, e->d_name);
+        if (bench_read(p, &c->raw) < 0 || !c->raw.len) {
+            buf_free(&c->raw);
+            continue;
+        }
+        total += c->raw.len;
+        nc++;
+    }
+    if (d)
+        closedir(d);
+    if (!nc) {
+        printf("%-34s no corpus at %s (set REIN_CORPUS_DIR)  SKIP\n",
+               "squash corpus (grammars loaded)", dir);
+        free(cases);
+        return;
+    }
+    grammar_set_t *set;
+    buf_t errs = BUF_INIT;
+    if (grammar_set_load(&set, NULL, &errs) < 0)
+        die("grammar_set_load");
+    buf_free(&errs);
+    int rounds = g_quick ? 3 : BENCH_SQUASH_ROUNDS;
+    double r[BENCH_SQUASH_ROUNDS] = {0};
+    buf_t out = BUF_INIT;
+    for (int i = 0; i < rounds; i++) {
+        double t0 = now_s();
+        for (size_t k = 0; k < nc; k++) {
+            sq_opts_t o;
+            memset(&o, 0, sizeof o);
+            o.command = cases[k].command;
+            o.log_path = "/dev/null";
+            o.grammars = set;
+            buf_reset(&out);
+            if (squash_buffer(&o, cases[k].raw.p, cases[k].raw.len,
+                              cases[k].exit_code, 0, &out) < 0)
+                die("squash_buffer");
+        }
+        r[i] = (double)total / (now_s() - t0) / 1e6;
+    }
+    report("squash corpus (grammars) vs target", "MB/s", median(r, (size_t)rounds),
+           BENCH_SQUASH_TARGET_MBS, 1.0, 1);
+    buf_free(&out);
+    grammar_set_free(set);
+    for (size_t k = 0; k < nc; k++)
+        buf_free(&cases[k].raw);
+    free(cases);
+}
+
 int main(int argc, char **argv)
 {
     const char *only = NULL;
@@ -433,7 +574,7 @@ int main(int argc, char **argv)
         else {
             fprintf(stderr, "usage: rein-bench [--quick] [--only NAME]\n"
                             "names: spawn pipe pty tail sup reconcile proxy "
-                            "serve\n");
+                            "serve squash\n");
             return 2;
         }
     }
@@ -464,6 +605,8 @@ int main(int argc, char **argv)
         bench_proxy(g_quick ? 20 : BENCH_PROXY_RUNS);
     if (!only || !strcmp(only, "serve"))
         bench_serve(g_quick);
+    if (!only || !strcmp(only, "squash"))
+        bench_squash();
     unlink(g_log);
     /* The benches' state dirs (registry, logs): ours to remove. */
     char rm[9000];

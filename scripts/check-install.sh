@@ -27,4 +27,20 @@ out=$("$prefix/hello")
 [ "$out" = "installed" ] || { echo "check-install: got '$out'" >&2; exit 1; }
 [ -f "$prefix/share/man/man1/rein.1" ] && [ -x "$prefix/bin/rein" ] || { echo "check-install: missing files" >&2; exit 1; }
 "$prefix/bin/rein" --version >/dev/null
+# The installed binary finds the installed grammars (<bin>/../share/rein/
+# grammars) with no help from the environment: the `tool` noise reason
+# comes only from a grammar's rule (gcc's `In file included from`).
+[ -f "$prefix/share/rein/grammars/gcc.json" ] &&
+    [ -f "$prefix/share/rein/grammars/_shared/c-compiler.json" ] ||
+    { echo "check-install: grammars not installed" >&2; exit 1; }
+{
+    for i in $(seq 1 40); do echo "In file included from /usr/include/h$i.h:1,"; done
+    echo "x.c:3:5: error: 'y' undeclared (first use in this function)"
+    echo "    3 |     y = 1;"
+} > "$prefix/sample"
+out=$(cd / && env -u REIN_GRAMMAR_DIR HOME="$prefix" XDG_CONFIG_HOME= \
+      "$prefix/bin/rein" squash --as "gcc x.c" --exit 1 --log /dev/null < "$prefix/sample")
+grep -q "^\[rein\] noise 40 lines (tool 40)$" <<<"$out" &&
+    grep -q "^x.c:3:5: error: 'y' undeclared" <<<"$out" ||
+    { echo "check-install: installed rein did not use its grammars:" >&2; echo "$out" >&2; exit 1; }
 echo "check-install: ok (pkg-config build against $prefix)"

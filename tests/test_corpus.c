@@ -9,11 +9,9 @@
  * CORPUS_BIG_TOKENS raw tokens.  One case also goes through the `rein
  * squash` binary, so the CLI path is judged the same way.
  */
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include <dirent.h>
 #include <jansson.h>
 #include <limits.h>
-#include <pcre2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -22,13 +20,11 @@
 #include "base/spawn.h"
 #include "harness.h"
 #include "squash/squash.h"
-#include "squash/vt.h"
 #include "tutil.h"
 
 #define CORPUS_GEOMEAN_MAX 0.25
 #define CORPUS_BIG_TOKENS 2000
 #define CORPUS_CASES_MAX 256
-#define CORPUS_MARKER_RE "^\\[rein\\] [a-z]+(?: .*)?$"
 
 static bool corpus_dir(char *out, size_t cap)
 {
@@ -41,146 +37,19 @@ static bool corpus_dir(char *out, size_t cap)
     return stat(out, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static bool corpus_read(const char *path, buf_t *b)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return false;
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        buf_append(b, chunk, n);
-    fclose(f);
-    if (!b->p)
-        buf_append(b, "", 0);
-    return true;
-}
-
-/* The stripped lines, NUL-separated, for the raw-or-marker check. */
-struct corpus_lines {
-    buf_t text;   /* each line followed by '\n' */
-    size_t n;
-};
-
-static int corpus_line(const sq_line_t *l, void *data)
-{
-    struct corpus_lines *c = data;
-    if (l->kind == SQ_LINE_BINARY)
-        return 0;
-    buf_append(&c->text, l->text, l->len);
-    buf_append_byte(&c->text, '\n');
-    c->n++;
-    return 0;
-}
-
-static void corpus_strip(const buf_t *raw, struct corpus_lines *c)
-{
-    vt_t *vt;
-    ASSERT_OK(vt_new(corpus_line, c, &vt));
-    ASSERT_OK(vt_feed(vt, raw->p, raw->len, 0));
-    ASSERT_OK(vt_finish(vt));
-    vt_free(vt);
-}
-
-static bool corpus_has_line(const struct corpus_lines *c, const char *l,
-                            size_t n)
-{
-    const char *p = c->text.p, *end = p + c->text.len;
-    while (p < end) {
-        const char *e = memchr(p, '\n', (size_t)(end - p));
-        if ((size_t)(e - p) == n && !memcmp(p, l, n))
-            return true;
-        p = e + 1;
-    }
-    return false;
-}
-
-static pcre2_code *corpus_re(const char *pat, uint32_t flags)
-{
-    int ec;
-    PCRE2_SIZE off;
-    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pat, PCRE2_ZERO_TERMINATED,
-                                   PCRE2_UTF | flags, &ec, &off, NULL);
-    if (!re)
-        test_fail(__FILE__, __LINE__, "bad regex /%s/ at %zu", pat, (size_t)off);
-    return re;
-}
-
-static bool corpus_match(pcre2_code *re, const char *s, size_t n)
-{
-    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
-    int rc = pcre2_match(re, (PCRE2_SPTR)s, n, 0, 0, md, NULL);
-    pcre2_match_data_free(md);
-    return rc >= 0;
-}
-
-/* Judges one case's condensed output; returns the token ratio. */
+/* Judges one case's condensed output (tu_judge); fails the test on any
+ * broken rule, else returns the token ratio. */
 static double corpus_judge(const char *name, json_t *cs, const buf_t *raw,
                            const buf_t *out, uint64_t *in_tokens)
 {
-    struct corpus_lines lines = {BUF_INIT, 0};
-    corpus_strip(raw, &lines);
-    const char *o = out->p ? out->p : "";
-    /* must_keep */
-    json_t *mk = json_object_get(cs, "must_keep");
-    for (size_t i = 0; i < json_array_size(mk); i++) {
-        const char *pat = json_string_value(json_array_get(mk, i));
-        pcre2_code *re = corpus_re(pat, PCRE2_MULTILINE);
-        if (!corpus_match(re, o, out->len))
-            test_fail(__FILE__, __LINE__, "%s: must_keep /%s/ lost:\n%s", name,
-                      pat, o);
-        pcre2_code_free(re);
-    }
-    /* keep_all_matching */
-    json_t *kam = json_object_get(cs, "keep_all_matching");
-    pcre2_code *kre = json_is_string(kam) ? corpus_re(json_string_value(kam), 0) : NULL;
-    /* exit shown */
-    char ex[64];
-    snprintf(ex, sizeof ex, "^\\[rein\\] exit %lld\\b",
-             (long long)json_integer_value(json_object_get(cs, "exit_code")));
-    pcre2_code *exre = corpus_re(ex, PCRE2_MULTILINE);
-    if (!corpus_match(exre, o, out->len))
-        test_fail(__FILE__, __LINE__, "%s: exit code not shown:\n%s", name, o);
-    pcre2_code_free(exre);
-    /* every line raw or marker; and the kept lines */
-    pcre2_code *mre = corpus_re(CORPUS_MARKER_RE, 0);
-    const char *p = o, *end = o + out->len;
-    while (p < end) {
-        const char *e = memchr(p, '\n', (size_t)(end - p));
-        if (!e)
-            test_fail(__FILE__, __LINE__, "%s: output does not end in a newline", name);
-        size_t n = (size_t)(e - p);
-        if (!corpus_match(mre, p, n) && !corpus_has_line(&lines, p, n))
-            test_fail(__FILE__, __LINE__, "%s: neither raw nor marker: \"%.*s\"",
-                      name, (int)n, p);
-        p = e + 1;
-    }
-    if (kre) {
-        const char *q = lines.text.p, *qe = q + lines.text.len;
-        while (q && q < qe) {
-            const char *e = memchr(q, '\n', (size_t)(qe - q));
-            size_t n = (size_t)(e - q);
-            if (corpus_match(kre, q, n)) {
-                bool found = false;
-                const char *r = o;
-                while (!found && r < end) {
-                    const char *re2 = memchr(r, '\n', (size_t)(end - r));
-                    found = (size_t)(re2 - r) == n && !memcmp(r, q, n);
-                    r = re2 + 1;
-                }
-                if (!found)
-                    test_fail(__FILE__, __LINE__, "%s: keep_all_matching line "
-                              "lost: \"%.*s\"", name, (int)n, q);
-            }
-            q = e + 1;
-        }
-        pcre2_code_free(kre);
-    }
-    pcre2_code_free(mre);
-    uint64_t tin = (lines.text.len + 3) / 4, tout = (out->len + 3) / 4;
-    buf_free(&lines.text);
-    *in_tokens = tin;
-    return tin ? (double)tout / (double)tin : 0.0;
+    buf_t why = BUF_INIT;
+    tu_verdict_t v;
+    if (!tu_judge(cs, raw, out, &v, &why))
+        test_fail(__FILE__, __LINE__, "%s:\n%s-- output:\n%s", name, why.p,
+                  out->p ? out->p : "");
+    buf_free(&why);
+    *in_tokens = v.in_tokens;
+    return v.ratio;
 }
 
 /* Is the product of r[i] / x over i at most 1?  (The geometric mean of r
@@ -222,16 +91,6 @@ static int corpus_name_cmp(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The command of a case: the part before "  (note)". */
-static void corpus_command(json_t *cs, char *out, size_t cap)
-{
-    const char *c = json_string_value(json_object_get(cs, "command"));
-    snprintf(out, cap, "%s", c ? c : "");
-    char *note = strstr(out, "  (");
-    if (note && out[strlen(out) - 1] == ')')
-        *note = '\0';
-}
-
 TEST_T(corpus_condense_every_case, 120)
 {
     char dir[PATH_MAX];
@@ -262,8 +121,8 @@ TEST_T(corpus_condense_every_case, 120)
         ASSERT_TRUE(cs != NULL);
         buf_t raw = BUF_INIT, out = BUF_INIT;
         snprintf(p, sizeof p, "%s/%s/output", dir, names[i]);
-        ASSERT_TRUE(corpus_read(p, &raw));
-        corpus_command(cs, cmd, sizeof cmd);
+        ASSERT_TRUE(tu_read_file(p, &raw));
+        tu_case_command(cs, cmd, sizeof cmd);
         sq_opts_t o;
         memset(&o, 0, sizeof o);
         o.command = cmd;
@@ -304,7 +163,7 @@ TEST(corpus_case_through_the_rein_squash_binary)
     if (!cs)
         SKIP("no 01_gcc_errors case");
     snprintf(p, sizeof p, "%s/01_gcc_errors/output", dir);
-    corpus_command(cs, cmd, sizeof cmd);
+    tu_case_command(cs, cmd, sizeof cmd);
     snprintf(bin, sizeof bin, "%s/rein", test_build_dir());
     snprintf(out_path, sizeof out_path, "%s/out", test_tmpdir());
     char code[16];
@@ -320,7 +179,7 @@ TEST(corpus_case_through_the_rein_squash_binary)
     o.argv = argv;
     buf_t out = BUF_INIT, raw = BUF_INIT;
     ASSERT_EQ(tu_run(&o, &out), 0);
-    ASSERT_TRUE(corpus_read(p, &raw));
+    ASSERT_TRUE(tu_read_file(p, &raw));
     uint64_t tin;
     double ratio = corpus_judge("01_gcc_errors (binary)", cs, &raw, &out, &tin);
     ASSERT_TRUE(ratio <= 1.0);

@@ -2,9 +2,12 @@
  * test_squash.c — the pipeline: hazards stream out before the stream
  * ends, the deferred view heads with the exit marker and marks each gap,
  * budgets are never passed (first and last hazards kept, the rest
- * counted), repeats of one hazard template list every location, binary
- * and cut lines are markers, prompts are announced, every marker matches
- * the documented syntax, and nothing is dropped without the log path.
+ * counted), hazards that differ are all shown and only copies of one
+ * line repeat, binary and cut lines are markers, prompts are announced,
+ * every marker matches the documented syntax, and nothing is dropped
+ * without the log path; a small output is shown whole when that is no
+ * larger (SQ_WHOLE_BYTES_MAX at its edge), and a `structured` grammar
+ * keeps every outcome line.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
@@ -15,6 +18,7 @@
 #include "base/buf.h"
 #include "harness.h"
 #include "squash/emit.h"
+#include "squash/grammar.h"
 #include "squash/squash.h"
 
 static void collect(const char *t, size_t n, void *d)
@@ -123,24 +127,45 @@ TEST(squash_small_unclassified_output_is_shown_whole_and_large_gets_a_tail)
     buf_free(&out);
 }
 
-TEST(squash_hazard_repeats_list_every_location)
+TEST(squash_hazards_that_differ_are_all_shown_copies_repeat)
 {
     buf_t in = BUF_INIT, out = BUF_INIT;
+    /* ten diagnostics of one template: ten facts, each shown */
     for (int i = 1; i <= 10; i++)
         buf_printf(&in, "src/f%d.c:%d:1: warning: unused variable 'x' [-Wunused]\n", i, i);
     sq_opts_t o = {.command = "cc", .deferred = true};
-    squash_t *sq;
-    ASSERT_OK(squash_new(&o, collect, &out, &sq));
-    ASSERT_OK(squash_feed(sq, in.p, in.len, 0));
-    ASSERT_OK(squash_finish(sq, 0, 0, 0));
-    ASSERT_CONTAINS(out.p, "src/f3.c:3:1: warning");
-    ASSERT_TRUE(strstr(out.p, "src/f4.c:4:1: warning") == NULL);
-    ASSERT_CONTAINS(out.p, "[rein] repeat 10× \"{} warning: unused variable 'x' [-Wunused]\" (lines 1-10)\n");
-    ASSERT_CONTAINS(out.p, "[rein] at src/f1.c:1:1, src/f2.c:2:1, src/f3.c:3:1, src/f4.c:4:1, "
-                           "src/f5.c:5:1, src/f6.c:6:1, src/f7.c:7:1, src/f8.c:8:1, "
-                           "src/f9.c:9:1, src/f10.c:10:1\n");
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 0, 0, &out));
+    for (int i = 1; i <= 10; i++) {
+        char l[80];
+        snprintf(l, sizeof l, "src/f%d.c:%d:1: warning: unused", i, i);
+        ASSERT_CONTAINS(out.p, l);
+    }
+    ASSERT_TRUE(strstr(out.p, "[rein] repeat") == NULL);
     check_lines(&out, in.p);
-    squash_free(sq);
+    /* copies of one line: SQ_HAZARD_SHOW shown, the rest in the repeat
+     * marker, no `at` marker for a single location; a long unknown line
+     * keeps the whole view larger than the condensed one */
+    buf_reset(&in);
+    buf_reset(&out);
+    for (int i = 0; i < SQ_HAZARD_SHOW + 7; i++)
+        buf_printf(&in, "src/f.c:1:1: warning: unused variable 'x' [-Wunused]\n");
+    for (int i = 0; i < 400; i++)
+        buf_append_byte(&in, 'a' + i % 26);
+    buf_append_byte(&in, '\n');
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 0, 0, &out));
+    const char *p = out.p;
+    int shown = 0;
+    while ((p = strstr(p, "src/f.c:1:1: warning: unused variable 'x' [-Wunused]\n"))) {
+        shown++;
+        p++;
+    }
+    ASSERT_EQ(shown, SQ_HAZARD_SHOW);
+    ASSERT_CONTAINS(out.p, "[rein] repeat 10× \"{} warning: unused variable 'x' "
+                           "[-Wunused]\" (lines 1-10)\n");
+    ASSERT_TRUE(strstr(out.p, "[rein] at ") == NULL);
+    /* the folded copies are in the repeat marker: no gap marker for them */
+    ASSERT_TRUE(strstr(out.p, "[rein] omitted") == NULL);
+    check_lines(&out, in.p);
     buf_free(&in);
     buf_free(&out);
 }
@@ -245,8 +270,8 @@ TEST(squash_outcome_show_and_range_list_edges)
     for (int i = 0; i < 2 * (EMIT_RANGES_MAX + 2); i++)
         if (i % 2)
             buf_printf(&in, "added %d packages in 1s\n", i);
-        else
-            buf_printf(&in, "x%c\n", 'a' + i / 2);
+        else /* long enough that the whole view is the larger */
+            buf_printf(&in, "x%c %0100d\n", 'a' + i / 2, i);
     sq_opts_t o = {.command = "npm", .deferred = true};
     squash_t *sq;
     ASSERT_OK(squash_new(&o, collect, &out, &sq));
@@ -258,6 +283,96 @@ TEST(squash_outcome_show_and_range_list_edges)
     ASSERT_CONTAINS(out.p, "[rein] repeat 8× \"added {} packages in {}\" "
                            "(lines 2, 4, 6, 8, 10, 12, +2 more)\n");
     squash_free(sq);
+    buf_free(&in);
+    buf_free(&out);
+}
+
+/* Distinct error lines (never folded) and one blank line, making exactly
+ * total stripped bytes.  The condensed view is the errors and a noise
+ * marker; the whole view is the errors and the blank line: smaller. */
+static void whole_input(buf_t *in, size_t total)
+{
+    buf_reset(in);
+    for (int i = 0; in->len + 2 * 16 < total; i++)
+        buf_printf(in, "error: item%05d\n", i); /* 16 bytes */
+    size_t pad = total - in->len - 1 - 7 - 1; /* blank, "error: ", \n */
+    buf_append_str(in, "\nerror: ");
+    for (size_t i = 0; i < pad; i++)
+        buf_append_byte(in, 'a' + i % 26);
+    buf_append_byte(in, '\n');
+    ASSERT_EQ(in->len, total);
+}
+
+TEST(squash_small_output_is_shown_whole_up_to_the_byte_edge)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    sq_opts_t o = {.command = "cc"};
+    whole_input(&in, SQ_WHOLE_BYTES_MAX);
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+    ASSERT_TRUE(strstr(out.p, "[rein] noise") == NULL);
+    ASSERT_CONTAINS(out.p, "\n\nerror: ");
+    ASSERT_TRUE(strstr(out.p, "[rein] exit 1 · ") == out.p);
+    ASSERT_EQ(out.len, in.len + strcspn(out.p, "\n") + 1);
+    check_lines(&out, in.p);
+    /* one byte more: too big to keep whole, the condensed view it is */
+    buf_reset(&out);
+    whole_input(&in, SQ_WHOLE_BYTES_MAX + 1);
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+    ASSERT_CONTAINS(out.p, "[rein] noise 1 line (blank 1)\n");
+    ASSERT_TRUE(strstr(out.p, "\n\n") == NULL);
+    check_lines(&out, in.p);
+    buf_free(&in);
+    buf_free(&out);
+}
+
+/* A grammar for "lst" with one outcome rule for tab-indented rows. */
+static grammar_set_t *rows_grammar(const char *category)
+{
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"name\": \"lst\", \"detect\": {\"commands\": [\"lst\"]},"
+             " \"category\": \"%s\", \"outcome\": [{\"id\": \"row\","
+             " \"pattern\": \"^\\\\t\\\\S\"}]}", category);
+    grammar_t *g;
+    grammar_set_t *set;
+    buf_t err = BUF_INIT;
+    ASSERT_OK(grammar_parse("lst.json", json, strlen(json), &g, &err));
+    ASSERT_OK(grammar_set_new(&set));
+    ASSERT_OK(grammar_set_add(set, g));
+    ASSERT_OK(grammar_set_resolve(set, &err));
+    buf_free(&err);
+    return set;
+}
+
+TEST(squash_structured_grammar_keeps_every_outcome_line)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    for (int i = 0; i < 40; i++)
+        buf_printf(&in, "unlisted line %d of the listing's chatter, long enough\n", i);
+    for (int i = 1; i <= 10; i++)
+        buf_printf(&in, "\tmodified:   src/f%d.c\n", i);
+    grammar_set_t *set = rows_grammar("structured");
+    sq_opts_t o = {.command = "lst", .grammars = set, .log_path = "/l"};
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 0, 0, &out));
+    for (int i = 1; i <= 10; i++) {
+        char l[64];
+        snprintf(l, sizeof l, "\tmodified:   src/f%d.c\n", i);
+        ASSERT_CONTAINS(out.p, l);
+    }
+    ASSERT_TRUE(strstr(out.p, "[rein] repeat") == NULL);
+    ASSERT_CONTAINS(out.p, "[rein] omitted 40 lines (lines 1-40)\n");
+    check_lines(&out, in.p);
+    grammar_set_free(set);
+    /* the same rows under `condense`: SQ_OUTCOME_SHOW of one template */
+    buf_reset(&out);
+    set = rows_grammar("condense");
+    o.grammars = set;
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 0, 0, &out));
+    ASSERT_CONTAINS(out.p, "\tmodified:   src/f2.c\n");
+    ASSERT_TRUE(strstr(out.p, "\tmodified:   src/f3.c\n") == NULL);
+    ASSERT_CONTAINS(out.p, "[rein] repeat 10× ");
+    check_lines(&out, in.p);
+    grammar_set_free(set);
     buf_free(&in);
     buf_free(&out);
 }

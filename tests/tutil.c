@@ -1,11 +1,17 @@
 /* tutil.c — see tutil.h. */
 #include "tutil.h"
 
+#define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <pcre2.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "squash/squash.h"
+#include "squash/vt.h"
 
 int tu_read_all(int fd, buf_t *out)
 {
@@ -85,4 +91,136 @@ char *tu_loop_read_line(loop_t *l, int fd, buf_t *acc, uint64_t timeout_ms)
             loop_run_once(l, (int)(deadline - now));
         loop_io_del(l, fd);
     }
+}
+
+bool tu_read_file(const char *path, buf_t *b)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    int rc = tu_read_all(fd, b);
+    close(fd);
+    if (rc == 0 && !b->p)
+        rc = buf_append(b, "", 0);
+    return rc == 0 && b->p;
+}
+
+void tu_case_command(json_t *cs, char *out, size_t cap)
+{
+    const char *c = json_string_value(json_object_get(cs, "command"));
+    snprintf(out, cap, "%s", c ? c : "");
+    char *note = strstr(out, "  (");
+    if (note && out[strlen(out) - 1] == ')')
+        *note = '\0';
+}
+
+/* The VT-stripped raw lines, each followed by '\n'. */
+static int tu_line(const sq_line_t *l, void *data)
+{
+    if (l->kind == SQ_LINE_BINARY)
+        return 0;
+    int rc = buf_append(data, l->text, l->len);
+    return rc ? rc : buf_append_byte(data, '\n');
+}
+
+/* Is l[0..n) one of the lines of text (each ending in '\n')? */
+static bool tu_has_line(const buf_t *text, const char *l, size_t n)
+{
+    const char *p = text->p, *end = p + text->len;
+    while (p && p < end) {
+        const char *e = memchr(p, '\n', (size_t)(end - p));
+        if ((size_t)(e - p) == n && !memcmp(p, l, n))
+            return true;
+        p = e + 1;
+    }
+    return false;
+}
+
+static pcre2_code *tu_re(const char *pat, uint32_t flags, buf_t *why)
+{
+    int ec;
+    PCRE2_SIZE off;
+    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pat, PCRE2_ZERO_TERMINATED,
+                                   PCRE2_UTF | flags, &ec, &off, NULL);
+    if (!re)
+        buf_printf(why, "bad regex /%s/ at %zu\n", pat, (size_t)off);
+    return re;
+}
+
+static bool tu_match(pcre2_code *re, const char *s, size_t n)
+{
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+    int rc = md ? pcre2_match(re, (PCRE2_SPTR)s, n, 0, 0, md, NULL) : -1;
+    pcre2_match_data_free(md);
+    return rc >= 0;
+}
+
+bool tu_judge(json_t *cs, const buf_t *raw, const buf_t *out, tu_verdict_t *v,
+              buf_t *why)
+{
+    size_t why0 = why->len;
+    buf_t lines = BUF_INIT;
+    vt_t *vt = NULL;
+    if (vt_new(tu_line, &lines, &vt) < 0 || vt_feed(vt, raw->p, raw->len, 0) < 0 ||
+        vt_finish(vt) < 0)
+        buf_printf(why, "VT stripping failed\n");
+    vt_free(vt);
+    const char *o = out->p ? out->p : "", *end = o + out->len;
+
+    json_t *mk = json_object_get(cs, "must_keep");
+    for (size_t i = 0; i < json_array_size(mk); i++) {
+        const char *pat = json_string_value(json_array_get(mk, i));
+        pcre2_code *re = pat ? tu_re(pat, PCRE2_MULTILINE, why) : NULL;
+        if (re && !tu_match(re, o, out->len))
+            buf_printf(why, "must_keep /%s/ lost\n", pat);
+        pcre2_code_free(re);
+    }
+
+    char ex[64];
+    snprintf(ex, sizeof ex, "^\\[rein\\] exit %lld\\b",
+             (long long)json_integer_value(json_object_get(cs, "exit_code")));
+    pcre2_code *exre = tu_re(ex, PCRE2_MULTILINE, why);
+    if (exre && !tu_match(exre, o, out->len))
+        buf_printf(why, "exit code not shown\n");
+    pcre2_code_free(exre);
+
+    pcre2_code *mre = tu_re(TU_MARKER_RE, 0, why);
+    for (const char *p = o; mre && p < end;) {
+        const char *e = memchr(p, '\n', (size_t)(end - p));
+        if (!e) {
+            buf_printf(why, "output does not end in a newline\n");
+            break;
+        }
+        size_t n = (size_t)(e - p);
+        if (!tu_match(mre, p, n) && !tu_has_line(&lines, p, n))
+            buf_printf(why, "neither raw nor marker: \"%.*s\"\n", (int)n, p);
+        p = e + 1;
+    }
+    pcre2_code_free(mre);
+
+    json_t *kam = json_object_get(cs, "keep_all_matching");
+    pcre2_code *kre = json_is_string(kam) ? tu_re(json_string_value(kam), 0, why)
+                                          : NULL;
+    /* keep_all_matching: every such raw line, verbatim, among the output's */
+    buf_t kept = BUF_INIT;
+    if (kre && buf_append(&kept, o, out->len) == 0) {
+        const char *q = lines.p, *qe = q + lines.len;
+        while (q && q < qe) {
+            const char *e = memchr(q, '\n', (size_t)(qe - q));
+            size_t n = (size_t)(e - q);
+            if (tu_match(kre, q, n) && !tu_has_line(&kept, q, n))
+                buf_printf(why, "keep_all_matching line lost: \"%.*s\"\n",
+                           (int)n, q);
+            q = e + 1;
+        }
+    }
+    buf_free(&kept);
+    pcre2_code_free(kre);
+
+    uint64_t tin = (lines.len + 3) / 4, tout = (out->len + 3) / 4;
+    v->in_bytes = lines.len;
+    v->in_tokens = tin;
+    v->ratio = tin ? (double)tout / (double)tin : 0.0;
+    buf_free(&lines);
+    return why->len == why0;
 }

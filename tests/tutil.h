@@ -1,11 +1,16 @@
 /*
- * tutil.h — small helpers shared by the process tests: run a child
- * through spawn and collect its output, read a pipe to EOF; and for the
- * protocol tests, read one line from a non-blocking fd while a loop runs.
+ * tutil.h — small helpers shared by the tests: run a child through spawn
+ * and collect its output, read a pipe to EOF; for the protocol tests, read
+ * one line from a non-blocking fd while a loop runs; and the judge of
+ * condensed output that the corpus and fixture tests share (the issue's
+ * rules, in one place, so both suites judge alike).
  */
 #ifndef REIN_TEST_TUTIL_H
 #define REIN_TEST_TUTIL_H
 
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <stdint.h>
@@ -24,5 +29,27 @@ int tu_read_all(int fd, buf_t *out);
  * after it stay in acc for the next call) or timeout_ms pass.  Returns the
  * line without its '\n' (malloc'd) or NULL on timeout or EOF. */
 char *tu_loop_read_line(loop_t *l, int fd, buf_t *acc, uint64_t timeout_ms);
+
+/* The marker syntax of docs/markers.md. */
+#define TU_MARKER_RE "^\\[rein\\] [a-z]+(?: .*)?$"
+
+/* Reads a whole file into b (b->p is never NULL after success). */
+bool tu_read_file(const char *path, buf_t *b);
+/* The command of a case: the part before a trailing "  (note)". */
+void tu_case_command(json_t *cs, char *out, size_t cap);
+/* What tu_judge measured. */
+typedef struct tu_verdict {
+    double ratio;        /* ceil(bytes / 4) out over in, after VT stripping */
+    uint64_t in_tokens;
+    uint64_t in_bytes;   /* the VT-stripped input, a '\n' per line */
+} tu_verdict_t;
+/* Judges one condensed output against a case (corpus case.json or a
+ * fixture's .json): every must_keep regex matches (PCRE2, multiline),
+ * every VT-stripped raw line matching keep_all_matching is kept verbatim,
+ * `[rein] exit N` shows the case's exit code, and every emitted line is a
+ * raw line or a marker.  Returns true when all hold; otherwise appends one
+ * line per broken rule to why.  The ratio is measured, not judged. */
+bool tu_judge(json_t *cs, const buf_t *raw, const buf_t *out, tu_verdict_t *v,
+              buf_t *why);
 
 #endif

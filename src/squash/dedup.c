@@ -21,16 +21,29 @@
 /* A run of hex letters this long (no digit) is still a hash. */
 #define DEDUP_HEX_TOKEN 8
 
+/* What each byte is to a template, so the hot loop costs one load per
+ * byte: a separator between tokens; a character that makes its token
+ * variable (digits, path and address characters); a hex letter (a token
+ * of them alone is a hash); a character of a high-entropy run. */
+#define DC_SEP 1u
+#define DC_VAR 2u
+#define DC_HEX 4u
+#define DC_ENT 8u
+static const uint8_t dedup_class[256] = {
+    [' '] = DC_SEP, ['\t'] = DC_SEP, ['"'] = DC_SEP, ['\''] = DC_SEP,
+    ['('] = DC_SEP, [')'] = DC_SEP, ['['] = DC_SEP, [']'] = DC_SEP,
+    ['{'] = DC_SEP, ['}'] = DC_SEP, [','] = DC_SEP, [';'] = DC_SEP,
+    ['='] = DC_SEP, ['<'] = DC_SEP, ['>'] = DC_SEP, ['`'] = DC_SEP,
+    ['0' ... '9'] = DC_VAR | DC_ENT,
+    ['a' ... 'f'] = DC_HEX | DC_ENT, ['A' ... 'F'] = DC_HEX | DC_ENT,
+    ['g' ... 'z'] = DC_ENT, ['G' ... 'Z'] = DC_ENT,
+    ['/'] = DC_VAR | DC_ENT, ['\\'] = DC_VAR, ['@'] = DC_VAR,
+    ['+'] = DC_ENT, ['_'] = DC_ENT, ['-'] = DC_ENT,
+};
+
 static inline bool dedup_sep(unsigned char c)
 {
-    switch (c) {
-    case ' ': case '\t': case '"': case '\'': case '(': case ')':
-    case '[': case ']': case '{': case '}': case ',': case ';': case '=':
-    case '<': case '>': case '`':
-        return true;
-    default:
-        return false;
-    }
+    return dedup_class[c] & DC_SEP;
 }
 
 static inline uint64_t dedup_fnv(uint64_t h, const void *p, size_t n)
@@ -70,16 +83,12 @@ uint64_t dedup_template_ex(const char *line, size_t len, buf_t *out,
         size_t j = i;
         bool var = false;
         size_t hex = 0;
-        while (j < len && !dedup_sep(s[j])) {
-            unsigned char c = s[j];
-            if ((c >= '0' && c <= '9') || c == '/' || c == '\\' || c == '@')
-                var = true;
-            else if ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))
-                hex++;
+        unsigned c;
+        while (j < len && !((c = dedup_class[s[j]]) & DC_SEP)) {
+            var |= (c & DC_VAR) != 0;
+            hex += (c & DC_HEX) != 0;
             /* the high-entropy run, as dedup_high_entropy counts it */
-            if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
-                (c >= 'A' && c <= 'Z') || c == '+' || c == '/' || c == '_' ||
-                c == '-') {
+            if (c & DC_ENT) {
                 if (++alnum_run >= DEDUP_ENTROPY_TOKEN)
                     ent = true;
             } else {
@@ -269,6 +278,20 @@ const uint64_t *dedup_lines(const dedup_t *d, uint32_t group, size_t *n)
 size_t dedup_location_count(const dedup_t *d, uint32_t group)
 {
     return group < d->n ? d->g[group].nlocs : 0;
+}
+
+bool dedup_locations_vary(const dedup_t *d, uint32_t group)
+{
+    if (group >= d->n || d->g[group].nlocs < 2)
+        return false;
+    const struct dedup_group *g = &d->g[group];
+    const char *first = g->locs, *p = g->locs;
+    for (size_t i = 0; i < g->nlocs; i++) {
+        if (strcmp(p, first))
+            return true;
+        p += strlen(p) + 1;
+    }
+    return false;
 }
 
 int dedup_locations(const dedup_t *d, uint32_t group, size_t skip, buf_t *out)

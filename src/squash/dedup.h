@@ -61,5 +61,8 @@ const uint64_t *dedup_lines(const dedup_t *d, uint32_t group, size_t *n);
 int dedup_locations(const dedup_t *d, uint32_t group, size_t skip,
                     buf_t *out);
 size_t dedup_location_count(const dedup_t *d, uint32_t group);
+/* Whether a group's locations are not all the same one (an `at` marker
+ * would add nothing to a line that names its one location). */
+bool dedup_locations_vary(const dedup_t *d, uint32_t group);
 
 #endif

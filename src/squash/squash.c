@@ -15,9 +15,19 @@
  *   deferred (budget, cap_to_input, or asked for): at the end, the exit
  *     marker heads the output, every item in line order with each gap
  *     marked in place.  With a budget the items are chosen by priority
- *     (hazard lines, first and last first; then the lines they own;
- *     outcomes; deduplicated lines; the tail, latest first) until the
- *     rendered output would pass the budget.
+ *     (hazard lines, first and last first; the lines they own that name
+ *     a location; outcomes; their other lines by weight: message,
+ *     excerpt, caret; deduplicated lines; the tail, latest first) until
+ *     the rendered output would pass the budget.  The input cap is not a
+ *     budget: hazards, their location and message lines and outcomes are
+ *     kept whatever it costs (sq_must), and when even that passes the
+ *     cap the smaller of that view and the unplanned one is shown.  A
+ *     small output (SQ_WHOLE_BYTES_MAX) is shown whole instead when that
+ *     is no larger.
+ *
+ * A grammar of category `structured` (git status/log/diff, docker ps)
+ * keeps every outcome line: its rows are paths, states and hashes, each a
+ * fact, so none is folded into a template.
  */
 #include "squash/squash.h"
 
@@ -31,6 +41,10 @@
 #include "squash/grammar.h"
 #include "squash/vt.h"
 
+/* FNV-1a for exact hazard groups: the 64-bit prime, and a basis that is
+ * not the template hash's (the standard offset basis, byte-swapped). */
+#define SQ_FNV_PRIME 0x100000001b3ull
+#define SQ_EXACT_BASIS 0x25232284e49cf2cbull
 /* Bytes a gap marker is assumed to cost while planning a budget. */
 #define SQ_GAP_COST 48
 /* With at most this many items, a budget plan fills the room its
@@ -49,15 +63,36 @@ enum sq_role {
     SQ_R_TAIL,
 };
 
+/* What a line a hazard owns is worth when room is short.  A frame that
+ * names a location (`File "x.py", line 5`, `at f (app.js:3:9)`, `-->
+ * src/main.rs:2:5`, a linter's `  4:7  error ...` row) and the rest of
+ * the message are as much facts as the hazard; a compiler's source
+ * excerpt (`   23 |     return x`) shows what the file already holds;
+ * a caret line least. */
+enum sq_weight {
+    SQ_W_MARK = 0, /* no letter or digit: carets, rules, gutters */
+    SQ_W_EXCERPT,  /* a source excerpt behind a `N |` gutter */
+    SQ_W_TEXT,
+    SQ_W_LOC,
+    SQ_W_LEVELS,
+};
+
 struct sq_item {
     uint64_t lineno, raw_start, raw_end;
     size_t off, len;  /* text in the arena */
     uint32_t group;   /* dedup group, UINT32_MAX: none */
     uint32_t head;    /* SQ_R_CONT: the index of its hazard item */
     uint8_t role;
+    uint8_t weight;   /* SQ_R_CONT: enum sq_weight */
     bool cut;
     bool emitted;     /* streamed already */
     bool selected;
+};
+
+/* Line bitmaps: which lines are noise, which are folded into a group. */
+struct sq_bits {
+    uint8_t *p;
+    size_t bytes;
 };
 
 struct sq_tail {
@@ -73,6 +108,7 @@ struct squash {
     char *command, *log_path;
     size_t budget;
     bool deferred, cap;
+    bool structured;    /* the grammar's category: every outcome kept */
     unsigned tail_lines;
 
     vt_t *vt;
@@ -86,13 +122,20 @@ struct squash {
     size_t nitems, capitems;
     struct sq_tail *ring;
     size_t ringcap, ringn, ringhead;
-    uint8_t *noisebits;
-    size_t noisebytes;
+    struct sq_bits noisebits; /* counted by the noise marker */
+    struct sq_bits foldbits;  /* hazards and outcomes past their group's
+                                 show limit: counted by its repeat marker */
+    /* A small output's every line, while it stays small (deferred only):
+     * the whole view, shown instead of a condensed one that is no smaller */
+    buf_t whole;
+    bool whole_ok, whole_shown;
 
     uint64_t noise[CLS_NOISE_REASONS];
     uint64_t hazards, errors, warnings, outcomes, prompts;
     bool head_shown;
     uint32_t last_head;
+    size_t frame_indent; /* indent of the hazard's last location line,
+                            SIZE_MAX: none (see sq_cont_weight) */
     bool finishing, finished;
     int err;            /* first error in the vt callback */
     buf_t out, tmpl;
@@ -177,32 +220,37 @@ static int sq_group_render(const squash_t *sq, uint32_t group, size_t shown,
     const uint64_t *lines = dedup_lines(sq->dd, group, &n);
     int rc = emit_repeat(out, dedup_count(sq->dd, group),
                          dedup_template_text(sq->dd, group), lines, n);
-    if (rc == 0 && hazard && dedup_location_count(sq->dd, group))
+    if (rc == 0 && hazard && dedup_locations_vary(sq->dd, group))
         rc = emit_at(out, sq->dd, group);
     return rc;
 }
 
-static void sq_noise_mark(squash_t *sq, uint64_t lineno)
+static void sq_bit_set(struct sq_bits *b, uint64_t lineno)
 {
     size_t byte = (size_t)(lineno / 8);
-    if (byte >= sq->noisebytes) {
-        size_t n = sq->noisebytes ? sq->noisebytes : 1024;
+    if (byte >= b->bytes) {
+        size_t n = b->bytes ? b->bytes : 1024;
         while (n <= byte)
             n *= 2;
-        uint8_t *p = realloc(sq->noisebits, n);
+        uint8_t *p = realloc(b->p, n);
         if (!p)
             return; /* only makes a gap marker appear where none was needed */
-        memset(p + sq->noisebytes, 0, n - sq->noisebytes);
-        sq->noisebits = p;
-        sq->noisebytes = n;
+        memset(p + b->bytes, 0, n - b->bytes);
+        b->p = p;
+        b->bytes = n;
     }
-    sq->noisebits[byte] |= (uint8_t)(1u << (lineno % 8));
+    b->p[byte] |= (uint8_t)(1u << (lineno % 8));
 }
 
-static bool sq_is_noise(const squash_t *sq, uint64_t lineno)
+static bool sq_bit_get(const struct sq_bits *b, uint64_t lineno)
 {
     size_t byte = (size_t)(lineno / 8);
-    return byte < sq->noisebytes && (sq->noisebits[byte] >> (lineno % 8)) & 1u;
+    return byte < b->bytes && (b->p[byte] >> (lineno % 8)) & 1u;
+}
+
+static void sq_noise_mark(squash_t *sq, uint64_t lineno)
+{
+    sq_bit_set(&sq->noisebits, lineno);
 }
 
 /* Remembers an unknown line for the fallback tail. */
@@ -233,6 +281,87 @@ static int sq_tail_push(squash_t *sq, const sq_line_t *l)
 
 /* ---------------------------------------------------------- per line */
 
+static inline bool sq_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* Whether a line names a place in a file: `name.ext:N` (a path token
+ * with a dot or slash, a colon, a digit), Python's `", line N`, or a
+ * `line:col` pair opening an indented row. */
+static bool sq_names_location(const char *s, size_t n)
+{
+    size_t j = 0;
+    while (j < n && (s[j] == ' ' || s[j] == '\t'))
+        j++;
+    if (j < n && sq_digit(s[j])) {
+        while (j < n && sq_digit(s[j]))
+            j++;
+        if (j + 1 < n && s[j] == ':' && sq_digit(s[j + 1])) {
+            for (j++; j < n && sq_digit(s[j]);)
+                j++;
+            if (j < n && (s[j] == ' ' || s[j] == '\t'))
+                return true;
+        }
+    }
+    bool pathish = false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == ' ' || c == '(' || c == '"' || c == '\'' || c == '\t') {
+            pathish = false;
+            if (c == '"' && i + 8 < n && !memcmp(s + i, "\", line ", 8) &&
+                s[i + 8] >= '0' && s[i + 8] <= '9')
+                return true;
+        } else if (c == '.' || c == '/') {
+            pathish = true;
+        } else if (c == ':' && pathish && i + 1 < n && s[i + 1] >= '0' &&
+                   s[i + 1] <= '9') {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool sq_wordy(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (sq_digit((char)c) || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') ||
+            c >= 0x80)
+            return true;
+    }
+    return false;
+}
+
+/* frame_indent: the indent of the last location line of this capture
+ * (SIZE_MAX: none); it is updated.  A line indented deeper than the frame
+ * above it is that frame's source excerpt (a traceback's code line). */
+static enum sq_weight sq_cont_weight(const char *s, size_t n,
+                                     size_t *frame_indent)
+{
+    size_t ind = 0;
+    while (ind < n && (s[ind] == ' ' || s[ind] == '\t'))
+        ind++;
+    if (sq_names_location(s, n)) {
+        *frame_indent = ind;
+        return SQ_W_LOC;
+    }
+    if (*frame_indent != SIZE_MAX && ind > *frame_indent)
+        return sq_wordy(s, n) ? SQ_W_EXCERPT : SQ_W_MARK;
+    *frame_indent = SIZE_MAX;
+    /* a gutter: blanks, an optional line number, blanks, '|' */
+    size_t i = 0;
+    while (i < n && s[i] == ' ')
+        i++;
+    while (i < n && sq_digit(s[i]))
+        i++;
+    while (i < n && s[i] == ' ')
+        i++;
+    if (i < n && s[i] == '|')
+        return sq_wordy(s + i + 1, n - i - 1) ? SQ_W_EXCERPT : SQ_W_MARK;
+    return sq_wordy(s, n) ? SQ_W_TEXT : SQ_W_MARK;
+}
+
 static int sq_stream(squash_t *sq, struct sq_item *it)
 {
     if (sq->deferred)
@@ -243,12 +372,34 @@ static int sq_stream(squash_t *sq, struct sq_item *it)
     return rc;
 }
 
+/* Adds a line to its group.  exact: the group is of identical lines (its
+ * marker still shows the template), for hazards: two diagnostics that
+ * differ in a name or a location are two facts, and each is shown. */
 static int sq_group_add(squash_t *sq, const sq_line_t *l, const char *loc,
-                        size_t loclen, uint32_t *group)
+                        size_t loclen, bool exact, uint32_t *group)
 {
     uint64_t h = dedup_template(l->text, l->len, &sq->tmpl);
+    if (exact) {
+        /* FNV-1a over the text, from a basis of its own so that an exact
+         * group never meets a template group in the table */
+        h = SQ_EXACT_BASIS;
+        for (size_t i = 0; i < l->len; i++)
+            h = (h ^ (unsigned char)l->text[i]) * SQ_FNV_PRIME;
+    }
     return dedup_add(sq->dd, h, sq->tmpl.p, sq->tmpl.len, l->lineno, loc,
                      loclen, group);
+}
+
+/* Keeps a line for the whole view while the output stays small. */
+static int sq_whole_add(squash_t *sq, const sq_line_t *l)
+{
+    if (l->kind == SQ_LINE_BINARY || l->cut ||
+        sq->whole.len + l->len + 1 > SQ_WHOLE_BYTES_MAX) {
+        sq->whole_ok = false;
+        buf_free(&sq->whole);
+        return 0;
+    }
+    return sq_line_out(&sq->whole, l->text, l->len);
 }
 
 static int sq_on_line(const sq_line_t *l, void *data)
@@ -268,6 +419,8 @@ static int sq_on_line(const sq_line_t *l, void *data)
         }
         return rc;
     }
+    if (sq->whole_ok && (rc = sq_whole_add(sq, l)) < 0)
+        return rc;
     cls_result_t r;
     if ((rc = classify_line(sq->cls, l, &r)) < 0)
         return rc;
@@ -281,6 +434,8 @@ static int sq_on_line(const sq_line_t *l, void *data)
             if ((rc = sq_item_add(sq, l, SQ_R_CONT, UINT32_MAX, &it)) < 0)
                 return rc;
             it->head = sq->last_head;
+            it->weight = (uint8_t)sq_cont_weight(l->text, l->len,
+                                                 &sq->frame_indent);
             return sq_stream(sq, it);
         }
         sq->hazards++;
@@ -289,23 +444,32 @@ static int sq_on_line(const sq_line_t *l, void *data)
         else
             sq->errors++;
         cnt = sq_group_add(sq, l, r.has_loc ? l->text + r.loc_off : NULL,
-                           r.has_loc ? r.loc_len : 0, &group);
+                           r.has_loc ? r.loc_len : 0, true, &group);
         if (cnt < 0)
             return cnt;
         sq->head_shown = cnt <= SQ_HAZARD_SHOW;
-        if (!sq->head_shown)
+        if (!sq->head_shown) {
+            sq_bit_set(&sq->foldbits, l->lineno);
             return 0;
+        }
         if ((rc = sq_item_add(sq, l, SQ_R_HAZARD, group, &it)) < 0)
             return rc;
         sq->last_head = (uint32_t)(sq->nitems - 1);
+        sq->frame_indent = SIZE_MAX;
         return sq_stream(sq, it);
     case CLS_OUTCOME:
         sq->outcomes++;
-        cnt = sq_group_add(sq, l, NULL, 0, &group);
+        /* A listing's lines (paths, states, hashes) are each a fact: no
+         * template may fold them together. */
+        if (sq->structured)
+            return sq_item_add(sq, l, SQ_R_OUTCOME, UINT32_MAX, &it);
+        cnt = sq_group_add(sq, l, NULL, 0, false, &group);
         if (cnt < 0)
             return cnt;
-        if (cnt > SQ_OUTCOME_SHOW)
+        if (cnt > SQ_OUTCOME_SHOW) {
+            sq_bit_set(&sq->foldbits, l->lineno);
             return 0;
+        }
         return sq_item_add(sq, l, SQ_R_OUTCOME, group, &it);
     case CLS_PROMPT:
         sq->prompts++;
@@ -323,7 +487,7 @@ static int sq_on_line(const sq_line_t *l, void *data)
         sq->noise[r.noise]++;
         sq_noise_mark(sq, l->lineno);
         if (r.noise == CLS_NOISE_DEDUP) {
-            cnt = sq_group_add(sq, l, NULL, 0, &group);
+            cnt = sq_group_add(sq, l, NULL, 0, false, &group);
             if (cnt < 0)
                 return cnt;
             if (cnt == 1)
@@ -378,6 +542,8 @@ int squash_new(const sq_opts_t *opts, sq_emit_fn emit, void *data,
         sq->g = grammar_set_detect(set, ctx, opts->command);
         grammar_ctx_free(ctx);
     }
+    sq->structured = sq->g && !strcmp(grammar_category(sq->g), "structured");
+    sq->whole_ok = sq->deferred;
     if ((rc = vt_new(sq_on_line, sq, &sq->vt)) < 0 ||
         (rc = classify_new(sq->g, &sq->cls)) < 0 || (rc = dedup_new(&sq->dd)) < 0)
         goto fail;
@@ -403,7 +569,9 @@ void squash_free(squash_t *sq)
     for (size_t i = 0; sq->ring && i < sq->ringcap; i++)
         free(sq->ring[i].text);
     free(sq->ring);
-    free(sq->noisebits);
+    free(sq->noisebits.p);
+    free(sq->foldbits.p);
+    buf_free(&sq->whole);
     buf_free(&sq->out);
     buf_free(&sq->tmpl);
     free(sq);
@@ -451,11 +619,15 @@ static int sq_add_tail(squash_t *sq, uint64_t lines)
     return 0;
 }
 
-/* Has [a, b] (line numbers) a line that is not noise? */
+/* Has [a, b] (line numbers) a line no other marker counts?  Noise lines
+ * are in the noise marker; a line folded into a hazard or outcome group is
+ * in the group's repeat marker, which is rendered whenever the group has a
+ * line shown: always, unless an explicit budget may drop them all. */
 static bool sq_gap_matters(const squash_t *sq, uint64_t a, uint64_t b)
 {
     for (uint64_t l = a; l <= b; l++)
-        if (!sq_is_noise(sq, l))
+        if (!sq_bit_get(&sq->noisebits, l) &&
+            (sq->budget || !sq_bit_get(&sq->foldbits, l)))
             return true;
     return false;
 }
@@ -526,6 +698,18 @@ static int sq_render(squash_t *sq, buf_t *out, int exit_code,
     return rc;
 }
 
+/* Whether a plan keeps this item whatever its cost.  Only an explicit
+ * budget may drop a hazard; the input cap (cap_to_input) is a goal that
+ * gives way to the facts: hazards, the locations and message lines they
+ * own, and outcomes stay; the room is made from the rest (source excerpts
+ * and carets, then deduplicated and tail lines). */
+static bool sq_must(const squash_t *sq, const struct sq_item *it)
+{
+    return !sq->budget &&
+           (it->role == SQ_R_HAZARD || it->role == SQ_R_OUTCOME ||
+            (it->role == SQ_R_CONT && it->weight >= SQ_W_TEXT));
+}
+
 /* Chooses items for a budget by priority; see the file comment. */
 static int sq_plan(squash_t *sq, size_t budget, int exit_code,
                    uint64_t duration_ms, uint64_t lines, uint64_t raw_bytes,
@@ -554,27 +738,34 @@ static int sq_plan(squash_t *sq, size_t budget, int exit_code,
         if (a < b)
             order[k++] = heads[--b];
     }
-    /* The lines each hazard owns, round-robin over the hazards by rank:
-     * rank 0 is a capture's last line (a traceback's exception line), then
-     * its first, second-to-last, second, ... so every hazard keeps its
-     * ends before any keeps its middle. */
+    /* The lines each hazard owns, by weight (locations, then excerpts,
+     * then carets; outcomes between the first two), and within a weight
+     * round-robin over the hazards by rank: rank 0 is a capture's last
+     * line (a traceback's exception line), then its first, second-to-last,
+     * second, ... so every hazard keeps its ends before any keeps its
+     * middle. */
     size_t kh = k;
-    for (size_t rank = 0, more = 1; more; rank++) {
-        more = 0;
-        for (size_t x = 0; x < kh; x++) {
-            size_t first = order[x] + 1, m = 0;
-            while (first + m < n && sq->items[first + m].role == SQ_R_CONT)
-                m++;
-            if (rank >= m)
-                continue;
-            more = 1;
-            size_t pos = rank == 0 ? m - 1
-                         : rank % 2 ? (rank - 1) / 2 : m - 1 - rank / 2;
-            order[k++] = (uint32_t)(first + pos);
+    for (int w = SQ_W_LEVELS - 1; w >= 0; w--) {
+        for (size_t rank = 0, more = 1; more; rank++) {
+            more = 0;
+            for (size_t x = 0; x < kh; x++) {
+                size_t first = order[x] + 1, m = 0;
+                while (first + m < n && sq->items[first + m].role == SQ_R_CONT)
+                    m++;
+                if (rank >= m)
+                    continue;
+                more = 1;
+                size_t pos = rank == 0 ? m - 1
+                             : rank % 2 ? (rank - 1) / 2 : m - 1 - rank / 2;
+                if (sq->items[first + pos].weight == w)
+                    order[k++] = (uint32_t)(first + pos);
+            }
         }
+        for (size_t i = 0; w == SQ_W_LOC && i < n; i++)
+            if (sq->items[i].role == SQ_R_OUTCOME)
+                order[k++] = (uint32_t)i;
     }
-    static const uint8_t later[] = {SQ_R_OUTCOME, SQ_R_PROMPT, SQ_R_BINARY,
-                                    SQ_R_DEDUP};
+    static const uint8_t later[] = {SQ_R_PROMPT, SQ_R_BINARY, SQ_R_DEDUP};
     for (size_t r = 0; r < sizeof later; r++)
         for (size_t i = 0; i < n; i++)
             if (sq->items[i].role == later[r])
@@ -606,10 +797,7 @@ static int sq_plan(squash_t *sq, size_t budget, int exit_code,
             cost += SQ_GAP_COST;
         if (it->group != UINT32_MAX && dedup_count(sq->dd, it->group) > 1)
             cost += strlen(dedup_template_text(sq->dd, it->group)) + SQ_REPEAT_COST;
-        /* Only an explicit budget may drop a hazard line; the input cap
-         * (cap_to_input) gives way to "never drop a hazard". */
-        bool must = !sq->budget && it->role == SQ_R_HAZARD;
-        if (used + cost > budget && !must)
+        if (used + cost > budget && !sq_must(sq, it))
             continue;
         used += cost;
         it->selected = true;
@@ -620,13 +808,17 @@ static int sq_plan(squash_t *sq, size_t budget, int exit_code,
         buf_reset(out);
         rc = sq_render(sq, out, exit_code, duration_ms, lines, raw_bytes,
                        last_of_group, &dropped);
-        if (rc < 0 || out->len <= budget || nsel == 0 ||
-            (!sq->budget && sq->items[sel[nsel - 1]].role == SQ_R_HAZARD))
+        size_t x = nsel;
+        while (x > 0 && sq_must(sq, &sq->items[sel[x - 1]]))
+            x--;
+        if (rc < 0 || out->len <= budget || x == 0)
             break;
-        struct sq_item *it = &sq->items[sel[--nsel]];
-        it->selected = false;
+        uint32_t gone = sel[x - 1];
+        memmove(&sel[x - 1], &sel[x], (nsel - x) * sizeof *sel);
+        nsel--;
+        sq->items[gone].selected = false;
         for (size_t i = 0; i < n; i++)
-            if (sq->items[i].role == SQ_R_CONT && sq->items[i].head == sel[nsel])
+            if (sq->items[i].role == SQ_R_CONT && sq->items[i].head == gone)
                 sq->items[i].selected = false;
     }
     /* The estimates above are pessimistic (a gap marker per item): with
@@ -647,9 +839,56 @@ static int sq_plan(squash_t *sq, size_t budget, int exit_code,
         rc = sq_render(sq, out, exit_code, duration_ms, lines, raw_bytes,
                        last_of_group, &dropped);
     }
+    /* Past the budget still (the facts alone do not fit): every gap costs
+     * a marker, so the view with nothing dropped may be the smaller. */
+    if (rc == 0 && out->len > budget) {
+        bool *was = malloc((n ? n : 1) * sizeof *was);
+        buf_t all = BUF_INIT;
+        if (!was)
+            rc = -ENOMEM;
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            was[i] = sq->items[i].selected;
+            sq->items[i].selected = true;
+        }
+        if (rc == 0)
+            rc = sq_render(sq, &all, exit_code, duration_ms, lines, raw_bytes,
+                           last_of_group, &dropped);
+        if (rc == 0 && all.len < out->len) {
+            buf_free(out);
+            *out = all;
+            all = (buf_t)BUF_INIT;
+        } else {
+            for (size_t i = 0; was && i < n; i++)
+                sq->items[i].selected = was[i];
+        }
+        buf_free(&all);
+        free(was);
+    }
     free(sel);
     free(heads);
     free(order);
+    return rc;
+}
+
+/* The whole view of a small output: its exit marker and every line as
+ * printed.  It replaces the condensed view in out when it is no larger:
+ * it drops nothing, so it needs no other marker. */
+static int sq_whole_view(squash_t *sq, int exit_code, uint64_t duration_ms,
+                         uint64_t lines, buf_t *out)
+{
+    buf_t w = BUF_INIT;
+    int rc = emit_exit(&w, exit_code, duration_ms, lines);
+    if (rc == 0)
+        rc = buf_append(&w, sq->whole.p, sq->whole.len);
+    if (rc == 0 && w.len <= out->len) {
+        buf_free(out);
+        *out = w;
+        w = (buf_t)BUF_INIT;
+        sq->whole_shown = true;
+        for (size_t i = 0; i < sq->nitems; i++)
+            sq->items[i].selected = true;
+    }
+    buf_free(&w);
     return rc;
 }
 
@@ -696,6 +935,8 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
         if (rc == 0 && budget && sq->out.len > budget)
             rc = sq_plan(sq, budget, exit_code, duration_ms, lines, raw_bytes,
                          last_of_group, &sq->out);
+        if (rc == 0 && sq->whole_ok)
+            rc = sq_whole_view(sq, exit_code, duration_ms, lines, &sq->out);
     } else {
         /* Streaming: hazards are out; the summary follows them. */
         buf_t *o = &sq->out;
@@ -750,6 +991,8 @@ void squash_stats(const squash_t *sq, sq_stats_t *out)
     for (size_t i = 0; i < sq->nitems; i++)
         shown += sq->items[i].selected && sq->items[i].role != SQ_R_BINARY;
     out->omitted = sq->st.raw_lines > shown ? sq->st.raw_lines - shown : 0;
+    if (sq->whole_shown)
+        out->omitted = 0;
 }
 
 static void sq_collect(const char *text, size_t len, void *data)

@@ -75,16 +75,24 @@ typedef struct sq_opts {
                            it condenses (rein squash, squash_buffer) */
 } sq_opts_t;
 
-/* Hazards shown in full per template; more are counted in a `repeat`
- * marker whose `at` marker lists every location. */
+/* Copies of one hazard line (the same text) shown; more are counted in a
+ * `repeat` marker whose `at` marker lists every location.  Hazards that
+ * differ are all shown: a name or a location is a fact. */
 #define SQ_HAZARD_SHOW 3
-/* Outcome lines shown per template (progress bars, per-file summaries). */
+/* Outcome lines shown per template (progress bars, per-file summaries);
+ * a grammar of category `structured` (git status/log/diff, docker ps)
+ * shows every one, as the tool printed it. */
 #define SQ_OUTCOME_SHOW 2
 /* An output of at most this many lines in which nothing was classified is
  * shown whole (minus noise); a longer one shows its last tail_lines. */
 #define SQ_SMALL_LINES 40
 /* The fallback tail when opts.tail_lines is 0. */
 #define SQ_TAIL_DEFAULT 5
+/* A deferred view of an output of at most this many bytes (VT-stripped,
+ * a newline per line) is compared with the whole output under its exit
+ * marker, and the whole is shown when it is no larger: in a small output
+ * the markers can cost more than the lines they stand for. */
+#define SQ_WHOLE_BYTES_MAX (16u * 1024u)
 
 typedef struct squash squash_t;
 

@@ -1,0 +1,155 @@
+/*
+ * test_fixtures.c — every grammar on real output of its real tool:
+ * tests/fixtures/<tool>/<name>.out (captured bytes) with <name>.json (the
+ * corpus' case format, tests/fixtures/README.md) through squash_buffer,
+ * with the command from the json and the grammars of the repo's
+ * grammars/, judged by the corpus' rules (tu_judge): every must_keep
+ * regex, every keep_all_matching line verbatim, the exit code shown, every
+ * line raw or a marker, and a token ratio of at most FIXTURE_RATIO_MAX.
+ *
+ * All fixtures are judged before the test fails, so one run names every
+ * broken rule; the ratio of each is printed for the record.
+ *
+ * The ceiling: many fixtures are a few lines (`git clone` prints 32
+ * bytes), where the exit marker alone outweighs anything that could be
+ * elided, and eliding a fact is never the answer.  So a view above the
+ * ceiling passes only when it is no larger than the whole output under
+ * its exit marker (the squasher's whole view, squash.h
+ * SQ_WHOLE_BYTES_MAX); it is reported as "whole".
+ */
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "base/buf.h"
+#include "harness.h"
+#include "squash/grammar.h"
+#include "squash/squash.h"
+#include "tutil.h"
+
+/* No fixture may condense to more tokens than it had. */
+#define FIXTURE_RATIO_MAX 1.0
+/* Tool directories and fixtures per tool read at most (the tree has
+ * ~20 and ~12; a bound keeps the arrays fixed). */
+#define FIXTURE_TOOLS_MAX 64
+#define FIXTURE_PER_TOOL_MAX 64
+
+static int fixture_name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Names in dir (sorted) that are directories (want_dir) or end in ".out"
+ * (without the suffix). */
+static size_t fixture_list(const char *dir, bool want_dir, char **names,
+                           size_t cap)
+{
+    DIR *d = opendir(dir);
+    size_t n = 0;
+    const struct dirent *e;
+    while (d && (e = readdir(d)) && n < cap) {
+        char p[PATH_MAX + 256];
+        struct stat st;
+        size_t len = strlen(e->d_name);
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (e->d_name[0] == '.' || stat(p, &st) < 0)
+            continue;
+        if (want_dir && S_ISDIR(st.st_mode))
+            names[n++] = strdup(e->d_name);
+        else if (!want_dir && S_ISREG(st.st_mode) && len > 4 &&
+                 !strcmp(e->d_name + len - 4, ".out"))
+            names[n++] = strndup(e->d_name, len - 4);
+    }
+    if (d)
+        closedir(d);
+    qsort(names, n, sizeof names[0], fixture_name_cmp);
+    return n;
+}
+
+/* Judges one fixture; appends what broke to fails.  Returns true on pass. */
+static bool fixture_one(const grammar_set_t *set, const char *dir,
+                        const char *tool, const char *name, buf_t *fails)
+{
+    char p[PATH_MAX + 512], cmd[4096];
+    json_error_t je;
+    snprintf(p, sizeof p, "%s/%s/%s.json", dir, tool, name);
+    json_t *cs = json_load_file(p, 0, &je);
+    if (!cs) {
+        buf_printf(fails, "%s/%s: %s\n", tool, name, je.text);
+        return false;
+    }
+    buf_t raw = BUF_INIT, out = BUF_INIT, why = BUF_INIT;
+    snprintf(p, sizeof p, "%s/%s/%s.out", dir, tool, name);
+    bool ok = tu_read_file(p, &raw);
+    tu_case_command(cs, cmd, sizeof cmd);
+    sq_opts_t o;
+    memset(&o, 0, sizeof o);
+    o.command = cmd;
+    o.log_path = p;
+    o.grammars = set;
+    int code = (int)json_integer_value(json_object_get(cs, "exit_code"));
+    tu_verdict_t v = {0, 0, 0};
+    if (!ok || squash_buffer(&o, raw.p, raw.len, code, 0, &out) < 0)
+        buf_printf(&why, "cannot read or squash %s\n", p);
+    else
+        tu_judge(cs, &raw, &out, &v, &why);
+    const char *nl = out.p ? memchr(out.p, '\n', out.len) : NULL;
+    size_t exit_len = nl && !strncmp(out.p, "[rein] exit ", 12)
+                          ? (size_t)(nl - out.p) + 1 : 0;
+    bool whole = v.ratio > FIXTURE_RATIO_MAX && out.len <= v.in_bytes + exit_len;
+    if (v.ratio > FIXTURE_RATIO_MAX && !whole)
+        buf_printf(&why, "ratio %.3f above %.1f\n", v.ratio, FIXTURE_RATIO_MAX);
+    fprintf(stderr, "fixture %-34s tokens in %6llu  ratio %.4f  %s\n",
+            p + strlen(dir) + 1, (unsigned long long)v.in_tokens, v.ratio,
+            why.len ? "FAIL" : whole ? "ok (whole)" : "ok");
+    if (why.len)
+        buf_printf(fails, "== %s/%s (%s)\n%s-- output:\n%s", tool, name, cmd,
+                   why.p, out.p ? out.p : "");
+    ok = why.len == 0;
+    buf_free(&raw);
+    buf_free(&out);
+    buf_free(&why);
+    json_decref(cs);
+    return ok;
+}
+
+TEST_T(fixtures_every_grammar_on_real_output, 120)
+{
+    char dir[PATH_MAX], gdir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/../tests/fixtures", test_build_dir());
+    snprintf(gdir, sizeof gdir, "%s/../grammars", test_build_dir());
+    struct stat st;
+    if (stat(dir, &st) < 0 || stat(gdir, &st) < 0)
+        SKIP("no fixtures or grammars beside %s", test_build_dir());
+    const char *dirs[] = {gdir, NULL};
+    grammar_set_t *set;
+    buf_t errs = BUF_INIT, fails = BUF_INIT;
+    ASSERT_OK(grammar_set_load(&set, dirs, &errs));
+    if (errs.len)
+        test_fail(__FILE__, __LINE__, "grammars do not load:\n%s", errs.p);
+    char *tools[FIXTURE_TOOLS_MAX];
+    size_t nt = fixture_list(dir, true, tools, FIXTURE_TOOLS_MAX);
+    size_t pass = 0, total = 0;
+    for (size_t t = 0; t < nt; t++) {
+        char td[PATH_MAX + 256];
+        char *names[FIXTURE_PER_TOOL_MAX];
+        snprintf(td, sizeof td, "%s/%s", dir, tools[t]);
+        size_t nn = fixture_list(td, false, names, FIXTURE_PER_TOOL_MAX);
+        for (size_t i = 0; i < nn; i++) {
+            total++;
+            pass += fixture_one(set, dir, tools[t], names[i], &fails);
+            free(names[i]);
+        }
+        free(tools[t]);
+    }
+    fprintf(stderr, "fixtures: %zu of %zu pass\n", pass, total);
+    grammar_set_free(set);
+    buf_free(&errs);
+    ASSERT_TRUE(total > 0);
+    if (fails.len)
+        test_fail(__FILE__, __LINE__, "%zu of %zu fixtures fail:\n%s",
+                  total - pass, total, fails.p);
+    buf_free(&fails);
+}
