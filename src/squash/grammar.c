@@ -62,6 +62,7 @@ struct grammar {
     size_t nrules[GRAMMAR_TIERS];
     const grammar_t **chain; /* self + includes, flattened; NULL: self only */
     size_t nchain;
+    bool jitted; /* its rules have machine code (grammar_jit) */
 };
 
 struct grammar_set {
@@ -161,10 +162,39 @@ static int grammar_compile(const char *label, const char *rule,
                     (const char *)msg);
         return ec == PCRE2_ERROR_NOMEMORY ? -ENOMEM : -EINVAL;
     }
-    /* JIT where available; the interpreter (with the same limits) when not. */
-    (void)pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
+    /* JIT comes later, for the grammars a command actually uses
+     * (grammar_jit): compiling every rule of every grammar to machine code
+     * at start costs more than a short command's whole run. */
     *out = re;
     return 0;
+}
+
+/* JIT-compiles a pattern where the platform has JIT; the interpreter runs
+ * it (under the same limits) where not. */
+static void grammar_jit_one(pcre2_code *re)
+{
+    if (re)
+        (void)pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
+}
+
+/* JIT-compiles every rule of g and of what it includes, once.  The code
+ * objects change (they gain machine code) but not what they match, so this
+ * stays invisible behind the const grammars callers hold. */
+static void grammar_jit(const grammar_t *cg)
+{
+    grammar_t *g = (grammar_t *)cg;
+    if (g->jitted)
+        return;
+    g->jitted = true;
+    for (int t = 0; t < GRAMMAR_TIERS; t++)
+        for (size_t i = 0; i < g->nrules[t]; i++) {
+            grammar_jit_one(g->rules[t][i].re);
+            grammar_jit_one(g->rules[t][i].cont);
+            grammar_jit_one(g->rules[t][i].until);
+        }
+    for (size_t i = 0; i < g->nchain; i++)
+        if (g->chain[i] != cg)
+            grammar_jit(g->chain[i]);
 }
 
 /* --------------------------------------------------------------- parse */
@@ -648,6 +678,7 @@ int grammar_match(const grammar_t *g, grammar_ctx_t *ctx, const char *line,
     const grammar_t *self[1] = {g};
     const grammar_t *const *chain = g->chain ? g->chain : self;
     size_t nchain = g->chain ? g->nchain : 1;
+    grammar_jit(g);
     for (int t = 0; t < GRAMMAR_TIERS; t++)
         for (size_t c = 0; c < nchain; c++) {
             const grammar_t *h = chain[c];
