@@ -38,6 +38,11 @@
 /* Time from the shutdown trigger to exit, under the 3 s rein promises so
  * process teardown after it still fits. */
 #define SERVE_EXIT_BUDGET_MS 2500
+/* After stdin ends: how long calls in flight may still finish on their own
+ * (inside the exit budget: sessions still need their TERM, 1 s, KILL). */
+#define SERVE_EOF_GRACE_MS 800
+/* Loop passes that deliver the answers of calls woken at stdin's end. */
+#define SERVE_ANSWER_PASSES 8
 
 struct serve {
     rein_sup_t *sup;
@@ -47,6 +52,7 @@ struct serve {
     int in_fd, out_fd;       /* the private protocol fds */
     int in_flags, out_flags; /* their flags before O_NONBLOCK */
     bool stopping;
+    bool input_ended; /* stdin reached EOF (not a signal, not EPIPE) */
     bool sessions_done;
 };
 
@@ -128,6 +134,8 @@ static void on_peer_gone(mcp_server_t *srv, int err, void *data)
     struct serve *sv = data;
     if (err < 0)
         fprintf(stderr, "rein serve: stdio failed: %s\n", rein_strerror(err));
+    else
+        sv->input_ended = true; /* EOF: the client is done sending */
     sv->stopping = true;
 }
 
@@ -145,11 +153,29 @@ static void on_sessions_done(void *data)
     sv->sessions_done = true;
 }
 
-/* Stops, ends what runs and drains the output, within the budget. */
+/* Stops, ends what runs and drains the output, within the budget.  When
+ * the client closed its input (rather than a signal), every request it sent
+ * still gets a response: calls waiting on a session have
+ * SERVE_EOF_GRACE_MS to finish on their own (a command that exits is
+ * answered with its exit), then are answered with what they have. */
 static void shut_down(struct serve *sv)
 {
     uint64_t deadline = loop_clock_ms() + SERVE_EXIT_BUDGET_MS;
     mcp_server_stop_input(sv->srv);
+    if (sv->input_ended) {
+        uint64_t grace = loop_clock_ms() + SERVE_EOF_GRACE_MS;
+        uint64_t now;
+        while (mcp_server_calls_pending(sv->srv) &&
+               (now = loop_clock_ms()) < grace)
+            if (loop_run_once(sv->loop, (int)(grace - now)) < 0)
+                break;
+        mcp_codex_answer_all(sv->codex);
+        /* The answers go out from zero-delay timers: let them run. */
+        for (int i = 0; i < SERVE_ANSWER_PASSES &&
+                        mcp_server_calls_pending(sv->srv);
+             i++)
+            loop_run_once(sv->loop, 0);
+    }
     mcp_server_cancel_all(sv->srv);
     mcp_codex_shutdown(sv->codex, on_sessions_done, sv);
     for (;;) {

@@ -887,6 +887,11 @@ int session_wait(session_t *s, const session_wait_opts_t *o,
     return 0;
 }
 
+void session_wait_expire(session_t *s)
+{
+    session_wake(s, SESSION_WAKE_DEADLINE);
+}
+
 void session_wait_cancel(session_t *s)
 {
     session_clear_wait(s);

@@ -168,6 +168,9 @@ int session_wait(session_t *s, const session_wait_opts_t *o,
                  session_wake_fn fn, void *data);
 /* Ends the wait without calling its function. */
 void session_wait_cancel(session_t *s);
+/* Ends the wait now, as if its deadline had come (its function runs from
+ * the loop with SESSION_WAKE_DEADLINE); a no-op without a wait. */
+void session_wait_expire(session_t *s);
 
 /* What session_take_output delivered. */
 typedef struct session_chunk {

@@ -1658,6 +1658,16 @@ static void on_shutdown_check(loop_t *l, uint64_t id, void *data)
         done(cx->done_data);
 }
 
+void mcp_codex_answer_all(mcp_codex_t *cx)
+{
+    for (size_t i = 0;; i++) {
+        session_t *s = session_at(cx->store, i);
+        if (!s)
+            break;
+        session_wait_expire(s);
+    }
+}
+
 void mcp_codex_shutdown(mcp_codex_t *cx, mcp_codex_done_fn done, void *data)
 {
     cx->shutting_down = true;

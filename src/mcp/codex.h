@@ -61,6 +61,10 @@ int mcp_codex_new(mcp_server_t *srv, const mcp_codex_opts_t *opts,
                   mcp_codex_t **out);
 /* Terminates every session (TERM, 1 s, KILL), then calls done (perhaps
  * before returning).  The server stays usable until mcp_codex_free. */
+/* Answers every call still waiting on a session now, with what it has (as
+ * if its yield time had passed); the sessions go on.  For a client that
+ * closed its input: every request it sent still gets its response. */
+void mcp_codex_answer_all(mcp_codex_t *cx);
 void mcp_codex_shutdown(mcp_codex_t *cx, mcp_codex_done_fn done, void *data);
 /* Frees the profile (after shutdown).  NULL is a no-op. */
 void mcp_codex_free(mcp_codex_t *cx);

@@ -1179,3 +1179,8 @@ const char *mcp_server_protocol_version(const mcp_server_t *srv)
 {
     return srv->protocol;
 }
+
+size_t mcp_server_calls_pending(const mcp_server_t *srv)
+{
+    return srv->ncalls;
+}

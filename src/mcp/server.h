@@ -160,6 +160,8 @@ void mcp_server_stop_input(mcp_server_t *srv);
 void mcp_server_cancel_all(mcp_server_t *srv);
 /* Bytes of output still queued (wait for 0 before exiting). */
 size_t mcp_server_out_pending(const mcp_server_t *srv);
+/* How many tools/call requests are still waiting for their response. */
+size_t mcp_server_calls_pending(const mcp_server_t *srv);
 /* Feeds bytes as if read from in_fd (tests, the fuzzer). */
 int mcp_server_feed(mcp_server_t *srv, const void *p, size_t n);
 
