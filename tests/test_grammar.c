@@ -393,3 +393,61 @@ TEST(grammar_check_cli_shows_rules_and_what_they_match)
     ASSERT_CONTAINS(out.p, "bad.json: rule r1: pattern offset 2: ");
     buf_free(&out);
 }
+
+TEST(grammar_set_compiles_patterns_on_first_use_and_reports_broken_ones)
+{
+    /* A set (what runs load) compiles a grammar's patterns only when the
+     * grammar is first used; a bad one is then named on stderr, as `rein
+     * grammar check` names it, and its rule never matches — the others do,
+     * with their location groups. */
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/g", test_tmpdir());
+    ASSERT_EQ(mkdir(dir, 0700), 0);
+    write_file(dir, "t.json",
+               "{\"name\":\"t\",\"detect\":{\"commands\":[\"t\"]},"
+               "\"hazard\":[{\"id\":\"bad\",\"pattern\":\"^(unclosed\"},"
+               "{\"id\":\"good\",\"pattern\":\"^(?<file>[a-z.]+):(?<line>\\\\d+): "
+               "error\"}]}");
+    const char *dirs[] = {dir, NULL};
+    grammar_set_t *set;
+    buf_t errs = BUF_INIT;
+    ASSERT_OK(grammar_set_load(&set, dirs, &errs));
+    ASSERT_TRUE(errs.p == NULL || !strstr(errs.p, "unclosed"));
+    const grammar_t *g = grammar_set_find(set, "t");
+    ASSERT_TRUE(g != NULL);
+    /* stderr goes to the test's output; capture it through a pipe. */
+    int p[2];
+    ASSERT_OK(pipe(p));
+    int saved = dup(2);
+    dup2(p[1], 2);
+    grammar_ctx_t *ctx;
+    grammar_match_t m;
+    ASSERT_OK(grammar_ctx_new(&ctx));
+    static const char line[] = "x.c:12: error boom";
+    ASSERT_EQ(grammar_match(g, ctx, line, sizeof line - 1, 0, &m), 1);
+    dup2(saved, 2);
+    close(saved);
+    close(p[1]);
+    buf_t said = BUF_INIT;
+    tu_read_all(p[0], &said);
+    close(p[0]);
+    ASSERT_STR(m.id, "good");
+    ASSERT_EQ(m.line, 12);
+    ASSERT_CONTAINS(said.p, "t.json: rule bad: pattern offset");
+    /* The single-file parse (grammar check) still fails at once. */
+    grammar_t *eager;
+    buf_t e2 = BUF_INIT;
+    ASSERT_INT(grammar_parse("t.json",
+                             "{\"name\":\"t\",\"hazard\":[{\"id\":\"bad\","
+                             "\"pattern\":\"^(unclosed\"}]}",
+                             strlen("{\"name\":\"t\",\"hazard\":[{\"id\":\"bad\","
+                                    "\"pattern\":\"^(unclosed\"}]}"),
+                             &eager, &e2),
+               <, 0);
+    ASSERT_CONTAINS(e2.p, "rule bad: pattern offset");
+    grammar_ctx_free(ctx);
+    grammar_set_free(set);
+    buf_free(&errs);
+    buf_free(&e2);
+    buf_free(&said);
+}

@@ -44,6 +44,9 @@ struct grammar_rule {
     unsigned colour;       /* SQ_COLOUR_* bits required (0: any) */
     pcre2_code *cont;      /* multiline.continue */
     pcre2_code *until;     /* multiline.until */
+    char *cont_pat;        /* their source, kept until compiled */
+    char *until_pat;
+    bool broken;           /* a lazy compile failed: the rule never matches */
     unsigned max_lines;    /* 0: no multiline */
     int g_file, g_line, g_col; /* group numbers, or -1 */
     const grammar_t *owner;
@@ -62,7 +65,8 @@ struct grammar {
     size_t nrules[GRAMMAR_TIERS];
     const grammar_t **chain; /* self + includes, flattened; NULL: self only */
     size_t nchain;
-    bool jitted; /* its rules have machine code (grammar_jit) */
+    bool lazy;     /* patterns compile on first use (grammar_prepare) */
+    bool prepared; /* compiled and JIT-compiled (grammar_prepare) */
 };
 
 struct grammar_set {
@@ -94,6 +98,8 @@ static void grammar_rule_clear(grammar_rule_t *r)
     pcre2_code_free(r->re);
     pcre2_code_free(r->cont);
     pcre2_code_free(r->until);
+    free(r->cont_pat);
+    free(r->until_pat);
 }
 
 void grammar_free(grammar_t *g)
@@ -169,6 +175,38 @@ static int grammar_compile(const char *label, const char *rule,
     return 0;
 }
 
+/* Compiles rule r's patterns (kept as source until now) and finds its
+ * location groups.  Errors name the file, rule and pattern offset. */
+static int grammar_rule_compile(const grammar_t *g, grammar_rule_t *r,
+                                buf_t *err)
+{
+    int rc = 0;
+    if (!r->re &&
+        (rc = grammar_compile(g->label, r->id, "pattern", r->pattern, &r->re,
+                              err)) < 0)
+        return rc;
+    if (r->cont_pat && !r->cont &&
+        (rc = grammar_compile(g->label, r->id, "multiline.continue",
+                              r->cont_pat, &r->cont, err)) < 0)
+        return rc;
+    if (r->until_pat && !r->until &&
+        (rc = grammar_compile(g->label, r->id, "multiline.until",
+                              r->until_pat, &r->until, err)) < 0)
+        return rc;
+    uint32_t idx;
+    (void)pcre2_pattern_info(r->re, PCRE2_INFO_NAMECOUNT, &idx);
+    if (idx) {
+        int n;
+        if ((n = pcre2_substring_number_from_name(r->re, (PCRE2_SPTR) "file")) > 0)
+            r->g_file = n;
+        if ((n = pcre2_substring_number_from_name(r->re, (PCRE2_SPTR) "line")) > 0)
+            r->g_line = n;
+        if ((n = pcre2_substring_number_from_name(r->re, (PCRE2_SPTR) "col")) > 0)
+            r->g_col = n;
+    }
+    return 0;
+}
+
 /* JIT-compiles a pattern where the platform has JIT; the interpreter runs
  * it (under the same limits) where not. */
 static void grammar_jit_one(pcre2_code *re)
@@ -177,29 +215,47 @@ static void grammar_jit_one(pcre2_code *re)
         (void)pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
 }
 
-/* JIT-compiles every rule of g and of what it includes, once.  The code
- * objects change (they gain machine code) but not what they match, so this
- * stays invisible behind the const grammars callers hold. */
-static void grammar_jit(const grammar_t *cg)
+/*
+ * Makes g ready to match, once: a lazily loaded grammar compiles its
+ * patterns now (a grammar set holds every tool's grammar, and a command
+ * uses one or two of them — compiling all at start costs more than a short
+ * command's whole run), then every pattern of it and of what it includes
+ * gets machine code where PCRE2 has JIT.  A pattern that fails to compile
+ * here is reported on stderr (file, rule, offset, as `rein grammar check`
+ * would) and its rule never matches.  The code objects change but not what
+ * they match, so this stays invisible behind the const grammars callers
+ * hold.
+ */
+static void grammar_prepare(const grammar_t *cg)
 {
     grammar_t *g = (grammar_t *)cg;
-    if (g->jitted)
+    if (g->prepared)
         return;
-    g->jitted = true;
+    g->prepared = true;
     /* REIN_PCRE2_JIT=0 keeps the interpreter: valgrind cannot follow
      * JIT-generated code and reports its reads as uninitialised. */
     const char *env = getenv("REIN_PCRE2_JIT");
-    if (env && !strcmp(env, "0"))
-        return;
+    bool jit = !(env && !strcmp(env, "0"));
     for (int t = 0; t < GRAMMAR_TIERS; t++)
         for (size_t i = 0; i < g->nrules[t]; i++) {
-            grammar_jit_one(g->rules[t][i].re);
-            grammar_jit_one(g->rules[t][i].cont);
-            grammar_jit_one(g->rules[t][i].until);
+            grammar_rule_t *r = &g->rules[t][i];
+            if (!r->re) {
+                buf_t err = BUF_INIT;
+                if (grammar_rule_compile(g, r, &err) < 0) {
+                    r->broken = true;
+                    fprintf(stderr, "rein: %s\n", err.p ? err.p : "grammar");
+                }
+                buf_free(&err);
+            }
+            if (jit) {
+                grammar_jit_one(r->re);
+                grammar_jit_one(r->cont);
+                grammar_jit_one(r->until);
+            }
         }
     for (size_t i = 0; i < g->nchain; i++)
         if (g->chain[i] != cg)
-            grammar_jit(g->chain[i]);
+            grammar_prepare(g->chain[i]);
 }
 
 /* --------------------------------------------------------------- parse */
@@ -268,18 +324,10 @@ static int grammar_parse_rule(grammar_t *g, grammar_tier_t tier, json_t *jr,
         grammar_err(err, "%s: rule %s: 'pattern' holds a NUL", label, rid);
         return -EINVAL;
     }
-    if ((rc = grammar_compile(label, rid, "pattern", r->pattern, &r->re, err)) < 0)
-        return rc;
-    uint32_t idx;
-    (void)pcre2_pattern_info(r->re, PCRE2_INFO_NAMECOUNT, &idx);
-    if (idx) {
-        int n;
-        if ((n = pcre2_substring_number_from_name(r->re, (PCRE2_SPTR) "file")) > 0)
-            r->g_file = n;
-        if ((n = pcre2_substring_number_from_name(r->re, (PCRE2_SPTR) "line")) > 0)
-            r->g_line = n;
-        if ((n = pcre2_substring_number_from_name(r->re, (PCRE2_SPTR) "col")) > 0)
-            r->g_col = n;
+    if (strlen(r->pattern) > GRAMMAR_PATTERN_MAX) {
+        grammar_err(err, "%s: rule %s: pattern is %zu bytes (limit %u)",
+                    label, rid, strlen(r->pattern), GRAMMAR_PATTERN_MAX);
+        return -EINVAL;
     }
 
     json_t *sev = json_object_get(jr, "severity");
@@ -334,10 +382,8 @@ static int grammar_parse_rule(grammar_t *g, grammar_tier_t tier, json_t *jr,
                         "'continue' or 'until' (a string)", label, rid);
             return -EINVAL;
         }
-        rc = c ? grammar_compile(label, rid, "multiline.continue",
-                                 json_string_value(c), &r->cont, err)
-               : grammar_compile(label, rid, "multiline.until",
-                                 json_string_value(u), &r->until, err);
+        rc = grammar_strdup(json_string_value(c ? c : u),
+                            c ? &r->cont_pat : &r->until_pat);
         if (rc < 0)
             return rc;
         r->max_lines = GRAMMAR_MULTILINE_DEFAULT;
@@ -495,6 +541,10 @@ static int grammar_parse_obj(grammar_t *g, json_t *root, buf_t *err)
             rc = grammar_parse_rule(g, (grammar_tier_t)t,
                                     json_array_get(arr, i), &g->rules[t][i], err);
             g->nrules[t]++;
+            /* Eager loads (a single file: tests, `rein grammar check`)
+             * compile now so every pattern error is reported here. */
+            if (rc == 0 && !g->lazy)
+                rc = grammar_rule_compile(g, &g->rules[t][i], err);
             if (rc < 0)
                 return rc;
             /* ids are unique across the whole grammar */
@@ -510,8 +560,17 @@ static int grammar_parse_obj(grammar_t *g, json_t *root, buf_t *err)
     return 0;
 }
 
+static int grammar_parse_ex(const char *label, const void *json, size_t len,
+                            bool lazy, grammar_t **out, buf_t *err);
+
 int grammar_parse(const char *label, const void *json, size_t len,
                   grammar_t **out, buf_t *err)
+{
+    return grammar_parse_ex(label, json, len, false, out, err);
+}
+
+static int grammar_parse_ex(const char *label, const void *json, size_t len,
+                            bool lazy, grammar_t **out, buf_t *err)
 {
     *out = NULL;
     if (len > GRAMMAR_FILE_MAX) {
@@ -522,6 +581,7 @@ int grammar_parse(const char *label, const void *json, size_t len,
     grammar_t *g = calloc(1, sizeof *g);
     if (!g)
         return -ENOMEM;
+    g->lazy = lazy;
     int rc = grammar_strdup(label, &g->label);
     if (rc < 0)
         goto fail;
@@ -544,7 +604,16 @@ fail:
     return rc;
 }
 
+static int grammar_load_file_ex(const char *path, bool lazy, grammar_t **out,
+                                buf_t *err);
+
 int grammar_load_file(const char *path, grammar_t **out, buf_t *err)
+{
+    return grammar_load_file_ex(path, false, out, err);
+}
+
+static int grammar_load_file_ex(const char *path, bool lazy, grammar_t **out,
+                                buf_t *err)
 {
     *out = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -575,7 +644,7 @@ int grammar_load_file(const char *path, grammar_t **out, buf_t *err)
             break;
         b.len += (size_t)n;
     }
-    rc = grammar_parse(path, b.p ? b.p : "", b.len, out, err);
+    rc = grammar_parse_ex(path, b.p ? b.p : "", b.len, lazy, out, err);
 out:
     close(fd);
     buf_free(&b);
@@ -683,13 +752,13 @@ int grammar_match(const grammar_t *g, grammar_ctx_t *ctx, const char *line,
     const grammar_t *self[1] = {g};
     const grammar_t *const *chain = g->chain ? g->chain : self;
     size_t nchain = g->chain ? g->nchain : 1;
-    grammar_jit(g);
+    grammar_prepare(g);
     for (int t = 0; t < GRAMMAR_TIERS; t++)
         for (size_t c = 0; c < nchain; c++) {
             const grammar_t *h = chain[c];
             for (size_t i = 0; i < h->nrules[t]; i++) {
                 const grammar_rule_t *r = &h->rules[t][i];
-                if (r->colour && !(colours & r->colour))
+                if (r->broken || (r->colour && !(colours & r->colour)))
                     continue;
                 if (grammar_run(r->re, ctx, line, len)) {
                     grammar_fill(r, ctx, line, m);
@@ -787,7 +856,8 @@ static int grammar_set_load_one(grammar_set_t *set, const char *dir,
         free(names[i]);
         if (rc < 0)
             continue;
-        int r = grammar_load_file(path, &g, errs);
+        /* A set is what a run loads: patterns compile when used. */
+        int r = grammar_load_file_ex(path, true, &g, errs);
         if (r == -ENOMEM)
             rc = r;
         else if (r == 0 && (r = grammar_set_add(set, g)) < 0) {
