@@ -29,7 +29,7 @@ static int rein(const char *const *args, buf_t *out)
     char path[PATH_MAX];
     const char *argv[8] = {path};
     snprintf(path, sizeof path, "%s/rein", test_build_dir());
-    for (size_t i = 0; args[i] && i < 6; i++)
+    for (size_t i = 0; i < 6 && args[i]; i++)
         argv[i + 1] = args[i];
     spawn_opts_t o;
     spawn_opts_init(&o);

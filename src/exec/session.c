@@ -340,10 +340,10 @@ int session_lru_victim(const session_lru_entry_t *v, size_t n,
     for (int pass = 0; pass < 2 && best < 0; pass++)
         for (size_t i = 0; i < n; i++) {
             size_t newer = 0;
+            uint64_t mine = v[i].last_used;
             for (size_t k = 0; k < n; k++)
-                newer += k != i && (v[k].last_used > v[i].last_used ||
-                                    (v[k].last_used == v[i].last_used &&
-                                     k > i));
+                newer += k != i && (v[k].last_used > mine ||
+                                    (v[k].last_used == mine && k > i));
             if (newer < protected_n || (pass == 0 && !v[i].exited))
                 continue;
             if (best < 0 || v[i].last_used < v[best].last_used)

@@ -22,7 +22,6 @@
  */
 #include "mcp/codex.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -41,6 +40,7 @@
 #include <pcre2.h>
 
 #include "base/env.h"
+#include "base/sig.h"
 #include "base/utf8.h"
 #include "exec/retention.h"
 #include "exec/session.h"
@@ -282,53 +282,23 @@ static json_t *iso_time(int64_t ms)
     return json_string(b);
 }
 
-static const char *const sig_names[] = {
-    [SIGHUP] = "HUP",   [SIGINT] = "INT",       [SIGQUIT] = "QUIT",
-    [SIGILL] = "ILL",   [SIGTRAP] = "TRAP",     [SIGABRT] = "ABRT",
-    [SIGBUS] = "BUS",   [SIGFPE] = "FPE",       [SIGKILL] = "KILL",
-    [SIGUSR1] = "USR1", [SIGSEGV] = "SEGV",     [SIGUSR2] = "USR2",
-    [SIGPIPE] = "PIPE", [SIGALRM] = "ALRM",     [SIGTERM] = "TERM",
-    [SIGCHLD] = "CHLD", [SIGCONT] = "CONT",     [SIGSTOP] = "STOP",
-    [SIGTSTP] = "TSTP", [SIGTTIN] = "TTIN",     [SIGTTOU] = "TTOU",
-    [SIGURG] = "URG",   [SIGXCPU] = "XCPU",     [SIGXFSZ] = "XFSZ",
-    [SIGVTALRM] = "VTALRM", [SIGPROF] = "PROF", [SIGWINCH] = "WINCH",
-    [SIGIO] = "IO",     [SIGPWR] = "PWR",       [SIGSYS] = "SYS",
-};
-#define NSIGNAMES (sizeof sig_names / sizeof sig_names[0])
-
-/* "SIGTERM" for 15; "SIG<n>" for an unnamed one. */
-static const char *sig_name(int signo, char *buf, size_t n)
+/* "SIGTERM" for 15; "SIG<n>" for a signal without a name. */
+static const char *codex_sig_name(int signo, char *buf, size_t n)
 {
-    if (signo > 0 && (size_t)signo < NSIGNAMES && sig_names[signo])
-        snprintf(buf, n, "SIG%s", sig_names[signo]);
+    const char *name = sig_name(signo);
+    if (strcmp(name, "SIG?"))
+        snprintf(buf, n, "%s", name);
     else
         snprintf(buf, n, "SIG%d", signo);
     return buf;
 }
 
-/* A signal by name, normalised: "term", "SIGTERM", "sigterm", "15".
+/* A signal by name, normalised ("term", "SIGTERM", "sigterm", "15");
  * 0 when unknown. */
-static int sig_parse(const char *name)
+static int codex_sig_parse(const char *name)
 {
-    char up[16];
-    size_t n = 0;
-    if (!name)
-        return 0;
-    if (!strncasecmp(name, "sig", 3))
-        name += 3;
-    for (; name[n] && n < sizeof up - 1; n++)
-        up[n] = (char)toupper((unsigned char)name[n]);
-    up[n] = 0;
-    if (name[n] || !n)
-        return 0;
-    char *end;
-    long v = strtol(up, &end, 10);
-    if (!*end)
-        return v > 0 && v < NSIG ? (int)v : 0;
-    for (size_t i = 1; i < NSIGNAMES; i++)
-        if (sig_names[i] && !strcmp(sig_names[i], up))
-            return (int)i;
-    return 0;
+    int signo;
+    return sig_parse(name, &signo) == 0 ? signo : 0;
 }
 
 static void chunk_id(char out[2 * CODEX_CHUNK_ID_BYTES + 1])
@@ -494,7 +464,7 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
                    session_id(s));
     buf_printf(&text, "Original token count: %" PRIu64 "\n", tokens);
     if (!running && signo)
-        buf_printf(&text, "Signal: %s\n", sig_name(signo, sb, sizeof sb));
+        buf_printf(&text, "Signal: %s\n", codex_sig_name(signo, sb, sizeof sb));
     if (session_log_path(s))
         buf_printf(&text, "Log: %s\n", session_log_path(s));
     if (x->yield_clamped)
@@ -536,7 +506,7 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
         json_object_set_new(sc, "exit_code", json_integer(code));
         if (signo)
             json_object_set_new(sc, "signal",
-                                json_string(sig_name(signo, sb, sizeof sb)));
+                                json_string(codex_sig_name(signo, sb, sizeof sb)));
     } else {
         json_object_set_new(sc, "session_id", json_integer(session_id(s)));
     }
@@ -1030,7 +1000,7 @@ static int tool_kill(mcp_call_t *call, json_t *args, void *ud)
     json_int_t id = json_integer_value(json_object_get(args, "session_id"));
     const char *name = json_string_value(json_object_get(args, "signal"));
     json_t *jg = json_object_get(args, "grace_ms");
-    int signo = name ? sig_parse(name) : SIGTERM;
+    int signo = name ? codex_sig_parse(name) : SIGTERM;
     if (!signo)
         return mcp_call_errorf(call,
                                "Unknown signal `%.32s` (try TERM, INT, KILL, "
@@ -1046,7 +1016,7 @@ static int tool_kill(mcp_call_t *call, json_t *args, void *ud)
     x->call = call;
     x->kind = X_KILL;
     x->t0 = loop_now(cx->loop);
-    sig_name(signo, x->signame, sizeof x->signame);
+    codex_sig_name(signo, x->signame, sizeof x->signame);
     x->s = session_find(cx->store, id);
     x->found = x->s != NULL;
     if (!x->s || !session_running(x->s)) {
@@ -1106,7 +1076,7 @@ static int tool_list(mcp_call_t *call, json_t *args, void *ud)
                                                   : json_null());
         json_object_set_new(e, "signal",
                             !running && signo
-                                ? json_string(sig_name(signo, sb, sizeof sb))
+                                ? json_string(codex_sig_name(signo, sb, sizeof sb))
                                 : json_null());
         json_object_set_new(e, "started_at",
                             iso_time(session_started_ms(s)));

@@ -47,6 +47,9 @@
 /* Initial room of a run list; it doubles from there. */
 #define REGISTRY_LIST_INITIAL 16
 
+/* How long a process waits between tries to switch a fresh file to WAL. */
+#define REGISTRY_WAL_RETRY_MS 5
+
 /* ------------------------------------------------------------- schema */
 
 /*
@@ -577,10 +580,21 @@ static int registry_connect(registry_t *reg, bool readonly, bool immutable)
     /* WAL is a property of the file: set once, it stays.  A read-only
      * open just reads the file in the mode it has. */
     if (!readonly && !registry_readonly(reg)) {
-        int rc = registry_exec(reg, "PRAGMA journal_mode = WAL",
-                               "enable WAL");
-        if (rc < 0)
-            return rc;
+        /* Switching a fresh file to WAL needs it to itself, and SQLite
+         * answers BUSY without calling the busy handler when another
+         * process opening the same fresh file holds a lock: retry, within
+         * the busy timeout, until one of them has switched it. */
+        int rc;
+        for (int waited = 0;; waited += REGISTRY_WAL_RETRY_MS) {
+            rc = sqlite3_exec(reg->db, "PRAGMA journal_mode = WAL", NULL,
+                              NULL, NULL);
+            if ((rc & 0xff) != SQLITE_BUSY ||
+                waited >= REGISTRY_BUSY_TIMEOUT_MS)
+                break;
+            sqlite3_sleep(REGISTRY_WAL_RETRY_MS);
+        }
+        if (rc != SQLITE_OK)
+            return registry_fail(reg, rc, "enable WAL");
     }
     char sql[64];
     snprintf(sql, sizeof sql, "PRAGMA journal_size_limit = %d",
