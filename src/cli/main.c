@@ -82,7 +82,7 @@ static void usage(FILE *f)
             "verbs:\n",
             REIN_VERSION_STRING);
     for (size_t i = 0; i < NVERBS; i++)
-        fprintf(f, "  %-8s %s\n", verbs[i].name, verbs[i].summary);
+        fprintf(f, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
     fprintf(f, "\n"
                "exit status: 0 on success, 2 for bad usage of a rein verb,\n"
                "125 when rein itself fails or refuses a dangerous command;\n"
