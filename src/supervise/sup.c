@@ -21,7 +21,9 @@
  *
  * When the leader exits on its own, whatever it left in its boundary
  * (background jobs, daemons) is ended the same way: rein leaves nothing
- * running.  The reason stays `exit`.
+ * running.  The reason stays `exit`.  A front end may first have the output
+ * drained for a while (sup_spawn_ex's exit drain: the shell module keeps
+ * what a background job prints just after bash exits).
  *
  * Several supervisors may share one state dir.  Each is an owner with an
  * flock'ed lock file and a lease renewed every REIN_SUP_HEARTBEAT_MS; a
