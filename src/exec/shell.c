@@ -1,37 +1,44 @@
 /*
  * shell.c — bash for an agent, one-shot or persistent (rein.h: rein_shell_*).
  *
- * Both modes run `/bin/bash --noprofile --norc` in a session of its own
- * (setsid), stdin on /dev/null, stdout and stderr on ONE pipe so the output
- * keeps the order the command wrote it in.  Each call drives a private
- * event loop, as pty.c does, and hands output to the caller as UTF-8 chunks.
+ * Both modes run `/bin/bash --noprofile --norc` as a run of the supervisor
+ * (sup.c), like pty.c: spawning it in a session of its own, watching its
+ * exit, and ending it and everything it started (TERM + CONT to the whole
+ * run, REIN_SHELL_GRACE_MS, KILL, rescans, every signal verified) are the
+ * supervisor's, so a shell run has the same lifecycle, ownership and
+ * cleanup as every other run.  Each rein_shell_t keeps one ephemeral
+ * supervisor (no registry, no log) for its whole life, and each one-shot
+ * call opens its own, at the `pgid` containment level: a library call must
+ * not turn its host into a child subreaper.  stdin is /dev/null, stdout and
+ * stderr are ONE pipe so the output keeps the order the command wrote it
+ * in; it reaches the caller as UTF-8 chunks.
  *
  * Environment: the current environ minus the variables that would change
  * how bash itself behaves (prompts, PWD/OLDPWD/SHLVL, exported functions,
  * BASH_ENV/ENV, SHELLOPTS/BASHOPTS, IFS, CDPATH; see shell_env_skip), then
- * the session env laid over it.
+ * the session env laid over it — handed to the supervisor as the run's
+ * whole environment (sup_spawn_extra_t.envp).
  *
  * One-shot (rein_shell_exec): `bash -c <command>` with the command-scoped
- * env simply in its environment and the cwd set by spawn.  With a snapshot,
- * a small fixed script sources it first (stdio on /dev/null) and reports
- * success with one byte on fd 3 before eval'ing the command; the paths and
- * the command travel in argv, never pasted into script text.  One vfork, one
- * pipe (two with a snapshot), the loop: rein_shell_exec of `true` must stay
- * within 1.3x of a bare spawn+wait of `bash -c true`.
- *   After bash exits the pipe is drained until EOF, REIN_SHELL_DRAIN_IDLE_MS
- * without output, or REIN_SHELL_DRAIN_MAX_MS in all.  Then, because rein
- * leaves nothing running, whatever is still in the run's session (background
- * jobs that outlived the command) is terminated: TERM + CONT, up to
- * REIN_SHELL_GRACE_MS, KILL.  bash stays an unreaped zombie until that is
- * done, so its pid — the session and group id — cannot be reused by a
- * stranger while we signal the group.  The session is found by getsid() on
- * every pid: one system call each, cheap enough for the fast path (a
- * /proc/<pid>/stat read of every process would eat most of the 1.3x).
+ * env simply in its environment, the cwd set by spawn and timeout_ms the
+ * run's own.  With a snapshot, a small fixed script sources it first (stdio
+ * on /dev/null) and reports success with one byte on fd 3 before eval'ing
+ * the command; the paths and the command travel in argv, never pasted into
+ * script text.  rein_shell_exec of `true` must stay within 1.3x of a bare
+ * spawn+wait of `bash -c true`.
+ *   After bash exits, the supervisor drains the pipe until EOF,
+ * REIN_SHELL_DRAIN_IDLE_MS without output, or REIN_SHELL_DRAIN_MAX_MS in all
+ * (sup_spawn_extra_t.exit_drain_*), so what a background job prints just
+ * after the command is kept; then, because rein leaves nothing running, it
+ * ends whatever is left of the run.  bash stays an unreaped zombie until
+ * that is done, so its pid cannot be reused while its group is signalled.
  *
  * Persistent (rein_shell_t): bash runs a driver loop (SHELL_DRIVER) that
- * keeps cwd, variables and functions between runs.  It talks to us over a
- * socketpair placed at its fd 3 (moved to fd 60 at once, out of the way of
- * scripts that use `exec 3>...`):
+ * keeps cwd, variables and functions between runs; the supervisor's run
+ * lives as long as the session, and is only driven while a call runs.  It
+ * talks to us over a socketpair placed at its fd 3 (sup_spawn_extra_t
+ * extra_fds; moved to fd 60 at once, out of the way of scripts that use
+ * `exec 3>...`):
  *   request  cwd NUL count NUL NAME=value NUL ... command NUL
  *   status   "r\n" ready (after the snapshot) | "n\n" snapshot failed |
  *            "s <code>\n" command done | "c\n" cd failed
@@ -39,12 +46,12 @@
  * whose reader died raises SIGPIPE in the host, while send(MSG_NOSIGNAL)
  * only fails; and one socket carries both directions.
  *   A run's output is everything read from the pipe until its status line
- * arrives, then what is already readable.  bash writes the status only after
- * the foreground command returned, so its output is in the pipe by then.
- * The 250 ms idle drain of one-shot does not apply: bash itself holds the
- * pipe open between runs, so it never reaches EOF and every run would pay
- * the full idle window.  Late output of a background job arrives with the
- * next run instead — nothing is lost.
+ * arrives, then what is already readable (sup_run_drain).  bash writes the
+ * status only after the foreground command returned, so its output is in
+ * the pipe by then.  The idle drain applies only once bash exits: bash
+ * itself holds the pipe open between runs, so it never reaches EOF and
+ * every run would pay the full idle window.  Late output of a background
+ * job arrives with the next run instead — nothing is lost.
  *   bash keeps a duplicate of the control socket while the command runs
  * (the save copy behind `eval ... 60<&-`), so children may inherit it; no
  * decision here depends on that socket's EOF, only on bash's exit.
@@ -53,61 +60,50 @@
  *   status   (persistent) the driver reports the command's status: the
  *            session is kept, also after a failed cd (REIN_ECWD).
  *   exit     bash exits: `exit`, break/continue out of the driver, or the
- *            end of a one-shot.  Drain, terminate leftovers, reap.  A
- *            persistent session is dropped; one killed by a signal from
- *            outside is REIN_ESHELL_EXEC.
- *   cancel / timeout   rein_shell_abort(), the token or timeout_ms: TERM +
- *            CONT to the session's group, its captured tree and every
- *            process of the session; up to REIN_SHELL_GRACE_MS (polled, so
- *            it ends as soon as all is gone); rescan, KILL, poll until
- *            all is gone (SHELL_KILL_BOUND_MS at most); reap; the
- *            session is dropped.  No exit code.
+ *            end of a one-shot.  The supervisor drains, ends leftovers and
+ *            reaps.  A persistent session is dropped; one killed by a
+ *            signal from outside is REIN_ESHELL_EXEC.
+ *   cancel / timeout   rein_shell_abort(), the token or timeout_ms: the
+ *            supervisor cancels the run with REIN_SHELL_GRACE_MS of grace;
+ *            the session is dropped.  No exit code.
+ * Anything else that ends the run (the supervisor ends a run whose process
+ * left its session: an ownership escape) is REIN_ESHELL_EXEC.
  */
 #include "exec/shell.h"
 
 #include "rein.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/buf.h"
 #include "base/cancel.h"
 #include "base/env.h"
 #include "base/loop.h"
-#include "base/procfs.h"
-#include "base/ptree.h"
 #include "base/spawn.h"
 #include "base/utf8.h"
+#include "supervise/sup.h"
 
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
-
-/* Bytes asked for per read() of the output pipe. */
-#define SHELL_READ_BUF 65536
-/* How often the grace window checks whether everything is gone already. */
-#define SHELL_POLL_MS 20
-/* After the last KILL: how long to wait for everything to be gone. */
-#define SHELL_KILL_BOUND_MS 5000
 /* The longest status line the driver writes ("s 255\n" and the like). */
 #define SHELL_LINE_MAX 64
 /* How bash exports functions through the environment. */
 #define SHELL_FUNC_EXPORT_PREFIX "BASH_FUNC_"
 /* Command-scoped variables the driver keeps to itself. */
 #define SHELL_PRIVATE_PREFIX "__rein_"
+/* The containment of shell runs started through the library (as pty.c). */
+#define SHELL_CONTAINMENT "pgid"
+/* Events handled before a persistent run, at most: late output of a
+ * background job and the news of a bash that died between runs. */
+#define SHELL_PUMP_MAX 64
 
 extern char **environ;
 
@@ -228,13 +224,7 @@ static const char SHELL_ONESHOT_SNAPSHOT[] =
 
 /* --------------------------------------------------------- the objects */
 
-/* One bash process and our ends of its channels. */
-struct shell_sess {
-    pid_t pid;
-    int pidfd; /* -1 in the SIGCHLD fallback */
-    int out;   /* read end of the stdout+stderr pipe, non-blocking */
-    int chan;  /* persistent: control socket; one-shot: snapshot marker */
-};
+struct shell_run;
 
 struct rein_shell {
     pthread_mutex_t mu; /* guards running */
@@ -243,55 +233,36 @@ struct rein_shell {
     atomic_bool abort_req;
     char **session_env; /* NULL-terminated copy, or NULL */
     char *snapshot;     /* or NULL */
-    bool live;          /* sess holds a running bash */
-    struct shell_sess sess;
+    rein_sup_t *sup;    /* made on the first run, kept until free */
+    int64_t id;         /* the session's run (its bash), or 0 */
+    int chan;           /* our end of the control socket, or -1 */
+    /* The call being driven, which the run's callbacks report to; NULL
+     * between calls and while the session is dropped. */
+    struct shell_run *cur;
 };
 
 enum shell_end { END_NONE, END_STATUS, END_EXIT, END_CANCEL, END_TIMEOUT };
 
-/* The state of one run (or of one teardown, when o is NULL). */
+/* The state of one call. */
 struct shell_run {
     rein_shell_t *sh; /* NULL for one-shot */
     const rein_shell_run_opts_t *o;
-    loop_t *loop;
-    struct shell_sess *s;
-    bool persistent;
+    rein_sup_t *sup;
+    int64_t id;
     enum shell_end end;
-    bool exited, reaped, eof, done;
-    bool draining; /* after bash's exit: reading until EOF or idle */
-    bool killing;  /* terminating what is left of the session */
-    bool killed;   /* the final KILL was sent */
-    bool exit_by_signal;
-    int exit_code;   /* bash's */
+    bool done;   /* stop driving: a status arrived, or the run exited */
+    bool exited; /* the supervisor's run is over; info says how */
+    rein_run_info_t info;
     int status_code; /* the command's, from the driver */
     int err;         /* the first error */
-    uint64_t idle_timer, max_timer, grace_timer, poll_timer, bound_timer;
-    ptree_t tree; /* captured when a kill starts, merged on each scan */
-    buf_t req;    /* request bytes not yet sent */
+    uint64_t t_timeout;
+    buf_t req; /* request bytes; req_off of them sent */
     size_t req_off;
     char line[SHELL_LINE_MAX];
     size_t line_len;
     utf8_dec_t dec;
     buf_t out;
-    char *rbuf;
 };
-
-static void sess_init(struct shell_sess *s)
-{
-    s->pid = -1;
-    s->pidfd = s->out = s->chan = -1;
-}
-
-static void sess_close(struct shell_sess *s)
-{
-    if (s->pidfd >= 0)
-        close(s->pidfd);
-    if (s->out >= 0)
-        close(s->out);
-    if (s->chan >= 0)
-        close(s->chan);
-    sess_init(s);
-}
 
 /* ------------------------------------------------------- environment */
 
@@ -358,258 +329,87 @@ static bool shell_env_exportable(const char *entry)
     return true;
 }
 
-/* ------------------------------------------------------ session scan */
-
-/*
- * Every live process of session sid except its leader, by getsid() on each
- * pid: while the leader is an unreaped zombie, sid names our session and
- * nothing else, and every member descends from our bash.  Zombies are left
- * out: there is nothing to signal.
- */
-static int shell_session_scan(pid_t sid, ptree_t *out)
-{
-    out->v = NULL;
-    out->n = 0;
-    DIR *d = opendir("/proc");
-    if (!d)
-        return -errno;
-    struct dirent *de;
-    int rc = 0;
-    while ((de = readdir(d))) {
-        if (de->d_name[0] < '1' || de->d_name[0] > '9')
-            continue;
-        pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
-        uint64_t st;
-        if (pid == sid || getsid(pid) != sid ||
-            procfs_start_time(pid, &st) < 0 || !procfs_alive(pid, st))
-            continue;
-        ptree_member_t *v = realloc(out->v, (out->n + 1) * sizeof *v);
-        if (!v) {
-            rc = -ENOMEM;
-            break;
-        }
-        out->v = v;
-        out->v[out->n++] = (ptree_member_t){pid, st};
-    }
-    closedir(d);
-    if (rc < 0)
-        ptree_free(out);
-    return rc;
-}
 
 /* ----------------------------------------------------------- the run */
 
 static void emit(struct shell_run *r)
 {
-    if (r->out.len && r->o && r->o->on_chunk)
+    if (r->out.len && r->o->on_chunk)
         r->o->on_chunk(r->out.p, r->out.len, r->o->data);
     buf_reset(&r->out);
 }
 
-static void finish(struct shell_run *r)
+/* The run's callbacks get a slot holding the call they report to (the
+ * one-shot's own, or rein_shell_t.cur), so a session's run, which outlives
+ * each call, never reaches a call that is over. */
+static void on_output(rein_sup_t *s, int64_t id, const void *data, size_t n,
+                      void *ud)
 {
+    (void)s;
+    (void)id;
+    struct shell_run *r = *(struct shell_run **)ud;
+    const char *text;
+    size_t len;
+    if (!r)
+        return; /* a session being dropped: no one to hand it to */
+    /* Hand each read on at once (valid UTF-8 without a copy): a fast
+     * writer must not make us buffer its whole output. */
+    if (utf8_decode_view(&r->dec, data, n, &r->out, &text, &len) < 0 &&
+        !r->err)
+        r->err = -ENOMEM;
+    if (len && r->o->on_chunk)
+        r->o->on_chunk(text, len, r->o->data);
+    buf_reset(&r->out);
+}
+
+static void read_chan(struct shell_run *r);
+
+static void on_exit_run(rein_sup_t *s, int64_t id, const rein_run_info_t *i,
+                        void *ud)
+{
+    (void)s;
+    (void)id;
+    struct shell_run *r = *(struct shell_run **)ud;
+    if (!r)
+        return;
+    /* A last status line (a failed snapshot) may still be in the socket. */
+    if (r->sh)
+        read_chan(r);
+    r->info = *i;
+    r->exited = true;
     r->done = true;
-    loop_stop(r->loop);
-}
-
-static void stop_timer(struct shell_run *r, uint64_t *id)
-{
-    loop_timer_del(r->loop, *id);
-    *id = 0;
-}
-
-/* Reads what the pipe has now; true when anything came.  Sets eof. */
-static bool read_out(struct shell_run *r)
-{
-    bool got = false;
-    if (r->eof)
-        return false;
-    for (;;) {
-        ssize_t n = read(r->s->out, r->rbuf, SHELL_READ_BUF);
-        if (n > 0) {
-            /* Hand each read on at once (valid UTF-8 without a copy):
-             * a fast writer must not make us buffer its whole output. */
-            const char *text;
-            size_t len;
-            got = true;
-            if (utf8_decode_view(&r->dec, r->rbuf, (size_t)n, &r->out, &text,
-                                 &len) < 0 &&
-                !r->err)
-                r->err = -ENOMEM;
-            if (len && r->o && r->o->on_chunk)
-                r->o->on_chunk(text, len, r->o->data);
-            buf_reset(&r->out);
-            continue;
-        }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && errno == EAGAIN)
-            break;
-        r->eof = true; /* every writer gone (or an error: stop reading) */
-        loop_io_del(r->loop, r->s->out);
+    if (r->end != END_NONE)
+        return; /* ours: cancel, timeout, or a status that came first */
+    switch (i->reason) {
+    case REIN_REASON_EXIT:
+    case REIN_REASON_SIGNAL:
+        r->end = END_EXIT;
+        if (r->sh && i->reason == REIN_REASON_SIGNAL && !r->err)
+            r->err = REIN_ESHELL_EXEC; /* killed from outside */
+        break;
+    case REIN_REASON_OVERALL_TIMEOUT:
+        r->end = END_TIMEOUT; /* the one-shot's timeout_ms */
+        break;
+    default:
+        r->end = END_CANCEL; /* the supervisor ended it on its own */
+        if (!r->err)
+            r->err = REIN_ESHELL_EXEC;
         break;
     }
-    emit(r);
-    return got;
 }
 
-static void reap(struct shell_run *r)
-{
-    if (r->reaped)
-        return;
-    spawn_reap(r->s->pid, r->s->pidfd, NULL);
-    r->reaped = true;
-}
-
-/* Everything is over: last output, reap, stop. */
-static void wind_up(struct shell_run *r)
-{
-    stop_timer(r, &r->idle_timer);
-    stop_timer(r, &r->max_timer);
-    stop_timer(r, &r->grace_timer);
-    stop_timer(r, &r->poll_timer);
-    stop_timer(r, &r->bound_timer);
-    read_out(r);
-    if (r->exited)
-        reap(r);
-    finish(r);
-}
-
-/* Adds the live members of bash's tree and session to r->tree. */
-static void rescan(struct shell_run *r)
-{
-    ptree_t now;
-    if (!r->exited && ptree_capture(r->s->pid, &now) == 0) {
-        ptree_merge(&r->tree, &now);
-        ptree_free(&now);
-    }
-    if (shell_session_scan(r->s->pid, &now) == 0) {
-        ptree_merge(&r->tree, &now);
-        ptree_free(&now);
-    }
-}
-
-/* Whether anything of the run is still alive: bash, the tree captured so
- * far, or any process of the session. */
-static bool anything_alive(struct shell_run *r)
-{
-    if (!r->exited || ptree_count_alive(&r->tree) > 0)
-        return true;
-    ptree_t now;
-    if (shell_session_scan(r->s->pid, &now) < 0)
-        return true; /* cannot tell: let the grace run out */
-    bool alive = now.n > 0;
-    ptree_free(&now);
-    return alive;
-}
-
-static void signal_all(struct shell_run *r, int signo)
-{
-    /* Safe while bash is unreaped: its pid is the group id and no one
-     * else can hold it. */
-    if (!r->reaped)
-        ptree_signal_group(r->s->pid, signo);
-    ptree_signal(&r->tree, signo);
-}
-
-static void on_kill_bound(loop_t *l, uint64_t id, void *data)
-{
-    (void)l;
-    (void)id;
-    struct shell_run *r = data;
-    r->bound_timer = 0;
-    /* Something did not die even after KILL (uninterruptible sleep): give
-     * up waiting.  If it is bash, it cannot be reaped here. */
-    if (!r->exited)
-        r->reaped = true;
-    wind_up(r);
-}
-
-static void on_poll(loop_t *l, uint64_t id, void *data);
-
-static void on_grace_end(loop_t *l, uint64_t id, void *data)
-{
-    (void)id;
-    struct shell_run *r = data;
-    r->grace_timer = 0;
-    stop_timer(r, &r->poll_timer);
-    rescan(r);
-    signal_all(r, SIGKILL);
-    r->killed = true;
-    /* KILL takes effect when each target next runs: keep polling until
-     * all are gone, so the caller never sees a survivor, within a bound. */
-    if (!anything_alive(r)) {
-        wind_up(r);
-        return;
-    }
-    loop_timer_add(l, SHELL_KILL_BOUND_MS, on_kill_bound, r,
-                   &r->bound_timer);
-    loop_timer_add(l, SHELL_POLL_MS, on_poll, r, &r->poll_timer);
-}
-
-static void on_poll(loop_t *l, uint64_t id, void *data)
-{
-    (void)id;
-    struct shell_run *r = data;
-    r->poll_timer = 0;
-    if (!anything_alive(r)) {
-        wind_up(r);
-        return;
-    }
-    loop_timer_add(l, SHELL_POLL_MS, on_poll, r, &r->poll_timer);
-}
-
-/* TERM + CONT to everything of the session; KILL after the grace. */
-static void begin_terminate(struct shell_run *r)
-{
-    if (r->killing)
-        return;
-    r->killing = true;
-    stop_timer(r, &r->idle_timer);
-    stop_timer(r, &r->max_timer);
-    r->draining = false;
-    rescan(r);
-    signal_all(r, SIGTERM);
-    signal_all(r, SIGCONT);
-    loop_timer_add(r->loop, REIN_SHELL_GRACE_MS, on_grace_end, r,
-                   &r->grace_timer);
-    loop_timer_add(r->loop, SHELL_POLL_MS, on_poll, r, &r->poll_timer);
-}
-
+/* Cancels the run: the supervisor's TERM + CONT, grace, KILL.  Nothing to
+ * do once the run ends by itself (bash exited: it is draining or ending
+ * leftovers already). */
 static void begin_kill(struct shell_run *r, enum shell_end why)
 {
+    rein_run_info_t i;
     if (r->end != END_NONE)
         return; /* the first reason wins */
-    r->end = why;
-    begin_terminate(r);
-}
-
-/* The drain after bash's exit is over: terminate what is left, if any. */
-static void drain_end(struct shell_run *r)
-{
-    stop_timer(r, &r->idle_timer);
-    stop_timer(r, &r->max_timer);
-    r->draining = false;
-    ptree_t now;
-    if (shell_session_scan(r->s->pid, &now) == 0 && now.n == 0) {
-        ptree_free(&now);
-        wind_up(r);
+    if (rein_sup_info(r->sup, r->id, &i) < 0 || i.state != REIN_RUN_RUNNING)
         return;
-    }
-    ptree_free(&now);
-    begin_terminate(r);
-}
-
-static void on_drain_timer(loop_t *l, uint64_t id, void *data)
-{
-    (void)l;
-    struct shell_run *r = data;
-    if (id == r->idle_timer)
-        r->idle_timer = 0;
-    else
-        r->max_timer = 0;
-    read_out(r);
-    drain_end(r);
+    r->end = why;
+    rein_sup_cancel(r->sup, r->id, SIGTERM, REIN_SHELL_GRACE_MS);
 }
 
 /* Handles one status line of the driver. */
@@ -638,8 +438,8 @@ static void on_line(struct shell_run *r, const char *line)
         return;
     }
     /* The command has returned, so its output is in the pipe. */
-    read_out(r);
-    finish(r);
+    sup_run_drain(r->sup, r->id);
+    r->done = true;
 }
 
 /* Reads status lines from the control socket. */
@@ -647,7 +447,7 @@ static void read_chan(struct shell_run *r)
 {
     char tmp[SHELL_LINE_MAX];
     for (;;) {
-        ssize_t n = recv(r->s->chan, tmp, sizeof tmp, MSG_DONTWAIT);
+        ssize_t n = recv(r->sh->chan, tmp, sizeof tmp, MSG_DONTWAIT);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
@@ -671,7 +471,7 @@ static void read_chan(struct shell_run *r)
 static void write_chan(struct shell_run *r)
 {
     while (r->req_off < r->req.len) {
-        ssize_t n = send(r->s->chan, r->req.p + r->req_off,
+        ssize_t n = send(r->sh->chan, r->req.p + r->req_off,
                          r->req.len - r->req_off,
                          MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n > 0) {
@@ -684,13 +484,11 @@ static void write_chan(struct shell_run *r)
             return;
         r->req_off = r->req.len; /* EPIPE: bash is gone; its exit tells */
     }
-    loop_io_mod(r->loop, r->s->chan, LOOP_READ);
+    loop_io_mod(sup_loop(r->sup), r->sh->chan, LOOP_READ);
 }
 
 static void on_chan(loop_t *l, int fd, unsigned ev, void *data)
 {
-    (void)l;
-    (void)fd;
     struct shell_run *r = data;
     if (ev & LOOP_WRITE)
         write_chan(r);
@@ -700,61 +498,13 @@ static void on_chan(loop_t *l, int fd, unsigned ev, void *data)
         loop_io_del(l, fd); /* level-triggered HUP: watch bash's exit */
 }
 
-static void on_out(loop_t *l, int fd, unsigned ev, void *data)
-{
-    (void)l;
-    (void)fd;
-    (void)ev;
-    struct shell_run *r = data;
-    bool got = read_out(r);
-    if (!r->draining)
-        return;
-    if (r->eof) {
-        drain_end(r);
-    } else if (got) {
-        stop_timer(r, &r->idle_timer);
-        loop_timer_add(l, REIN_SHELL_DRAIN_IDLE_MS, on_drain_timer, r,
-                       &r->idle_timer);
-    }
-}
-
-static void on_child(loop_t *l, pid_t pid, const siginfo_t *info, void *data)
-{
-    (void)pid;
-    struct shell_run *r = data;
-    r->exited = true;
-    r->exit_code = spawn_code_from_info(info);
-    r->exit_by_signal = info->si_code != CLD_EXITED;
-    if (r->killing) {
-        if (!anything_alive(r))
-            wind_up(r);
-        return;
-    }
-    /* A last status line (a failed snapshot) may still be in the socket. */
-    if (r->persistent)
-        read_chan(r);
-    if (r->done)
-        return;
-    r->end = END_EXIT;
-    if (r->persistent && r->exit_by_signal && !r->err)
-        r->err = REIN_ESHELL_EXEC; /* killed from outside */
-    r->draining = true;
-    read_out(r);
-    if (r->eof) {
-        drain_end(r);
-        return;
-    }
-    loop_timer_add(l, REIN_SHELL_DRAIN_IDLE_MS, on_drain_timer, r,
-                   &r->idle_timer);
-    loop_timer_add(l, REIN_SHELL_DRAIN_MAX_MS, on_drain_timer, r,
-                   &r->max_timer);
-}
-
 static void on_timeout(loop_t *l, uint64_t id, void *data)
 {
     (void)l;
     (void)id;
-    begin_kill(data, END_TIMEOUT);
+    struct shell_run *r = data;
+    r->t_timeout = 0;
+    begin_kill(r, END_TIMEOUT);
 }
 
 static void on_cancel(loop_t *l, int fd, unsigned ev, void *data)
@@ -776,86 +526,71 @@ static void on_wake(loop_t *l, int fd, unsigned ev, void *data)
         begin_kill(r, END_CANCEL);
 }
 
-/* Drives the loop until the run is over.  With o NULL it only tears the
- * session down (begin_terminate at once). */
-static int run_loop(struct shell_run *r)
+/* Drives the supervisor until the call is over: a status (persistent) or
+ * the run's end.  0, or the loop's error (the run may then still live). */
+static int run_drive(struct shell_run *r)
 {
     const rein_shell_run_opts_t *o = r->o;
-    int rc;
-    if ((rc = loop_io_add(r->loop, r->s->out, LOOP_READ, on_out, r)) < 0 ||
-        (rc = loop_child_add(r->loop, r->s->pid, r->s->pidfd, on_child,
-                             r)) < 0)
-        return rc;
-    if (r->persistent &&
-        (rc = loop_io_add(r->loop, r->s->chan,
-                          LOOP_READ | (r->req.len ? LOOP_WRITE : 0),
-                          on_chan, r)) < 0)
-        return rc;
-    if (r->sh && o &&
-        (rc = loop_io_add(r->loop, r->sh->wake_fd, LOOP_READ, on_wake, r)) <
-            0)
-        return rc;
-    if (o && o->cancel &&
-        (rc = loop_io_add(r->loop, cancel_fd(o->cancel), LOOP_READ,
-                          on_cancel, r)) < 0)
-        return rc;
-    if (o && o->timeout_ms &&
-        (rc = loop_timer_add(r->loop, o->timeout_ms, on_timeout, r, NULL)) <
-            0)
-        return rc;
-    if (!o)
-        begin_terminate(r);
+    loop_t *l = sup_loop(r->sup);
+    int cfd = cancel_fd(o->cancel), rc = 0;
+    bool chan = false, wake = false, cancel = false;
+    if (r->sh) {
+        if ((rc = loop_io_add(l, r->sh->chan,
+                              LOOP_READ | (r->req.len ? LOOP_WRITE : 0),
+                              on_chan, r)) < 0)
+            goto out;
+        chan = true;
+        if ((rc = loop_io_add(l, r->sh->wake_fd, LOOP_READ, on_wake, r)) < 0)
+            goto out;
+        wake = true;
+        /* A command's timeout is ours: the session's run outlives it. */
+        if (o->timeout_ms &&
+            (rc = loop_timer_add(l, o->timeout_ms, on_timeout, r,
+                                 &r->t_timeout)) < 0)
+            goto out;
+    }
+    if (cfd >= 0) {
+        if ((rc = loop_io_add(l, cfd, LOOP_READ, on_cancel, r)) < 0)
+            goto out;
+        cancel = true;
+    }
     /* An abort that raced with set-up, or a token raised before the run. */
-    else if ((r->sh && atomic_exchange(&r->sh->abort_req, false)) ||
-             rein_cancel_triggered(o->cancel))
+    if ((r->sh && atomic_exchange(&r->sh->abort_req, false)) ||
+        rein_cancel_triggered(o->cancel))
         begin_kill(r, END_CANCEL);
     while (!r->done) {
-        rc = loop_run_once(r->loop, -1);
+        rc = rein_sup_run_once(r->sup, -1);
         if (rc < 0)
-            return rc;
+            break;
+        rc = 0;
     }
-    return 0;
+out:
+    if (chan)
+        loop_io_del(l, r->sh->chan); /* may be gone already (HUP) */
+    if (wake)
+        loop_io_del(l, r->sh->wake_fd);
+    if (cancel)
+        loop_io_del(l, cfd);
+    loop_timer_del(l, r->t_timeout);
+    r->t_timeout = 0;
+    if (utf8_finish(&r->dec, &r->out) == 0)
+        emit(r);
+    return rc;
 }
 
-static int run_init(struct shell_run *r, rein_shell_t *sh,
-                    const rein_shell_run_opts_t *o, struct shell_sess *s,
-                    bool persistent)
+static void run_init(struct shell_run *r, rein_shell_t *sh,
+                     const rein_shell_run_opts_t *o)
 {
     memset(r, 0, sizeof *r);
     r->sh = sh;
     r->o = o;
-    r->s = s;
-    r->persistent = persistent;
     utf8_init(&r->dec);
-    r->rbuf = malloc(SHELL_READ_BUF);
-    if (!r->rbuf)
-        return -ENOMEM;
-    return loop_new(&r->loop);
 }
 
 static void run_free(struct shell_run *r)
 {
-    ptree_free(&r->tree);
-    loop_free(r->loop);
-    r->loop = NULL;
     buf_free(&r->req);
     buf_free(&r->out);
-    free(r->rbuf);
-    r->rbuf = NULL;
-}
-
-/* Runs the loop; on a loop failure never leaves bash behind. */
-static int run_drive(struct shell_run *r)
-{
-    int rc = run_loop(r);
-    if (rc < 0 && !r->reaped) {
-        ptree_signal_group(r->s->pid, SIGKILL);
-        reap(r);
-        r->exited = true;
-    }
-    if (utf8_finish(&r->dec, &r->out) == 0)
-        emit(r);
-    return rc;
 }
 
 static void fill_result(const struct shell_run *r, rein_run_result_t *res)
@@ -868,31 +603,47 @@ static void fill_result(const struct shell_run *r, rein_run_result_t *res)
         res->exit_code = r->status_code;
     } else if (r->end == END_EXIT) {
         res->has_exit_code = true;
-        res->exit_code = r->exit_code;
+        res->exit_code = r->info.exit_code;
     }
 }
 
 /* ------------------------------------------------------------- spawn */
 
-/* Spawns bash with out on 1+2 and the extra fds; maps spawn's errors. */
-static int shell_spawn(const char *const *argv, const env_t *env,
-                       const char *cwd, int out, const int *extra,
-                       size_t n_extra, bool want_pidfd,
-                       struct shell_sess *s)
+static int shell_sup_open(rein_sup_t **out)
 {
-    spawn_opts_t so;
+    rein_sup_opts_t so = {.ephemeral = true,
+                          .containment = SHELL_CONTAINMENT,
+                          .no_reconcile = true};
+    return rein_sup_open(&so, out);
+}
+
+/* Starts bash as a run of s: argv, the whole environment env, extra on
+ * fds 3.., the exit drain; the callbacks report to *slot.  Maps a failed
+ * spawn: a cwd that cannot be entered is REIN_ECWD, any other failure to
+ * start bash REIN_ESHELL_INIT. */
+static int shell_spawn(rein_sup_t *s, const char *const *argv,
+                       const env_t *env, const char *cwd, uint32_t timeout_ms,
+                       const int *extra, size_t n_extra,
+                       struct shell_run **slot, int64_t *id)
+{
+    rein_run_opts_t ro = {
+        .argv = argv,
+        .cwd = cwd,
+        .timeout_ms = timeout_ms,
+        .grace_ms = REIN_SHELL_GRACE_MS,
+        .on_output = on_output,
+        .on_exit = on_exit_run,
+        .data = slot,
+    };
+    sup_spawn_extra_t x = {
+        .envp = (const char *const *)env->v,
+        .extra_fds = extra,
+        .n_extra_fds = n_extra,
+        .exit_drain_idle_ms = REIN_SHELL_DRAIN_IDLE_MS,
+        .exit_drain_max_ms = REIN_SHELL_DRAIN_MAX_MS,
+    };
     spawn_step_t step = SPAWN_STEP_NONE;
-    spawn_opts_init(&so);
-    so.file = shell_program;
-    so.argv = argv;
-    so.envp = (const char *const *)env->v;
-    so.cwd = cwd;
-    so.fd_out = so.fd_err = out;
-    so.group = SPAWN_SESSION;
-    so.want_pidfd = want_pidfd;
-    so.extra_fds = extra;
-    so.n_extra_fds = n_extra;
-    int rc = spawn_start(&so, &s->pid, &s->pidfd, &step);
+    int rc = sup_spawn_ex(s, &ro, &x, id, &step);
     if (rc == -ENOMEM)
         return rc;
     if (rc < 0)
@@ -907,46 +658,40 @@ int rein_shell_exec(const rein_shell_opts_t *opts,
                     rein_run_result_t *result)
 {
     struct shell_run r;
-    struct shell_sess s;
+    struct shell_run *slot = &r;
     env_t env = {NULL, 0};
-    int pfd[2] = {-1, -1}, mfd[2] = {-1, -1}, rc;
+    int mfd[2] = {-1, -1}, rc;
     const char *snap = opts ? opts->snapshot_path : NULL;
 
     if (!run || !run->command || !result)
         return -EINVAL;
     memset(result, 0, sizeof *result);
-    sess_init(&s);
-    if ((rc = run_init(&r, NULL, run, &s, false)) < 0)
-        goto out;
+    run_init(&r, NULL, run);
     if ((rc = shell_build_env(&env, opts ? opts->session_env : NULL,
                               run->env)) < 0)
         goto out;
-    if (pipe2(pfd, O_CLOEXEC) < 0 ||
-        (snap && pipe2(mfd, O_CLOEXEC) < 0)) {
+    if (snap && pipe2(mfd, O_CLOEXEC) < 0) {
         rc = -errno;
         goto out;
     }
     if (snap) /* ours only: bash's end stays blocking */
         fcntl(mfd[0], F_SETFL, fcntl(mfd[0], F_GETFL) | O_NONBLOCK);
+    if ((rc = shell_sup_open(&r.sup)) < 0)
+        goto out;
     const char *plain[] = {shell_program, "--noprofile", "--norc", "-c",
                            run->command, NULL};
     const char *with_snap[] = {shell_program, "--noprofile", "--norc", "-c",
                                SHELL_ONESHOT_SNAPSHOT, shell_program, snap,
                                run->command, NULL};
-    rc = shell_spawn(snap ? with_snap : plain, &env, run->cwd, pfd[1],
-                     snap ? &mfd[1] : NULL, snap ? 1 : 0,
-                     loop_uses_pidfd(r.loop), &s);
-    close(pfd[1]);
-    pfd[1] = -1;
+    rc = shell_spawn(r.sup, snap ? with_snap : plain, &env, run->cwd,
+                     run->timeout_ms, snap ? &mfd[1] : NULL, snap ? 1 : 0,
+                     &slot, &r.id);
     if (mfd[1] >= 0) {
         close(mfd[1]);
         mfd[1] = -1;
     }
     if (rc < 0)
         goto out;
-    s.out = pfd[0];
-    pfd[0] = -1;
-    fcntl(s.out, F_SETFL, fcntl(s.out, F_GETFL) | O_NONBLOCK);
 
     rc = run_drive(&r);
     if (rc == 0 && r.err)
@@ -959,13 +704,12 @@ int rein_shell_exec(const rein_shell_opts_t *opts,
     if (rc == 0)
         fill_result(&r, result);
 out:
-    sess_close(&s);
-    for (int i = 0; i < 2; i++) {
-        if (pfd[i] >= 0)
-            close(pfd[i]);
+    /* Ends the run too if the loop failed before it was over. */
+    slot = NULL;
+    rein_sup_close(r.sup);
+    for (int i = 0; i < 2; i++)
         if (mfd[i] >= 0)
             close(mfd[i]);
-    }
     env_free(&env);
     run_free(&r);
     return rc;
@@ -989,7 +733,7 @@ int rein_shell_new(const rein_shell_opts_t *opts, rein_shell_t **out)
     if (!sh)
         return -ENOMEM;
     int rc = -ENOMEM;
-    sess_init(&sh->sess);
+    sh->chan = -1;
     sh->wake_fd = -1;
     const char *const *senv = opts ? opts->session_env : NULL;
     size_t n = 0;
@@ -1027,75 +771,64 @@ fail:
 }
 
 /* Starts the session's bash running the driver. */
-static int shell_start(rein_shell_t *sh, bool want_pidfd)
+static int shell_start(rein_shell_t *sh)
 {
     env_t env = {NULL, 0};
-    int pfd[2] = {-1, -1}, sv[2] = {-1, -1}, rc;
-    struct shell_sess *s = &sh->sess;
+    int sv[2] = {-1, -1}, rc;
     if ((rc = shell_build_env(&env, (const char *const *)sh->session_env,
                               NULL)) < 0)
         return rc;
-    if (pipe2(pfd, O_CLOEXEC) < 0 ||
-        socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
         rc = -errno;
         goto out;
     }
     const char *argv[] = {shell_program, "--noprofile", "--norc", "-c",
                           SHELL_DRIVER, shell_program,
                           sh->snapshot ? sh->snapshot : "", NULL};
-    rc = shell_spawn(argv, &env, NULL, pfd[1], &sv[1], 1, want_pidfd, s);
+    rc = shell_spawn(sh->sup, argv, &env, NULL, 0, &sv[1], 1, &sh->cur,
+                     &sh->id);
     if (rc < 0)
         goto out;
-    s->out = pfd[0];
-    s->chan = sv[0];
-    pfd[0] = sv[0] = -1;
-    fcntl(s->out, F_SETFL, fcntl(s->out, F_GETFL) | O_NONBLOCK);
-    sh->live = true;
+    sh->chan = sv[0];
+    sv[0] = -1;
 out:
-    for (int i = 0; i < 2; i++) {
-        if (pfd[i] >= 0)
-            close(pfd[i]);
+    for (int i = 0; i < 2; i++)
         if (sv[i] >= 0)
             close(sv[i]);
-    }
     env_free(&env);
     return rc;
 }
 
-/* Terminates and reaps the session's bash and all it left; closes it. */
-static int shell_drop(rein_shell_t *sh)
+/* Forgets the session (its run already exited) and closes its socket. */
+static void shell_forget(rein_shell_t *sh)
 {
-    struct shell_run r;
-    int rc = 0;
-    if (!sh->live)
-        return 0;
-    /* Not persistent for the engine: no status is expected any more, so
-     * the control socket is not even watched. */
-    if ((rc = run_init(&r, sh, NULL, &sh->sess, false)) == 0)
-        rc = run_drive(&r);
-    else if (sh->sess.pid > 0) {
-        /* No loop to wait in: the hard way, still never leaving it. */
-        ptree_signal_group(sh->sess.pid, SIGKILL);
-        spawn_reap(sh->sess.pid, sh->sess.pidfd, NULL);
-    }
-    run_free(&r);
-    sess_close(&sh->sess);
-    sh->live = false;
-    return rc;
+    if (sh->id && sh->sup)
+        rein_sup_forget(sh->sup, sh->id);
+    sh->id = 0;
+    if (sh->chan >= 0)
+        close(sh->chan);
+    sh->chan = -1;
 }
 
-/* True when the session's bash has exited (not reaped yet). */
-static bool shell_exited(const struct shell_sess *s)
+/* Ends the session's bash and all it left (the supervisor's cancel), waits
+ * for the run to be over, forgets it.  sh->cur must be NULL. */
+static void shell_drop(rein_shell_t *sh)
 {
-    siginfo_t info;
-    memset(&info, 0, sizeof info);
-    int rc;
-    if (s->pidfd >= 0)
-        rc = waitid((idtype_t)P_PIDFD, (id_t)s->pidfd, &info,
-                    WEXITED | WNOHANG | WNOWAIT);
-    else
-        rc = waitid(P_PID, (id_t)s->pid, &info, WEXITED | WNOHANG | WNOWAIT);
-    return rc == 0 && info.si_pid != 0;
+    rein_run_info_t i;
+    if (sh->id) {
+        rein_sup_cancel(sh->sup, sh->id, SIGTERM, REIN_SHELL_GRACE_MS);
+        while (rein_sup_info(sh->sup, sh->id, &i) == 0 &&
+               i.state != REIN_RUN_EXITED) {
+            if (rein_sup_run_once(sh->sup, -1) < 0) {
+                /* No loop to wait in: closing the supervisor still ends
+                 * the run, so nothing is left behind. */
+                rein_sup_close(sh->sup);
+                sh->sup = NULL;
+                break;
+            }
+        }
+    }
+    shell_forget(sh);
 }
 
 /* cwd NUL count NUL entries... command NUL */
@@ -1115,6 +848,19 @@ static int build_request(buf_t *b, const rein_shell_run_opts_t *run)
     if (rc == 0)
         rc = buf_append(b, run->command, strlen(run->command) + 1);
     return rc;
+}
+
+/* Handles what happened since the last call: late output of background
+ * jobs goes to this run, and a bash that died between runs (killed from
+ * outside) is noticed.  True when the session's run is still running. */
+static bool shell_alive(rein_shell_t *sh)
+{
+    rein_run_info_t i;
+    for (int k = 0; k < SHELL_PUMP_MAX; k++)
+        if (rein_sup_run_once(sh->sup, 0) <= 0)
+            break;
+    return rein_sup_info(sh->sup, sh->id, &i) == 0 &&
+           i.state == REIN_RUN_RUNNING;
 }
 
 int rein_shell_run(rein_shell_t *sh, const rein_shell_run_opts_t *run,
@@ -1137,37 +883,44 @@ int rein_shell_run(rein_shell_t *sh, const rein_shell_run_opts_t *run,
     sh->running = true;
     pthread_mutex_unlock(&sh->mu);
 
-    if ((rc = run_init(&r, sh, run, &sh->sess, true)) < 0)
+    run_init(&r, sh, run);
+    if (!sh->sup && (rc = shell_sup_open(&sh->sup)) < 0)
         goto out;
-    if (sh->live && shell_exited(&sh->sess)) {
-        /* bash died between runs (killed from outside): its state is
-         * gone, which the caller must hear about rather than find out. */
+    r.sup = sh->sup;
+    sh->cur = &r;
+    if (sh->id && !shell_alive(sh)) {
+        /* Its state is gone, which the caller must hear about rather
+         * than find out. */
+        sh->cur = NULL;
         shell_drop(sh);
         rc = REIN_ESHELL_EXEC;
         goto out;
     }
-    if (!sh->live && (rc = shell_start(sh, loop_uses_pidfd(r.loop))) < 0)
+    if (!sh->id && (rc = shell_start(sh)) < 0)
         goto out;
+    r.id = sh->id;
     if ((rc = build_request(&r.req, run)) < 0)
         goto out;
 
     rc = run_drive(&r);
-    if (rc == 0 && r.err)
-        rc = r.err;
-    if (rc == 0)
-        fill_result(&r, result);
-    /* Keep the session only after a status from a live bash.  Otherwise
-     * the run has normally terminated and reaped everything already; if
-     * not (bash exited right after its status), the drop does it. */
-    if (r.end != END_STATUS || r.exited) {
-        if (!r.reaped) {
-            shell_drop(sh);
-        } else {
-            sess_close(&sh->sess);
-            sh->live = false;
-        }
+    sh->cur = NULL;
+    if (rc < 0) {
+        /* The loop failed: closing the supervisor ends the run. */
+        rein_sup_close(sh->sup);
+        sh->sup = NULL;
+        shell_forget(sh);
+        goto out;
     }
+    if (r.err)
+        rc = r.err;
+    else
+        fill_result(&r, result);
+    /* The session lives on only after a status from a running bash; every
+     * other end waited for the run to be over. */
+    if (r.exited)
+        shell_forget(sh);
 out:
+    sh->cur = NULL;
     run_free(&r);
     pthread_mutex_lock(&sh->mu);
     sh->running = false;
@@ -1204,6 +957,7 @@ void rein_shell_free(rein_shell_t *sh)
     if (running)
         return;
     shell_drop(sh);
+    rein_sup_close(sh->sup);
     close(sh->wake_fd);
     pthread_mutex_destroy(&sh->mu);
     strv_free(sh->session_env);

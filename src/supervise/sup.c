@@ -21,7 +21,9 @@
  *
  * When the leader exits on its own, whatever it left in its boundary
  * (background jobs, daemons) is ended the same way: rein leaves nothing
- * running.  The reason stays `exit`.
+ * running.  The reason stays `exit`.  A front end may first have the output
+ * drained for a while (sup_spawn_ex's exit drain: the shell module keeps
+ * what a background job prints just after bash exits).
  *
  * Several supervisors may share one state dir.  Each is an owner with an
  * flock'ed lock file and a lease renewed every REIN_SUP_HEARTBEAT_MS; a
@@ -112,6 +114,11 @@ struct run {
     int term_signal, grace_ms;
     uint32_t no_output_ms;
     uint64_t t_overall, t_noout, t_grace, t_check, t_drain, t_flush;
+    /* sup_spawn_extra_t.exit_drain_*: the drain after the leader's own
+     * exit, before its leftovers are ended (0: none). */
+    uint32_t xdrain_idle_ms, xdrain_max_ms;
+    bool xdraining;
+    uint64_t t_xidle, t_xmax;
     uint64_t last_output_mono, last_scan_mono, kill_start_mono;
     ptree_t known; /* every descendant seen: pid + start time */
     events_heartbeat_t hb;
@@ -310,8 +317,11 @@ static void finalize(struct run *r)
     loop_timer_del(s->loop, r->t_check);
     loop_timer_del(s->loop, r->t_drain);
     loop_timer_del(s->loop, r->t_flush);
+    loop_timer_del(s->loop, r->t_xidle);
+    loop_timer_del(s->loop, r->t_xmax);
     r->t_overall = r->t_noout = r->t_grace = r->t_check = r->t_drain = 0;
-    r->t_flush = 0;
+    r->t_flush = r->t_xidle = r->t_xmax = 0;
+    r->xdraining = false;
     if (r->out_fd >= 0) {
         loop_io_del(s->loop, r->out_fd);
         close(r->out_fd);
@@ -522,6 +532,8 @@ static void on_log_idle(loop_t *l, uint64_t id, void *data)
         spool_flush(r->log);
 }
 
+static void on_xdrain(loop_t *l, uint64_t id, void *data);
+
 static void read_output(struct run *r)
 {
     rein_sup_t *s = r->sup;
@@ -550,6 +562,12 @@ static void read_output(struct run *r)
     }
     if (!got)
         return;
+    if (r->xdraining && !r->eof) {
+        /* Output keeps the exit drain going, up to its overall bound. */
+        loop_timer_del(s->loop, r->t_xidle);
+        loop_timer_add(s->loop, r->xdrain_idle_ms, on_xdrain, r,
+                       &r->t_xidle);
+    }
     if (r->log && !r->t_flush)
         loop_timer_add(s->loop, SUP_LOG_IDLE_FLUSH_MS, on_log_idle, r,
                        &r->t_flush);
@@ -563,6 +581,41 @@ static void read_output(struct run *r)
         scan(r);
 }
 
+/* The leader exited on its own: end what it left in its boundary, or wind
+ * up at once when nothing is left. */
+static void end_leftovers(struct run *r)
+{
+    if (boundary_alive(r))
+        terminate(r, SIGTERM, r->grace_ms); /* leftovers of the run */
+    else
+        wind_up(r);
+}
+
+/* The exit drain is over (EOF, idle, or its bound): on to the leftovers. */
+static void xdrain_end(struct run *r)
+{
+    rein_sup_t *s = r->sup;
+    if (!r->xdraining)
+        return;
+    r->xdraining = false;
+    loop_timer_del(s->loop, r->t_xidle);
+    loop_timer_del(s->loop, r->t_xmax);
+    r->t_xidle = r->t_xmax = 0;
+    end_leftovers(r);
+}
+
+static void on_xdrain(loop_t *l, uint64_t id, void *data)
+{
+    (void)l;
+    struct run *r = data;
+    if (id == r->t_xidle)
+        r->t_xidle = 0;
+    else
+        r->t_xmax = 0;
+    read_output(r);
+    xdrain_end(r);
+}
+
 static void flush_stdin(struct run *r);
 
 static void on_io(loop_t *l, int fd, unsigned ev, void *data)
@@ -571,6 +624,8 @@ static void on_io(loop_t *l, int fd, unsigned ev, void *data)
     struct run *r = data;
     if (fd == r->out_fd && (ev & (LOOP_READ | LOOP_HUP)))
         read_output(r);
+    if (r->xdraining && r->eof)
+        xdrain_end(r);
     if ((ev & LOOP_WRITE) && r->pending_in.len)
         flush_stdin(r);
     if (r->eof && r->reaped && r->state == REIN_RUN_EXITING && !r->t_check &&
@@ -599,10 +654,23 @@ static void on_child(loop_t *l, pid_t pid, const siginfo_t *info, void *data)
         loop_timer_del(r->sup->loop, r->t_overall);
         loop_timer_del(r->sup->loop, r->t_noout);
         r->t_overall = r->t_noout = 0;
-        if (boundary_alive(r))
-            terminate(r, SIGTERM, r->grace_ms); /* leftovers of the run */
-        else
-            wind_up(r);
+        if (r->xdrain_max_ms && !r->eof) {
+            /* What a background job still prints belongs to the run:
+             * read it before its writers are ended.  The leader stays
+             * an unreaped zombie meanwhile, pinning its ids. */
+            r->xdraining = true;
+            read_output(r);
+            if (r->eof) {
+                xdrain_end(r);
+                return;
+            }
+            loop_timer_add(r->sup->loop, r->xdrain_idle_ms, on_xdrain, r,
+                           &r->t_xidle);
+            loop_timer_add(r->sup->loop, r->xdrain_max_ms, on_xdrain, r,
+                           &r->t_xmax);
+            return;
+        }
+        end_leftovers(r);
     }
     /* While exiting, the check timer sees the exit on its next pass. */
 }
@@ -639,6 +707,10 @@ static void run_free(struct run *r)
         return;
     if (r->t_flush)
         loop_timer_del(r->sup->loop, r->t_flush);
+    if (r->t_xidle)
+        loop_timer_del(r->sup->loop, r->t_xidle);
+    if (r->t_xmax)
+        loop_timer_del(r->sup->loop, r->t_xmax);
     if (r->out_fd >= 0)
         close(r->out_fd);
     if (r->in_fd >= 0)
@@ -720,17 +792,39 @@ static int open_io(struct run *r, const rein_run_opts_t *o, sup_tio_fn tio_fn,
     return 0;
 }
 
+static int spawn_run(rein_sup_t *s, const rein_run_opts_t *o,
+                     sup_tio_fn tio_fn, void *tio_data,
+                     const sup_spawn_extra_t *x, int64_t *id,
+                     spawn_step_t *stepp);
+
 int rein_sup_spawn(rein_sup_t *s, const rein_run_opts_t *o, int64_t *id)
 {
-    return sup_spawn_tio(s, o, NULL, NULL, id);
+    return spawn_run(s, o, NULL, NULL, NULL, id, NULL);
 }
 
 int sup_spawn_tio(rein_sup_t *s, const rein_run_opts_t *o, sup_tio_fn tio_fn,
                   void *tio_data, int64_t *id)
 {
+    return spawn_run(s, o, tio_fn, tio_data, NULL, id, NULL);
+}
+
+int sup_spawn_ex(rein_sup_t *s, const rein_run_opts_t *o,
+                 const sup_spawn_extra_t *x, int64_t *id, spawn_step_t *step)
+{
+    return spawn_run(s, o, NULL, NULL, x, id, step);
+}
+
+static int spawn_run(rein_sup_t *s, const rein_run_opts_t *o,
+                     sup_tio_fn tio_fn, void *tio_data,
+                     const sup_spawn_extra_t *x, int64_t *id,
+                     spawn_step_t *stepp)
+{
     int rc, child_in = -1, child_out = -1;
     env_t env = {NULL, 0};
     spawn_step_t step = SPAWN_STEP_NONE;
+
+    if (stepp)
+        *stepp = SPAWN_STEP_NONE;
 
     if (!s || !o || !o->argv || !o->argv[0] || !id)
         return -EINVAL;
@@ -747,6 +841,11 @@ int sup_spawn_tio(rein_sup_t *s, const rein_run_opts_t *o, sup_tio_fn tio_fn,
     r->grace_ms = o->grace_ms < 0 ? REIN_SUP_GRACE_MS : o->grace_ms;
     r->no_output_ms = o->no_output_timeout_ms;
     r->exit_code = -1;
+    if (x && x->exit_drain_max_ms) {
+        r->xdrain_max_ms = x->exit_drain_max_ms;
+        r->xdrain_idle_ms = x->exit_drain_idle_ms ? x->exit_drain_idle_ms
+                                                  : x->exit_drain_max_ms;
+    }
 
     /* The registry row first: a run that cannot be recorded is refused. */
     run_record_t *rec = &r->rec;
@@ -797,7 +896,7 @@ int sup_spawn_tio(rein_sup_t *s, const rein_run_opts_t *o, sup_tio_fn tio_fn,
     }
     if ((rc = open_io(r, o, tio_fn, tio_data, &child_in, &child_out)) < 0)
         goto spawn_failed;
-    if ((rc = env_init(&env, NULL)) < 0 ||
+    if ((rc = env_init(&env, x ? x->envp : NULL)) < 0 ||
         (rc = env_put_all(&env, o->env)) < 0)
         goto spawn_failed;
     if (o->tty && (rc = env_default(&env, "TERM", "xterm-256color")) < 0)
@@ -817,6 +916,10 @@ int sup_spawn_tio(rein_sup_t *s, const rein_run_opts_t *o, sup_tio_fn tio_fn,
     int join[CONTAIN_MAX_JOIN_FDS];
     so.n_join_fds = contain_run_join_fds(r->cr, join, CONTAIN_MAX_JOIN_FDS);
     so.join_fds = join;
+    if (x) {
+        so.extra_fds = x->extra_fds;
+        so.n_extra_fds = x->n_extra_fds;
+    }
     rc = spawn_start(&so, &r->pid, &r->pidfd, &step);
     if (!o->tty) {
         if (child_out >= 0)
@@ -899,6 +1002,8 @@ fail_recorded:
           json_pack("{s:s,s:s,s:s}", "reason", "spawn-error", "error",
                     rein_strerror(rc), "step", spawn_step_name(step)));
 fail:
+    if (stepp)
+        *stepp = step;
     env_free(&env);
     run_free(r);
     return rc;

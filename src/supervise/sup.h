@@ -15,6 +15,7 @@
 #include <termios.h>
 
 #include "base/loop.h"
+#include "base/spawn.h"
 #include "rein.h"
 
 /* The loop behind s (owned by s). */
@@ -35,6 +36,31 @@ typedef void (*sup_tio_fn)(struct termios *t, void *data);
  * Ignored for pipe runs. */
 int sup_spawn_tio(rein_sup_t *s, const rein_run_opts_t *o, sup_tio_fn fn,
                   void *data, int64_t *id);
+/* What a front end may ask of a run beyond rein_run_opts_t (the shell
+ * module runs bash with an environment of its own and a control socket,
+ * and reads what a background job prints after bash exits). */
+typedef struct sup_spawn_extra {
+    /* The child's whole base environment ("NAME=value"..., NULL-terminated)
+     * in place of ours; o->env is still laid over it.  NULL: environ. */
+    const char *const *envp;
+    /* Fds of ours the child gets at 3, 4, ... (spawn_opts_t.extra_fds);
+     * the caller keeps and closes its own copies. */
+    const int *extra_fds;
+    size_t n_extra_fds;
+    /* When the leader exits on its own, drain its output until EOF,
+     * exit_drain_idle_ms without output, or exit_drain_max_ms in all
+     * before its leftovers are ended.  0 (max): leftovers are ended at
+     * once, as for every other run.  A cancel during the drain is a no-op:
+     * the run already ends by exit. */
+    uint32_t exit_drain_idle_ms, exit_drain_max_ms;
+} sup_spawn_extra_t;
+
+/* sup_spawn_tio without a PTY hook and with x (may be NULL).  On a failed
+ * spawn, *step (may be NULL) says which step of the child's set-up failed
+ * (SPAWN_STEP_NONE when it was not the child's). */
+int sup_spawn_ex(rein_sup_t *s, const rein_run_opts_t *o,
+                 const sup_spawn_extra_t *x, int64_t *id,
+                 spawn_step_t *step);
 /* fstat of what run id's processes read as input: the PTY slave, or the
  * stdin pipe.  0, REIN_ENORUN, or -EPIPE when stdin is closed (or the
  * terminal already released). */
