@@ -111,7 +111,7 @@ struct run {
     run_record_t rec; /* the registry row, kept in step */
     bool exited, reaped, eof, killed, in_registry;
     int exit_code, exit_signal;
-    int term_signal, grace_ms;
+    int grace_ms;
     uint32_t no_output_ms;
     uint64_t t_overall, t_noout, t_grace, t_check, t_drain, t_flush;
     /* sup_spawn_extra_t.exit_drain_*: the drain after the leader's own
