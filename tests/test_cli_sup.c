@@ -99,6 +99,8 @@ TEST_T(cli_kill_ends_a_live_owners_run_with_escalation, 60)
     long long id;
     int pid;
     ASSERT_EQ(sscanf(line, "%lld %d", &id, &pid), 2);
+    uint64_t pid_start;
+    ASSERT_OK(procfs_start_time(pid, &pid_start)); /* identity, not pid */
     char ids[32];
     snprintf(ids, sizeof ids, "%lld", id);
     buf_t out = BUF_INIT;
@@ -107,7 +109,7 @@ TEST_T(cli_kill_ends_a_live_owners_run_with_escalation, 60)
     ASSERT_EQ(rein(args, &out), 0);
     ASSERT_INT(test_now_ms() - t0, >=, 200);
     ASSERT_CONTAINS(out.p, "SIGTERM, then SIGKILL");
-    ASSERT_FALSE(test_pid_alive(pid));
+    ASSERT_FALSE(procfs_alive(pid, pid_start));
     int st;
     ASSERT_EQ(waitpid(owner, &st, 0), owner);
     ASSERT_TRUE(WIFEXITED(st));

@@ -101,10 +101,11 @@ static void supervisor_child(const char *level, bool tty, int fd)
     _exit(4);
 }
 
-TEST_T(reconcile_after_sigkill_reaps_orphans_and_the_setsid_daemon, 120)
+TEST_T(reconcile_after_sigkill_with_two_contending_supervisors, 120)
 {
     for (int l = 0; l < NLEVELS; l++)
         for (int tty = 0; tty < 2; tty++) {
+            printf("level %s, %s\n", levels[l], tty ? "pty" : "pipe");
             int p[2];
             ASSERT_OK(pipe(p));
             fflush(NULL);
@@ -121,12 +122,16 @@ TEST_T(reconcile_after_sigkill_reaps_orphans_and_the_setsid_daemon, 120)
             long long id;
             int shell, daemon;
             ASSERT_EQ(sscanf(line, "%lld %d %d", &id, &shell, &daemon), 3);
+            /* Identities, not bare pids: parallel tests reuse pids fast. */
+            uint64_t shell_st = 0, daemon_st = 0;
+            procfs_start_time(shell, &shell_st);
+            ASSERT_OK(procfs_start_time(daemon, &daemon_st));
             ASSERT_OK(kill(sup, SIGKILL)); /* the crash */
             int st;
             ASSERT_EQ(waitpid(sup, &st, 0), sup);
             /* The shell may die of SIGPIPE on its own now; the daemon,
              * writing nothing, would live on forever. */
-            ASSERT_TRUE(test_pid_alive(daemon));
+            ASSERT_TRUE(procfs_alive(daemon, daemon_st));
             registry_t *reg;
             run_record_t rec;
             char dir[PATH_MAX];
@@ -141,21 +146,57 @@ TEST_T(reconcile_after_sigkill_reaps_orphans_and_the_setsid_daemon, 120)
             run_record_clear(&rec);
             registry_close(reg);
 
-            rein_sup_t *s = open_sup(levels[l]); /* reconciles at open */
-            ASSERT_FALSE(test_pid_alive(shell));
-            ASSERT_FALSE(test_pid_alive(daemon));
+            int64_t steals0 = 0, orphans0 = 0;
+            ASSERT_OK(registry_open(dir, &reg));
+            registry_counter_get(reg, "run_lease_steal_total", &steals0);
+            registry_counter_get(reg, "run_reconcile_orphans_total",
+                                 &orphans0);
+            registry_close(reg);
+            /* Lease contention: two supervisors open (and reconcile) at
+             * once; exactly one steals the dead owner's run and ends it. */
+            pid_t rc2[2];
+            for (int k = 0; k < 2; k++) {
+                fflush(NULL);
+                rc2[k] = fork();
+                ASSERT_INT(rc2[k], >=, 0);
+                if (rc2[k] == 0) {
+                    rein_sup_opts_t so = {.state_dir = dir,
+                                          .containment = levels[l],
+                                          .no_reconcile = true};
+                    rein_sup_t *s;
+                    rein_reconcile_stats_t rs;
+                    if (rein_sup_open(&so, &s) < 0 ||
+                        rein_sup_reconcile(s, &rs) < 0)
+                        _exit(3);
+                    printf("reconciler %d: dead %zu alive %zu stolen %zu "
+                           "reaped %zu lost %zu\n",
+                           k, rs.owners_dead, rs.skipped_alive,
+                           rs.runs_stolen, rs.orphans_reaped, rs.lost);
+                    fflush(stdout);
+                    rein_sup_close(s);
+                    _exit(0);
+                }
+            }
+            for (int k = 0; k < 2; k++) {
+                ASSERT_EQ(waitpid(rc2[k], &st, 0), rc2[k]);
+                ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+            }
+            ASSERT_FALSE(shell_st && procfs_alive(shell, shell_st));
+            ASSERT_FALSE(procfs_alive(daemon, daemon_st));
             ASSERT_OK(registry_open(dir, &reg));
             ASSERT_OK(registry_run_get(reg, id, &rec));
             ASSERT_EQ(rec.state, REIN_RUN_EXITED);
             ASSERT_EQ(rec.reason, REIN_REASON_ORPHAN_REAPED);
             run_record_clear(&rec);
-            int64_t v = 0;
+            int64_t steals = 0, orphans = 0;
+            ASSERT_OK(registry_counter_get(reg, "run_lease_steal_total",
+                                           &steals));
             ASSERT_OK(registry_counter_get(reg, "run_reconcile_orphans_total",
-                                           &v));
-            ASSERT_INT(v, >=, 1);
+                                           &orphans));
+            ASSERT_EQ(steals - steals0, 1);
+            ASSERT_EQ(orphans - orphans0, 1);
             ASSERT_OK(registry_check(reg));
             registry_close(reg);
-            rein_sup_close(s);
         }
 }
 

@@ -25,20 +25,55 @@
 static const char *const levels[] = {"cgroup", "subreaper", "pgid"};
 #define NLEVELS 3
 
+/* Processes by identity (pid + start time): parallel tests reuse pids
+ * quickly, so "is pid N alive" alone could see a stranger. */
+#define OBS_MAX_IDS 8
+struct ids {
+    pid_t pid[OBS_MAX_IDS];
+    uint64_t start[OBS_MAX_IDS];
+    size_t n;
+};
+
 /* One run observed from the outside. */
 struct obs {
     buf_t out;
     int exits;
     rein_run_info_t info;
     int64_t id;
+    uint64_t leader_start; /* 0 when the leader was gone already */
+    struct ids listed;     /* the pids of a "pids: ..." line, while alive */
 };
+
+/* Records the pids of the first complete "pids: A B C" line of out. */
+static void capture_ids(struct obs *o)
+{
+    const char *p = o->out.p ? strstr(o->out.p, "pids:") : NULL;
+    if (o->listed.n || !p || !strchr(p, '\n'))
+        return;
+    for (p += 5; *p && *p != '\n' && o->listed.n < OBS_MAX_IDS;) {
+        char *end;
+        long pid = strtol(p, &end, 10);
+        if (end == p) {
+            p++;
+            continue;
+        }
+        uint64_t st;
+        if (procfs_start_time((pid_t)pid, &st) == 0) {
+            o->listed.pid[o->listed.n] = (pid_t)pid;
+            o->listed.start[o->listed.n++] = st;
+        }
+        p = end;
+    }
+}
 
 static void on_out(rein_sup_t *s, int64_t id, const void *d, size_t n,
                    void *ud)
 {
     (void)s;
     (void)id;
-    buf_append(&((struct obs *)ud)->out, d, n);
+    struct obs *o = ud;
+    buf_append(&o->out, d, n);
+    capture_ids(o); /* now, while they are surely alive */
 }
 
 static void on_exit_cb(rein_sup_t *s, int64_t id, const rein_run_info_t *i,
@@ -78,6 +113,9 @@ static int64_t spawn(rein_sup_t *s, struct obs *o, bool tty, const char *cmd,
     ro.on_exit = on_exit_cb;
     ro.data = o;
     ASSERT_OK(rein_sup_spawn(s, &ro, &o->id));
+    rein_run_info_t info;
+    if (rein_sup_info(s, o->id, &info) == 0)
+        procfs_start_time(info.pid, &o->leader_start);
     return o->id;
 }
 
@@ -143,23 +181,20 @@ TEST_T(sup_direct_exit_every_level_and_mode, 120)
         }
 }
 
-/* Every pid the run ever had must be gone. */
-static void assert_all_gone(const char *out)
+/* Every process the run listed ("pids: ...") must be gone. */
+static void assert_all_gone(const struct obs *o)
 {
-    /* Commands print "pids: A B C" for the processes they started. */
-    const char *p = out ? strstr(out, "pids:") : NULL;
-    ASSERT_TRUE(p != NULL);
-    for (p += 5; *p && *p != '\n';) {
-        char *end;
-        long pid = strtol(p, &end, 10);
-        if (end == p) {
-            p++;
-            continue;
-        }
-        if (test_pid_alive((pid_t)pid))
-            test_fail(__FILE__, __LINE__, "pid %ld survived", pid);
-        p = end;
-    }
+    ASSERT_INT(o->listed.n, >, 0);
+    for (size_t i = 0; i < o->listed.n; i++)
+        if (procfs_alive(o->listed.pid[i], o->listed.start[i]))
+            test_fail(__FILE__, __LINE__, "pid %d survived",
+                      (int)o->listed.pid[i]);
+}
+
+/* The run's leader is gone (or was, before we could look). */
+static bool leader_gone(const struct obs *o)
+{
+    return !o->leader_start || !procfs_alive(o->info.pid, o->leader_start);
 }
 
 TEST_T(sup_manual_cancel_kills_a_shell_wrapper_tree, 120)
@@ -182,8 +217,8 @@ TEST_T(sup_manual_cancel_kills_a_shell_wrapper_tree, 120)
             ASSERT_EQ(o.info.reason, REIN_REASON_MANUAL_CANCEL);
             ASSERT_FALSE(o.info.cleanup_incomplete);
             ASSERT_INT(test_now_ms() - t0, <, REIN_SUP_GRACE_MS);
-            assert_all_gone(o.out.p);
-            ASSERT_FALSE(test_pid_alive(o.info.pid));
+            assert_all_gone(&o);
+            ASSERT_TRUE(leader_gone(&o));
             /* A third cancel after the end: still a no-op. */
             ASSERT_OK(rein_sup_cancel(s, o.id, 0, -1));
             rein_sup_close(s);
@@ -260,7 +295,7 @@ TEST_T(sup_term_ignoring_and_stopped_children, 120)
         ASSERT_EQ(a.info.reason, REIN_REASON_MANUAL_CANCEL);
         ASSERT_INT(took, >=, 300);
         ASSERT_INT(took, <, 300 + 3000);
-        ASSERT_FALSE(test_pid_alive(a.info.pid));
+        ASSERT_TRUE(leader_gone(&a));
 
         /* A stopped child gets CONT with its TERM, so no KILL is needed:
          * it ends well inside a long grace. */
@@ -294,7 +329,7 @@ TEST_T(sup_setsid_daemon_is_an_ownership_escape, 120)
             drive(s, &o, NULL, 15000);
             ASSERT_EQ(o.exits, 1);
             ASSERT_EQ(o.info.reason, REIN_REASON_OWNERSHIP_ESCAPE);
-            assert_all_gone(o.out.p);
+            assert_all_gone(&o);
             rein_sup_close(s);
             obs_free(&o);
         }
@@ -313,7 +348,21 @@ TEST_T(sup_background_job_of_an_interactive_shell_is_no_escape, 60)
         ASSERT_OK(rein_sup_spawn(s, &ro, &o.id));
         const char *cmd = "sleep 60 & echo job-$!-started\n";
         ASSERT_OK(rein_sup_write(s, o.id, cmd, strlen(cmd)));
-        drive(s, &o, "-started", 10000);
+        /* The terminal echoes the typed line ("job-$!-started") first;
+         * the job's pid comes with the shell's own output after it. */
+        const char *jp = NULL;
+        for (uint64_t t0 = test_now_ms(); !jp;) {
+            ASSERT_INT(test_now_ms() - t0, <, 10000);
+            rein_sup_run_once(s, 100);
+            for (const char *q = o.out.p; q && (q = strstr(q, "job-")); q++)
+                if (q[4] >= '1' && q[4] <= '9') {
+                    jp = q;
+                    break;
+                }
+        }
+        pid_t job = (pid_t)atoi(jp + 4);
+        uint64_t job_start = 0;
+        ASSERT_OK(procfs_start_time(job, &job_start));
         /* Let a scan see the job (scans run at most once a second). */
         for (uint64_t t0 = test_now_ms(); test_now_ms() - t0 < 1500;)
             rein_sup_run_once(s, 100);
@@ -321,9 +370,7 @@ TEST_T(sup_background_job_of_an_interactive_shell_is_no_escape, 60)
         ASSERT_OK(rein_sup_cancel(s, o.id, SIGKILL, 0));
         drive(s, &o, NULL, 10000);
         ASSERT_EQ(o.info.reason, REIN_REASON_MANUAL_CANCEL);
-        const char *p = strstr(o.out.p, "job-");
-        ASSERT_TRUE(p != NULL);
-        ASSERT_FALSE(test_pid_alive((pid_t)atoi(p + 4)));
+        ASSERT_FALSE(job_start && procfs_alive(job, job_start));
         rein_sup_close(s);
         obs_free(&o);
     }
@@ -421,8 +468,8 @@ TEST(sup_close_ends_every_run)
     ASSERT_INT(test_now_ms() - t0, <, 3000);
     ASSERT_EQ(a.exits, 1);
     ASSERT_EQ(b.exits, 1);
-    assert_all_gone(a.out.p);
-    assert_all_gone(b.out.p);
+    assert_all_gone(&a);
+    assert_all_gone(&b);
     obs_free(&a);
     obs_free(&b);
 }
