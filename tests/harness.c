@@ -443,8 +443,22 @@ int main(int argc, char **argv)
     struct slot *slots = calloc((size_t)jobs, sizeof *slots);
     size_t next = 0, running = 0, passed = 0, failed = 0, skipped = 0;
     uint64_t t0 = test_now_ms();
+    /* Solo tests go last, each alone: none of them may overlap another. */
+    size_t nsolo = 0;
+    for (size_t i = 0; i < n; i++)
+        if (all[i]->solo)
+            nsolo++;
+    for (size_t i = 0, k = 0; i < n; i++)
+        if (!all[i]->solo)
+            all[k++] = all[i];
+    for (struct test_case *t = g_tests, **end = all + (n - nsolo); t;
+         t = t->next)
+        if (t->solo && matches(t, argc, argv, first))
+            *end++ = t;
     while (next < n || running) {
-        while (next < n && running < (size_t)jobs) {
+        bool solo_next = next < n && all[next]->solo;
+        while (next < n && running < (size_t)(solo_next ? 1 : jobs) &&
+               (!all[next]->solo || running == 0)) {
             for (int i = 0; i < jobs; i++)
                 if (!slots[i].tc) {
                     start_test(&slots[i], all[next], root_tmp, next);

@@ -25,6 +25,7 @@ struct test_case {
     const char *file;
     test_fn fn;
     unsigned timeout_s;
+    bool solo; /* runs alone, after the others (see TEST_SOLO) */
     struct test_case *next;
 };
 
@@ -33,17 +34,21 @@ void test_register(struct test_case *tc);
 /* The default time a test may take before the runner kills it. */
 #define TEST_DEFAULT_TIMEOUT_S 60
 
-#define TEST_T(tname, timeout)                                              \
+#define TEST_DEF_(tname, timeout, alone)                                    \
     static void test_##tname(void);                                         \
     static struct test_case tc_##tname = {#tname, __FILE__, test_##tname,   \
-                                          (timeout), NULL};                 \
+                                          (timeout), (alone), NULL};        \
     __attribute__((constructor)) static void reg_##tname(void)              \
     {                                                                       \
         test_register(&tc_##tname);                                         \
     }                                                                       \
     static void test_##tname(void)
 
+#define TEST_T(tname, timeout) TEST_DEF_(tname, timeout, false)
 #define TEST(tname) TEST_T(tname, TEST_DEFAULT_TIMEOUT_S)
+/* A test that disturbs the machine for others (it forces pid reuse through
+ * ns_last_pid): it runs with nothing else running, after the rest. */
+#define TEST_SOLO(tname, timeout) TEST_DEF_(tname, timeout, true)
 
 __attribute__((noreturn, format(printf, 3, 4)))
 void test_fail(const char *file, int line, const char *fmt, ...);

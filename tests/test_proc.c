@@ -676,12 +676,12 @@ static void reuse_case(bool fallback)
     rein_proc_free(h);
 }
 
-TEST(proc_reused_pid_is_never_signalled)
+TEST_SOLO(proc_reused_pid_is_never_signalled, TEST_DEFAULT_TIMEOUT_S)
 {
     reuse_case(false);
 }
 
-TEST(proc_reused_pid_is_never_signalled_fallback)
+TEST_SOLO(proc_reused_pid_is_never_signalled_fallback, TEST_DEFAULT_TIMEOUT_S)
 {
     reuse_case(true);
 }

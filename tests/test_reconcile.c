@@ -279,7 +279,7 @@ TEST(reconcile_other_boot_is_lost_and_never_signalled)
     stop_sleeper(pid, pidfd);
 }
 
-TEST(reconcile_reused_pid_is_lost_and_never_signalled)
+TEST_SOLO(reconcile_reused_pid_is_lost_and_never_signalled, TEST_DEFAULT_TIMEOUT_S)
 {
     char boot[PROCFS_BOOT_ID_LEN];
     ASSERT_OK(procfs_boot_id(boot));
