@@ -202,3 +202,15 @@ int utf8_decode_view(utf8_dec_t *d, const void *data, size_t n,
     *len = scratch->len;
     return rc;
 }
+
+int utf8_forward(utf8_dec_t *d, const void *data, size_t n, buf_t *scratch,
+                 utf8_sink_fn fn, void *fn_data)
+{
+    const char *text;
+    size_t len;
+    int rc = utf8_decode_view(d, data, n, scratch, &text, &len);
+    if (len && fn)
+        fn(text, len, fn_data);
+    buf_reset(scratch);
+    return rc;
+}

@@ -75,6 +75,16 @@ static inline int utf8_pending(const utf8_dec_t *d)
 int utf8_decode_view(utf8_dec_t *d, const void *data, size_t n,
                      buf_t *scratch, const char **text, size_t *len);
 
+/* Where decoded text goes: a chunk of valid UTF-8 (rein_chunk_fn's shape). */
+typedef void (*utf8_sink_fn)(const char *text, size_t len, void *data);
+
+/* Decodes n bytes of the stream and hands what is ready to fn (when fn is
+ * not NULL and there is any): the input itself when it is valid as it
+ * stands, else the decoded text in scratch.  0 or -ENOMEM (what decoded is
+ * still handed on). */
+int utf8_forward(utf8_dec_t *d, const void *data, size_t n, buf_t *scratch,
+                 utf8_sink_fn fn, void *fn_data);
+
 /* The length of the longest prefix of p[0..n) that is complete, valid UTF-8.
  * Equals n exactly when the whole of p is valid (no incomplete tail). */
 size_t utf8_valid_prefix(const void *p, size_t n);

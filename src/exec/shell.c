@@ -348,18 +348,14 @@ static void on_output(rein_sup_t *s, int64_t id, const void *data, size_t n,
     (void)s;
     (void)id;
     struct shell_run *r = *(struct shell_run **)ud;
-    const char *text;
-    size_t len;
     if (!r)
         return; /* a session being dropped: no one to hand it to */
     /* Hand each read on at once (valid UTF-8 without a copy): a fast
      * writer must not make us buffer its whole output. */
-    if (utf8_decode_view(&r->dec, data, n, &r->out, &text, &len) < 0 &&
+    if (utf8_forward(&r->dec, data, n, &r->out, r->o->on_chunk,
+                     r->o->data) < 0 &&
         !r->err)
         r->err = -ENOMEM;
-    if (len && r->o->on_chunk)
-        r->o->on_chunk(text, len, r->o->data);
-    buf_reset(&r->out);
 }
 
 static void read_chan(struct shell_run *r);

@@ -135,15 +135,11 @@ static void on_output(rein_sup_t *s, int64_t id, const void *data, size_t n,
     (void)s;
     (void)id;
     struct pty_run *r = ud;
-    const char *text;
-    size_t len;
     /* Valid UTF-8 goes out as read, without a copy. */
-    if (utf8_decode_view(&r->dec, data, n, &r->out, &text, &len) < 0 &&
+    if (utf8_forward(&r->dec, data, n, &r->out, r->o->on_chunk,
+                     r->o->data) < 0 &&
         !r->err)
         r->err = -ENOMEM;
-    if (len && r->o->on_chunk)
-        r->o->on_chunk(text, len, r->o->data);
-    buf_reset(&r->out);
 }
 
 static void on_exit_run(rein_sup_t *s, int64_t id, const rein_run_info_t *i,
