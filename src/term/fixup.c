@@ -281,6 +281,7 @@ static int fixup_sub(struct fixup_ctx *cx, enum fixup_mode mode)
 }
 
 static int fixup_dollar(struct fixup_ctx *cx, bool in_dquote);
+static int fixup_step(struct fixup_ctx *cx);
 
 /* $(( ... )) and (( ... )), pos after the two parens: balanced parens up to
  * a `))`.  `$((a) | b)` (a subshell in a substitution) does not end in `))`
@@ -304,20 +305,8 @@ static int fixup_arith(struct fixup_ctx *cx)
             } else {
                 return FIXUP_BAIL;
             }
-        } else if (c == '\\') {
-            if (cx->pos + 1 >= cx->len)
-                return FIXUP_BAIL;
-            cx->pos += 2;
-        } else if (c == '\'') {
-            rc = fixup_squote(cx);
-        } else if (c == '"') {
-            rc = fixup_dquote(cx);
-        } else if (c == '`') {
-            rc = fixup_backtick(cx);
-        } else if (c == '$') {
-            rc = fixup_dollar(cx, false);
         } else {
-            cx->pos++;
+            rc = fixup_step(cx);
         }
         if (rc)
             return rc;
@@ -335,20 +324,8 @@ static int fixup_param(struct fixup_ctx *cx)
         if (c == '}') {
             cx->pos++;
             return 0;
-        } else if (c == '\\') {
-            if (cx->pos + 1 >= cx->len)
-                return FIXUP_BAIL;
-            cx->pos += 2;
-        } else if (c == '\'') {
-            rc = fixup_squote(cx);
-        } else if (c == '"') {
-            rc = fixup_dquote(cx);
-        } else if (c == '`') {
-            rc = fixup_backtick(cx);
-        } else if (c == '$') {
-            rc = fixup_dollar(cx, false);
         } else {
-            cx->pos++;
+            rc = fixup_step(cx);
         }
         if (rc)
             return rc;
@@ -427,6 +404,32 @@ static int fixup_dquote(struct fixup_ctx *cx)
     return FIXUP_BAIL;
 }
 
+/* Steps over the unit at pos outside double quotes — an escape, a quoted
+ * string, a backquote or $ expansion, or one plain byte — so every
+ * scanner (words, ${...}, $((...))) treats quoting the same way.
+ * 0 or FIXUP_BAIL. */
+static int fixup_step(struct fixup_ctx *cx)
+{
+    switch (cx->s[cx->pos]) {
+    case '\\':
+        if (cx->pos + 1 >= cx->len)
+            return FIXUP_BAIL;
+        cx->pos += 2;
+        return 0;
+    case '\'':
+        return fixup_squote(cx);
+    case '"':
+        return fixup_dquote(cx);
+    case '`':
+        return fixup_backtick(cx);
+    case '$':
+        return fixup_dollar(cx, false);
+    default:
+        cx->pos++;
+        return 0;
+    }
+}
+
 /* ------------------------------------------------------------------ lexer */
 
 /* One word, pos at its first byte (not a blank, not an operator, except the
@@ -444,23 +447,9 @@ static int fixup_word(struct fixup_ctx *cx)
             return rc;
     }
     while (cx->pos < cx->len && !fixup_meta(cx->s[cx->pos])) {
-        char c = cx->s[cx->pos];
-        if (c == '\\') {
-            if (cx->pos + 1 >= cx->len) /* a continuation with no next line */
-                return FIXUP_BAIL;
-            cx->pos += 2;
-        } else if (c == '\'') {
-            rc = fixup_squote(cx);
-        } else if (c == '"') {
-            rc = fixup_dquote(cx);
-        } else if (c == '`') {
-            rc = fixup_backtick(cx);
-        } else if (c == '$') {
-            rc = fixup_dollar(cx, false);
-        } else {
-            cx->pos++;
-        }
-        if (rc)
+        /* A trailing lone backslash (a continuation with no next line)
+         * bails inside fixup_step. */
+        if ((rc = fixup_step(cx)) != 0)
             return rc;
     }
     return cx->pos > start ? 0 : FIXUP_BAIL;
