@@ -343,7 +343,21 @@ static bool group_settles_alive(pid_t pgid)
     return false;
 }
 
-/* Descendants still alive: children of every thread of the runner. */
+/* A child of the runner that has exited, left unreaped, with its wait
+ * status in *st; 0 when none has. */
+static pid_t exited_child(int *st)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || !si.si_pid)
+        return 0;
+    *st = si.si_code == CLD_EXITED ? W_EXITCODE(si.si_status & 0xff, 0)
+                                   : W_EXITCODE(0, si.si_status & 0x7f);
+    return si.si_pid;
+}
+
+/* Children of every thread of the runner that are still running (not
+ * zombies). */
 static size_t list_leftovers(pid_t *out, size_t max)
 {
     size_t n = 0;
@@ -367,7 +381,8 @@ static size_t list_leftovers(pid_t *out, size_t max)
         char *save = NULL;
         for (char *t = strtok_r(buf, " \n", &save); t && n < max;
              t = strtok_r(NULL, " \n", &save))
-            out[n++] = (pid_t)atoi(t);
+            if (test_pid_alive((pid_t)atoi(t)))
+                out[n++] = (pid_t)atoi(t);
     }
     closedir(d);
     return n;
@@ -471,11 +486,20 @@ int main(int argc, char **argv)
         sigtimedwait(&chld, NULL, &tick);
         int st;
         pid_t pid;
-        while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-            for (int i = 0; i < jobs; i++) {
-                struct slot *s = &slots[i];
-                if (!s->tc || s->pid != pid)
-                    continue;
+        /* Look at an exited child without reaping it: while the test's
+         * leader is an unreaped zombie its pid, and so its group id, cannot
+         * be handed to another process, so the group check and the kill
+         * below can only reach what the test started. */
+        while ((pid = exited_child(&st)) > 0) {
+            struct slot *s = NULL;
+            for (int i = 0; i < jobs; i++)
+                if (slots[i].tc && slots[i].pid == pid)
+                    s = &slots[i];
+            if (!s) { /* an adopted orphan of some test: reap it */
+                waitpid(pid, NULL, 0);
+                continue;
+            }
+            {
                 double secs = (double)(test_now_ms() - s->start_ms) / 1000.0;
                 const char *fname = base_name(s->tc->file);
                 /* Processes left in the test's own group are a leak. */
@@ -510,8 +534,9 @@ int main(int argc, char **argv)
                     dump_output(s->out_fd);
                 }
                 /* End what a failed or leaking test left in its group: it
-                 * started them, so they are ours. */
+                 * started them, so they are ours; then reap the leader. */
                 kill(-pid, SIGKILL);
+                waitpid(pid, NULL, 0);
                 close(s->out_fd);
                 s->tc = NULL;
                 running--;
@@ -530,20 +555,15 @@ int main(int argc, char **argv)
         }
     }
 
-    /* Anything a test started that is still alive was re-parented to us. */
+    /* Anything a test started that is still alive was re-parented to us.
+     * Nothing is reaped until the sweep is over: an unreaped child keeps
+     * its pid, so each signal below reaches the process we listed. */
     pid_t left[256];
     size_t nleft = list_leftovers(left, 256);
     for (uint64_t settle0 = test_now_ms();
-         nleft && test_now_ms() - settle0 < LEFTOVER_SETTLE_MS;) {
-        while (waitpid(-1, NULL, WNOHANG) > 0)
-            ; /* reap the adopted ones that died meanwhile */
-        bool any = false;
-        for (size_t i = 0; i < nleft; i++)
-            any = any || test_pid_alive(left[i]);
-        if (!any)
-            break;
+         nleft && test_now_ms() - settle0 < LEFTOVER_SETTLE_MS;
+         nleft = list_leftovers(left, 256))
         usleep(LEFTOVER_POLL_US);
-    }
     for (size_t i = 0; i < nleft; i++) {
         char path[64], cmd[256] = "?";
         snprintf(path, sizeof path, "/proc/%d/cmdline", (int)left[i]);
@@ -556,15 +576,15 @@ int main(int argc, char **argv)
                     cmd[j] = ' ';
             close(fd);
         }
-        if (test_pid_alive(left[i])) {
-            printf("FAIL leftover process %d still alive after the suite: "
-                   "%s\n", (int)left[i], cmd);
-            failed++;
-        }
+        printf("FAIL leftover process %d still alive after the suite: %s\n",
+               (int)left[i], cmd);
+        failed++;
         kill(left[i], SIGKILL);
     }
+    for (size_t i = 0; i < nleft; i++)
+        waitpid(left[i], NULL, 0);
     while (waitpid(-1, NULL, WNOHANG) > 0)
-        ;
+        ; /* the zombies among the adopted */
     rm_rf(root_tmp);
     printf("# %zu tests in %.1fs\n", n,
            (double)(test_now_ms() - t0) / 1000.0);
