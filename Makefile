@@ -73,6 +73,7 @@ LIB_SRCS := $(sort $(wildcard src/base/*.c src/term/*.c src/exec/*.c \
 CLI_SRCS := $(sort $(wildcard src/cli/*.c))
 TEST_SRCS := tests/harness.c tests/tutil.c $(sort $(wildcard tests/test_*.c))
 TEST_BIN_SRCS := $(sort $(wildcard tests/bin/*.c))
+SELFTEST_SRCS := tests/harness.c $(sort $(wildcard tests/selftest/*.c))
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
 FUZZ_SRCS := $(sort $(wildcard fuzz/fuzz_*.c))
 
@@ -80,14 +81,16 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_BINS := $(TEST_BIN_SRCS:tests/bin/%.c=$(BUILD)/tests/bin/%)
+SELFTEST_OBJS := $(SELFTEST_SRCS:%.c=$(BUILD)/obj/%.o)
 BENCH_OBJS := $(BENCH_SRCS:%.c=$(BUILD)/obj/%.o)
 
 LIB := $(BUILD)/librein.a
 BIN := $(BUILD)/rein
 TEST_RUNNER := $(BUILD)/tests/rein-test
+SELFTEST := $(BUILD)/tests/harness-selftest
 BENCH_BIN := $(BUILD)/rein-bench
 
-all: $(LIB) $(BIN) $(TEST_RUNNER) $(TEST_BINS) $(BENCH_BIN)
+all: $(LIB) $(BIN) $(TEST_RUNNER) $(SELFTEST) $(TEST_BINS) $(BENCH_BIN)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
@@ -109,6 +112,13 @@ $(TEST_RUNNER): $(TEST_OBJS) $(LIB)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(TEST_OBJS) $(LIB) $(LDLIBS_ALL)
 
+# The runner's own test cases (scripts/check-harness.sh), kept out of the
+# real suite.
+$(SELFTEST): $(SELFTEST_OBJS) $(LIB)
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(SELFTEST_OBJS) $(LIB) $(LDLIBS_ALL)
+
 $(BUILD)/tests/bin/%: tests/bin/%.c
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
@@ -118,7 +128,8 @@ $(BENCH_BIN): $(BENCH_OBJS) $(LIB)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(BENCH_OBJS) $(LIB) $(LDLIBS_ALL)
 
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BENCH_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BENCH_OBJS:.o=.d) \
+         $(SELFTEST_OBJS:.o=.d)
 
 # ------------------------------------------------------------------ set-up
 
@@ -129,11 +140,7 @@ deps:
 # installed), then every test.  TESTS= narrows to matching test names.
 check: deps
 	@$(MAKE) --no-print-directory all
-	$(TEST_RUNNER) $(TESTS)
-	@[ -n "$(TESTS)" ] || scripts/check-install.sh
-	@[ -n "$(TESTS)" ] || { set -o pipefail; python3 scripts/check-grammars.py | tail -n 1; }
-	@if [ -d tests/e2e ] && ls tests/e2e/*.mjs >/dev/null 2>&1; then \
-	    REIN_BIN=$(abspath $(BIN)) scripts/run-e2e.sh; fi
+	@BUILD=$(BUILD) SAN=$(SAN) scripts/check.sh $(TESTS)
 
 # `make serve`: everything to stderr, then exec the server on stdio.
 serve:

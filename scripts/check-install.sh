@@ -22,7 +22,7 @@ int main(void)
     return r.exit_code;
 }
 C
-cc -o "$prefix/hello" "$prefix/hello.c" $(pkg-config --cflags --libs --static rein)
+cc -o "$prefix/hello" "$prefix/hello.c" $(pkg-config --cflags --libs rein)
 out=$("$prefix/hello")
 [ "$out" = "installed" ] || { echo "check-install: got '$out'" >&2; exit 1; }
 [ -f "$prefix/share/man/man1/rein.1" ] && [ -x "$prefix/bin/rein" ] || { echo "check-install: missing files" >&2; exit 1; }

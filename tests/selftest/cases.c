@@ -1,0 +1,98 @@
+/*
+ * cases.c — tests of the test runner itself, linked with harness.c into
+ * build/tests/harness-selftest (never into the real suite).  Each case
+ * behaves in one way the runner must judge; scripts/check-harness.sh runs
+ * the binary and checks every verdict, so a runner that stopped killing a
+ * test at its timeout, stopped failing a missing facility on CI, stopped
+ * seeing processes a test left behind, or changed its last line fails
+ * `make check`.
+ *
+ * A case that needs to tell the script something (its pid and start time)
+ * writes it under $REIN_SELFTEST_DIR, which outlives the runner's own
+ * temporary directory.
+ */
+#include "../harness.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Writes "<pid> <start time>" of the calling process to $REIN_SELFTEST_DIR/
+ * name, so the script can tell later whether that very process is gone. */
+static void note_self(const char *name)
+{
+    char path[4096], stat[1024];
+    const char *dir = getenv("REIN_SELFTEST_DIR");
+    ASSERT_TRUE(dir != NULL);
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    ASSERT_TRUE(fd >= 0);
+    ssize_t n = read(fd, stat, sizeof stat - 1);
+    close(fd);
+    ASSERT_TRUE(n > 0);
+    stat[n] = 0;
+    /* Field 22, counted after the command name's closing parenthesis. */
+    char *p = strrchr(stat, ')');
+    ASSERT_TRUE(p != NULL);
+    unsigned long long start = 0;
+    int field = 2;
+    for (char *tok = strtok(p + 1, " "); tok; tok = strtok(NULL, " "))
+        if (++field == 22)
+            start = strtoull(tok, NULL, 10);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    ASSERT_TRUE(f != NULL);
+    fprintf(f, "%d %llu\n", (int)getpid(), start);
+    fclose(f);
+}
+
+TEST(selftest_passes)
+{
+    ASSERT_EQ(2 + 2, 4);
+}
+
+TEST(selftest_fails_with_both_values)
+{
+    int got = 41;
+    ASSERT_EQ(got, 42);
+}
+
+TEST(selftest_skips)
+{
+    SKIP("no such thing here");
+}
+
+TEST(selftest_skips_a_facility)
+{
+    SKIP_FACILITY("cgroup", "pretend it is missing");
+}
+
+TEST_T(selftest_times_out, 1)
+{
+    note_self("timeout.pid");
+    for (;;)
+        pause();
+}
+
+TEST(selftest_leaves_a_process_in_its_group)
+{
+    pid_t pid = fork();
+    ASSERT_TRUE(pid >= 0);
+    if (pid == 0) {
+        note_self("leak.pid");
+        for (;;)
+            pause();
+    }
+    /* Return only once the child has written its note. */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/leak.pid", getenv("REIN_SELFTEST_DIR"));
+    while (access(path, F_OK) != 0)
+        usleep(1000);
+}
+
+TEST(selftest_dies_of_a_signal)
+{
+    raise(SIGABRT);
+}
