@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/buf.h"
@@ -310,6 +311,58 @@ TEST(pty_env_cwd_shell_and_term)
     run(&d, &o, &res);
     ASSERT_STR(d.out.p, "hello there|/tmp|xterm-256color|/bin/bash\r\n");
     done(&d);
+}
+
+/* The flag before the command follows the shell's name: -lc for POSIX
+ * shells, /c for cmd, -Command for PowerShell.  Stand-in shells (scripts
+ * named like the real ones) print the arguments they were given. */
+TEST(pty_shell_flag_follows_the_shell_name)
+{
+    static const struct {
+        const char *name, *want;
+    } cases[] = {
+        {"cmd", "/c|echo hi|\r\n"},
+        {"cmd.exe", "/c|echo hi|\r\n"},
+        {"CMD.EXE", "/c|echo hi|\r\n"},
+        {"powershell", "-Command|echo hi|\r\n"},
+        {"powershell.exe", "-Command|echo hi|\r\n"},
+        {"pwsh", "-Command|echo hi|\r\n"},
+        {"pwsh.exe", "-Command|echo hi|\r\n"},
+        {"zsh", "-lc|echo hi|\r\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", test_tmpdir(), cases[i].name);
+        FILE *f = fopen(path, "w");
+        ASSERT_TRUE(f != NULL);
+        fputs("#!/bin/sh\nprintf '%s|' \"$@\"; echo\n", f);
+        fclose(f);
+        ASSERT_OK(chmod(path, 0700));
+        struct drive d = {0};
+        rein_pty_start_opts_t o = {.command = "echo hi", .shell = path};
+        rein_run_result_t res;
+        run(&d, &o, &res);
+        ASSERT_EQ(res.exit_code, 0);
+        ASSERT_STR(d.out.p, cases[i].want);
+        done(&d);
+    }
+}
+
+/* With no shell given, the command runs in `sh -lc`: a login shell. */
+TEST(pty_default_shell_is_a_login_sh)
+{
+    struct drive d = {0};
+    rein_pty_start_opts_t o = {.command = "echo \"$0\""};
+    rein_run_result_t res;
+    run(&d, &o, &res);
+    ASSERT_STR(d.out.p, "sh\r\n");
+    done(&d);
+    struct drive b = {0};
+    rein_pty_start_opts_t ob = {
+        .command = "shopt -q login_shell && echo login", .shell = "/bin/bash"};
+    run(&b, &ob, &res);
+    ASSERT_STR(b.out.p, "login\r\n");
+    done(&b);
 }
 
 TEST(pty_invalid_utf8_becomes_replacement)
