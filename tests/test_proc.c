@@ -12,10 +12,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -83,8 +85,9 @@ static int kid_reap(kid_t *k)
     return code;
 }
 
-/* Reads one line (without its newline) from fd; fails the test on EOF. */
-static void read_line(int fd, char *buf, size_t size)
+/* Reads one line (without its newline) from fd; false on EOF before its
+ * first byte, fails the test on EOF inside it. */
+static bool try_read_line(int fd, char *buf, size_t size)
 {
     size_t n = 0;
     for (;;) {
@@ -92,6 +95,8 @@ static void read_line(int fd, char *buf, size_t size)
         ssize_t r = read(fd, &c, 1);
         if (r < 0 && errno == EINTR)
             continue;
+        if (r == 0 && n == 0)
+            return false;
         ASSERT_INT(r, ==, 1);
         if (c == '\n')
             break;
@@ -99,6 +104,13 @@ static void read_line(int fd, char *buf, size_t size)
         buf[n++] = c;
     }
     buf[n] = 0;
+    return true;
+}
+
+/* Reads one line (without its newline) from fd; fails the test on EOF. */
+static void read_line(int fd, char *buf, size_t size)
+{
+    ASSERT_TRUE(try_read_line(fd, buf, size));
 }
 
 /* Reads "<word> <pid>" and returns the pid. */
@@ -387,6 +399,89 @@ TEST(proc_kill_tree_reaches_child_and_grandchild)
     rein_proc_free(h);
 }
 
+/* Pins the calling thread, and what it spawns from now on, to one CPU. */
+static void pin_to_one_cpu(void)
+{
+    cpu_set_t set;
+    ASSERT_OK(sched_getaffinity(0, sizeof set, &set));
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        if (CPU_ISSET(c, &set)) {
+            CPU_ZERO(&set);
+            CPU_SET(c, &set);
+            ASSERT_OK(sched_setaffinity(0, sizeof set, &set));
+            return;
+        }
+    }
+    ASSERT_TRUE(!"no CPU in our affinity mask");
+}
+
+typedef struct idle_kill {
+    rein_proc_t *h;
+    int signo;
+    int rc;
+} idle_kill_t;
+
+/* rein_proc_kill_tree from a SCHED_IDLE thread: each process it wakes on
+ * the same CPU runs before the sender's next step. */
+static void *kill_tree_idle(void *arg)
+{
+    idle_kill_t *k = arg;
+    struct sched_param sp = {.sched_priority = 0};
+    /* Unprivileged, but should it fail the test only loses strength. */
+    if (sched_setscheduler(0, SCHED_IDLE, &sp) < 0)
+        fprintf(stderr, "note: SCHED_IDLE: %s\n", strerror(errno));
+    k->rc = rein_proc_kill_tree(k->h, k->signo);
+    return NULL;
+}
+
+/*
+ * The order of kill_tree's signals, told by the receivers themselves: in
+ * proc_helper order-tree (root -> child -> grandchild) USR1 stays pending
+ * once sent, and each process, on finding its own pending, reports
+ * whether its child's already is.  Children first, that is always so,
+ * however the processes are scheduled.  For the converse (a parent sent
+ * its signal first must catch its child not yet signalled) the tree and
+ * the sender share one CPU and the sender runs SCHED_IDLE: each process
+ * woken runs and looks at once, before the sender can go on.
+ */
+TEST(proc_kill_tree_signals_children_before_their_parent)
+{
+    pin_to_one_cpu();
+    const char *argv[] = {helper_path(), "order-tree", NULL};
+    kid_t k;
+    kid_start(&k, argv, SPAWN_SESSION, false);
+    char line[128];
+    for (int i = 0; i < 3; i++) {
+        read_line(k.out, line, sizeof line);
+        ASSERT_TRUE(!strncmp(line, "ready ", 6));
+    }
+    rein_proc_t *h;
+    ASSERT_OK(rein_proc_from_pid(k.pid, &h));
+    idle_kill_t ik = {.h = h, .signo = SIGUSR1, .rc = -1};
+    pthread_t th;
+    ASSERT_EQ(pthread_create(&th, NULL, kill_tree_idle, &ik), 0);
+    ASSERT_EQ(pthread_join(th, NULL), 0);
+    ASSERT_OK(ik.rc);
+    int seen = 0;
+    for (int i = 0; i < 3; i++) {
+        read_line(k.out, line, sizeof line);
+        if (!strncmp(line, "root ", 5)) {
+            ASSERT_STR(line, "root got USR1, child pending 1");
+            seen |= 1;
+        } else if (!strncmp(line, "child ", 6)) {
+            ASSERT_STR(line, "child got USR1, grandchild pending 1");
+            seen |= 2;
+        } else {
+            ASSERT_STR(line, "grandchild got USR1");
+            seen |= 4;
+        }
+    }
+    ASSERT_EQ(seen, 7);
+    ASSERT_OK(rein_proc_kill_tree(h, SIGKILL));
+    ASSERT_EQ(kid_reap(&k), 128 + SIGKILL);
+    rein_proc_free(h);
+}
+
 /* ---------------------------------------------------------- terminate */
 
 /* A TERM-ignoring root with a TERM-ignoring child: both only die of the
@@ -570,6 +665,105 @@ TEST(proc_terminate_group_reaches_a_member_that_is_no_descendant)
     ASSERT_EQ(kid_reap(&k), 128 + SIGTERM);
     rein_proc_free(o_h);
     rein_proc_free(h);
+}
+
+/*
+ * A terminate with another signal than TERM: proc_helper sig-report reads
+ * the usual termination signals from a signalfd and prints each, dying
+ * only of the chosen one, after printing whatever was pending with it (so
+ * a signal sent before it would show up first).  The grace is long, so
+ * dying of the chosen signal is the only quick way out.  With group, a
+ * member of the root's group that is no descendant must get it too; this
+ * test process becomes its subreaper, so its end can be read as well.
+ */
+static void chosen_signal_case(bool fallback, int signo, bool group)
+{
+    set_mode(fallback);
+    if (group)
+        ASSERT_OK(prctl(PR_SET_CHILD_SUBREAPER, 1));
+    char num[16];
+    snprintf(num, sizeof num, "%d", signo);
+    const char *argv[] = {helper_path(), "sig-report", num,
+                          group ? "member" : NULL, NULL};
+    kid_t k;
+    kid_start(&k, argv, SPAWN_PGROUP, false);
+    char line[128];
+    long member = 0;
+    for (;;) {
+        read_line(k.out, line, sizeof line);
+        if (!strcmp(line, "ready"))
+            break;
+        ASSERT_EQ(sscanf(line, "ready member %ld", &member), 1);
+    }
+    rein_proc_t *h;
+    ASSERT_OK(rein_proc_from_pid(k.pid, &h));
+    check_mode(h, fallback);
+    rein_proc_t *m = NULL;
+    if (group) {
+        ASSERT_INT(member, >, 0);
+        ASSERT_OK(rein_proc_from_pid((pid_t)member, &m));
+        ASSERT_EQ(rein_proc_ppid(m), getpid()); /* no descendant of k */
+        pid_t pgid;
+        ASSERT_OK(rein_proc_group_id(m, &pgid));
+        ASSERT_EQ(pgid, k.pid);
+    }
+
+    rein_proc_terminate_opts_t o;
+    rein_proc_terminate_opts_init(&o);
+    o.signal = signo;
+    o.group = group;
+    o.graceful_ms = T_LONG_MS;
+    bool exited = false;
+    uint64_t t0 = test_now_ms();
+    ASSERT_OK(rein_proc_terminate(h, &o, &exited));
+    ASSERT_TRUE(exited);
+    ASSERT_INT(test_now_ms() - t0, <, T_LONG_MS / 2);
+    if (m) /* else the reading below would wait for it for ever */
+        ASSERT_EQ(rein_proc_status(m), REIN_PROC_EXITED);
+
+    /* Every line up to EOF (all writers dead): per role, the chosen signal
+     * read first, and nothing else but it and the SIGCONT that follows. */
+    int first[2] = {0, 0}; /* root, member */
+    while (try_read_line(k.out, line, sizeof line)) {
+        char role[16];
+        int sig;
+        ASSERT_EQ(sscanf(line, "%15s sig %d", role, &sig), 2);
+        ASSERT_TRUE(!strcmp(role, "root") ||
+                    (group && !strcmp(role, "member")));
+        int r = !strcmp(role, "member");
+        if (!first[r]) {
+            first[r] = sig;
+            ASSERT_EQ(sig, signo);
+        } else {
+            ASSERT_TRUE(sig == signo || sig == SIGCONT);
+        }
+    }
+    ASSERT_EQ(first[0], signo);
+    ASSERT_EQ(kid_reap(&k), 128 + signo);
+    if (group) {
+        ASSERT_EQ(first[1], signo);
+        int st;
+        ASSERT_EQ(waitpid((pid_t)member, &st, 0), member);
+        ASSERT_TRUE(WIFSIGNALED(st));
+        ASSERT_EQ(WTERMSIG(st), signo);
+    }
+    rein_proc_free(m);
+    rein_proc_free(h);
+}
+
+TEST(proc_terminate_sends_the_chosen_signal)
+{
+    chosen_signal_case(false, SIGUSR1, false);
+}
+
+TEST(proc_terminate_sends_the_chosen_signal_fallback)
+{
+    chosen_signal_case(true, SIGUSR1, false);
+}
+
+TEST(proc_terminate_group_gets_the_chosen_signal)
+{
+    chosen_signal_case(false, SIGINT, true);
 }
 
 /* ----------------------------------------------------------- pid reuse */

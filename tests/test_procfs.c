@@ -1,11 +1,20 @@
 /*
  * test_procfs.c — /proc readers: stat fields, start time, boot id, children
  * of every thread, breadth-first descendants, cmdline, exe.
+ *
+ * The stat parser is checked against an independent reading of the same
+ * line (the comm taken from /proc/<pid>/comm, so no ')' is searched for)
+ * and against CLOCK_BOOTTIME, including for a process whose comm holds
+ * ") (" and spaces.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/procfs.h"
@@ -105,4 +114,248 @@ TEST(procfs_list_all_includes_self_sorted)
     }
     ASSERT_TRUE(found);
     free(v);
+}
+
+/* ------------------------------------------------- helper processes */
+
+/* A procfs_helper in its own session, stdout on the pipe out. */
+typedef struct helper {
+    pid_t pid;
+    int pidfd;
+    int out;
+} helper_t;
+
+static void helper_start(helper_t *h, const char *const *args)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/procfs_helper", test_bin_dir());
+    const char *argv[4] = {path, NULL, NULL, NULL};
+    for (size_t i = 0; args[i] && i < 2; i++)
+        argv[i + 1] = args[i];
+    int o[2];
+    ASSERT_OK(pipe2(o, O_CLOEXEC));
+    spawn_opts_t so;
+    spawn_opts_init(&so);
+    so.file = argv[0];
+    so.argv = argv;
+    so.fd_out = o[1];
+    ASSERT_OK(spawn_start(&so, &h->pid, &h->pidfd, NULL));
+    close(o[1]);
+    h->out = o[0];
+}
+
+/* Kills the helper's session (its own group: pgid == pid) and reaps it. */
+static void helper_kill(helper_t *h)
+{
+    ASSERT_OK(kill(-h->pid, SIGKILL));
+    int code;
+    ASSERT_OK(spawn_reap(h->pid, h->pidfd, &code));
+    ASSERT_EQ(code, 128 + SIGKILL);
+    if (h->pidfd >= 0)
+        close(h->pidfd);
+    close(h->out);
+}
+
+/* Reads one line (without its newline) from fd; fails the test on EOF. */
+static void read_line(int fd, char *buf, size_t size)
+{
+    size_t n = 0;
+    for (;;) {
+        char c;
+        ssize_t r = read(fd, &c, 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        ASSERT_INT(r, ==, 1);
+        if (c == '\n')
+            break;
+        ASSERT_INT(n + 1, <, size);
+        buf[n++] = c;
+    }
+    buf[n] = 0;
+}
+
+/* Reads a small /proc file whole into buf (NUL-terminated). */
+static size_t read_small(const char *path, char *buf, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ASSERT_INT(fd, >=, 0);
+    ssize_t n = read(fd, buf, size - 1);
+    close(fd);
+    ASSERT_INT(n, >, 0);
+    buf[n] = 0;
+    return (size_t)n;
+}
+
+/* True when the pid list in /proc/<pid>/task/<tid>/children has kid. */
+static bool task_lists(pid_t pid, pid_t tid, pid_t kid)
+{
+    char path[96], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid,
+             (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ASSERT_INT(fd, >=, 0);
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    ASSERT_INT(n, >=, 0);
+    buf[n] = 0;
+    for (char *p = buf, *end; *p; p = end) {
+        long x = strtol(p, &end, 10);
+        if (end == p)
+            break;
+        if (x == kid)
+            return true;
+    }
+    return false;
+}
+
+/* ------------------------------------------- children of every thread */
+
+TEST(procfs_children_include_those_of_a_second_thread)
+{
+    /* The child belongs to the helper's second thread, which stays alive:
+     * only that thread's children file lists it. */
+    const char *args[] = {"thread-fork", NULL};
+    helper_t h;
+    helper_start(&h, args);
+    char line[128];
+    read_line(h.out, line, sizeof line);
+    long tid, kid;
+    ASSERT_EQ(sscanf(line, "ready %ld %ld", &tid, &kid), 2);
+    ASSERT_INT(tid, !=, h.pid);
+    /* The premise: the main thread's file does not list it. */
+    ASSERT_FALSE(task_lists(h.pid, h.pid, (pid_t)kid));
+    ASSERT_TRUE(task_lists(h.pid, (pid_t)tid, (pid_t)kid));
+
+    pid_t *kids = NULL, *all = NULL;
+    size_t nk = 0, na = 0;
+    ASSERT_OK(procfs_children(h.pid, &kids, &nk));
+    ASSERT_EQ(nk, 1);
+    ASSERT_EQ(kids[0], kid);
+    ASSERT_OK(procfs_descendants(h.pid, &all, &na));
+    ASSERT_EQ(na, 1);
+    ASSERT_EQ(all[0], kid);
+    procfs_stat_t st;
+    ASSERT_OK(procfs_read_stat((pid_t)kid, &st));
+    ASSERT_EQ(st.ppid, h.pid); /* the process, not the thread */
+
+    /* And through the public API. */
+    rein_proc_t *p, **v;
+    size_t n;
+    ASSERT_OK(rein_proc_from_pid(h.pid, &p));
+    ASSERT_OK(rein_proc_children(p, &v, &n));
+    ASSERT_EQ(n, 1);
+    ASSERT_EQ(rein_proc_pid(v[0]), kid);
+    rein_proc_list_free(v, n);
+    rein_proc_free(p);
+    free(kids);
+    free(all);
+    helper_kill(&h);
+}
+
+/* ------------------------------------------------ start time, field 22 */
+
+/* /proc/<pid>/stat parsed without searching for ')': the comm is read from
+ * /proc/<pid>/comm, so the line's prefix "<pid> (<comm>) " is known
+ * exactly; the fields after it are split on spaces.  Returns field `want`
+ * (>= 3) as a number, its text in text (for the state, field 3). */
+static unsigned long long stat_field_indep(pid_t pid, int want, char *text,
+                                           size_t tsize)
+{
+    char path[64], comm[64], line[1024], prefix[128];
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+    size_t cl = read_small(path, comm, sizeof comm);
+    ASSERT_TRUE(cl > 0 && comm[cl - 1] == '\n');
+    comm[cl - 1] = 0;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    read_small(path, line, sizeof line);
+    int pl = snprintf(prefix, sizeof prefix, "%d (%s) ", (int)pid, comm);
+    ASSERT_TRUE(!strncmp(line, prefix, (size_t)pl));
+    const char *p = line + pl;
+    for (int field = 3; field < want; field++) {
+        p = strchr(p, ' ');
+        ASSERT_TRUE(p != NULL);
+        p++;
+    }
+    size_t len = strcspn(p, " \n");
+    ASSERT_INT(len, <, tsize);
+    memcpy(text, p, len);
+    text[len] = 0;
+    return strtoull(text, NULL, 10);
+}
+
+/* CLOCK_BOOTTIME in clock ticks, the unit and the clock of field 22. */
+static unsigned long long boottime_ticks(void)
+{
+    struct timespec ts;
+    ASSERT_OK(clock_gettime(CLOCK_BOOTTIME, &ts));
+    unsigned long long hz = (unsigned long long)sysconf(_SC_CLK_TCK);
+    return (unsigned long long)ts.tv_sec * hz +
+           (unsigned long long)ts.tv_nsec / (1000000000ull / hz);
+}
+
+TEST(procfs_start_time_is_field_22_of_self)
+{
+    procfs_stat_t st;
+    char text[64];
+    ASSERT_OK(procfs_read_stat(getpid(), &st));
+    ASSERT_EQ(st.start_time, stat_field_indep(getpid(), 22, text,
+                                              sizeof text));
+    ASSERT_EQ(st.ppid, stat_field_indep(getpid(), 4, text, sizeof text));
+    uint64_t t;
+    ASSERT_OK(procfs_start_time(getpid(), &t));
+    ASSERT_EQ(t, st.start_time);
+    ASSERT_INT(t, <=, boottime_ticks());
+}
+
+/* A comm that a parser searching for the first ')' gets wrong: every
+ * field after it would shift (and the last one even looks plausible). */
+static const char *const weird_comms[] = {"a) (b c", ") R 1 1 1 0 -1",
+                                          "(x)) )", NULL};
+
+TEST(procfs_stat_of_a_comm_with_parens_and_spaces)
+{
+    for (size_t i = 0; weird_comms[i]; i++) {
+        const char *name = weird_comms[i];
+        const char *args[] = {"comm", name, NULL};
+        helper_t h;
+        unsigned long long b0 = boottime_ticks();
+        helper_start(&h, args);
+        char line[32];
+        read_line(h.out, line, sizeof line);
+        ASSERT_STR(line, "ready");
+        unsigned long long b1 = boottime_ticks();
+
+        procfs_stat_t st;
+        ASSERT_OK(procfs_read_stat(h.pid, &st));
+        ASSERT_STR(st.comm, name);
+        ASSERT_EQ(st.pid, h.pid);
+        /* Going to pause() or in it. */
+        ASSERT_TRUE(st.state == 'R' || st.state == 'S');
+        ASSERT_EQ(st.ppid, getpid());
+        ASSERT_EQ(st.pgrp, h.pid); /* its own session and group */
+        ASSERT_EQ(st.session, h.pid);
+        ASSERT_EQ(st.tty_nr, 0);
+        char text[64];
+        ASSERT_EQ(st.start_time, stat_field_indep(h.pid, 22, text,
+                                                  sizeof text));
+        /* Independent of any parsing: it started between b0 and b1.  A
+         * tick of slack either side for the rounding of both clocks. */
+        ASSERT_INT(st.start_time + 1, >=, b0);
+        ASSERT_INT(st.start_time, <=, b1 + 1);
+        uint64_t t;
+        ASSERT_OK(procfs_start_time(h.pid, &t));
+        ASSERT_EQ(t, st.start_time);
+        ASSERT_TRUE(procfs_alive(h.pid, st.start_time));
+        ASSERT_FALSE(procfs_alive(h.pid, st.start_time + 1));
+
+        /* The public handle reads the same stat line. */
+        rein_proc_t *p;
+        ASSERT_OK(rein_proc_from_pid(h.pid, &p));
+        ASSERT_EQ(rein_proc_ppid(p), getpid());
+        pid_t pgid;
+        ASSERT_OK(rein_proc_group_id(p, &pgid));
+        ASSERT_EQ(pgid, h.pid);
+        rein_proc_free(p);
+        helper_kill(&h);
+    }
 }
