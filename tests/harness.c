@@ -330,6 +330,8 @@ static bool group_has_live(pid_t pgid)
  * it to processes that are not its children (so it cannot wait for them). */
 #define LEFTOVER_SETTLE_MS 2000
 #define LEFTOVER_POLL_US 10000
+/* Rounds of the end-of-suite sweep (see main). */
+#define LEFTOVER_SWEEPS 8
 
 /* group_has_live, allowing LEFTOVER_SETTLE_MS for dying members to go. */
 static bool group_settles_alive(pid_t pgid)
@@ -556,33 +558,38 @@ int main(int argc, char **argv)
     }
 
     /* Anything a test started that is still alive was re-parented to us.
-     * Nothing is reaped until the sweep is over: an unreaped child keeps
-     * its pid, so each signal below reaches the process we listed. */
+     * An unreaped child keeps its pid, so each signal below reaches the
+     * process just listed.  Ending one hands us its own children, so the
+     * sweep goes on until none is left, for at most LEFTOVER_SWEEPS rounds
+     * (a chain deeper than that is reported by the next round's list). */
     pid_t left[256];
     size_t nleft = list_leftovers(left, 256);
     for (uint64_t settle0 = test_now_ms();
          nleft && test_now_ms() - settle0 < LEFTOVER_SETTLE_MS;
          nleft = list_leftovers(left, 256))
         usleep(LEFTOVER_POLL_US);
-    for (size_t i = 0; i < nleft; i++) {
-        char path[64], cmd[256] = "?";
-        snprintf(path, sizeof path, "/proc/%d/cmdline", (int)left[i]);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd >= 0) {
-            ssize_t k = read(fd, cmd, sizeof cmd - 1);
-            cmd[k > 0 ? k : 0] = 0;
-            for (ssize_t j = 0; j + 1 < k; j++)
-                if (!cmd[j])
-                    cmd[j] = ' ';
-            close(fd);
+    for (int round = 0; nleft && round < LEFTOVER_SWEEPS; round++) {
+        for (size_t i = 0; i < nleft; i++) {
+            char path[64], cmd[256] = "?";
+            snprintf(path, sizeof path, "/proc/%d/cmdline", (int)left[i]);
+            int fd = open(path, O_RDONLY | O_CLOEXEC);
+            if (fd >= 0) {
+                ssize_t k = read(fd, cmd, sizeof cmd - 1);
+                cmd[k > 0 ? k : 0] = 0;
+                for (ssize_t j = 0; j + 1 < k; j++)
+                    if (!cmd[j])
+                        cmd[j] = ' ';
+                close(fd);
+            }
+            printf("FAIL leftover process %d still alive after the suite: "
+                   "%s\n", (int)left[i], cmd);
+            failed++;
+            kill(left[i], SIGKILL);
         }
-        printf("FAIL leftover process %d still alive after the suite: %s\n",
-               (int)left[i], cmd);
-        failed++;
-        kill(left[i], SIGKILL);
+        for (size_t i = 0; i < nleft; i++)
+            waitpid(left[i], NULL, 0);
+        nleft = list_leftovers(left, 256);
     }
-    for (size_t i = 0; i < nleft; i++)
-        waitpid(left[i], NULL, 0);
     while (waitpid(-1, NULL, WNOHANG) > 0)
         ; /* the zombies among the adopted */
     rm_rf(root_tmp);

@@ -96,3 +96,29 @@ TEST(selftest_dies_of_a_signal)
 {
     raise(SIGABRT);
 }
+
+/* A daemon (a session of its own, so outside the test's group) with a child
+ * of its own: the end-of-suite sweep must report and end both, the child
+ * once ending the daemon has handed it to the runner. */
+TEST(selftest_leaves_a_daemon_with_a_child)
+{
+    pid_t pid = fork();
+    ASSERT_TRUE(pid >= 0);
+    if (pid == 0) {
+        setsid();
+        pid_t kid = fork();
+        if (kid == 0) {
+            note_self("grandchild.pid");
+            for (;;)
+                pause();
+        }
+        note_self("daemon.pid");
+        for (;;)
+            pause();
+    }
+    char a[4096], b[4096];
+    snprintf(a, sizeof a, "%s/daemon.pid", getenv("REIN_SELFTEST_DIR"));
+    snprintf(b, sizeof b, "%s/grandchild.pid", getenv("REIN_SELFTEST_DIR"));
+    while (access(a, F_OK) != 0 || access(b, F_OK) != 0)
+        usleep(1000);
+}
