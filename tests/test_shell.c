@@ -1,18 +1,23 @@
 /*
  * test_shell.c — one-shot and persistent bash against real bash: exit
  * codes, merged output order, environment and cwd, snapshots, UTF-8, the
- * drain after exit, state kept or dropped between runs, cancel, abort and
+ * drain after the foreground command (EOF, idle window, 2 s bound) in both
+ * modes, a persistent session's per-run output channels and the bound on
+ * those that linger, state kept or dropped between runs, cancel, abort and
  * timeout reaching a TERM-ignoring tree, and nothing ever left running.
  * The core cases run twice: with pidfds and with the SIGCHLD fallback.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/buf.h"
@@ -92,6 +97,45 @@ static void write_file(const char *path, const char *text)
     fputs(text, f);
     fclose(f);
 }
+
+/* The whole of a small file, in buf. */
+static const char *read_file(const char *path, char *buf, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ASSERT_TRUE(fd >= 0);
+    ssize_t n = read(fd, buf, size - 1);
+    close(fd);
+    ASSERT_TRUE(n >= 0);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* How many fds of this process are a persistent session's output channels
+ * (FIFOs in a rein-shell-* directory, deleted or not). */
+static int count_channels(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    ASSERT_TRUE(d != NULL);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char path[512], link[512];
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        ssize_t k = readlink(path, link, sizeof link - 1);
+        if (k <= 0)
+            continue;
+        link[k] = '\0';
+        if (strstr(link, "/rein-shell-"))
+            n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* A background job that prints a tick every 100 ms until a file named
+ * `stop` appears in its cwd. */
+#define TICKER                                                              \
+    "while [ ! -e stop ]; do echo tick; sleep 0.1; done & echo \"bg $!\""
 
 /* ------------------------------------------------------------ one-shot */
 
@@ -240,6 +284,65 @@ static void core_exec_background_job_terminated(void)
 TEST(shell_exec_terminates_background_jobs_after_the_drain)
 {
     core_exec_background_job_terminated();
+}
+
+TEST(shell_exec_drain_is_bounded_by_the_max_window)
+{
+    /* A job that never pauses for the idle window: the drain stops at
+     * REIN_SHELL_DRAIN_MAX_MS, then the job is ended. */
+    struct col c = {0};
+    rein_shell_run_opts_t o = {.command = TICKER, .cwd = test_tmpdir()};
+    rein_run_result_t res;
+    uint64_t t0 = test_now_ms();
+    ASSERT_OK(xexec(NULL, &o, &c, &res));
+    uint64_t took = test_now_ms() - t0;
+    ASSERT_EQ(res.exit_code, 0);
+    ASSERT_INT(took, >=, REIN_SHELL_DRAIN_MAX_MS - 100);
+    ASSERT_INT(took, <, REIN_SHELL_DRAIN_MAX_MS + 1000);
+    ASSERT_CONTAINS(c.out.p, "tick\ntick\ntick\n");
+    ASSERT_FALSE(test_pid_alive(pid_after(c.out.p, "bg ")));
+    buf_free(&c.out);
+}
+
+/* A snapshot that reads stdin: it must see EOF at once (stdin is
+ * /dev/null), never block nor read what rein's own stdin holds. */
+static void snapshot_reading_stdin(const char *snap, const char *rcfile)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "IFS= read -r x; echo \"rc=$? x=$x\" > '%s'\n", rcfile);
+    write_file(snap, text);
+    /* Our stdin: a pipe holding a line, its writer kept open, so a
+     * snapshot reading it would get "leak" (or block without it). */
+    int p[2];
+    ASSERT_OK(pipe2(p, O_CLOEXEC) < 0 ? -errno : 0);
+    ASSERT_EQ(write(p[1], "leak\n", 5), 5);
+    ASSERT_TRUE(dup2(p[0], 0) == 0);
+    close(p[0]);
+}
+
+TEST(shell_snapshot_is_sourced_with_stdin_on_dev_null)
+{
+    char snap[512], rcfile[512], buf[256];
+    snprintf(snap, sizeof snap, "%s/snap.sh", test_tmpdir());
+    snprintf(rcfile, sizeof rcfile, "%s/rc", test_tmpdir());
+    snapshot_reading_stdin(snap, rcfile);
+    rein_shell_opts_t so = {.snapshot_path = snap};
+    struct col c = {0};
+    rein_run_result_t res;
+
+    rein_shell_run_opts_t o = {.command = "echo ran"};
+    ASSERT_OK(xexec(&so, &o, &c, &res));
+    ASSERT_STR(c.out.p, "ran\n");
+    ASSERT_STR(read_file(rcfile, buf, sizeof buf), "rc=1 x=\n");
+
+    unlink(rcfile);
+    rein_shell_t *sh;
+    ASSERT_OK(rein_shell_new(&so, &sh));
+    ASSERT_STR(run_out(sh, &c, "echo ran", &res), "ran\n");
+    ASSERT_STR(read_file(rcfile, buf, sizeof buf), "rc=1 x=\n");
+    rein_shell_free(sh);
+    buf_free(&c.out);
 }
 
 /* Everything ignores TERM: bash, a subshell and its sleep. */
@@ -391,7 +494,8 @@ TEST(shell_session_env_snapshot_and_cwd_option)
     snprintf(cmd, sizeof cmd, "cat '%s'", count);
     ASSERT_STR(run_out(sh, &c, cmd, &res), "once\n"); /* sourced once */
 
-    /* cwd option: applied and kept; a bad one fails and keeps the session. */
+    /* cwd option: applied and kept; a bad one fails and drops the session
+     * (an errored run), so the next run has a fresh bash. */
     run_out(sh, &c, "KEPT=yes", &res);
     rein_shell_run_opts_t o = {.command = "pwd", .cwd = test_tmpdir()};
     buf_reset(&c.out);
@@ -402,8 +506,8 @@ TEST(shell_session_env_snapshot_and_cwd_option)
     buf_reset(&c.out);
     ASSERT_EQ(xrun(sh, &bad, &c, &res), REIN_ECWD);
     ASSERT_TRUE(c.out.p == NULL || !strstr(c.out.p, "ran"));
-    snprintf(cmd, sizeof cmd, "yes\n%s\n", test_tmpdir());
-    ASSERT_STR(run_out(sh, &c, "echo $KEPT; pwd", &res), cmd);
+    ASSERT_STR(run_out(sh, &c, "echo ${KEPT-gone}", &res), "gone\n");
+    ASSERT_EQ(res.exit_code, 0);
     rein_shell_free(sh);
 
     /* A snapshot that cannot be sourced: no session, every time. */
@@ -449,6 +553,206 @@ static void core_session_exit_codes_keep_or_drop(void)
 TEST(shell_session_nonzero_exit_keeps_it_exit_drops_it)
 {
     core_session_exit_codes_keep_or_drop();
+}
+
+static void core_session_background_drain(void)
+{
+    /* What a job prints just after the command belongs to the same run:
+     * the run drains the command's channel until every writer is gone.
+     * A subshell, and an exec'd program. */
+    rein_shell_t *sh;
+    struct col c = {0};
+    rein_run_result_t res;
+    ASSERT_OK(rein_shell_new(NULL, &sh));
+    ASSERT_STR(run_out(sh, &c, "(sleep 0.1; echo late) & echo now", &res),
+               "now\nlate\n");
+    ASSERT_STR(run_out(sh, &c, "sh -c 'sleep 0.1; echo late2' & echo now2",
+                       &res),
+               "now2\nlate2\n");
+    ASSERT_STR(run_out(sh, &c, "echo next", &res), "next\n");
+    rein_shell_free(sh);
+    buf_free(&c.out);
+}
+TEST(shell_session_drains_background_output_in_the_same_run)
+{
+    core_session_background_drain();
+}
+
+static void core_session_exit_keeps_late_output(void)
+{
+    /* `exit` in the command: the supervisor waits for the command's
+     * channel to drain before it ends the job (an exec'd job, which holds
+     * no copy of bash's own pipe). */
+    rein_shell_t *sh;
+    struct col c = {0};
+    rein_run_result_t res;
+    ASSERT_OK(rein_shell_new(NULL, &sh));
+    ASSERT_STR(run_out(sh, &c, "V=1; sh -c 'sleep 0.1; echo late' & exit 3",
+                       &res),
+               "late\n");
+    ASSERT_TRUE(res.has_exit_code);
+    ASSERT_EQ(res.exit_code, 3);
+    ASSERT_STR(run_out(sh, &c, "echo ${V-gone}", &res), "gone\n");
+    rein_shell_free(sh);
+    buf_free(&c.out);
+}
+TEST(shell_session_exit_keeps_late_output_of_jobs)
+{
+    core_session_exit_keeps_late_output();
+}
+
+TEST(shell_session_plain_command_does_not_wait_the_idle_window)
+{
+    /* EOF of the command's channel comes as soon as its writers are
+     * gone: no idle window for a command that leaves nothing behind, nor
+     * for a job that does not hold the channel.  The fastest of a few runs
+     * (a loaded machine may stall any one of them). */
+    rein_shell_t *sh;
+    struct col c = {0};
+    rein_run_result_t res;
+    const char *cmds[] = {"true", "echo hi; false",
+                          "sleep 30 >/dev/null 2>&1 &"};
+    ASSERT_OK(rein_shell_new(NULL, &sh));
+    run_out(sh, &c, "true", &res); /* starts bash */
+    for (size_t k = 0; k < sizeof cmds / sizeof *cmds; k++) {
+        uint64_t best = UINT64_MAX;
+        for (int i = 0; i < 5; i++) {
+            uint64_t t0 = test_now_ms();
+            run_out(sh, &c, cmds[k], &res);
+            uint64_t took = test_now_ms() - t0;
+            if (took < best)
+                best = took;
+        }
+        ASSERT_INT(best, <, REIN_SHELL_DRAIN_IDLE_MS / 5);
+    }
+    ASSERT_STR(c.out.p, "");
+    rein_shell_free(sh);
+    buf_free(&c.out);
+}
+
+TEST(shell_session_drain_is_bounded_and_the_job_lives_on)
+{
+    /* A job that never pauses for the idle window: the run returns after
+     * REIN_SHELL_DRAIN_MAX_MS; the job keeps its channel (no SIGPIPE, no
+     * loss) and what it prints later arrives with later runs. */
+    rein_shell_t *sh;
+    struct col c = {0};
+    rein_run_result_t res;
+    char stop[512];
+    snprintf(stop, sizeof stop, "%s/stop", test_tmpdir());
+    ASSERT_OK(rein_shell_new(NULL, &sh));
+    rein_shell_run_opts_t o = {.command = TICKER, .cwd = test_tmpdir()};
+    uint64_t t0 = test_now_ms();
+    ASSERT_OK(xrun(sh, &o, &c, &res));
+    const char *out = c.out.p;
+    uint64_t took = test_now_ms() - t0;
+    ASSERT_EQ(res.exit_code, 0);
+    ASSERT_INT(took, >=, REIN_SHELL_DRAIN_MAX_MS - 100);
+    ASSERT_INT(took, <, REIN_SHELL_DRAIN_MAX_MS + 1000);
+    ASSERT_CONTAINS(out, "tick\ntick\ntick\n");
+    pid_t bg = pid_after(out, "bg ");
+    ASSERT_TRUE(test_pid_alive(bg));
+    ASSERT_EQ(count_channels(), 1);
+
+    /* The next run ends at its own status: the lingering channel does not
+     * hold it, but what the job printed meanwhile is delivered to it. */
+    t0 = test_now_ms();
+    out = run_out(sh, &c, "sleep 0.3; echo mine", &res);
+    ASSERT_INT(test_now_ms() - t0, <, REIN_SHELL_DRAIN_MAX_MS);
+    ASSERT_CONTAINS(out, "tick\n");
+    ASSERT_CONTAINS(out, "mine\n");
+    ASSERT_TRUE(test_pid_alive(bg));
+
+    /* Once the job is gone (with its sleep), its channel's EOF closes it. */
+    write_file(stop, "");
+    while (test_pid_alive(bg))
+        sched_yield();
+    run_out(sh, &c, "true", &res);
+    ASSERT_EQ(count_channels(), 0);
+    rein_shell_free(sh);
+    buf_free(&c.out);
+}
+
+TEST_T(shell_session_lingering_channels_are_bounded, 60)
+{
+    /* SHELL_LINGER_MAX + 1 runs each leave a job holding its channel,
+     * waiting on a FIFO of ours before it prints.  Up to the bound every
+     * channel is kept; past it the oldest is closed: its job's write
+     * fails (EPIPE; it ignores SIGPIPE to tell us), every other job's
+     * output arrives with the next run. */
+    rein_shell_t *sh;
+    struct col c = {0};
+    rein_run_result_t res;
+    const char *dir = test_tmpdir();
+    char path[512], cmd[1024], buf[64];
+    pid_t bg[SHELL_LINGER_MAX + 1];
+    ASSERT_OK(rein_shell_new(NULL, &sh));
+    for (int i = 0; i <= SHELL_LINGER_MAX; i++) {
+        snprintf(path, sizeof path, "%s/go%d", dir, i);
+        ASSERT_OK(mkfifo(path, 0600) < 0 ? -errno : 0);
+        snprintf(path, sizeof path, "%s/ack%d", dir, i);
+        ASSERT_OK(mkfifo(path, 0600) < 0 ? -errno : 0);
+        snprintf(cmd, sizeof cmd,
+                 "(trap '' PIPE; read -r _ < '%s/go%d'; echo \"late %d\"; "
+                 "echo \"rc=$?\" > '%s/ack%d') & echo \"bg $!\"",
+                 dir, i, i, dir, i);
+        bg[i] = pid_after(run_out(sh, &c, cmd, &res), "bg ");
+        ASSERT_EQ(count_channels(), i < SHELL_LINGER_MAX ? i + 1
+                                                          : SHELL_LINGER_MAX);
+    }
+    for (int i = 0; i <= SHELL_LINGER_MAX; i++) {
+        snprintf(path, sizeof path, "%s/go%d", dir, i);
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(write(fd, "\n", 1), 1);
+        close(fd);
+        snprintf(path, sizeof path, "%s/ack%d", dir, i);
+        ASSERT_STR(read_file(path, buf, sizeof buf),
+                   i == 0 ? "rc=1\n" : "rc=0\n");
+    }
+    const char *out = run_out(sh, &c, "echo end", &res);
+    ASSERT_CONTAINS(out, "end\n");
+    ASSERT_TRUE(strstr(out, "late 0") == NULL);
+    for (int i = 1; i <= SHELL_LINGER_MAX; i++) {
+        snprintf(buf, sizeof buf, "late %d\n", i);
+        ASSERT_CONTAINS(out, buf);
+    }
+    /* The jobs are done; their channels close at EOF. */
+    for (int i = 0; i <= SHELL_LINGER_MAX; i++)
+        while (test_pid_alive(bg[i]))
+            sched_yield();
+    run_out(sh, &c, "true", &res);
+    ASSERT_EQ(count_channels(), 0);
+    rein_shell_free(sh);
+    buf_free(&c.out);
+}
+
+TEST(shell_session_channels_live_in_a_private_directory)
+{
+    /* The FIFOs sit in a 0700 directory of the session's own, each
+     * 0600 and unlinked once its run is over; free removes the
+     * directory.  (The driver's variable names the FIFO, so a command
+     * can look.) */
+    rein_shell_t *sh;
+    struct col c = {0};
+    rein_run_result_t res;
+    struct stat st;
+    char path[512];
+    ASSERT_OK(rein_shell_new(NULL, &sh));
+    const char *out = run_out(sh, &c, "echo \"$__rein_out\"", &res);
+    ASSERT_CONTAINS(out, "/rein-shell-");
+    snprintf(path, sizeof path, "%s", out);
+    path[strcspn(path, "\n")] = '\0';
+    ASSERT_STR(run_out(sh, &c, "stat -c %a \"$__rein_out\"", &res),
+               "600\n");
+    ASSERT_TRUE(stat(path, &st) < 0 && errno == ENOENT);
+    char *dir = dirname(path);
+    ASSERT_OK(stat(dir, &st) < 0 ? -errno : 0);
+    ASSERT_EQ(st.st_mode & 07777, 0700);
+    ASSERT_EQ(st.st_uid, getuid());
+    rein_shell_free(sh);
+    ASSERT_TRUE(stat(dir, &st) < 0 && errno == ENOENT);
+    buf_free(&c.out);
 }
 
 struct canceller {
@@ -694,6 +998,8 @@ TEST(shell_core_without_pidfd)
     core_session_state_persists();
     core_session_command_env_popped();
     core_session_exit_codes_keep_or_drop();
+    core_session_background_drain();
+    core_session_exit_keeps_late_output();
     core_session_free_leaves_nothing();
     core_session_bash_killed();
 }

@@ -10,8 +10,9 @@
  * supervisor (no registry, no log) for its whole life, and each one-shot
  * call opens its own, at the `pgid` containment level: a library call must
  * not turn its host into a child subreaper.  stdin is /dev/null, stdout and
- * stderr are ONE pipe so the output keeps the order the command wrote it
- * in; it reaches the caller as UTF-8 chunks.
+ * stderr are ONE pipe (for a persistent command, one FIFO: "Output" below)
+ * so the output keeps the order the command wrote it in; it reaches the
+ * caller as UTF-8 chunks.
  *
  * Environment: the current environ minus the variables that would change
  * how bash itself behaves (prompts, PWD/OLDPWD/SHLVL, exported functions,
@@ -39,33 +40,62 @@
  * talks to us over a socketpair placed at its fd 3 (sup_spawn_extra_t
  * extra_fds; moved to fd 60 at once, out of the way of scripts that use
  * `exec 3>...`):
- *   request  cwd NUL count NUL NAME=value NUL ... command NUL
+ *   request  fifo NUL cwd NUL count NUL NAME=value NUL ... command NUL
  *   status   "r\n" ready (after the snapshot) | "n\n" snapshot failed |
- *            "s <code>\n" command done | "c\n" cd failed
+ *            "s <code>\n" command done | "c\n" cd failed |
+ *            "f\n" the FIFO could not be opened
  * A socket rather than the two pipes one might expect: writing to a pipe
  * whose reader died raises SIGPIPE in the host, while send(MSG_NOSIGNAL)
- * only fails; and one socket carries both directions.
- *   A run's output is everything read from the pipe until its status line
- * arrives, then what is already readable (sup_run_drain).  bash writes the
- * status only after the foreground command returned, so its output is in
- * the pipe by then.  The idle drain applies only once bash exits: bash
- * itself holds the pipe open between runs, so it never reaches EOF and
- * every run would pay the full idle window.  Late output of a background
- * job arrives with the next run instead — nothing is lost.
+ * only fails; and one socket carries both directions.  Paths, cwd, env and
+ * command travel as data, never pasted into script text.
+ *
+ * Output (persistent).  bash holds the supervisor's pipe open between
+ * runs, so that pipe never reaches EOF at the end of a command and cannot
+ * say when the command's output is complete.  So each run gets a channel
+ * of its own: a FIFO (0600) in a private 0700 directory of the session
+ * (mkdtemp under $TMPDIR or /tmp, made on the first run, removed at free).
+ * We open its read end (non-blocking) before sending the request; the
+ * driver redirects the command's stdout and stderr, and nothing else of
+ * its own, to it; background jobs the command starts inherit the write
+ * end.  Then, exactly as the one-shot:
+ *   - the run's output is everything read from its channel (and from the
+ *     pipe, where bash's own messages go) until the channel's EOF — every
+ *     writer gone — or REIN_SHELL_DRAIN_IDLE_MS without output after the
+ *     status line, or REIN_SHELL_DRAIN_MAX_MS after it in all;
+ *   - a plain command pays nothing: bash closes its write end before it
+ *     writes the status, so EOF is there when the status arrives.
+ * A job still holding its channel after the drain neither gets SIGPIPE
+ * nor loses output: the channel stays open as one of the session's
+ * lingering channels, watched on the loop and read while later calls run
+ * (what is read belongs to the call it is read in), closed at its EOF, when
+ * the session is dropped, or — the fd budget, SHELL_LINGER_MAX in shell.h
+ * — oldest first when a newer one would exceed the bound (what it holds
+ * is read first; its job's next write fails with EPIPE).  Each channel
+ * has its own UTF-8 decoder.  The FIFO's name is unlinked when its call is
+ * over; whoever holds it open keeps it.
+ *   When bash exits in the middle of a run (`exit` in the command), the
+ * supervisor's exit drain reads the pipe as for the one-shot, and holds
+ * the leftovers (sup_spawn_extra_t.on_leader_exit) until the command's
+ * channel is drained the same way, so a job's late output is kept there
+ * too before the job is ended.
  *   bash keeps a duplicate of the control socket while the command runs
- * (the save copy behind `eval ... 60<&-`), so children may inherit it; no
+ * (the save copy behind `{ ... } 60<&-`), so children may inherit it; no
  * decision here depends on that socket's EOF, only on bash's exit.
  *
  * How a run ends, first reason wins:
- *   status   (persistent) the driver reports the command's status: the
- *            session is kept, also after a failed cd (REIN_ECWD).
+ *   status   (persistent) the driver reports the command's status; after
+ *            the drain the call returns and the session is kept.  A cwd
+ *            that cannot be entered ("c": REIN_ECWD) is an error instead:
+ *            like every run that returns an error, it drops the session.
  *   exit     bash exits: `exit`, break/continue out of the driver, or the
  *            end of a one-shot.  The supervisor drains, ends leftovers and
  *            reaps.  A persistent session is dropped; one killed by a
  *            signal from outside is REIN_ESHELL_EXEC.
  *   cancel / timeout   rein_shell_abort(), the token or timeout_ms: the
  *            supervisor cancels the run with REIN_SHELL_GRACE_MS of grace;
- *            the session is dropped.  No exit code.
+ *            the session is dropped.  No exit code.  Once the status came
+ *            (or bash exited on its own) the command is over: a cancel
+ *            during the drain changes nothing.
  * Anything else that ends the run (the supervisor ends a run whose process
  * left its session: an ownership escape) is REIN_ESHELL_EXEC.
  */
@@ -76,6 +106,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -83,6 +114,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/buf.h"
@@ -101,9 +133,17 @@
 #define SHELL_PRIVATE_PREFIX "__rein_"
 /* The containment of shell runs started through the library (as pty.c). */
 #define SHELL_CONTAINMENT "pgid"
-/* Events handled before a persistent run, at most: late output of a
- * background job and the news of a bash that died between runs. */
+/* Events handled before a persistent run, at most: output of background
+ * jobs waiting in the pipe or in lingering channels, and the news of a
+ * bash that died between runs. */
 #define SHELL_PUMP_MAX 64
+/* Bytes asked for per read of a persistent session's output channels. */
+#define SHELL_READ_BUF 65536
+/* Reads of one channel per wake-up, at most: a job that writes as fast as
+ * we read must not keep the loop from its timers (the drain's bounds). */
+#define SHELL_READS_MAX 16
+/* The session's private directory of FIFOs, under $TMPDIR or /tmp. */
+#define SHELL_DIR_TEMPLATE "rein-shell-XXXXXX"
 
 extern char **environ;
 
@@ -129,9 +169,16 @@ void shell_set_program(const char *path)
  * traced into the output; only the `eval` line itself shows.
  *   The command runs in `for ... in 1` so break/continue at its top level
  * land there: __rein_done stays empty and the driver exits, which drops
- * the session.  Command-scoped variables are exported after the cd and put
- * back afterwards, in reverse order: unset (u), exported (x) or a plain
- * shell variable (s) with its old value.
+ * the session.  Its stdout and stderr (and the xtrace lines) go to the
+ * run's FIFO, $__rein_out, for the command only: the redirection is on a
+ * { } group, so bash undoes it, closing its write end, as soon as the
+ * command returns, and only the command's own processes can hold the FIFO
+ * open after that.  A redirection that fails (__rein_open stays empty)
+ * is "f", and the driver exits: no command ran.  A failed cd is "c" and
+ * the driver waits for the next request, but rein drops the session.
+ * Command-scoped variables are exported after the cd and put back
+ * afterwards, in reverse order: unset (u), exported (x) or a plain shell
+ * variable (s) with its old value.
  */
 static const char SHELL_DRIVER[] =
     "{\n"
@@ -147,7 +194,8 @@ static const char SHELL_DRIVER[] =
     "builtin set --\n"
     "__rein_xtrace=0\n"
     "builtin printf 'r\\n' >&60\n"
-    "while IFS= builtin read -r -d '' __rein_cwd <&60 &&\n"
+    "while IFS= builtin read -r -d '' __rein_out <&60 &&\n"
+    "      IFS= builtin read -r -d '' __rein_cwd <&60 &&\n"
     "      IFS= builtin read -r -d '' __rein_n <&60; do\n"
     "  __rein_envs=() __rein_olds=() __rein_how=() __rein_i=0\n"
     "  while [[ $__rein_i -lt $__rein_n ]]; do\n"
@@ -176,14 +224,21 @@ static const char SHELL_DRIVER[] =
     "    builtin export \"$__rein_e\" 2>/dev/null || :\n"
     "    __rein_i=$((__rein_i + 1))\n"
     "  done\n"
-    "  __rein_done= __rein_rc=0\n"
+    "  __rein_done= __rein_open= __rein_rc=0 __rein_flags=\n"
     "  for __rein_once in 1; do\n"
-    "    [[ $__rein_xtrace != 1 ]] || builtin set -x\n"
-    "    builtin eval \"$__rein_cmd\" 60<&-\n"
-    "    { __rein_rc=$? __rein_done=1 __rein_flags=$-; builtin set +x; } 2>/dev/null\n"
+    "    {\n"
+    "      __rein_open=1\n"
+    "      [[ $__rein_xtrace != 1 ]] || builtin set -x\n"
+    "      builtin eval \"$__rein_cmd\"\n"
+    "      { __rein_rc=$? __rein_done=1 __rein_flags=$-; builtin set +x; } 2>/dev/null\n"
+    "    } >\"$__rein_out\" 2>&1 60<&-\n"
     "    __rein_xtrace=0\n"
     "    [[ $__rein_flags != *x* ]] || __rein_xtrace=1\n"
     "  done\n"
+    "  if [[ -z $__rein_open ]]; then\n"
+    "    builtin printf 'f\\n' >&60\n"
+    "    builtin exit 1\n"
+    "  fi\n"
     "  [[ -n $__rein_done ]] || builtin exit \"$__rein_rc\"\n"
     "  __rein_i=$__rein_n\n"
     "  while [[ $__rein_i -gt 0 ]]; do\n"
@@ -226,6 +281,16 @@ static const char SHELL_ONESHOT_SNAPSHOT[] =
 
 struct shell_run;
 
+/* An output channel of a persistent session: our read end of one run's
+ * FIFO.  Each has its own decoder, so a character split across two reads
+ * of one channel is never broken by bytes of another in between. */
+struct shell_chan {
+    rein_shell_t *sh;
+    int fd;
+    bool eof; /* every writer is gone */
+    utf8_dec_t dec;
+};
+
 struct rein_shell {
     pthread_mutex_t mu; /* guards running */
     bool running;
@@ -239,6 +304,13 @@ struct rein_shell {
     /* The call being driven, which the run's callbacks report to; NULL
      * between calls and while the session is dropped. */
     struct shell_run *cur;
+    char *dir;         /* private 0700 directory of the FIFOs, or NULL */
+    uint64_t fifo_seq; /* names the next run's FIFO */
+    char *rbuf;        /* SHELL_READ_BUF bytes for channel reads */
+    /* Channels of finished runs that background jobs still hold, oldest
+     * first, watched on the loop: read during later runs. */
+    struct shell_chan *linger[SHELL_LINGER_MAX];
+    size_t n_linger;
 };
 
 enum shell_end { END_NONE, END_STATUS, END_EXIT, END_CANCEL, END_TIMEOUT };
@@ -260,8 +332,15 @@ struct shell_run {
     size_t req_off;
     char line[SHELL_LINE_MAX];
     size_t line_len;
-    utf8_dec_t dec;
+    utf8_dec_t dec; /* of the supervisor's pipe */
     buf_t out;
+    /* Persistent: the command's own channel and the drain after it. */
+    struct shell_chan *own; /* or NULL (one-shot, or handed on) */
+    char *fifo;             /* its path, unlinked when the call is over */
+    bool own_watched;
+    bool draining, drained; /* the drain runs / is over */
+    bool holding;           /* the supervisor waits for our drain */
+    uint64_t t_idle, t_max;
 };
 
 /* ------------------------------------------------------- environment */
@@ -329,14 +408,24 @@ static bool shell_env_exportable(const char *entry)
     return true;
 }
 
-
-/* ----------------------------------------------------------- the run */
+/* ------------------------------------------------------------ output */
 
 static void emit(struct shell_run *r)
 {
     if (r->out.len && r->o->on_chunk)
         r->o->on_chunk(r->out.p, r->out.len, r->o->data);
     buf_reset(&r->out);
+}
+
+/* Hands n bytes of a stream whose decoder is d to the run, at once (valid
+ * UTF-8 without a copy): a fast writer must not make us buffer its whole
+ * output. */
+static void deliver(struct shell_run *r, utf8_dec_t *d, const void *p,
+                    size_t n)
+{
+    if (utf8_forward(d, p, n, &r->out, r->o->on_chunk, r->o->data) < 0 &&
+        !r->err)
+        r->err = -ENOMEM;
 }
 
 /* The run's callbacks get a slot holding the call they report to (the
@@ -350,13 +439,229 @@ static void on_output(rein_sup_t *s, int64_t id, const void *data, size_t n,
     struct shell_run *r = *(struct shell_run **)ud;
     if (!r)
         return; /* a session being dropped: no one to hand it to */
-    /* Hand each read on at once (valid UTF-8 without a copy): a fast
-     * writer must not make us buffer its whole output. */
-    if (utf8_forward(&r->dec, data, n, &r->out, r->o->on_chunk,
-                     r->o->data) < 0 &&
-        !r->err)
-        r->err = -ENOMEM;
+    deliver(r, &r->dec, data, n);
 }
+
+/* Persistent sessions: the command's output reaches us through a FIFO of
+ * its own per run (a channel); see the header comment, "Output". */
+
+/* Reads what channel c holds now, handing it to r (NULL: the session is
+ * going, the bytes with it).  At EOF, marks c and hands on the held tail
+ * of its decoder; the caller stops watching and closes it.  True when any
+ * byte came. */
+static bool chan_read(struct shell_chan *c, struct shell_run *r)
+{
+    bool got = false;
+    for (int k = 0; k < SHELL_READS_MAX && !c->eof; k++) {
+        ssize_t n = read(c->fd, c->sh->rbuf, SHELL_READ_BUF);
+        if (n > 0) {
+            got = true;
+            if (r)
+                deliver(r, &c->dec, c->sh->rbuf, (size_t)n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            break;
+        /* EOF: every writer is gone (we read only once one came; see
+         * own_open).  Any other error: nothing more will come either. */
+        c->eof = true;
+        if (r && utf8_finish(&c->dec, &r->out) == 0)
+            emit(r);
+        utf8_init(&c->dec);
+    }
+    return got;
+}
+
+static void chan_close(struct shell_chan *c, loop_t *l)
+{
+    if (!c)
+        return;
+    if (l)
+        loop_io_del(l, c->fd); /* a no-op when not watched */
+    close(c->fd);
+    free(c);
+}
+
+static void drain_end(struct shell_run *r);
+static void on_drain_timer(loop_t *l, uint64_t id, void *data);
+
+/* Reads the run's own channel; output during the drain restarts its idle
+ * window, EOF ends it. */
+static void own_read(struct shell_run *r)
+{
+    struct shell_chan *c = r->own;
+    if (!c || c->eof)
+        return;
+    bool got = chan_read(c, r);
+    loop_t *l = sup_loop(r->sup);
+    if (c->eof) {
+        if (r->own_watched)
+            loop_io_del(l, c->fd);
+        r->own_watched = false;
+        drain_end(r);
+        return;
+    }
+    if (got && r->t_idle) {
+        loop_timer_del(l, r->t_idle);
+        r->t_idle = 0;
+        int rc = loop_timer_add(l, REIN_SHELL_DRAIN_IDLE_MS, on_drain_timer,
+                                r, &r->t_idle);
+        if (rc < 0) {
+            if (!r->err)
+                r->err = rc;
+            drain_end(r);
+        }
+    }
+}
+
+static void on_own(loop_t *l, int fd, unsigned ev, void *data)
+{
+    (void)l;
+    (void)fd;
+    (void)ev;
+    own_read(data);
+}
+
+/* The foreground command is over (its status came, or bash exited): the
+ * command's output goes on until its channel's EOF, REIN_SHELL_DRAIN_IDLE_MS
+ * without any, or REIN_SHELL_DRAIN_MAX_MS in all — the one-shot's drain. */
+static void drain_begin(struct shell_run *r)
+{
+    if (r->draining || r->drained)
+        return;
+    r->draining = true;
+    own_read(r);
+    if (!r->draining)
+        return; /* EOF already: no writer was left */
+    if (!r->own || r->own->eof) {
+        drain_end(r);
+        return;
+    }
+    loop_t *l = sup_loop(r->sup);
+    int rc = loop_timer_add(l, REIN_SHELL_DRAIN_IDLE_MS, on_drain_timer, r,
+                            &r->t_idle);
+    if (rc == 0)
+        rc = loop_timer_add(l, REIN_SHELL_DRAIN_MAX_MS, on_drain_timer, r,
+                            &r->t_max);
+    if (rc < 0) {
+        if (!r->err)
+            r->err = rc;
+        drain_end(r);
+    }
+}
+
+/* The drain is over.  After a status the call is; after bash's exit the
+ * supervisor may now end the leftovers, and the call ends with the run. */
+static void drain_end(struct shell_run *r)
+{
+    if (!r->draining)
+        return;
+    loop_t *l = sup_loop(r->sup);
+    r->draining = false;
+    r->drained = true;
+    loop_timer_del(l, r->t_idle);
+    loop_timer_del(l, r->t_max);
+    r->t_idle = r->t_max = 0;
+    if (r->holding) {
+        r->holding = false;
+        if (!r->exited)
+            sup_run_release(r->sup, r->id); /* may run on_exit_run now */
+        return;
+    }
+    if (r->end == END_STATUS)
+        r->done = true;
+}
+
+static void on_drain_timer(loop_t *l, uint64_t id, void *data)
+{
+    (void)l;
+    struct shell_run *r = data;
+    if (id == r->t_idle)
+        r->t_idle = 0;
+    else if (id == r->t_max)
+        r->t_max = 0;
+    own_read(r); /* what came last is still the run's */
+    drain_end(r);
+}
+
+/* sup_spawn_extra_t.on_leader_exit: bash exited on its own (an `exit` in
+ * the command, or killed while we drained after a status).  What the
+ * command's jobs write to its channel still belongs to the run, so the
+ * supervisor leaves them alone until our drain is over. */
+static bool on_leader_exit(rein_sup_t *s, int64_t id, void *ud)
+{
+    (void)s;
+    (void)id;
+    struct shell_run *r = *(struct shell_run **)ud;
+    if (!r || !r->own || r->drained)
+        return false; /* between calls, or the drain is done */
+    drain_begin(r);
+    if (!r->draining)
+        return false;
+    r->holding = true;
+    return true;
+}
+
+/* Drops session sh's lingering channel at index k (closing it). */
+static void linger_remove(rein_shell_t *sh, size_t k)
+{
+    chan_close(sh->linger[k], sh->sup ? sup_loop(sh->sup) : NULL);
+    memmove(&sh->linger[k], &sh->linger[k + 1],
+            (sh->n_linger - k - 1) * sizeof *sh->linger);
+    sh->n_linger--;
+}
+
+/* A lingering channel has output or reached EOF: what it holds belongs to
+ * the call being driven, if any (otherwise the session is being dropped). */
+static void on_linger(loop_t *l, int fd, unsigned ev, void *data)
+{
+    (void)l;
+    (void)fd;
+    (void)ev;
+    struct shell_chan *c = data;
+    rein_shell_t *sh = c->sh;
+    chan_read(c, sh->cur);
+    if (!c->eof)
+        return;
+    for (size_t k = 0; k < sh->n_linger; k++)
+        if (sh->linger[k] == c) {
+            linger_remove(sh, k);
+            break;
+        }
+}
+
+/* Keeps channel c, which background jobs still hold after run r's drain,
+ * open: neither is a job that writes to it killed by SIGPIPE, nor is its
+ * output lost; later runs read it.  Past SHELL_LINGER_MAX the oldest is
+ * closed first, after what it holds is handed to r. */
+static void linger_add(rein_shell_t *sh, struct shell_chan *c,
+                       struct shell_run *r)
+{
+    loop_t *l = sup_loop(sh->sup);
+    if (sh->n_linger == SHELL_LINGER_MAX) {
+        struct shell_chan *old = sh->linger[0];
+        chan_read(old, r);
+        if (!old->eof && utf8_finish(&old->dec, &r->out) == 0)
+            emit(r);
+        linger_remove(sh, 0);
+    }
+    if (loop_io_add(l, c->fd, LOOP_READ, on_linger, c) < 0) {
+        chan_close(c, NULL); /* cannot watch it: as if over the bound */
+        return;
+    }
+    sh->linger[sh->n_linger++] = c;
+}
+
+/* Closes every lingering channel: the session's processes are ended. */
+static void linger_clear(rein_shell_t *sh)
+{
+    while (sh->n_linger)
+        linger_remove(sh, sh->n_linger - 1);
+}
+
+/* ----------------------------------------------------------- the run */
 
 static void read_chan(struct shell_run *r);
 
@@ -373,6 +678,13 @@ static void on_exit_run(rein_sup_t *s, int64_t id, const rein_run_info_t *i,
         read_chan(r);
     r->info = *i;
     r->exited = true;
+    /* What the command's processes wrote before they ended; they are all
+     * gone, unless one escaped, which we do not wait for. */
+    own_read(r);
+    if (r->draining) {
+        r->holding = false;
+        drain_end(r);
+    }
     r->done = true;
     if (r->end != END_NONE)
         return; /* ours: cancel, timeout, or a status that came first */
@@ -413,29 +725,34 @@ static void on_line(struct shell_run *r, const char *line)
 {
     if (!strcmp(line, "r"))
         return; /* ready: the request is already queued behind it */
-    if (!strcmp(line, "n")) {
+    if (!strcmp(line, "n") || !strcmp(line, "f")) {
+        /* The snapshot, or the redirection to the run's FIFO, failed. */
         if (!r->err)
-            r->err = REIN_ESNAPSHOT;
+            r->err = line[0] == 'n' ? REIN_ESNAPSHOT : REIN_ESHELL_EXEC;
         return; /* bash exits next */
     }
     if (r->end != END_NONE)
         return;
     if (!strcmp(line, "c")) {
+        /* Nothing ran; rein_shell_run drops the session (an error). */
         r->end = END_STATUS;
         if (!r->err)
             r->err = REIN_ECWD;
+        r->drained = true;
+        r->done = true;
     } else if (line[0] == 's' && line[1] == ' ') {
         r->end = END_STATUS;
         r->status_code = atoi(line + 2);
+        /* The command has returned: what bash itself wrote is in the pipe
+         * by now, and the command's channel is drained until its writers
+         * are gone. */
+        sup_run_drain(r->sup, r->id);
+        drain_begin(r);
     } else {
         if (!r->err)
             r->err = REIN_EINTERNAL;
         begin_kill(r, END_CANCEL); /* a confused driver: drop it */
-        return;
     }
-    /* The command has returned, so its output is in the pipe. */
-    sup_run_drain(r->sup, r->id);
-    r->done = true;
 }
 
 /* Reads status lines from the control socket. */
@@ -539,6 +856,11 @@ static int run_drive(struct shell_run *r)
         if ((rc = loop_io_add(l, r->sh->wake_fd, LOOP_READ, on_wake, r)) < 0)
             goto out;
         wake = true;
+        if (r->own) {
+            if ((rc = loop_io_add(l, r->own->fd, LOOP_READ, on_own, r)) < 0)
+                goto out;
+            r->own_watched = true;
+        }
         /* A command's timeout is ours: the session's run outlives it. */
         if (o->timeout_ms &&
             (rc = loop_timer_add(l, o->timeout_ms, on_timeout, r,
@@ -567,8 +889,14 @@ out:
         loop_io_del(l, r->sh->wake_fd);
     if (cancel)
         loop_io_del(l, cfd);
+    if (r->own_watched)
+        loop_io_del(l, r->own->fd);
+    r->own_watched = false;
     loop_timer_del(l, r->t_timeout);
-    r->t_timeout = 0;
+    loop_timer_del(l, r->t_idle);
+    loop_timer_del(l, r->t_max);
+    r->t_timeout = r->t_idle = r->t_max = 0;
+    r->draining = false;
     if (utf8_finish(&r->dec, &r->out) == 0)
         emit(r);
     return rc;
@@ -585,6 +913,11 @@ static void run_init(struct shell_run *r, rein_shell_t *sh,
 
 static void run_free(struct shell_run *r)
 {
+    chan_close(r->own, NULL); /* unless handed on to the session */
+    r->own = NULL;
+    if (r->fifo)
+        unlink(r->fifo); /* whoever holds it keeps it: no one opens it */
+    free(r->fifo);
     buf_free(&r->req);
     buf_free(&r->out);
 }
@@ -614,12 +947,13 @@ static int shell_sup_open(rein_sup_t **out)
 }
 
 /* Starts bash as a run of s: argv, the whole environment env, extra on
- * fds 3.., the exit drain; the callbacks report to *slot.  Maps a failed
- * spawn: a cwd that cannot be entered is REIN_ECWD, any other failure to
- * start bash REIN_ESHELL_INIT. */
+ * fds 3.., the exit drain (held by hold, may be NULL, when bash exits);
+ * the callbacks report to *slot.  Maps a failed spawn: a cwd that cannot be
+ * entered is REIN_ECWD, any other failure to start bash REIN_ESHELL_INIT. */
 static int shell_spawn(rein_sup_t *s, const char *const *argv,
                        const env_t *env, const char *cwd, uint32_t timeout_ms,
                        const int *extra, size_t n_extra,
+                       bool (*hold)(rein_sup_t *, int64_t, void *),
                        struct shell_run **slot, int64_t *id)
 {
     rein_run_opts_t ro = {
@@ -637,6 +971,7 @@ static int shell_spawn(rein_sup_t *s, const char *const *argv,
         .n_extra_fds = n_extra,
         .exit_drain_idle_ms = REIN_SHELL_DRAIN_IDLE_MS,
         .exit_drain_max_ms = REIN_SHELL_DRAIN_MAX_MS,
+        .on_leader_exit = hold,
     };
     spawn_step_t step = SPAWN_STEP_NONE;
     int rc = sup_spawn_ex(s, &ro, &x, id, &step);
@@ -681,7 +1016,7 @@ int rein_shell_exec(const rein_shell_opts_t *opts,
                                run->command, NULL};
     rc = shell_spawn(r.sup, snap ? with_snap : plain, &env, run->cwd,
                      run->timeout_ms, snap ? &mfd[1] : NULL, snap ? 1 : 0,
-                     &slot, &r.id);
+                     NULL, &slot, &r.id);
     if (mfd[1] >= 0) {
         close(mfd[1]);
         mfd[1] = -1;
@@ -750,6 +1085,8 @@ int rein_shell_new(const rein_shell_opts_t *opts, rein_shell_t **out)
     if (opts && opts->snapshot_path &&
         !(sh->snapshot = strdup(opts->snapshot_path)))
         goto fail;
+    if (!(sh->rbuf = malloc(SHELL_READ_BUF)))
+        goto fail;
     sh->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (sh->wake_fd < 0) {
         rc = -errno;
@@ -762,6 +1099,7 @@ int rein_shell_new(const rein_shell_opts_t *opts, rein_shell_t **out)
 fail:
     strv_free(sh->session_env);
     free(sh->snapshot);
+    free(sh->rbuf);
     free(sh);
     return rc;
 }
@@ -781,8 +1119,8 @@ static int shell_start(rein_shell_t *sh)
     const char *argv[] = {shell_program, "--noprofile", "--norc", "-c",
                           SHELL_DRIVER, shell_program,
                           sh->snapshot ? sh->snapshot : "", NULL};
-    rc = shell_spawn(sh->sup, argv, &env, NULL, 0, &sv[1], 1, &sh->cur,
-                     &sh->id);
+    rc = shell_spawn(sh->sup, argv, &env, NULL, 0, &sv[1], 1, on_leader_exit,
+                     &sh->cur, &sh->id);
     if (rc < 0)
         goto out;
     sh->chan = sv[0];
@@ -795,9 +1133,11 @@ out:
     return rc;
 }
 
-/* Forgets the session (its run already exited) and closes its socket. */
+/* Forgets the session (its run already exited), closes its socket and
+ * its lingering channels. */
 static void shell_forget(rein_shell_t *sh)
 {
+    linger_clear(sh);
     if (sh->id && sh->sup)
         rein_sup_forget(sh->sup, sh->id);
     sh->id = 0;
@@ -827,13 +1167,70 @@ static void shell_drop(rein_shell_t *sh)
     shell_forget(sh);
 }
 
-/* cwd NUL count NUL entries... command NUL */
-static int build_request(buf_t *b, const rein_shell_run_opts_t *run)
+/* Makes the session's private directory: 0700 (mkdtemp), under $TMPDIR
+ * when that is an absolute path that works, else /tmp. */
+static int shell_dir_make(rein_shell_t *sh)
+{
+    const char *bases[] = {getenv("TMPDIR"), "/tmp"};
+    for (size_t i = 0; i < 2; i++) {
+        buf_t b = BUF_INIT;
+        if (!bases[i] || bases[i][0] != '/')
+            continue;
+        if (buf_printf(&b, "%s/" SHELL_DIR_TEMPLATE, bases[i]) < 0)
+            return -ENOMEM;
+        if (mkdtemp(b.p)) {
+            sh->dir = buf_detach(&b);
+            return 0;
+        }
+        buf_free(&b);
+    }
+    return REIN_ESHELL_INIT;
+}
+
+/* Makes run r's channel: a FIFO in the session's directory, with our read
+ * end open (non-blocking) before the request goes out.  So bash's open of
+ * the write end never blocks, and the channel reads only once bash has
+ * opened it: epoll reports a FIFO neither readable nor hung up before its
+ * first writer came, and we read it only when epoll says so or once the
+ * command is over. */
+static int own_open(rein_shell_t *sh, struct shell_run *r)
+{
+    int rc;
+    if (!sh->dir && (rc = shell_dir_make(sh)) < 0)
+        return rc;
+    buf_t b = BUF_INIT;
+    if (buf_printf(&b, "%s/%" PRIu64, sh->dir, ++sh->fifo_seq) < 0)
+        return -ENOMEM;
+    if (mkfifo(b.p, 0600) < 0) {
+        rc = -errno;
+        buf_free(&b);
+        return rc;
+    }
+    r->fifo = buf_detach(&b);
+    if (!(r->own = calloc(1, sizeof *r->own)))
+        return -ENOMEM;
+    r->own->sh = sh;
+    utf8_init(&r->own->dec);
+    r->own->fd = open(r->fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (r->own->fd < 0) {
+        rc = -errno;
+        free(r->own);
+        r->own = NULL;
+        return rc;
+    }
+    return 0;
+}
+
+/* fifo NUL cwd NUL count NUL entries... command NUL */
+static int build_request(buf_t *b, const char *fifo,
+                         const rein_shell_run_opts_t *run)
 {
     size_t n = 0;
     while (run->env && run->env[n])
         n++;
-    int rc = buf_append(b, run->cwd ? run->cwd : "",
+    int rc = buf_append(b, fifo, strlen(fifo) + 1);
+    if (rc == 0)
+        rc = buf_append(b, run->cwd ? run->cwd : "",
                         (run->cwd ? strlen(run->cwd) : 0) + 1);
     if (rc == 0)
         rc = buf_printf(b, "%zu", n);
@@ -895,8 +1292,12 @@ int rein_shell_run(rein_shell_t *sh, const rein_shell_run_opts_t *run,
     if (!sh->id && (rc = shell_start(sh)) < 0)
         goto out;
     r.id = sh->id;
-    if ((rc = build_request(&r.req, run)) < 0)
+    if ((rc = own_open(sh, &r)) < 0 ||
+        (rc = build_request(&r.req, r.fifo, run)) < 0) {
+        sh->cur = NULL;
+        shell_drop(sh); /* an errored run drops the session */
         goto out;
+    }
 
     rc = run_drive(&r);
     sh->cur = NULL;
@@ -911,10 +1312,17 @@ int rein_shell_run(rein_shell_t *sh, const rein_shell_run_opts_t *run,
         rc = r.err;
     else
         fill_result(&r, result);
-    /* The session lives on only after a status from a running bash; every
-     * other end waited for the run to be over. */
+    /* The session lives on only after a status from a running bash and
+     * no error; every other end waited for the run to be over, or drops
+     * it now.  A channel still held by the command's jobs stays open. */
     if (r.exited)
         shell_forget(sh);
+    else if (rc < 0)
+        shell_drop(sh);
+    else if (r.own && !r.own->eof) {
+        linger_add(sh, r.own, &r);
+        r.own = NULL;
+    }
 out:
     sh->cur = NULL;
     run_free(&r);
@@ -954,6 +1362,10 @@ void rein_shell_free(rein_shell_t *sh)
         return;
     shell_drop(sh);
     rein_sup_close(sh->sup);
+    if (sh->dir)
+        rmdir(sh->dir); /* each FIFO went with its call */
+    free(sh->dir);
+    free(sh->rbuf);
     close(sh->wake_fd);
     pthread_mutex_destroy(&sh->mu);
     strv_free(sh->session_env);

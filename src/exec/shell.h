@@ -1,12 +1,21 @@
 /*
  * shell.h — internals of the shell module shared with its tests.
  *
- * The public API is rein_shell_* in rein.h.  The one thing here is the
- * program the module runs: always /bin/bash in a build, swappable so a test
- * can see what happens when bash is missing without touching /bin.
+ * The public API is rein_shell_* in rein.h.  Here: the program the module
+ * runs (always /bin/bash in a build, swappable so a test can see what
+ * happens when bash is missing without touching /bin) and the bound on a
+ * session's lingering output channels, which a test probes at its edge.
  */
 #ifndef REIN_EXEC_SHELL_H
 #define REIN_EXEC_SHELL_H
+
+/* The most output channels a persistent session keeps open for background
+ * jobs still holding them after their run (see shell.c, "Output").  Each
+ * costs one fd of the host; past this the oldest is closed, and a job
+ * still writing to it gets EPIPE (SIGPIPE) like any writer whose reader is
+ * gone.  Eight covers a handful of servers and watchers started with `&`
+ * while 64 sessions stay within half of the usual 1024-fd soft limit. */
+#define SHELL_LINGER_MAX 8
 
 /* The bash the shell module runs. */
 #define SHELL_BASH_PATH "/bin/bash"

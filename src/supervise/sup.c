@@ -23,7 +23,9 @@
  * (background jobs, daemons) is ended the same way: rein leaves nothing
  * running.  The reason stays `exit`.  A front end may first have the output
  * drained for a while (sup_spawn_ex's exit drain: the shell module keeps
- * what a background job prints just after bash exits).
+ * what a background job prints just after bash exits), and may hold the
+ * leftovers until it has drained an output channel of its own, bounded by
+ * its own windows (on_leader_exit, sup_run_release).
  *
  * Several supervisors may share one state dir.  Each is an owner with an
  * flock'ed lock file and a lease renewed every REIN_SUP_HEARTBEAT_MS; a
@@ -118,6 +120,11 @@ struct run {
      * exit, before its leftovers are ended (0: none). */
     uint32_t xdrain_idle_ms, xdrain_max_ms;
     bool xdraining;
+    /* sup_spawn_extra_t.on_leader_exit, and its hold: the front end still
+     * drains a channel of its own (xhold); the drain ended meanwhile, so
+     * the leftovers wait for the release (xheld). */
+    bool (*on_leader_exit)(rein_sup_t *s, int64_t id, void *data);
+    bool xhold, xheld;
     uint64_t t_xidle, t_xmax;
     uint64_t last_output_mono, last_scan_mono, kill_start_mono;
     ptree_t known; /* every descendant seen: pid + start time */
@@ -601,7 +608,23 @@ static void xdrain_end(struct run *r)
     loop_timer_del(s->loop, r->t_xidle);
     loop_timer_del(s->loop, r->t_xmax);
     r->t_xidle = r->t_xmax = 0;
+    if (r->xhold) {
+        r->xheld = true; /* sup_run_release goes on from here */
+        return;
+    }
     end_leftovers(r);
+}
+
+/* Lets a held exit drain go on to the leftovers. */
+static void xhold_release(struct run *r)
+{
+    if (!r->xhold)
+        return;
+    r->xhold = false;
+    if (r->xheld) {
+        r->xheld = false;
+        end_leftovers(r);
+    }
 }
 
 static void on_xdrain(loop_t *l, uint64_t id, void *data)
@@ -610,8 +633,10 @@ static void on_xdrain(loop_t *l, uint64_t id, void *data)
     struct run *r = data;
     if (id == r->t_xidle)
         r->t_xidle = 0;
-    else
+    else if (id == r->t_xmax)
         r->t_xmax = 0;
+    else
+        return; /* not a window of this drain */
     read_output(r);
     xdrain_end(r);
 }
@@ -654,20 +679,23 @@ static void on_child(loop_t *l, pid_t pid, const siginfo_t *info, void *data)
         loop_timer_del(r->sup->loop, r->t_overall);
         loop_timer_del(r->sup->loop, r->t_noout);
         r->t_overall = r->t_noout = 0;
-        if (r->xdrain_max_ms && !r->eof) {
+        if (r->xdrain_max_ms) {
             /* What a background job still prints belongs to the run:
              * read it before its writers are ended.  The leader stays
              * an unreaped zombie meanwhile, pinning its ids. */
             r->xdraining = true;
-            read_output(r);
-            if (r->eof) {
-                xdrain_end(r);
-                return;
-            }
+            if (r->on_leader_exit &&
+                r->on_leader_exit(r->sup, r->id, r->data))
+                r->xhold = true;
+            /* The windows first: output read now restarts the idle one
+             * (read_output), which must not leave a second behind. */
             loop_timer_add(r->sup->loop, r->xdrain_idle_ms, on_xdrain, r,
                            &r->t_xidle);
             loop_timer_add(r->sup->loop, r->xdrain_max_ms, on_xdrain, r,
                            &r->t_xmax);
+            read_output(r);
+            if (r->eof)
+                xdrain_end(r);
             return;
         }
         end_leftovers(r);
@@ -846,6 +874,8 @@ static int spawn_run(rein_sup_t *s, const rein_run_opts_t *o,
         r->xdrain_idle_ms = x->exit_drain_idle_ms ? x->exit_drain_idle_ms
                                                   : x->exit_drain_max_ms;
     }
+    if (x)
+        r->on_leader_exit = x->on_leader_exit;
 
     /* The registry row first: a run that cannot be recorded is refused. */
     run_record_t *rec = &r->rec;
@@ -1610,9 +1640,13 @@ void rein_sup_close(rein_sup_t *s)
     if (!s)
         return;
     if (s->loop) {
-        for (struct run *r = s->runs; r; r = r->next)
+        for (struct run *r = s->runs; r; r = r->next) {
+            /* A held exit drain must not keep leftovers alive. */
+            r->on_leader_exit = NULL;
+            xhold_release(r);
             cancel_run(r, REIN_REASON_MANUAL_CANCEL, SIGTERM,
                        SUP_CLOSE_GRACE_MS);
+        }
         uint64_t t0 = loop_clock_ms();
         while (any_live(s) &&
                loop_clock_ms() - t0 <
@@ -1711,8 +1745,18 @@ void sup_run_detach(rein_sup_t *s, int64_t id)
     if (r) {
         r->on_output = NULL;
         r->on_exit = NULL;
+        r->on_leader_exit = NULL;
         r->data = NULL;
+        xhold_release(r); /* no one is left to release it */
     }
+}
+
+/* The front end's own drain is over: the leftovers may be ended. */
+void sup_run_release(rein_sup_t *s, int64_t id)
+{
+    struct run *r = find_run(s, id);
+    if (r)
+        xhold_release(r);
 }
 
 /* The directory of the run logs, or NULL (ephemeral). */

@@ -53,6 +53,14 @@ typedef struct sup_spawn_extra {
      * once, as for every other run.  A cancel during the drain is a no-op:
      * the run already ends by exit. */
     uint32_t exit_drain_idle_ms, exit_drain_max_ms;
+    /* With an exit drain: called (may be NULL) with o->data when the
+     * leader exits on its own, just before the drain starts.  true holds
+     * the end of the drain: the leftovers are not ended until
+     * sup_run_release(s, id), so output channels the front end reads
+     * itself (the persistent shell's per-command FIFO) get their own
+     * drain while their writers live.  The supervisor's drain of its pipe
+     * is unchanged; only what follows it waits. */
+    bool (*on_leader_exit)(rein_sup_t *s, int64_t id, void *data);
 } sup_spawn_extra_t;
 
 /* sup_spawn_tio without a PTY hook and with x (may be NULL).  On a failed
@@ -67,6 +75,11 @@ int sup_spawn_ex(rein_sup_t *s, const rein_run_opts_t *o,
 int sup_run_input(rein_sup_t *s, int64_t id, struct stat *st);
 /* Reads (and hands to on_output) what the run's output fd holds now. */
 void sup_run_drain(rein_sup_t *s, int64_t id);
+/* Ends the hold sup_spawn_extra_t.on_leader_exit put on run id's exit
+ * drain: its leftovers are ended now if the drain is over, or when it
+ * ends.  May call the run's on_exit before it returns.  A no-op without a
+ * hold; sup_run_detach and rein_sup_close release it too. */
+void sup_run_release(rein_sup_t *s, int64_t id);
 /* Writes the run's buffered log bytes to the file.  0 or a negative code. */
 int sup_run_flush_log(rein_sup_t *s, int64_t id);
 /* True when ending run id needed SIGKILL after the grace. */
