@@ -130,7 +130,7 @@ static void helper_start(helper_t *h, const char *const *args)
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/procfs_helper", test_bin_dir());
     const char *argv[4] = {path, NULL, NULL, NULL};
-    for (size_t i = 0; args[i] && i < 2; i++)
+    for (size_t i = 0; i < 2 && args[i]; i++)
         argv[i + 1] = args[i];
     int o[2];
     ASSERT_OK(pipe2(o, O_CLOEXEC));
