@@ -252,6 +252,9 @@ static void start_test(struct slot *s, struct test_case *tc,
             perror("mkdir test tmpdir");
             _exit(1);
         }
+        /* What the code under test makes in $TMPDIR goes with the rest,
+         * even when a failed assert skips its clean-up. */
+        setenv("TMPDIR", g_tmpdir, 1);
         setvbuf(stdout, NULL, _IOLBF, 0);
         tc->fn();
         fflush(NULL);
