@@ -504,49 +504,47 @@ int main(int argc, char **argv)
                 waitpid(pid, NULL, 0);
                 continue;
             }
-            {
-                double secs = (double)(test_now_ms() - s->start_ms) / 1000.0;
-                const char *fname = base_name(s->tc->file);
-                /* Processes left in the test's own group are a leak. */
-                bool leaked = !s->timed_out && group_settles_alive(pid);
-                if (leaked) {
-                    failed++;
-                    printf("FAIL %s:%s (left processes in its group)\n",
-                           fname, s->tc->name);
+            double secs = (double)(test_now_ms() - s->start_ms) / 1000.0;
+            const char *fname = base_name(s->tc->file);
+            /* Processes left in the test's own group are a leak. */
+            bool leaked = !s->timed_out && group_settles_alive(pid);
+            if (leaked) {
+                failed++;
+                printf("FAIL %s:%s (left processes in its group)\n",
+                       fname, s->tc->name);
+                dump_output(s->out_fd);
+            } else if (WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
+                       !s->timed_out) {
+                passed++;
+                printf("ok   %s:%s (%.2fs)\n", fname, s->tc->name, secs);
+                if (verbose)
                     dump_output(s->out_fd);
-                } else if (WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
-                           !s->timed_out) {
-                    passed++;
-                    printf("ok   %s:%s (%.2fs)\n", fname, s->tc->name, secs);
-                    if (verbose)
-                        dump_output(s->out_fd);
-                } else if (WIFEXITED(st) && WEXITSTATUS(st) == SKIP_EXIT) {
-                    char why[256];
-                    skipped++;
-                    skip_reason(s->out_fd, why, sizeof why);
-                    printf("skip %s:%s: %s\n", fname, s->tc->name, why);
-                } else {
-                    failed++;
-                    if (s->timed_out)
-                        printf("FAIL %s:%s (timeout after %us)\n", fname,
-                               s->tc->name, s->tc->timeout_s * scale);
-                    else if (WIFSIGNALED(st))
-                        printf("FAIL %s:%s (signal %d, %.2fs)\n", fname,
-                               s->tc->name, WTERMSIG(st), secs);
-                    else
-                        printf("FAIL %s:%s (exit %d, %.2fs)\n", fname,
-                               s->tc->name, WEXITSTATUS(st), secs);
-                    dump_output(s->out_fd);
-                }
-                /* End what a failed or leaking test left in its group: it
-                 * started them, so they are ours; then reap the leader. */
-                kill(-pid, SIGKILL);
-                waitpid(pid, NULL, 0);
-                close(s->out_fd);
-                s->tc = NULL;
-                running--;
-                fflush(stdout);
+            } else if (WIFEXITED(st) && WEXITSTATUS(st) == SKIP_EXIT) {
+                char why[256];
+                skipped++;
+                skip_reason(s->out_fd, why, sizeof why);
+                printf("skip %s:%s: %s\n", fname, s->tc->name, why);
+            } else {
+                failed++;
+                if (s->timed_out)
+                    printf("FAIL %s:%s (timeout after %us)\n", fname,
+                           s->tc->name, s->tc->timeout_s * scale);
+                else if (WIFSIGNALED(st))
+                    printf("FAIL %s:%s (signal %d, %.2fs)\n", fname,
+                           s->tc->name, WTERMSIG(st), secs);
+                else
+                    printf("FAIL %s:%s (exit %d, %.2fs)\n", fname,
+                           s->tc->name, WEXITSTATUS(st), secs);
+                dump_output(s->out_fd);
             }
+            /* End what a failed or leaking test left in its group: it
+             * started them, so they are ours; then reap the leader. */
+            kill(-pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+            close(s->out_fd);
+            s->tc = NULL;
+            running--;
+            fflush(stdout);
         }
         uint64_t now = test_now_ms();
         for (int i = 0; i < jobs; i++) {
