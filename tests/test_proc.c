@@ -27,6 +27,7 @@
 #include "base/ptree.h"
 #include "base/spawn.h"
 #include "harness.h"
+#include "tutil.h"
 
 /* The grace and the bound on top of it for terminate timing checks: the
  * bound is generous for loaded CI machines and valgrind. */
@@ -85,39 +86,11 @@ static int kid_reap(kid_t *k)
     return code;
 }
 
-/* Reads one line (without its newline) from fd; false on EOF before its
- * first byte, fails the test on EOF inside it. */
-static bool try_read_line(int fd, char *buf, size_t size)
-{
-    size_t n = 0;
-    for (;;) {
-        char c;
-        ssize_t r = read(fd, &c, 1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r == 0 && n == 0)
-            return false;
-        ASSERT_INT(r, ==, 1);
-        if (c == '\n')
-            break;
-        ASSERT_INT(n + 1, <, size);
-        buf[n++] = c;
-    }
-    buf[n] = 0;
-    return true;
-}
-
-/* Reads one line (without its newline) from fd; fails the test on EOF. */
-static void read_line(int fd, char *buf, size_t size)
-{
-    ASSERT_TRUE(try_read_line(fd, buf, size));
-}
-
 /* Reads "<word> <pid>" and returns the pid. */
 static pid_t read_pid_line(int fd, const char *word)
 {
     char line[128];
-    read_line(fd, line, sizeof line);
+    tu_read_line(fd, line, sizeof line);
     size_t wl = strlen(word);
     if (wl) {
         ASSERT_TRUE(!strncmp(line, word, wl) && line[wl] == ' ');
@@ -140,7 +113,7 @@ static pid_t helper_start(kid_t *k, const char *mode)
     const char *argv[] = {helper_path(), mode, NULL};
     kid_start(k, argv, SPAWN_SESSION, false);
     char line[128];
-    read_line(k->out, line, sizeof line);
+    tu_read_line(k->out, line, sizeof line);
     ASSERT_TRUE(!strncmp(line, "ready", 5));
     return (pid_t)strtol(line + 5, NULL, 10);
 }
@@ -280,7 +253,7 @@ TEST(proc_args_ppid_group_of_a_child_then_esrch)
     kid_t k;
     kid_start(&k, argv, SPAWN_PGROUP, false);
     char line[16];
-    read_line(k.out, line, sizeof line);
+    tu_read_line(k.out, line, sizeof line);
     ASSERT_STR(line, "ready");
     rein_proc_t *h;
     ASSERT_OK(rein_proc_from_pid(k.pid, &h));
@@ -316,7 +289,7 @@ TEST(proc_children_of_a_shell_with_two)
     kid_t k;
     kid_start(&k, argv, SPAWN_SESSION, false);
     char line[32];
-    read_line(k.out, line, sizeof line);
+    tu_read_line(k.out, line, sizeof line);
     rein_proc_t *h, **kids;
     size_t n;
     ASSERT_OK(rein_proc_from_pid(k.pid, &h));
@@ -452,7 +425,7 @@ TEST(proc_kill_tree_signals_children_before_their_parent)
     kid_start(&k, argv, SPAWN_SESSION, false);
     char line[128];
     for (int i = 0; i < 3; i++) {
-        read_line(k.out, line, sizeof line);
+        tu_read_line(k.out, line, sizeof line);
         ASSERT_TRUE(!strncmp(line, "ready ", 6));
     }
     rein_proc_t *h;
@@ -464,7 +437,7 @@ TEST(proc_kill_tree_signals_children_before_their_parent)
     ASSERT_OK(ik.rc);
     int seen = 0;
     for (int i = 0; i < 3; i++) {
-        read_line(k.out, line, sizeof line);
+        tu_read_line(k.out, line, sizeof line);
         if (!strncmp(line, "root ", 5)) {
             ASSERT_STR(line, "root got USR1, child pending 1");
             seen |= 1;
@@ -638,7 +611,7 @@ TEST(proc_terminate_group_reaches_a_member_that_is_no_descendant)
     kid_start(&k, argv, SPAWN_PGROUP, false);
     pid_t orphan = read_pid_line(k.out, "");
     char line[32];
-    read_line(k.out, line, sizeof line);
+    tu_read_line(k.out, line, sizeof line);
     ASSERT_STR(line, "ready");
     rein_proc_t *h, *o_h;
     ASSERT_OK(rein_proc_from_pid(k.pid, &h));
@@ -690,7 +663,7 @@ static void chosen_signal_case(bool fallback, int signo, bool group)
     char line[128];
     long member = 0;
     for (;;) {
-        read_line(k.out, line, sizeof line);
+        tu_read_line(k.out, line, sizeof line);
         if (!strcmp(line, "ready"))
             break;
         ASSERT_EQ(sscanf(line, "ready member %ld", &member), 1);
@@ -724,7 +697,7 @@ static void chosen_signal_case(bool fallback, int signo, bool group)
     /* Every line up to EOF (all writers dead): per role, the chosen signal
      * read first, and nothing else but it and the SIGCONT that follows. */
     int first[2] = {0, 0}; /* root, member */
-    while (try_read_line(k.out, line, sizeof line)) {
+    while (tu_try_read_line(k.out, line, sizeof line)) {
         char role[16];
         int sig;
         ASSERT_EQ(sscanf(line, "%15s sig %d", role, &sig), 2);
@@ -862,7 +835,7 @@ static void reuse_case(bool fallback)
     /* The newcomer still runs: it echoes, then ends at EOF with 0. */
     ASSERT_EQ(write(nu.in, "ping\n", 5), 5);
     char line[16];
-    read_line(nu.out, line, sizeof line);
+    tu_read_line(nu.out, line, sizeof line);
     ASSERT_STR(line, "ping");
     close(nu.in);
     nu.in = -1;

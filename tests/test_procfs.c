@@ -20,6 +20,7 @@
 #include "base/procfs.h"
 #include "base/spawn.h"
 #include "harness.h"
+#include "tutil.h"
 
 TEST(procfs_stat_of_self)
 {
@@ -156,24 +157,6 @@ static void helper_kill(helper_t *h)
     close(h->out);
 }
 
-/* Reads one line (without its newline) from fd; fails the test on EOF. */
-static void read_line(int fd, char *buf, size_t size)
-{
-    size_t n = 0;
-    for (;;) {
-        char c;
-        ssize_t r = read(fd, &c, 1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        ASSERT_INT(r, ==, 1);
-        if (c == '\n')
-            break;
-        ASSERT_INT(n + 1, <, size);
-        buf[n++] = c;
-    }
-    buf[n] = 0;
-}
-
 /* Reads a small /proc file whole into buf (NUL-terminated). */
 static size_t read_small(const char *path, char *buf, size_t size)
 {
@@ -218,7 +201,7 @@ TEST(procfs_children_include_those_of_a_second_thread)
     helper_t h;
     helper_start(&h, args);
     char line[128];
-    read_line(h.out, line, sizeof line);
+    tu_read_line(h.out, line, sizeof line);
     long tid, kid;
     ASSERT_EQ(sscanf(line, "ready %ld %ld", &tid, &kid), 2);
     ASSERT_INT(tid, !=, h.pid);
@@ -321,7 +304,7 @@ TEST(procfs_stat_of_a_comm_with_parens_and_spaces)
         unsigned long long b0 = boottime_ticks();
         helper_start(&h, args);
         char line[32];
-        read_line(h.out, line, sizeof line);
+        tu_read_line(h.out, line, sizeof line);
         ASSERT_STR(line, "ready");
         unsigned long long b1 = boottime_ticks();
 

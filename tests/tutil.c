@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "harness.h"
 #include "squash/squash.h"
 #include "squash/vt.h"
 
@@ -58,6 +59,31 @@ static void tu_on_readable(loop_t *l, int fd, unsigned ev, void *data)
     (void)fd;
     (void)ev;
     *(bool *)data = true;
+}
+
+bool tu_try_read_line(int fd, char *buf, size_t size)
+{
+    size_t n = 0;
+    for (;;) {
+        char c;
+        ssize_t r = read(fd, &c, 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r == 0 && n == 0)
+            return false;
+        ASSERT_INT(r, ==, 1);
+        if (c == '\n')
+            break;
+        ASSERT_INT(n + 1, <, size);
+        buf[n++] = c;
+    }
+    buf[n] = 0;
+    return true;
+}
+
+void tu_read_line(int fd, char *buf, size_t size)
+{
+    ASSERT_TRUE(tu_try_read_line(fd, buf, size));
 }
 
 char *tu_loop_read_line(loop_t *l, int fd, buf_t *acc, uint64_t timeout_ms)

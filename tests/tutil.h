@@ -1,7 +1,8 @@
 /*
  * tutil.h — small helpers shared by the tests: run a child through spawn
- * and collect its output, read a pipe to EOF; for the protocol tests, read
- * one line from a non-blocking fd while a loop runs; and the judge of
+ * and collect its output, read a pipe to EOF or one line of it; for the
+ * protocol tests, read one line from a non-blocking fd while a loop runs;
+ * and the judge of
  * condensed output that the corpus and fixture tests share (the issue's
  * rules, in one place, so both suites judge alike).
  */
@@ -24,6 +25,13 @@
 int tu_run(spawn_opts_t *o, buf_t *out);
 /* Reads fd to EOF into out. */
 int tu_read_all(int fd, buf_t *out);
+
+/* Reads one line (without its newline) from the blocking fd, a byte at a
+ * time so nothing after it is consumed: false on EOF before its first
+ * byte; fails the test on EOF inside it or a line longer than size - 1. */
+bool tu_try_read_line(int fd, char *buf, size_t size);
+/* tu_try_read_line, failing the test on EOF. */
+void tu_read_line(int fd, char *buf, size_t size);
 
 /* Runs l until a whole line can be taken from the non-blocking fd (bytes
  * after it stay in acc for the next call) or timeout_ms pass.  Returns the
