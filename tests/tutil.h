@@ -2,9 +2,8 @@
  * tutil.h — small helpers shared by the tests: run a child through spawn
  * and collect its output, read a pipe to EOF or one line of it; for the
  * protocol tests, read one line from a non-blocking fd while a loop runs;
- * and the judge of
- * condensed output that the corpus and fixture tests share (the issue's
- * rules, in one place, so both suites judge alike).
+ * and the judge of condensed output that the corpus and fixture tests
+ * share (the issue's rules, in one place, so both suites judge alike).
  */
 #ifndef REIN_TEST_TUTIL_H
 #define REIN_TEST_TUTIL_H
