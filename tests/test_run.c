@@ -226,25 +226,49 @@ static void tty_start(struct tty *t, const char *const *args, unsigned cols,
     close(slave);
 }
 
-/* Reads the master until out contains needle (from offset 0). */
-static void tty_expect(struct tty *t, const char *needle)
+/* Reads fd into out until out contains needle (from offset 0); fails the
+ * test at EOF or after RUN_TEST_STEP_MS. */
+static void expect_fd(int fd, buf_t *out, const char *needle)
 {
     uint64_t end = test_now_ms() + RUN_TEST_STEP_MS;
-    while (!t->out.p || !strstr(t->out.p, needle)) {
-        struct pollfd p = {.fd = t->master, .events = POLLIN};
+    while (!out->p || !strstr(out->p, needle)) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
         uint64_t now = test_now_ms();
         if (now >= end)
             test_fail(__FILE__, __LINE__, "no \"%s\" in \"%s\"", needle,
-                      t->out.p ? t->out.p : "");
+                      out->p ? out->p : "");
         if (poll(&p, 1, (int)(end - now)) <= 0)
             continue;
         char b[4096];
-        ssize_t k = read(t->master, b, sizeof b);
+        ssize_t k = read(fd, b, sizeof b);
         if (k <= 0)
             test_fail(__FILE__, __LINE__, "EOF before \"%s\" in \"%s\"",
-                      needle, t->out.p ? t->out.p : "");
-        buf_append(&t->out, b, (size_t)k);
+                      needle, out->p ? out->p : "");
+        buf_append(out, b, (size_t)k);
     }
+}
+
+/* Reads the master until its output contains needle (from offset 0). */
+static void tty_expect(struct tty *t, const char *needle)
+{
+    expect_fd(t->master, &t->out, needle);
+}
+
+/* Starts argv (argv[0]: the rein binary) with stdout on a pipe, as
+ * g_rein; returns the pipe's read end, *pid and *pidfd for the reap. */
+static int rein_start_piped(const char *const *argv, pid_t *pid, int *pidfd)
+{
+    int po[2];
+    ASSERT_EQ(pipe2(po, O_CLOEXEC), 0);
+    spawn_opts_t o;
+    spawn_opts_init(&o);
+    o.file = argv[0];
+    o.argv = argv;
+    o.fd_out = po[1];
+    ASSERT_OK(spawn_start(&o, pid, pidfd, NULL));
+    g_rein = *pid;
+    close(po[1]);
+    return po[0];
 }
 
 static void tty_send(struct tty *t, const char *s)
@@ -453,39 +477,20 @@ TEST(run_hazard_is_shown_before_the_command_ends)
     snprintf(fifo, sizeof fifo, "%s/release", test_tmpdir());
     ASSERT_EQ(mkfifo(fifo, 0600), 0);
     const char *argv[] = {rein_path(), helper_path(), "hazard", fifo, NULL};
-    int po[2];
-    ASSERT_EQ(pipe2(po, O_CLOEXEC), 0);
-    spawn_opts_t o;
-    spawn_opts_init(&o);
-    o.file = argv[0];
-    o.argv = argv;
-    o.fd_out = po[1];
     pid_t pid;
     int pidfd, code;
-    ASSERT_OK(spawn_start(&o, &pid, &pidfd, NULL));
-    g_rein = pid;
-    close(po[1]);
+    int out_fd = rein_start_piped(argv, &pid, &pidfd);
     /* The command is blocked on the FIFO until we open it: whatever we
      * read now was emitted while it still runs. */
     buf_t out = BUF_INIT;
-    uint64_t end = test_now_ms() + RUN_TEST_STEP_MS;
-    while (!out.p || !strstr(out.p, "error: boom\n")) {
-        struct pollfd p = {.fd = po[0], .events = POLLIN};
-        ASSERT_TRUE(test_now_ms() < end);
-        if (poll(&p, 1, 100) <= 0)
-            continue;
-        char b[4096];
-        ssize_t k = read(po[0], b, sizeof b);
-        ASSERT_TRUE(k > 0);
-        buf_append(&out, b, (size_t)k);
-    }
+    expect_fd(out_fd, &out, "error: boom\n");
     ASSERT_TRUE(strstr(out.p, "done") == NULL);
     ASSERT_TRUE(strstr(out.p, "[rein] exit") == NULL);
     int w = open(fifo, O_WRONLY | O_CLOEXEC);
     ASSERT_TRUE(w >= 0);
     close(w);
-    tu_read_all(po[0], &out);
-    close(po[0]);
+    tu_read_all(out_fd, &out);
+    close(out_fd);
     ASSERT_OK(spawn_reap(pid, pidfd, &code));
     g_rein = -1;
     ASSERT_EQ(code, 0);
@@ -501,28 +506,14 @@ TEST(run_forwards_sigint_to_the_child)
     /* --raw: this is about signals, and "ready" must show at once. */
     const char *argv[] = {rein_path(), "run", "--raw", "--", helper_path(),
                           "sig", NULL};
-    int po[2];
-    ASSERT_EQ(pipe2(po, O_CLOEXEC), 0);
-    spawn_opts_t o;
-    spawn_opts_init(&o);
-    o.file = argv[0];
-    o.argv = argv;
-    o.fd_out = po[1];
     pid_t pid;
     int pidfd, code;
-    ASSERT_OK(spawn_start(&o, &pid, &pidfd, NULL));
-    g_rein = pid;
-    close(po[1]);
+    int out_fd = rein_start_piped(argv, &pid, &pidfd);
     buf_t out = BUF_INIT;
-    while (!out.p || !strstr(out.p, "ready\n")) {
-        char b[256];
-        ssize_t k = read(po[0], b, sizeof b);
-        ASSERT_TRUE(k > 0);
-        buf_append(&out, b, (size_t)k);
-    }
+    expect_fd(out_fd, &out, "ready\n");
     ASSERT_EQ(kill(pid, SIGINT), 0);
-    tu_read_all(po[0], &out);
-    close(po[0]);
+    tu_read_all(out_fd, &out);
+    close(out_fd);
     ASSERT_OK(spawn_reap(pid, pidfd, &code));
     g_rein = -1;
     ASSERT_EQ(code, 5);
@@ -740,25 +731,11 @@ TEST_T(run_killed_by_sigkill_leaves_its_command_to_reconcile, 60)
      * (HUP ignored, kept across exec) and says when it is ready. */
     const char *argv[] = {rein_path(), "run", "--raw", "--",
                           "trap '' HUP; echo ready; exec sleep 300", NULL};
-    int po[2];
-    ASSERT_EQ(pipe2(po, O_CLOEXEC), 0);
-    spawn_opts_t o;
-    spawn_opts_init(&o);
-    o.file = argv[0];
-    o.argv = argv;
-    o.fd_out = po[1];
     pid_t pid;
     int pidfd, code;
-    ASSERT_OK(spawn_start(&o, &pid, &pidfd, NULL));
-    g_rein = pid;
-    close(po[1]);
+    int out_fd = rein_start_piped(argv, &pid, &pidfd);
     buf_t out = BUF_INIT;
-    while (!out.p || !strstr(out.p, "ready\n")) {
-        char b[256];
-        ssize_t k = read(po[0], b, sizeof b);
-        ASSERT_TRUE(k > 0);
-        buf_append(&out, b, (size_t)k);
-    }
+    expect_fd(out_fd, &out, "ready\n");
     json_t *run = ps_find("exec sleep 300");
     ASSERT_STR(json_string_value(json_object_get(run, "state")), "running");
     pid_t cmd = (pid_t)json_integer_value(json_object_get(run, "pid"));
@@ -772,8 +749,8 @@ TEST_T(run_killed_by_sigkill_leaves_its_command_to_reconcile, 60)
     g_rein = -1;
     if (pidfd >= 0)
         close(pidfd);
-    tu_read_all(po[0], &out);
-    close(po[0]);
+    tu_read_all(out_fd, &out);
+    close(out_fd);
     ASSERT_TRUE(test_pid_alive(cmd)); /* left behind, still recorded */
     run = ps_find("exec sleep 300");
     ASSERT_STR(json_string_value(json_object_get(run, "state")), "running");

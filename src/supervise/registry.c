@@ -425,6 +425,18 @@ static int registry_write_end(registry_t *reg, int rc)
     return rc;
 }
 
+/* registry_write_begin, then statement id for the write.  On failure no
+ * write is left open (registry_write_end has rolled it back). */
+static int registry_write_stmt(registry_t *reg, enum registry_stmt_id id,
+                               sqlite3_stmt **st)
+{
+    int rc = registry_write_begin(reg);
+    if (rc < 0)
+        return rc;
+    rc = registry_stmt(reg, id, st);
+    return rc < 0 ? registry_write_end(reg, rc) : 0;
+}
+
 int registry_begin(registry_t *reg)
 {
     if (reg->in_batch)
@@ -834,12 +846,9 @@ static int registry_bind_text(sqlite3_stmt *st, int i, const char *s)
 int registry_owner_add(registry_t *reg, const owner_record_t *o)
 {
     sqlite3_stmt *st;
-    int rc = registry_write_begin(reg);
+    int rc = registry_write_stmt(reg, ST_OWNER_ADD, &st);
     if (rc < 0)
         return rc;
-    rc = registry_stmt(reg, ST_OWNER_ADD, &st);
-    if (rc < 0)
-        goto out;
     sqlite3_bind_text(st, 1, o->id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, o->pid);
     sqlite3_bind_int64(st, 3, (int64_t)o->start_time);
@@ -848,7 +857,6 @@ int registry_owner_add(registry_t *reg, const owner_record_t *o)
     sqlite3_bind_int64(st, 6, o->started_ms);
     sqlite3_bind_int64(st, 7, o->lease_expires_ms);
     rc = registry_step_done(reg, st, "add owner");
-out:
     return registry_write_end(reg, rc);
 }
 
@@ -856,18 +864,14 @@ int registry_owner_renew(registry_t *reg, const char *owner_id,
                          int64_t lease_expires_ms)
 {
     sqlite3_stmt *st;
-    int rc = registry_write_begin(reg);
+    int rc = registry_write_stmt(reg, ST_OWNER_RENEW, &st);
     if (rc < 0)
         return rc;
-    rc = registry_stmt(reg, ST_OWNER_RENEW, &st);
-    if (rc < 0)
-        goto out;
     sqlite3_bind_int64(st, 1, lease_expires_ms);
     sqlite3_bind_text(st, 2, owner_id, -1, SQLITE_STATIC);
     rc = registry_step_done(reg, st, "renew lease");
     if (rc == 0 && sqlite3_changes(reg->db) == 0)
         rc = registry_fail_code(reg, -ENOENT, "renew lease of unknown owner");
-out:
     return registry_write_end(reg, rc);
 }
 
@@ -1076,19 +1080,15 @@ int registry_run_insert(registry_t *reg, run_record_t *r)
     int64_t now = registry_now_ms();
     if (!r->created_ms)
         r->created_ms = now;
-    rc = registry_write_begin(reg);
+    rc = registry_write_stmt(reg, ST_RUN_INSERT, &st);
     if (rc < 0)
         return rc;
-    rc = registry_stmt(reg, ST_RUN_INSERT, &st);
-    if (rc < 0)
-        goto out;
     registry_bind_run(st, r, now);
     rc = registry_step_done(reg, st, "insert run");
     if (rc == 0) {
         r->id = sqlite3_last_insert_rowid(reg->db);
         r->updated_ms = now;
     }
-out:
     return registry_write_end(reg, rc);
 }
 
@@ -1098,35 +1098,27 @@ int registry_run_update(registry_t *reg, const run_record_t *r)
     int rc = registry_check_run(reg, r);
     if (rc < 0)
         return rc;
-    rc = registry_write_begin(reg);
+    rc = registry_write_stmt(reg, ST_RUN_UPDATE, &st);
     if (rc < 0)
         return rc;
-    rc = registry_stmt(reg, ST_RUN_UPDATE, &st);
-    if (rc < 0)
-        goto out;
     registry_bind_run(st, r, registry_now_ms());
     sqlite3_bind_int64(st, RUN_NCOLS + 1, r->id);
     rc = registry_step_done(reg, st, "update run");
     if (rc == 0 && sqlite3_changes(reg->db) == 0)
         rc = registry_fail_code(reg, -ENOENT, "update of unknown run");
-out:
     return registry_write_end(reg, rc);
 }
 
 int registry_run_delete(registry_t *reg, int64_t id)
 {
     sqlite3_stmt *st;
-    int rc = registry_write_begin(reg);
+    int rc = registry_write_stmt(reg, ST_RUN_DELETE, &st);
     if (rc < 0)
         return rc;
-    rc = registry_stmt(reg, ST_RUN_DELETE, &st);
-    if (rc < 0)
-        goto out;
     sqlite3_bind_int64(st, 1, id);
     rc = registry_step_done(reg, st, "delete run");
     if (rc == 0 && sqlite3_changes(reg->db) == 0)
         rc = registry_fail_code(reg, -ENOENT, "delete of unknown run");
-out:
     return registry_write_end(reg, rc);
 }
 
@@ -1189,12 +1181,9 @@ int registry_descendant_add(registry_t *reg, int64_t run_id, pid_t pid,
                             uint64_t start_time)
 {
     sqlite3_stmt *st;
-    int rc = registry_write_begin(reg);
+    int rc = registry_write_stmt(reg, ST_DESC_ADD, &st);
     if (rc < 0)
         return rc;
-    rc = registry_stmt(reg, ST_DESC_ADD, &st);
-    if (rc < 0)
-        goto out;
     sqlite3_bind_int64(st, 1, run_id);
     sqlite3_bind_int64(st, 2, pid);
     sqlite3_bind_int64(st, 3, (int64_t)start_time);
@@ -1203,7 +1192,6 @@ int registry_descendant_add(registry_t *reg, int64_t run_id, pid_t pid,
     /* The foreign key names the only constraint left after OR IGNORE. */
     if (rc == -EEXIST)
         rc = registry_fail_code(reg, -ENOENT, "descendant of unknown run");
-out:
     return registry_write_end(reg, rc);
 }
 
@@ -1261,12 +1249,9 @@ int registry_steal(registry_t *reg, const char *from, const char *to,
     sqlite3_stmt *st;
     /* One BEGIN IMMEDIATE: of two stealers racing for the same runs, the
      * second finds them owned by the first and moves nothing. */
-    int rc = registry_write_begin(reg);
+    int rc = registry_write_stmt(reg, ST_STEAL, &st);
     if (rc < 0)
         return rc;
-    rc = registry_stmt(reg, ST_STEAL, &st);
-    if (rc < 0)
-        goto out;
     sqlite3_bind_text(st, 1, to, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, registry_now_ms());
     sqlite3_bind_text(st, 3, from, -1, SQLITE_STATIC);
