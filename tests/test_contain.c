@@ -111,6 +111,16 @@ static pid_t spawn_in(contain_run_t *r, const char *const *argv, int *out,
     return pid;
 }
 
+/* spawn_in of tests/bin/contain_helper in the given mode, stdin on
+ * /dev/null. */
+static pid_t spawn_helper(contain_run_t *r, const char *mode, int *out)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/contain_helper", test_bin_dir());
+    const char *argv[] = {path, mode, NULL};
+    return spawn_in(r, argv, out, -1);
+}
+
 /* Reads fd into acc until a line "<word> <number>..." (or just "<word>")
  * is there; returns the number (0 without one) and, when line is not
  * NULL, the whole line.  That line alone is removed from acc: lines of
@@ -440,13 +450,9 @@ LEVEL_TEST(contain_run_holds_children_and_grandchildren)
     ASSERT_EQ(contain_run_new(c, -1, 0, &(contain_run_t *){NULL}), -EINVAL);
     ASSERT_FALSE(contain_run_populated(r));
 
-    const char *argv[] = {"contain_helper", "tree", NULL};
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/contain_helper", test_bin_dir());
-    argv[0] = path;
     int out;
     buf_t acc = BUF_INIT;
-    pid_t root = spawn_in(r, argv, &out, -1);
+    pid_t root = spawn_helper(r, "tree", &out);
     pid_t kid = (pid_t)expect_line(out, &acc, "child", NULL, 0);
     ASSERT_INT(kid, >, 0);
 
@@ -498,12 +504,9 @@ LEVEL_TEST(contain_kill_reaches_a_setsid_daemon)
     contain_run_t *r;
     ASSERT_OK(contain_run_new(c, 7, 0, &r));
 
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/contain_helper", test_bin_dir());
-    const char *argv[] = {path, "daemon", NULL};
     int out;
     buf_t acc = BUF_INIT;
-    pid_t root = spawn_in(r, argv, &out, -1);
+    pid_t root = spawn_helper(r, "daemon", &out);
     pid_t daemon = (pid_t)expect_line(out, &acc, "daemon", NULL, 0);
     expect_line(out, &acc, "parted", NULL, 0);
     ASSERT_INT(daemon, >, 0);
@@ -690,12 +693,9 @@ TEST(contain_kill_without_cgroup_kill_signals_every_member)
     ASSERT_CONTAINS(contain_note(c), "cgroup.kill");
     contain_run_t *r;
     ASSERT_OK(contain_run_new(c, 2, 0, &r));
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/contain_helper", test_bin_dir());
-    const char *argv[] = {path, "daemon", NULL};
     int out;
     buf_t acc = BUF_INIT;
-    pid_t root = spawn_in(r, argv, &out, -1);
+    pid_t root = spawn_helper(r, "daemon", &out);
     pid_t daemon = (pid_t)expect_line(out, &acc, "daemon", NULL, 0);
     expect_line(out, &acc, "parted", NULL, 0);
     ASSERT_INT(root, >, 0);
@@ -715,12 +715,9 @@ TEST(contain_signal_spares_what_left_the_run)
     contain_t *c = open_level(CONTAIN_CGROUP);
     contain_run_t *r;
     ASSERT_OK(contain_run_new(c, 4, 0, &r));
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/contain_helper", test_bin_dir());
-    const char *argv[] = {path, "tree", NULL};
     int out;
     buf_t acc = BUF_INIT;
-    pid_t root = spawn_in(r, argv, &out, -1);
+    pid_t root = spawn_helper(r, "tree", &out);
     pid_t kid = (pid_t)expect_line(out, &acc, "child", NULL, 0);
 
     /* Move the child back to our own cgroups. */
