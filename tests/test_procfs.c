@@ -342,3 +342,37 @@ TEST(procfs_stat_of_a_comm_with_parens_and_spaces)
         helper_kill(&h);
     }
 }
+
+/* procfs_read_file takes a file of exactly max bytes, across the buffer's
+ * doublings, and refuses one byte more; a missing file is -ENOENT. */
+TEST(procfs_read_file_limit_is_exact)
+{
+    static const size_t sizes[] = {0, 1, 4095, 4096, 4097, 20000};
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/f", test_tmpdir());
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        size_t sz = sizes[i];
+        char *body = malloc(sz + 1);
+        ASSERT_TRUE(body != NULL);
+        memset(body, 'x', sz + 1);
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(write(fd, body, sz), (ssize_t)sz);
+        close(fd);
+        char *text;
+        size_t len = 0;
+        ASSERT_OK(procfs_read_file(path, &text, &len, sz));
+        ASSERT_EQ(len, sz);
+        ASSERT_EQ(strlen(text), sz);
+        free(text);
+        if (sz) {
+            ASSERT_EQ(procfs_read_file(path, &text, &len, sz - 1), -E2BIG);
+            ASSERT_TRUE(text == NULL);
+        }
+        free(body);
+    }
+    char *text;
+    snprintf(path, sizeof path, "%s/missing", test_tmpdir());
+    ASSERT_EQ(procfs_read_file(path, &text, NULL, 10), -ENOENT);
+    ASSERT_TRUE(text == NULL);
+}

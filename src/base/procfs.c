@@ -19,18 +19,18 @@
 
 /* Big enough for any /proc/<pid>/stat line. */
 #define PROCFS_STAT_BUF 1024
-/* A children file is a list of pids; grow until it fits. */
-#define PROCFS_CHILDREN_BUF0 4096
+/* The first buffer of procfs_read_file, doubled until the file fits. */
+#define PROCFS_READ_BUF0 4096
 /* Largest cmdline we read (the kernel's ARG_MAX is far smaller in practice). */
 #define PROCFS_CMDLINE_MAX (1u << 21)
 
-/* Reads a whole small file into a malloc'ed NUL-terminated buffer. */
-static int read_file(const char *path, char **out, size_t *len, size_t max)
+int procfs_read_file(const char *path, char **out, size_t *len, size_t max)
 {
+    *out = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return errno == ENOENT ? -ESRCH : -errno;
-    size_t cap = PROCFS_CHILDREN_BUF0, n = 0;
+        return -errno;
+    size_t cap = PROCFS_READ_BUF0, n = 0;
     char *b = malloc(cap);
     int rc = 0;
     if (!b) {
@@ -39,10 +39,6 @@ static int read_file(const char *path, char **out, size_t *len, size_t max)
     }
     for (;;) {
         if (n + 1 >= cap) {
-            if (cap >= max) {
-                rc = -E2BIG;
-                goto fail;
-            }
             char *nb = realloc(b, cap * 2);
             if (!nb) {
                 rc = -ENOMEM;
@@ -55,12 +51,16 @@ static int read_file(const char *path, char **out, size_t *len, size_t max)
         if (k < 0) {
             if (errno == EINTR)
                 continue;
-            rc = errno == ESRCH ? -ESRCH : -errno;
+            rc = -errno;
             goto fail;
         }
         if (k == 0)
             break;
         n += (size_t)k;
+        if (n > max) {
+            rc = -E2BIG;
+            goto fail;
+        }
     }
     close(fd);
     b[n] = 0;
@@ -195,7 +195,7 @@ static int children_into(pid_t pid, pid_t **v, size_t *n, size_t *cap)
             continue;
         snprintf(cpath, sizeof cpath, "/proc/%d/task/%s/children", (int)pid,
                  e->d_name);
-        if (read_file(cpath, &text, NULL, PROCFS_CMDLINE_MAX) < 0)
+        if (procfs_read_file(cpath, &text, NULL, PROCFS_CMDLINE_MAX) < 0)
             continue; /* the thread ended meanwhile */
         rc = parse_pids(text, v, n, cap);
         free(text);
@@ -246,9 +246,9 @@ int procfs_cmdline(pid_t pid, char ***argv)
     char path[64], *text;
     size_t len;
     snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
-    int rc = read_file(path, &text, &len, PROCFS_CMDLINE_MAX);
+    int rc = procfs_read_file(path, &text, &len, PROCFS_CMDLINE_MAX);
     if (rc < 0)
-        return rc;
+        return rc == -ENOENT ? -ESRCH : rc; /* the process is gone */
     size_t count = 0;
     for (size_t i = 0; i < len; i++)
         if (!text[i])

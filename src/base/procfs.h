@@ -55,6 +55,11 @@ int procfs_cmdline(pid_t pid, char ***argv);
 void procfs_strv_free(char **v);
 /* readlink /proc/<pid>/exe into out; " (deleted)" suffix removed. */
 int procfs_exe(pid_t pid, char *out, size_t size);
+/* Reads a whole kernel text file (/proc, /sys: its size is not known in
+ * advance) into a malloc'ed NUL-terminated buffer, its length in *len when
+ * len is not NULL.  A file of max bytes is read; one byte more is
+ * -E2BIG.  Otherwise -errno (ENOENT as is); *out is NULL on failure. */
+int procfs_read_file(const char *path, char **out, size_t *len, size_t max);
 /* Every pid on the system, ascending.  *out malloc'ed. */
 int procfs_list_all(pid_t **out, size_t *n);
 

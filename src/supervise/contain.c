@@ -49,8 +49,6 @@
 /* Passes of the signalling kill before giving up with -EAGAIN: each pass
  * catches one generation forked while the previous one was being killed. */
 #define CONTAIN_KILL_MAX_PASSES 256
-/* Read size for cgroup and proc files. */
-#define CONTAIN_READ_CHUNK 4096
 /* The largest cgroup.procs or mountinfo read, as a sanity bound. */
 #define CONTAIN_MAX_FILE (16u << 20)
 /* Mode of the cgroup directories rein creates. */
@@ -116,53 +114,6 @@ contain_say(char *out, size_t size, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(out + len, size - len, fmt, ap);
     va_end(ap);
-}
-
-/* Reads a whole small file into a NUL-terminated malloc'ed string. */
-static int contain_read_file(const char *path, char **out, size_t *len)
-{
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    int rc = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    *out = NULL;
-    if (fd < 0)
-        return -errno;
-    for (;;) {
-        if (cap - n < CONTAIN_READ_CHUNK + 1) {
-            if (cap > CONTAIN_MAX_FILE) {
-                rc = -EFBIG;
-                goto fail;
-            }
-            char *nb = realloc(buf, cap + CONTAIN_READ_CHUNK * 4);
-            if (!nb) {
-                rc = -ENOMEM;
-                goto fail;
-            }
-            buf = nb;
-            cap += CONTAIN_READ_CHUNK * 4;
-        }
-        ssize_t k = read(fd, buf + n, CONTAIN_READ_CHUNK);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0) {
-            rc = -errno;
-            goto fail;
-        }
-        if (k == 0)
-            break;
-        n += (size_t)k;
-    }
-    close(fd);
-    buf[n] = 0;
-    *out = buf;
-    if (len)
-        *len = n;
-    return 0;
-fail:
-    close(fd);
-    free(buf);
-    return rc;
 }
 
 static int contain_write_str(const char *path, const char *s)
@@ -251,7 +202,7 @@ static int contain_cgroup_line(pid_t pid, const char *controller, char *out,
         snprintf(path, sizeof path, "/proc/%ld/cgroup", (long)pid);
     else
         snprintf(path, sizeof path, "/proc/self/cgroup");
-    rc = contain_read_file(path, &text, NULL);
+    rc = procfs_read_file(path, &text, NULL, CONTAIN_MAX_FILE);
     if (rc < 0)
         return rc == -ENOENT ? -ESRCH : rc;
     rc = -ENOENT;
@@ -315,7 +266,8 @@ static int contain_find_mount(contain_hier_t *h, const char *fstype,
                               const char *opt)
 {
     char *text;
-    int rc = contain_read_file("/proc/self/mountinfo", &text, NULL);
+    int rc = procfs_read_file("/proc/self/mountinfo", &text, NULL,
+                              CONTAIN_MAX_FILE);
     if (rc < 0)
         return rc;
     rc = -ENOENT;
@@ -528,7 +480,7 @@ static int contain_setup_v2(contain_t *c, const char *inst_name)
      * whole process cannot join a threaded cgroup. */
     if ((rc = contain_dir_of(h, h->inst, dir, sizeof dir)) < 0 ||
         (rc = contain_path(file, sizeof file, dir, "cgroup.type")) < 0 ||
-        (rc = contain_read_file(file, &type, NULL)) < 0 ||
+        (rc = procfs_read_file(file, &type, NULL, CONTAIN_MAX_FILE)) < 0 ||
         strncmp(type, "domain\n", 7)) {
         if (type)
             type[strcspn(type, "\n")] = 0;
@@ -855,7 +807,7 @@ static int contain_read_procs(const char *dir, pid_t **v, size_t *n,
     char path[PATH_MAX], *text;
     int rc;
     if ((rc = contain_path(path, sizeof path, dir, "cgroup.procs")) < 0 ||
-        (rc = contain_read_file(path, &text, NULL)) < 0)
+        (rc = procfs_read_file(path, &text, NULL, CONTAIN_MAX_FILE)) < 0)
         return rc;
     for (char *p = text, *end; *p; p = end) {
         long pid = strtol(p, &end, 10);
