@@ -48,6 +48,20 @@ static void note_self(const char *name)
     fclose(f);
 }
 
+/* A noted process says so with one byte on the pipe... */
+static void told(int fd)
+{
+    ASSERT_EQ(write(fd, "!", 1), 1);
+}
+
+/* ...and the test waits for n of them. */
+static void wait_told(int fd, int n)
+{
+    char c;
+    for (int i = 0; i < n; i++)
+        ASSERT_EQ(read(fd, &c, 1), 1);
+}
+
 TEST(selftest_passes)
 {
     ASSERT_EQ(2 + 2, 4);
@@ -78,18 +92,18 @@ TEST_T(selftest_times_out, 1)
 
 TEST(selftest_leaves_a_process_in_its_group)
 {
+    int ready[2];
+    ASSERT_EQ(pipe(ready), 0);
     pid_t pid = fork();
     ASSERT_TRUE(pid >= 0);
     if (pid == 0) {
         note_self("leak.pid");
+        told(ready[1]);
         for (;;)
             pause();
     }
-    /* Return only once the child has written its note. */
-    char path[4096];
-    snprintf(path, sizeof path, "%s/leak.pid", getenv("REIN_SELFTEST_DIR"));
-    while (access(path, F_OK) != 0)
-        usleep(1000);
+    close(ready[1]); /* a child that dies first gives EOF, not a hang */
+    wait_told(ready[0], 1); /* return only once the child is noted */
 }
 
 TEST(selftest_dies_of_a_signal)
@@ -102,6 +116,8 @@ TEST(selftest_dies_of_a_signal)
  * once ending the daemon has handed it to the runner. */
 TEST(selftest_leaves_a_daemon_with_a_child)
 {
+    int ready[2];
+    ASSERT_EQ(pipe(ready), 0);
     pid_t pid = fork();
     ASSERT_TRUE(pid >= 0);
     if (pid == 0) {
@@ -109,16 +125,15 @@ TEST(selftest_leaves_a_daemon_with_a_child)
         pid_t kid = fork();
         if (kid == 0) {
             note_self("grandchild.pid");
+            told(ready[1]);
             for (;;)
                 pause();
         }
         note_self("daemon.pid");
+        told(ready[1]);
         for (;;)
             pause();
     }
-    char a[4096], b[4096];
-    snprintf(a, sizeof a, "%s/daemon.pid", getenv("REIN_SELFTEST_DIR"));
-    snprintf(b, sizeof b, "%s/grandchild.pid", getenv("REIN_SELFTEST_DIR"));
-    while (access(a, F_OK) != 0 || access(b, F_OK) != 0)
-        usleep(1000);
+    close(ready[1]);
+    wait_told(ready[0], 2);
 }
