@@ -606,7 +606,8 @@ TEST(shell_session_plain_command_does_not_wait_the_idle_window)
     /* EOF of the command's channel comes as soon as its writers are
      * gone: no idle window for a command that leaves nothing behind, nor
      * for a job that does not hold the channel.  The fastest of a few runs
-     * (a loaded machine may stall any one of them). */
+     * (a loaded machine may stall any one of them), against half the idle
+     * window: well clear of it, and of a slow machine's scheduling. */
     rein_shell_t *sh;
     struct col c = {0};
     rein_run_result_t res;
@@ -623,7 +624,7 @@ TEST(shell_session_plain_command_does_not_wait_the_idle_window)
             if (took < best)
                 best = took;
         }
-        ASSERT_INT(best, <, REIN_SHELL_DRAIN_IDLE_MS / 5);
+        ASSERT_INT(best, <, REIN_SHELL_DRAIN_IDLE_MS / 2);
     }
     ASSERT_STR(c.out.p, "");
     rein_shell_free(sh);
