@@ -529,6 +529,18 @@ TEST(proc_terminate_rescans_after_grace_fallback)
     rescan_case(true);
 }
 
+/* Terminates h with o under a long grace and asserts that the first
+ * signal ended it: well before the grace could run out and KILL follow. */
+static void terminate_within_grace(rein_proc_t *h, rein_proc_terminate_opts_t *o)
+{
+    o->graceful_ms = T_LONG_MS;
+    bool exited = false;
+    uint64_t t0 = test_now_ms();
+    ASSERT_OK(rein_proc_terminate(h, o, &exited));
+    ASSERT_TRUE(exited);
+    ASSERT_INT(test_now_ms() - t0, <, T_LONG_MS / 2);
+}
+
 /* A stopped process with a TERM handler can only run it once continued:
  * it exits 42 well within the grace, instead of being killed after it. */
 static void stopped_case(bool fallback)
@@ -543,12 +555,7 @@ static void stopped_case(bool fallback)
     check_mode(h, fallback);
     rein_proc_terminate_opts_t o;
     rein_proc_terminate_opts_init(&o);
-    o.graceful_ms = T_LONG_MS;
-    bool exited = false;
-    uint64_t t0 = test_now_ms();
-    ASSERT_OK(rein_proc_terminate(h, &o, &exited));
-    ASSERT_TRUE(exited);
-    ASSERT_INT(test_now_ms() - t0, <, T_LONG_MS / 2);
+    terminate_within_grace(h, &o);
     ASSERT_EQ(kid_reap(&k), T_TERM_EXIT_CODE);
     rein_proc_free(h);
 }
@@ -685,12 +692,7 @@ static void chosen_signal_case(bool fallback, int signo, bool group)
     rein_proc_terminate_opts_init(&o);
     o.signal = signo;
     o.group = group;
-    o.graceful_ms = T_LONG_MS;
-    bool exited = false;
-    uint64_t t0 = test_now_ms();
-    ASSERT_OK(rein_proc_terminate(h, &o, &exited));
-    ASSERT_TRUE(exited);
-    ASSERT_INT(test_now_ms() - t0, <, T_LONG_MS / 2);
+    terminate_within_grace(h, &o);
     if (m) /* else the reading below would wait for it for ever */
         ASSERT_EQ(rein_proc_status(m), REIN_PROC_EXITED);
 
