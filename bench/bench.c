@@ -33,7 +33,9 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/spawn.h"
 #include "base/spool.h"
+#include "supervise/contain.h"
 #include "supervise/registry.h"
 #include "bench.h"
 #include "rein.h"
@@ -461,6 +463,70 @@ static void bench_sup(const char *dir)
     rein_sup_close(s);
 }
 
+/* One spawn_start of o and its reap, in us. */
+static double spawn_opts_true(const spawn_opts_t *o)
+{
+    pid_t pid;
+    int code;
+    double t0 = now_s();
+    if (spawn_start(o, &pid, NULL, NULL) < 0 || spawn_reap(pid, -1, &code) < 0)
+        die("spawn_start");
+    return (now_s() - t0) * 1e6;
+}
+
+/* Spawn-to-exit of /bin/true into a run's cgroup v2 leaf, spawns
+ * BENCH_SPACED_GAP_MS apart, against a bare posix_spawn after the same
+ * pause: born inside (clone3, as rein starts every run where it has the
+ * cgroup level) and, for comparison, joining by a write to cgroup.procs
+ * (the fallback).  The v1 pids join is left out: the figure is the v2
+ * leaf's cost alone, which is the whole boundary on a pure v2 host. */
+static void bench_cgroup(void)
+{
+    contain_t *c;
+    contain_run_t *r;
+    if (contain_open("cgroup", &c) < 0) {
+        printf("# cgroup spawn: skipped (no writable cgroup v2 here)\n");
+        return;
+    }
+    if (contain_run_new(c, 1, 0, &r) < 0)
+        die("contain_run_new");
+    static const char *const argv[] = {"/bin/true", NULL};
+    int join[CONTAIN_MAX_JOIN_FDS];
+    spawn_opts_t born, wrote;
+    spawn_opts_init(&born);
+    born.file = argv[0];
+    born.argv = argv;
+    born.want_pidfd = false;
+    contain_run_spawn_opts(r, &born, join);
+    born.n_join_fds = 0;
+    wrote = born;
+    wrote.cgroup_fd = -1;
+    wrote.join_fds = &born.cgroup_procs_fd;
+    wrote.n_join_fds = 1;
+
+    int n = g_quick ? 5 : BENCH_SPACED_ITERS;
+    double f[BENCH_SPACED_ITERS] = {0}, b[BENCH_SPACED_ITERS] = {0},
+           w[BENCH_SPACED_ITERS] = {0};
+    for (int i = 0; i < n; i++) {
+        spaced_pause();
+        f[i] = floor_spawn_true();
+        spaced_pause();
+        b[i] = spawn_opts_true(&born);
+        spaced_pause();
+        w[i] = spawn_opts_true(&wrote);
+    }
+    char name[64];
+    snprintf(name, sizeof name, "spawn into cgroup v2, %d ms apart",
+             BENCH_SPACED_GAP_MS);
+    double fm = median(f, (size_t)n);
+    report_added(name, median(b, (size_t)n), fm);
+    printf("#   joining by a write to cgroup.procs instead: %.1f us "
+           "(%.0f us added)\n",
+           median(w, (size_t)n), median(w, (size_t)n) - fm);
+    contain_run_free(r);
+    contain_free(c);
+}
+
 /* Reconcile of BENCH_RECONCILE_RUNS records a dead owner left (from
  * another boot: each is judged and recorded lost). */
 static void bench_reconcile(const char *dir)
@@ -640,8 +706,8 @@ int main(int argc, char **argv)
             only = argv[++i];
         else {
             fprintf(stderr, "usage: rein-bench [--quick] [--only NAME]\n"
-                            "names: spawn pipe pty tail sup reconcile proxy "
-                            "serve squash\n");
+                            "names: spawn pipe pty tail sup cgroup reconcile "
+                            "proxy serve squash\n");
             return 2;
         }
     }
@@ -663,6 +729,8 @@ int main(int argc, char **argv)
              (int)getpid());
     if (!only || !strcmp(only, "sup"))
         bench_sup(dir);
+    if (!only || !strcmp(only, "cgroup"))
+        bench_cgroup();
     if (!only || !strcmp(only, "reconcile")) {
         char rdir[4300];
         snprintf(rdir, sizeof rdir, "%s.r", dir);

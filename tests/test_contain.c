@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -45,6 +46,9 @@
 #define BOMB_TRY_MAX (BOMB_PIDS_MAX * 8)
 /* statfs f_type of a cgroup2 mount (linux/magic.h). */
 #define TEST_CGROUP2_MAGIC 0x63677270
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
 /* An unprivileged uid/gid ("nobody"). */
 #define TEST_NOBODY 65534
 
@@ -89,7 +93,6 @@ static pid_t spawn_in(contain_run_t *r, const char *const *argv, int *out,
                       int in)
 {
     int fds[CONTAIN_MAX_JOIN_FDS], p[2];
-    size_t n = contain_run_join_fds(r, fds, CONTAIN_MAX_JOIN_FDS);
     ASSERT_OK(pipe2(p, O_CLOEXEC));
     spawn_opts_t o;
     spawn_opts_init(&o);
@@ -97,8 +100,7 @@ static pid_t spawn_in(contain_run_t *r, const char *const *argv, int *out,
     o.argv = argv;
     o.fd_in = in;
     o.fd_out = p[1];
-    o.join_fds = fds;
-    o.n_join_fds = n;
+    contain_run_spawn_opts(r, &o, fds);
     o.want_pidfd = false;
     pid_t pid;
     spawn_step_t step;
@@ -378,9 +380,12 @@ TEST(contain_unprivileged_user_gets_no_cgroup_level)
     contain_run_t *r;
     ASSERT_OK(contain_run_new(c, 1, 0, &r));
     ASSERT_TRUE(contain_run_cgroup(r) == NULL);
-    ASSERT_EQ(contain_run_join_fds(r, (int[CONTAIN_MAX_JOIN_FDS]){0},
-                                   CONTAIN_MAX_JOIN_FDS),
-              0);
+    spawn_opts_t o;
+    spawn_opts_init(&o);
+    contain_run_spawn_opts(r, &o, (int[CONTAIN_MAX_JOIN_FDS]){0});
+    ASSERT_EQ(o.cgroup_fd, -1);
+    ASSERT_EQ(o.cgroup_procs_fd, -1);
+    ASSERT_EQ(o.n_join_fds, 0);
     ASSERT_EQ(contain_run_kill(r), -ENOTSUP);
     ASSERT_FALSE(contain_run_populated(r));
     contain_run_free(r);
@@ -435,6 +440,109 @@ TEST(contain_spawn_join_failure_is_a_synchronous_error)
     ASSERT_EQ(waitpid(-1, NULL, WNOHANG), -1); /* nothing left to reap */
     ASSERT_EQ(errno, ECHILD);
     close(full);
+}
+
+/* Kills and reaps a child of this test that is known unreaped. */
+static void end_child(pid_t pid)
+{
+    ASSERT_OK(kill(pid, SIGKILL));
+    ASSERT_EQ(waitpid(pid, NULL, 0), pid);
+}
+
+TEST(contain_spawn_child_is_born_in_the_v2_leaf)
+{
+    contain_t *c = open_level(CONTAIN_CGROUP);
+    contain_run_t *r;
+    ASSERT_OK(contain_run_new(c, 1, 0, &r));
+    const char *argv[] = {"sleep", "100", NULL};
+    int join[CONTAIN_MAX_JOIN_FDS], p[2];
+    spawn_opts_t o;
+    spawn_opts_init(&o);
+    o.file = argv[0];
+    o.argv = argv;
+    contain_run_spawn_opts(r, &o, join);
+    ASSERT_INT(o.cgroup_fd, >=, 0);
+    ASSERT_INT(o.cgroup_procs_fd, >=, 0);
+    /* A pipe stands in for the leaf's cgroup.procs: a child that joined by
+     * writing would leave its "0" there. */
+    ASSERT_OK(pipe2(p, O_CLOEXEC | O_NONBLOCK));
+    o.cgroup_procs_fd = p[1];
+
+    pid_t pid;
+    int pidfd;
+    char b[8], cg[PATH_MAX];
+    ASSERT_OK(spawn_start(&o, &pid, &pidfd, NULL));
+    ssize_t n = read(p[0], b, sizeof b);
+    int read_errno = errno;
+    if (spawn_can_start_in_cgroup()) {
+        ASSERT_EQ(n, -1); /* nothing written: it was born inside */
+        ASSERT_EQ(read_errno, EAGAIN);
+        ASSERT_OK(contain_cgroup_of(pid, cg, sizeof cg));
+        ASSERT_STR(cg, contain_run_cgroup(r));
+        /* The pidfd came with the child and names it. */
+        ASSERT_INT(pidfd, >=, 0);
+        ASSERT_OK((int)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0));
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        ASSERT_OK(waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED));
+        ASSERT_EQ(si.si_pid, pid);
+        ASSERT_EQ(si.si_status, SIGKILL);
+    } else {
+        ASSERT_EQ(n, 1); /* no clone3 here: it wrote itself in */
+        ASSERT_EQ(b[0], '0');
+        end_child(pid);
+    }
+    if (pidfd >= 0)
+        close(pidfd);
+
+    /* A child that fails after the clone is reported like any other, and
+     * leaves nothing behind: no process, no pidfd. */
+    o.cwd = "/nonexistent/dir";
+    spawn_step_t step;
+    int before = dup(0);
+    ASSERT_INT(before, >=, 0);
+    close(before);
+    ASSERT_EQ(spawn_start(&o, &pid, &pidfd, &step), -ENOENT);
+    ASSERT_EQ(step, SPAWN_STEP_CHDIR);
+    ASSERT_EQ(pidfd, -1);
+    int after = dup(0);
+    ASSERT_EQ(after, before); /* the lowest free fd is where it was */
+    close(after);
+    ASSERT_EQ(waitpid(-1, NULL, WNOHANG), -1);
+    ASSERT_EQ(errno, ECHILD);
+
+    close(p[0]);
+    close(p[1]);
+    contain_run_free(r);
+    contain_free(c);
+}
+
+TEST(contain_spawn_falls_back_to_writing_cgroup_procs)
+{
+    contain_t *c = open_level(CONTAIN_CGROUP);
+    contain_run_t *r;
+    ASSERT_OK(contain_run_new(c, 1, 0, &r));
+    const char *argv[] = {"sleep", "100", NULL};
+    int join[CONTAIN_MAX_JOIN_FDS];
+    spawn_opts_t o;
+    spawn_opts_init(&o);
+    o.file = argv[0];
+    o.argv = argv;
+    contain_run_spawn_opts(r, &o, join);
+    /* A directory that is no cgroup: clone3 refuses it (EBADF), as it
+     * refuses a v1 one, and the child must still end up in the leaf. */
+    int notcg = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ASSERT_INT(notcg, >=, 0);
+    o.cgroup_fd = notcg;
+    pid_t pid;
+    ASSERT_OK(spawn_start(&o, &pid, NULL, NULL));
+    char cg[PATH_MAX];
+    ASSERT_OK(contain_cgroup_of(pid, cg, sizeof cg));
+    ASSERT_STR(cg, contain_run_cgroup(r));
+    end_child(pid);
+    close(notcg);
+    contain_run_free(r);
+    contain_free(c);
 }
 
 /* ----------------------------------------------------------- per level */
@@ -584,8 +692,7 @@ LEVEL_TEST(contain_pty_background_job_is_not_an_escape)
     o.envp = envp;
     o.fd_in = o.fd_out = o.fd_err = s;
     o.ctty_fd = s;
-    o.join_fds = fds;
-    o.n_join_fds = contain_run_join_fds(r, fds, CONTAIN_MAX_JOIN_FDS);
+    contain_run_spawn_opts(r, &o, fds);
     o.want_pidfd = false;
     pid_t shell;
     ASSERT_OK(spawn_start(&o, &shell, NULL, NULL));

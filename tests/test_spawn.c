@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -43,6 +44,27 @@ TEST(spawn_missing_program_is_a_synchronous_error)
     opts(&o, abs);
     ASSERT_EQ(spawn_start(&o, &pid, &pidfd, &step), -ENOENT);
     ASSERT_EQ(step, SPAWN_STEP_EXEC);
+}
+
+TEST(spawn_inconsistent_cgroup_options_are_refused)
+{
+    spawn_opts_t o;
+    const char *argv[] = {"true", NULL};
+    pid_t pid;
+    int dir = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ASSERT_INT(dir, >=, 0);
+    /* A cgroup to be born in needs its cgroup.procs for the fallback. */
+    opts(&o, argv);
+    o.cgroup_fd = dir;
+    ASSERT_EQ(spawn_start(&o, &pid, NULL, NULL), -EINVAL);
+    ASSERT_EQ(pid, -1);
+    /* A count of join fds needs the fds. */
+    opts(&o, argv);
+    o.n_join_fds = 1;
+    ASSERT_EQ(spawn_start(&o, &pid, NULL, NULL), -EINVAL);
+    ASSERT_EQ(waitpid(-1, NULL, WNOHANG), -1); /* nothing was started */
+    ASSERT_EQ(errno, ECHILD);
+    close(dir);
 }
 
 TEST(spawn_non_executable_file_is_eacces)

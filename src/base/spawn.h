@@ -8,8 +8,9 @@
  * disposition at its default and an empty mask, no inherited fds beyond
  * 0/1/2 (and the extra fds it is given, placed at 3, 4, ...), in its own
  * session or process group, and in tty mode with the PTY slave as its
- * controlling terminal; given cgroup.procs fds, it joins those cgroups
- * before exec.
+ * controlling terminal.  Given a cgroup v2 directory it is born inside it
+ * (clone3 with CLONE_INTO_CGROUP, so it never migrates: see spawn.c); given
+ * cgroup.procs fds, it joins those cgroups before exec.
  */
 #ifndef REIN_BASE_SPAWN_H
 #define REIN_BASE_SPAWN_H
@@ -28,7 +29,7 @@ typedef enum spawn_step {
     SPAWN_STEP_FDS,
     SPAWN_STEP_CHDIR,
     SPAWN_STEP_EXEC,
-    SPAWN_STEP_CGROUP, /* joining a cgroup (spawn_opts_t.join_fds) */
+    SPAWN_STEP_CGROUP, /* joining a cgroup (cgroup_procs_fd, join_fds) */
 } spawn_step_t;
 
 typedef enum spawn_group {
@@ -56,13 +57,20 @@ typedef struct spawn_opts {
      * fds of ours, 0..2 and 3.. included. */
     const int *extra_fds;
     size_t n_extra_fds;
-    /* cgroup.procs files (O_WRONLY) the child writes "0" to before exec,
-     * so it is inside those cgroups before it can fork anything. */
+    /* A cgroup v2 directory (O_RDONLY|O_DIRECTORY) the child is born in,
+     * or -1.  Where the kernel cannot do that (no clone3, valgrind, a v1
+     * hierarchy) the child writes itself into cgroup_procs_fd, the same
+     * cgroup's cgroup.procs (O_WRONLY), instead: give both. */
+    int cgroup_fd;
+    int cgroup_procs_fd;
+    /* More cgroup.procs files (O_WRONLY) the child writes "0" to before
+     * exec (v1 hierarchies), so it is inside those cgroups before it can
+     * fork anything. */
     const int *join_fds;
     size_t n_join_fds;
 } spawn_opts_t;
 
-/* Initialises o to defaults: fds -1, session, pidfd wanted. */
+/* Initialises o to defaults: fds -1, no cgroup, session, pidfd wanted. */
 void spawn_opts_init(spawn_opts_t *o);
 
 /*
@@ -72,6 +80,12 @@ void spawn_opts_init(spawn_opts_t *o);
  */
 int spawn_start(const spawn_opts_t *o, pid_t *pid, int *pidfd,
                 spawn_step_t *step);
+
+/* Whether spawn_start starts a child directly in spawn_opts_t.cgroup_fd
+ * on this build and kernel (clone3 with CLONE_INTO_CGROUP), rather than
+ * having it write itself into cgroup_procs_fd.  Either way it ends there;
+ * this is for tests and diagnostics. */
+bool spawn_can_start_in_cgroup(void);
 
 /* A short human word for a step ("exec", "chdir"). */
 const char *spawn_step_name(spawn_step_t step);

@@ -80,6 +80,7 @@ struct contain_run {
     char v2_dir[PATH_MAX];
     char pids_rel[PATH_MAX]; /* "" when the run has no pids cgroup */
     char pids_dir[PATH_MAX];
+    int v2_dir_fd;           /* the leaf itself: the child is born in it */
     int v2_procs_fd;         /* cgroup.procs, O_WRONLY: the child joins */
     int pids_procs_fd;
     int events_fd;           /* cgroup.events of the v2 leaf */
@@ -681,12 +682,14 @@ int contain_run_new(contain_t *c, int64_t run_id, uint32_t pids_max,
     r->level = c->level;
     r->id = run_id;
     r->has_kill = c->has_kill;
-    r->v2_procs_fd = r->pids_procs_fd = r->events_fd = -1;
+    r->v2_dir_fd = r->v2_procs_fd = r->pids_procs_fd = r->events_fd = -1;
 
     if (c->level == CONTAIN_CGROUP) {
         if ((rc = contain_make_leaf(&c->v2, run_id, r->v2_rel, r->v2_dir)) < 0)
             goto fail;
-        if ((rc = r->v2_procs_fd =
+        if ((rc = r->v2_dir_fd =
+                 contain_open_in(r->v2_dir, ".", O_RDONLY | O_DIRECTORY)) < 0 ||
+            (rc = r->v2_procs_fd =
                  contain_open_in(r->v2_dir, "cgroup.procs", O_WRONLY)) < 0 ||
             (rc = r->events_fd =
                  contain_open_in(r->v2_dir, "cgroup.events", O_RDONLY)) < 0)
@@ -736,7 +739,7 @@ int contain_run_attach(contain_t *c, const char *v2_rel, const char *pids_rel,
     r->level = c->level;
     r->id = -1;
     r->has_kill = c->has_kill;
-    r->v2_procs_fd = r->pids_procs_fd = r->events_fd = -1;
+    r->v2_dir_fd = r->v2_procs_fd = r->pids_procs_fd = r->events_fd = -1;
     struct stat st;
     if (v2_rel && *v2_rel && c->v2.mount[0] && contain_is_rein_leaf(&c->v2, v2_rel) &&
         contain_dir_of(&c->v2, v2_rel, r->v2_dir, sizeof r->v2_dir) == 0 &&
@@ -769,14 +772,18 @@ contain_level_t contain_run_level(const contain_run_t *r)
     return r->level;
 }
 
-size_t contain_run_join_fds(const contain_run_t *r, int *fds, size_t max)
+void contain_run_spawn_opts(const contain_run_t *r, spawn_opts_t *o,
+                            int join[CONTAIN_MAX_JOIN_FDS])
 {
-    size_t n = 0;
-    if (r->v2_procs_fd >= 0 && n < max)
-        fds[n++] = r->v2_procs_fd;
-    if (r->pids_procs_fd >= 0 && n < max)
-        fds[n++] = r->pids_procs_fd;
-    return n;
+    if (r->v2_dir_fd >= 0 && r->v2_procs_fd >= 0) {
+        o->cgroup_fd = r->v2_dir_fd;
+        o->cgroup_procs_fd = r->v2_procs_fd;
+    }
+    if (r->pids_procs_fd >= 0) {
+        join[0] = r->pids_procs_fd;
+        o->join_fds = join;
+        o->n_join_fds = 1;
+    }
 }
 
 const char *contain_run_cgroup(const contain_run_t *r)
@@ -1063,6 +1070,8 @@ void contain_run_free(contain_run_t *r)
 {
     if (!r)
         return;
+    if (r->v2_dir_fd >= 0)
+        close(r->v2_dir_fd);
     if (r->v2_procs_fd >= 0)
         close(r->v2_procs_fd);
     if (r->pids_procs_fd >= 0)

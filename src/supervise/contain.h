@@ -37,6 +37,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/spawn.h"
+
 typedef enum contain_level {
     CONTAIN_PGID = 1,
     CONTAIN_SUBREAPER = 2,
@@ -45,8 +47,9 @@ typedef enum contain_level {
 
 /* Default per-run task limit where a pids controller is writable. */
 #define CONTAIN_DEFAULT_PIDS_MAX 4096
-/* The most fds a child joins before exec (v2 leaf, v1 pids). */
-#define CONTAIN_MAX_JOIN_FDS 2
+/* The most cgroup.procs fds a child writes itself into before exec (the
+ * v1 pids cgroup; the v2 leaf it is born in, see contain_run_spawn_opts). */
+#define CONTAIN_MAX_JOIN_FDS 1
 
 typedef struct contain contain_t;
 typedef struct contain_run contain_run_t;
@@ -81,9 +84,13 @@ const char *contain_cgroup2_mount(const contain_t *c);
  * pids cgroup with pids_max, 0: CONTAIN_DEFAULT_PIDS_MAX). */
 int contain_run_new(contain_t *c, int64_t run_id, uint32_t pids_max,
                     contain_run_t **out);
-/* The fds (cgroup.procs, O_WRONLY|O_CLOEXEC) the child writes "0" to before
- * exec, joining its cgroups (see spawn_opts_t.join_fds). */
-size_t contain_run_join_fds(const contain_run_t *r, int *fds, size_t max);
+/* Sets o up to start the child inside the run's cgroups: born in the v2
+ * leaf (spawn_opts_t.cgroup_fd, with its cgroup.procs as the fallback),
+ * and joining the v1 pids cgroup through join, which must outlive the
+ * spawn (spawn_opts_t.join_fds).  Below the cgroup level and without a
+ * pids limit, o is left as it was. */
+void contain_run_spawn_opts(const contain_run_t *r, spawn_opts_t *o,
+                            int join[CONTAIN_MAX_JOIN_FDS]);
 /* Re-attaches to the cgroups a run of another (dead) rein instance left,
  * as the registry recorded them, so reconcile can end what is inside.
  * Only rein's own run leaves are accepted; -ENOENT when neither exists any

@@ -944,8 +944,7 @@ static int spawn_run(rein_sup_t *s, const rein_run_opts_t *o,
     so.group = SPAWN_SESSION;
     so.want_pidfd = loop_uses_pidfd(s->loop);
     int join[CONTAIN_MAX_JOIN_FDS];
-    so.n_join_fds = contain_run_join_fds(r->cr, join, CONTAIN_MAX_JOIN_FDS);
-    so.join_fds = join;
+    contain_run_spawn_opts(r->cr, &so, join);
     if (x) {
         so.extra_fds = x->extra_fds;
         so.n_extra_fds = x->n_extra_fds;
