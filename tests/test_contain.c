@@ -449,18 +449,26 @@ static void end_child(pid_t pid)
     ASSERT_EQ(waitpid(pid, NULL, 0), pid);
 }
 
+/* Options that start `sleep 100` inside run r (join as for
+ * contain_run_spawn_opts). */
+static void sleeper_opts(contain_run_t *r, spawn_opts_t *o,
+                         int join[CONTAIN_MAX_JOIN_FDS])
+{
+    static const char *const argv[] = {"sleep", "100", NULL};
+    spawn_opts_init(o);
+    o->file = argv[0];
+    o->argv = argv;
+    contain_run_spawn_opts(r, o, join);
+}
+
 TEST(contain_spawn_child_is_born_in_the_v2_leaf)
 {
     contain_t *c = open_level(CONTAIN_CGROUP);
     contain_run_t *r;
     ASSERT_OK(contain_run_new(c, 1, 0, &r));
-    const char *argv[] = {"sleep", "100", NULL};
     int join[CONTAIN_MAX_JOIN_FDS], p[2];
     spawn_opts_t o;
-    spawn_opts_init(&o);
-    o.file = argv[0];
-    o.argv = argv;
-    contain_run_spawn_opts(r, &o, join);
+    sleeper_opts(r, &o, join);
     ASSERT_INT(o.cgroup_fd, >=, 0);
     ASSERT_INT(o.cgroup_procs_fd, >=, 0);
     /* A pipe stands in for the leaf's cgroup.procs: a child that joined by
@@ -522,13 +530,9 @@ TEST(contain_spawn_falls_back_to_writing_cgroup_procs)
     contain_t *c = open_level(CONTAIN_CGROUP);
     contain_run_t *r;
     ASSERT_OK(contain_run_new(c, 1, 0, &r));
-    const char *argv[] = {"sleep", "100", NULL};
     int join[CONTAIN_MAX_JOIN_FDS];
     spawn_opts_t o;
-    spawn_opts_init(&o);
-    o.file = argv[0];
-    o.argv = argv;
-    contain_run_spawn_opts(r, &o, join);
+    sleeper_opts(r, &o, join);
     /* A directory that is no cgroup: clone3 refuses it (EBADF), as it
      * refuses a v1 one, and the child must still end up in the leaf. */
     int notcg = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
