@@ -367,6 +367,50 @@ static void registry_reset(sqlite3_stmt *st)
     sqlite3_clear_bindings(st);
 }
 
+/* How a listing reads one row into an element of its array, and clears
+ * one.  read starts by initialising the element, so whatever it fails on,
+ * the element can be cleared. */
+typedef struct registry_rows {
+    size_t size; /* of one element */
+    int (*read)(sqlite3_stmt *st, void *elem);
+    void (*clear)(void *elem);
+    const char *what; /* the listing, for the error ("list runs") */
+} registry_rows_t;
+
+/* Steps st to its end, each row read into a growing array of elements,
+ * stored through outp (a pointer to the array pointer) with its length in
+ * *n.  On failure everything read is cleared and freed, and the error
+ * returned.  st is reset either way. */
+static int registry_collect(registry_t *reg, sqlite3_stmt *st,
+                            const registry_rows_t *rows, void *outp,
+                            size_t *n)
+{
+    char *v = NULL;
+    size_t len = 0, cap = 0;
+    int src, rc = 0;
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        if ((rc = registry_grow(&v, &cap, len, rows->size)) < 0)
+            goto fail;
+        /* Counted before it is read: a row read halfway is cleared too. */
+        if ((rc = rows->read(st, v + rows->size * len++)) < 0)
+            goto fail;
+    }
+    if (src != SQLITE_DONE) {
+        rc = registry_fail(reg, src, rows->what);
+        goto fail;
+    }
+    registry_reset(st);
+    memcpy(outp, &v, sizeof v);
+    *n = len;
+    return 0;
+fail:
+    registry_reset(st);
+    for (size_t i = 0; i < len; i++)
+        rows->clear(v + rows->size * i);
+    free(v);
+    return rc;
+}
+
 /* Steps a statement that returns no rows. */
 static int registry_step_done(registry_t *reg, sqlite3_stmt *st,
                               const char *what)
@@ -916,38 +960,27 @@ void owner_record_clear(owner_record_t *o)
     o->lock_path = NULL;
 }
 
+static int owner_row_read(sqlite3_stmt *st, void *elem)
+{
+    return registry_read_owner(st, elem);
+}
+
+static void owner_row_clear(void *elem)
+{
+    owner_record_clear(elem);
+}
+
 int registry_owner_list(registry_t *reg, owner_record_t **out, size_t *n)
 {
+    static const registry_rows_t rows = {sizeof **out, owner_row_read,
+                                         owner_row_clear, "list owners"};
     *out = NULL;
     *n = 0;
-    sqlite3_stmt *st;
+    sqlite3_stmt *st = NULL;
     int rc = registry_stmt(reg, ST_OWNER_LIST, &st);
     if (rc < 0)
         return rc;
-    owner_record_t *v = NULL;
-    size_t len = 0, cap = 0;
-    int src;
-    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-        if ((rc = registry_grow(&v, &cap, len, sizeof *v)) < 0)
-            goto fail;
-        rc = registry_read_owner(st, &v[len++]);
-        if (rc < 0)
-            goto fail;
-    }
-    if (src != SQLITE_DONE) {
-        rc = registry_fail(reg, src, "list owners");
-        goto fail;
-    }
-    registry_reset(st);
-    *out = v;
-    *n = len;
-    return 0;
-fail:
-    registry_reset(st);
-    for (size_t i = 0; i < len; i++)
-        owner_record_clear(&v[i]);
-    free(v);
-    return rc;
+    return registry_collect(reg, st, &rows, out, n);
 }
 
 /* ----------------------------------------------------------------- runs */
@@ -1140,39 +1173,29 @@ int registry_run_get(registry_t *reg, int64_t id, run_record_t *out)
     return rc;
 }
 
+static int run_row_read(sqlite3_stmt *st, void *elem)
+{
+    return registry_read_run(st, elem);
+}
+
+static void run_row_clear(void *elem)
+{
+    run_record_clear(elem);
+}
+
 int registry_run_list(registry_t *reg, bool all, run_record_t **out,
                       size_t *n)
 {
+    static const registry_rows_t rows = {sizeof **out, run_row_read,
+                                         run_row_clear, "list runs"};
     *out = NULL;
     *n = 0;
-    sqlite3_stmt *st;
+    sqlite3_stmt *st = NULL;
     int rc = registry_stmt(reg, all ? ST_RUN_LIST_ALL : ST_RUN_LIST_LIVE,
                            &st);
     if (rc < 0)
         return rc;
-    run_record_t *v = NULL;
-    size_t len = 0, cap = 0;
-    int src;
-    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-        if ((rc = registry_grow(&v, &cap, len, sizeof *v)) < 0)
-            goto fail;
-        rc = registry_read_run(st, &v[len]);
-        if (rc < 0)
-            goto fail;
-        len++;
-    }
-    if (src != SQLITE_DONE) {
-        rc = registry_fail(reg, src, "list runs");
-        goto fail;
-    }
-    registry_reset(st);
-    *out = v;
-    *n = len;
-    return 0;
-fail:
-    registry_reset(st);
-    run_record_list_free(v, len);
-    return rc;
+    return registry_collect(reg, st, &rows, out, n);
 }
 
 /* ---------------------------------------------------------- descendants */
