@@ -54,22 +54,12 @@ typedef struct kid {
 static void kid_start(kid_t *k, const char *const *argv, spawn_group_t group,
                       bool want_stdin)
 {
-    int o[2], i[2] = {-1, -1};
-    ASSERT_OK(pipe2(o, O_CLOEXEC));
+    int i[2] = {-1, -1};
     if (want_stdin)
         ASSERT_OK(pipe2(i, O_CLOEXEC));
-    spawn_opts_t so;
-    spawn_opts_init(&so);
-    so.file = argv[0];
-    so.argv = argv;
-    so.fd_out = o[1];
-    so.fd_in = i[0];
-    so.group = group;
-    ASSERT_OK(spawn_start(&so, &k->pid, &k->pidfd, NULL));
-    close(o[1]);
+    k->out = tu_spawn_piped(argv, group, i[0], &k->pid, &k->pidfd);
     if (i[0] >= 0)
         close(i[0]);
-    k->out = o[0];
     k->in = i[1];
 }
 

@@ -133,16 +133,7 @@ static void helper_start(helper_t *h, const char *const *args)
     const char *argv[4] = {path, NULL, NULL, NULL};
     for (size_t i = 0; i < 2 && args[i]; i++)
         argv[i + 1] = args[i];
-    int o[2];
-    ASSERT_OK(pipe2(o, O_CLOEXEC));
-    spawn_opts_t so;
-    spawn_opts_init(&so);
-    so.file = argv[0];
-    so.argv = argv;
-    so.fd_out = o[1];
-    ASSERT_OK(spawn_start(&so, &h->pid, &h->pidfd, NULL));
-    close(o[1]);
-    h->out = o[0];
+    h->out = tu_spawn_piped(argv, SPAWN_SESSION, -1, &h->pid, &h->pidfd);
 }
 
 /* Kills the helper's session (its own group: pgid == pid) and reaps it. */

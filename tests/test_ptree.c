@@ -11,6 +11,7 @@
 #include "base/ptree.h"
 #include "base/spawn.h"
 #include "harness.h"
+#include "tutil.h"
 
 /* A process ignoring TERM (a shell that exec'd sleep) with two sleeping
  * children that do not; returns once the shell said it is ready. */
@@ -20,19 +21,11 @@ static pid_t start_tree(int *pidfd)
                           "sleep 30 & sleep 30 & trap '' TERM; echo ready; "
                           "exec sleep 30",
                           NULL};
-    int p[2];
-    ASSERT_OK(pipe2(p, O_CLOEXEC));
-    spawn_opts_t o;
-    spawn_opts_init(&o);
-    o.file = argv[0];
-    o.argv = argv;
-    o.fd_out = p[1];
     pid_t pid;
-    ASSERT_OK(spawn_start(&o, &pid, pidfd, NULL));
-    close(p[1]);
+    int out = tu_spawn_piped(argv, SPAWN_SESSION, -1, &pid, pidfd);
     char buf[16];
-    ASSERT_EQ(read(p[0], buf, sizeof buf), 6);
-    close(p[0]);
+    ASSERT_EQ(read(out, buf, sizeof buf), 6);
+    close(out);
     return pid;
 }
 

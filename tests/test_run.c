@@ -258,17 +258,9 @@ static void tty_expect(struct tty *t, const char *needle)
  * g_rein; returns the pipe's read end, *pid and *pidfd for the reap. */
 static int rein_start_piped(const char *const *argv, pid_t *pid, int *pidfd)
 {
-    int po[2];
-    ASSERT_EQ(pipe2(po, O_CLOEXEC), 0);
-    spawn_opts_t o;
-    spawn_opts_init(&o);
-    o.file = argv[0];
-    o.argv = argv;
-    o.fd_out = po[1];
-    ASSERT_OK(spawn_start(&o, pid, pidfd, NULL));
+    int out = tu_spawn_piped(argv, SPAWN_SESSION, -1, pid, pidfd);
     g_rein = *pid;
-    close(po[1]);
-    return po[0];
+    return out;
 }
 
 static void tty_send(struct tty *t, const char *s)

@@ -22,6 +22,11 @@
 /* Spawns argv with stdout+stderr on a pipe, reads to EOF, reaps.  Returns
  * the exit code (>= 0) or a negative error; output in *out. */
 int tu_run(spawn_opts_t *o, buf_t *out);
+/* Spawns argv in group with stdout on a new pipe and stdin on fd_in (-1:
+ * /dev/null); fails the test if it cannot start.  Returns the pipe's read
+ * end, and *pid and *pidfd (-1 where unsupported) for the reap. */
+int tu_spawn_piped(const char *const *argv, spawn_group_t group, int fd_in,
+                   pid_t *pid, int *pidfd);
 /* Reads fd to EOF into out. */
 int tu_read_all(int fd, buf_t *out);
 
