@@ -449,10 +449,16 @@ static pid_t clone3_child(spawn_child_t *c, int *pidfd)
 bool spawn_can_start_in_cgroup(void)
 {
 #if SPAWN_HAVE_CLONE3
-    /* Too short to be valid: EINVAL where clone3 exists, and nothing can
-     * start; ENOSYS where it does not (old kernels, valgrind). */
-    errno = 0;
-    return !(syscall(SYS_clone3, NULL, (size_t)0) < 0 && errno == ENOSYS);
+    /* A clone into a cgroup fd that cannot be open (fds stop far below
+     * INT_MAX): a kernel that would do it fails at that fd, EBADF, and
+     * starts nothing; old kernels, valgrind and seccomp filters answer
+     * otherwise (EINVAL, E2BIG, ENOSYS, EPERM). */
+    struct spawn_clone_args a;
+    memset(&a, 0, sizeof a);
+    a.flags = CLONE_INTO_CGROUP;
+    a.exit_signal = SIGCHLD;
+    a.cgroup = INT_MAX;
+    return syscall(SYS_clone3, &a, sizeof a) < 0 && errno == EBADF;
 #else
     return false;
 #endif
