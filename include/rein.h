@@ -84,9 +84,15 @@ void rein_free(void *p);
  */
 typedef struct rein_cancel rein_cancel_t;
 
+/* A new token, not triggered.  -ENOMEM, or -errno when no eventfd can be
+ * made (a token can wake a call blocked in the kernel). */
 int rein_cancel_new(rein_cancel_t **out);
+/* Raises the flag; every call using the token returns -ECANCELED or a
+ * cancelled result soon after.  Repeats are no-ops. */
 void rein_cancel_trigger(rein_cancel_t *c);
+/* Whether the flag has been raised. */
 bool rein_cancel_triggered(const rein_cancel_t *c);
+/* Frees the token; no call may still be using it. */
 void rein_cancel_free(rein_cancel_t *c);
 
 /* Receives output: a chunk of valid UTF-8, not NUL-terminated. */
@@ -137,6 +143,8 @@ int rein_shell_exec(const rein_shell_opts_t *opts,
                     const rein_shell_run_opts_t *run,
                     rein_run_result_t *result);
 
+/* A persistent shell session; the shell itself starts with the first run.
+ * REIN_EENV for a session_env entry that is not NAME=value. */
 int rein_shell_new(const rein_shell_opts_t *opts, rein_shell_t **out);
 /* Runs one command in the session (created lazily on first run).  A
  * cancelled, timed-out or failed run (REIN_ECWD included), or one that
@@ -148,6 +156,9 @@ int rein_shell_run(rein_shell_t *sh, const rein_shell_run_opts_t *run,
 /* Aborts the running command, if any; succeeds when nothing runs.
  * Safe from another thread or from the chunk callback. */
 int rein_shell_abort(rein_shell_t *sh);
+/* Ends the shell and its jobs (TERM, REIN_SHELL_GRACE_MS, KILL) and frees
+ * the session.  Not while a run is in progress: that is a caller bug, and
+ * the call then does nothing. */
 void rein_shell_free(rein_shell_t *sh);
 
 /* ------------------------------------------------------------------- pty */
@@ -164,6 +175,9 @@ typedef struct rein_pty rein_pty_t;
 /* Drain windows after the child exits or after a kill. */
 #define REIN_PTY_EXIT_DRAIN_MS 300
 #define REIN_PTY_KILL_DRAIN_MS 300
+/* The longest one rein_pty_write waits, in all, for room in the
+ * terminal's input queue (a child that does not read its input). */
+#define REIN_PTY_WRITE_TIMEOUT_MS 5000
 
 typedef struct rein_pty_start_opts {
     const char *command;    /* required; run as <shell> -lc <command> */
@@ -177,15 +191,28 @@ typedef struct rein_pty_start_opts {
     void *data;
 } rein_pty_start_opts_t;
 
+/* A PTY session with nothing running, size REIN_PTY_DEFAULT_COLS x
+ * REIN_PTY_DEFAULT_ROWS. */
 int rein_pty_new(rein_pty_t **out);
 /* Runs the command to completion; REIN_EPTY_RUNNING if one already runs.
  * write/resize/kill are valid from the moment start is entered, from the
  * chunk callback or another thread. */
 int rein_pty_start(rein_pty_t *p, const rein_pty_start_opts_t *opts,
                    rein_run_result_t *result);
+/* Writes all of data to the terminal, as typed: the line discipline echoes
+ * and interprets it (^C, ^D).  REIN_EPTY_IDLE when nothing runs;
+ * -ETIMEDOUT when it found the input queue full and data was still not
+ * all written REIN_PTY_WRITE_TIMEOUT_MS later (part of it may have been). */
 int rein_pty_write(rein_pty_t *p, const void *data, size_t len);
+/* Sets the terminal size, clamped as at start; the foreground job gets
+ * SIGWINCH.  REIN_EPTY_IDLE when nothing runs. */
 int rein_pty_resize(rein_pty_t *p, unsigned cols, unsigned rows);
+/* Ends the running command and its descendants (TERM, grace, KILL); start
+ * then returns a cancelled result after REIN_PTY_KILL_DRAIN_MS of drain.
+ * Returns at once; REIN_EPTY_IDLE when nothing runs. */
 int rein_pty_kill(rein_pty_t *p);
+/* Frees an idle session.  Not while start runs: that is a caller bug, and
+ * the call then does nothing. */
 void rein_pty_free(rein_pty_t *p);
 
 /* --------------------------------------------------------------- process */
@@ -216,9 +243,12 @@ typedef struct rein_proc_terminate_opts {
 int rein_proc_from_pid(pid_t pid, rein_proc_t **out);
 /* Every process whose executable is path; *out is an array of *n handles. */
 int rein_proc_from_path(const char *path, rein_proc_t ***out, size_t *n);
+/* Frees a handle (never signals anything). */
 void rein_proc_free(rein_proc_t *p);
+/* Frees an array of n handles and the array. */
 void rein_proc_list_free(rein_proc_t **list, size_t n);
 
+/* The pid the handle was opened on (it never changes). */
 pid_t rein_proc_pid(const rein_proc_t *p);
 /* The current parent pid; -ESRCH once the process is gone. */
 pid_t rein_proc_ppid(const rein_proc_t *p);
@@ -228,6 +258,8 @@ void rein_strv_free(char **v);
 /* Signals the process and every descendant, children first.  -ESRCH once
  * the process has exited. */
 int rein_proc_kill_tree(rein_proc_t *p, int signo);
+/* Defaults: the process only, REIN_PROC_GRACEFUL_MS, REIN_PROC_TIMEOUT_MS,
+ * SIGTERM. */
 void rein_proc_terminate_opts_init(rein_proc_terminate_opts_t *o);
 /* Graceful signal (+SIGCONT), wait, rescan, KILL, wait.  *exited says how
  * it ended; true at once when the process had already exited. */
@@ -237,8 +269,12 @@ int rein_proc_terminate(rein_proc_t *p, const rein_proc_terminate_opts_t *o,
  * -ECANCELED when cancel was raised first. */
 int rein_proc_wait_for_exit(rein_proc_t *p, int timeout_ms,
                             rein_cancel_t *cancel, bool *exited);
+/* The current process group; -ESRCH once the process is gone. */
 int rein_proc_group_id(const rein_proc_t *p, pid_t *pgid);
+/* Handles on the current children (of every thread); *out is an array of
+ * *n, free with rein_proc_list_free.  -ESRCH once the process is gone. */
 int rein_proc_children(const rein_proc_t *p, rein_proc_t ***out, size_t *n);
+/* RUNNING until the process has exited (a zombie counts as exited). */
 rein_proc_status_t rein_proc_status(const rein_proc_t *p);
 
 /* ------------------------------------------------------------------ keys */

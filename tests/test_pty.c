@@ -279,6 +279,57 @@ TEST(pty_state_errors)
     rein_pty_free(NULL);
 }
 
+/* Lines for a terminal whose reader never reads: more than its input
+ * queue and the PTY's buffers hold (4 KiB and 8 KiB here). */
+#define T_FLOOD_BYTES (256 * 1024)
+
+struct flood {
+    rein_pty_t *p;
+    bool fired;
+    int rc;
+    uint64_t took_ms;
+};
+
+/* On the first output ("ready"), floods the terminal with lines the child
+ * never reads, timing the write; then kills the session. */
+static void on_chunk_flood(const char *s, size_t n, void *data)
+{
+    struct flood *f = data;
+    (void)s;
+    (void)n;
+    if (f->fired)
+        return;
+    f->fired = true;
+    char *lines = malloc(T_FLOOD_BYTES);
+    ASSERT_TRUE(lines != NULL);
+    for (size_t i = 0; i < T_FLOOD_BYTES; i += 2)
+        memcpy(lines + i, "x\n", 2);
+    uint64_t t0 = test_now_ms();
+    f->rc = rein_pty_write(f->p, lines, T_FLOOD_BYTES);
+    f->took_ms = test_now_ms() - t0;
+    free(lines);
+    ASSERT_OK(rein_pty_kill(f->p));
+}
+
+TEST(pty_write_to_a_child_that_never_reads_times_out)
+{
+    struct flood f = {0};
+    ASSERT_OK(rein_pty_new(&f.p));
+    /* Whole lines: a canonical terminal discards the excess of an
+     * unfinished line instead of filling up. */
+    rein_pty_start_opts_t o = {.command = "echo ready; exec sleep 60",
+                               .on_chunk = on_chunk_flood,
+                               .data = &f};
+    rein_run_result_t res;
+    ASSERT_OK(rein_pty_start(f.p, &o, &res));
+    ASSERT_TRUE(f.fired);
+    ASSERT_EQ(f.rc, -ETIMEDOUT);
+    ASSERT_INT(f.took_ms, >=, REIN_PTY_WRITE_TIMEOUT_MS);
+    ASSERT_INT(f.took_ms, <, REIN_PTY_WRITE_TIMEOUT_MS + 3000);
+    ASSERT_TRUE(res.cancelled); /* the session was still there to kill */
+    rein_pty_free(f.p);
+}
+
 TEST(pty_spawn_errors_are_synchronous)
 {
     rein_pty_t *p;

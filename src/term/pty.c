@@ -41,8 +41,6 @@
 #include "supervise/sup.h"
 #include "term/ptyio.h"
 
-/* How long rein_pty_write waits for room in the terminal's input queue. */
-#define PTY_WRITE_TIMEOUT_MS 5000
 #define PTY_DEFAULT_SHELL "sh"
 /* The containment of PTY sessions started through the library. */
 #define PTY_CONTAINMENT "pgid"
@@ -304,6 +302,7 @@ int rein_pty_write(rein_pty_t *p, const void *data, size_t len)
         rc = REIN_EPTY_IDLE;
         goto out;
     }
+    uint64_t deadline = 0;
     while (off < len) {
         ssize_t n = write(p->master, s + off, len - off);
         if (n > 0) {
@@ -314,9 +313,15 @@ int rein_pty_write(rein_pty_t *p, const void *data, size_t len)
             continue;
         if (n < 0 && errno == EAGAIN) {
             /* The terminal's input queue is full: the child is not
-             * reading.  Wait for room, but not forever. */
+             * reading.  Wait for room, but not forever: one deadline for
+             * the whole write, since room that trickles in would
+             * otherwise restart the wait again and again. */
+            uint64_t now = loop_clock_ms();
+            if (!deadline)
+                deadline = now + REIN_PTY_WRITE_TIMEOUT_MS;
             struct pollfd pfd = {.fd = p->master, .events = POLLOUT};
-            int k = poll(&pfd, 1, PTY_WRITE_TIMEOUT_MS);
+            int k = now >= deadline ? 0
+                                    : poll(&pfd, 1, (int)(deadline - now));
             if (k == 0) {
                 rc = -ETIMEDOUT;
                 goto out;
