@@ -3,10 +3,11 @@
  *
  * Each behaviour is checked at each level (cgroup, subreaper, pgid), the
  * level forced as REIN_CONTAINMENT would: a child and its children are
- * inside the run's cgroups, a double-forked setsid daemon is reported as an
- * escape and still killed, a background job of an interactive shell on a
- * PTY is not an escape, a fork bomb stops at the pids limit, leaves are
- * removed when freed.  Tests synchronise on lines the processes print and
+ * inside the run's cgroups (the first one born in the v2 leaf where clone3
+ * can, joining it by a write where not), a double-forked setsid daemon is
+ * reported as an escape and still killed, a background job of an
+ * interactive shell on a PTY is not an escape, a fork bomb stops at the
+ * pids limit, leaves are removed when freed.  Tests synchronise on lines the processes print and
  * on cgroup.events / SIGCHLD, never on sleeps.
  *
  * Scaffolding: every test process makes itself a child subreaper (at the

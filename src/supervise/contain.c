@@ -81,7 +81,7 @@ struct contain_run {
     char pids_rel[PATH_MAX]; /* "" when the run has no pids cgroup */
     char pids_dir[PATH_MAX];
     int v2_dir_fd;           /* the leaf itself: the child is born in it */
-    int v2_procs_fd;         /* cgroup.procs, O_WRONLY: the child joins */
+    int v2_procs_fd;         /* cgroup.procs, O_WRONLY: the fallback join */
     int pids_procs_fd;
     int events_fd;           /* cgroup.events of the v2 leaf */
 };
@@ -460,9 +460,10 @@ static int contain_setup_v2(contain_t *c, const char *inst_name)
                     h->self);
         return -ENOTSUP;
     }
-    /* Moving a process between cgroups needs write access to cgroup.procs
-     * of their common ancestor, which is our own cgroup: without it (an
-     * undelegated subtree) every join would fail at spawn time. */
+    /* Moving a process between cgroups, or starting one in another
+     * (CLONE_INTO_CGROUP), needs write access to cgroup.procs of their
+     * common ancestor, which is our own cgroup: without it (an undelegated
+     * subtree) every spawn would fail. */
     if ((rc = contain_dir_of(h, h->self, dir, sizeof dir)) < 0 ||
         (rc = contain_path(file, sizeof file, dir, "cgroup.procs")) < 0 ||
         access(file, W_OK) < 0) {
