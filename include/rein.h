@@ -202,7 +202,9 @@ int rein_pty_start(rein_pty_t *p, const rein_pty_start_opts_t *opts,
 /* Writes all of data to the terminal, as typed: the line discipline echoes
  * and interprets it (^C, ^D).  REIN_EPTY_IDLE when nothing runs;
  * -ETIMEDOUT when it found the input queue full and data was still not
- * all written REIN_PTY_WRITE_TIMEOUT_MS later (part of it may have been). */
+ * all written REIN_PTY_WRITE_TIMEOUT_MS later (part of it may have been);
+ * -EIO when the command ended meanwhile (a kill from another thread ends a
+ * waiting write that way). */
 int rein_pty_write(rein_pty_t *p, const void *data, size_t len);
 /* Sets the terminal size, clamped as at start; the foreground job gets
  * SIGWINCH.  REIN_EPTY_IDLE when nothing runs. */

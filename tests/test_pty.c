@@ -6,10 +6,12 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/buf.h"
@@ -328,6 +330,86 @@ TEST(pty_write_to_a_child_that_never_reads_times_out)
     ASSERT_INT(f.took_ms, <, REIN_PTY_WRITE_TIMEOUT_MS + 3000);
     ASSERT_TRUE(res.cancelled); /* the session was still there to kill */
     rein_pty_free(f.p);
+}
+
+/* A flood written from its own thread, killed from the loop's. */
+struct stuck {
+    rein_pty_t *p;
+    pthread_t th;
+    _Atomic pid_t tid;
+    bool fired;
+    int rc;
+    uint64_t took_ms, kill_ms;
+};
+
+static void *stuck_writer(void *arg)
+{
+    struct stuck *w = arg;
+    w->tid = (pid_t)syscall(SYS_gettid);
+    char *lines = malloc(T_FLOOD_BYTES);
+    ASSERT_TRUE(lines != NULL);
+    for (size_t i = 0; i < T_FLOOD_BYTES; i += 2)
+        memcpy(lines + i, "x\n", 2);
+    uint64_t t0 = test_now_ms();
+    w->rc = rein_pty_write(w->p, lines, T_FLOOD_BYTES);
+    w->took_ms = test_now_ms() - t0;
+    free(lines);
+    return NULL;
+}
+
+/* Whether thread tid of this process sits in poll(2) (no event says a
+ * write started to wait, so the test reads where the thread is). */
+static bool in_poll(pid_t tid)
+{
+    char path[64], buf[64] = "";
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    bool got = fgets(buf, sizeof buf, f) != NULL;
+    fclose(f);
+    long nr = got ? strtol(buf, NULL, 10) : -1;
+    return nr == SYS_poll || nr == SYS_ppoll;
+}
+
+static void on_chunk_stuck(const char *s, size_t n, void *data)
+{
+    struct stuck *w = data;
+    (void)s;
+    (void)n;
+    if (w->fired)
+        return;
+    w->fired = true;
+    ASSERT_EQ(pthread_create(&w->th, NULL, stuck_writer, w), 0);
+    uint64_t deadline = test_now_ms() + REIN_PTY_WRITE_TIMEOUT_MS / 2;
+    while (!w->tid || !in_poll(w->tid)) {
+        ASSERT_INT(test_now_ms(), <, deadline);
+        sched_yield();
+    }
+    uint64_t t0 = test_now_ms();
+    ASSERT_OK(rein_pty_kill(w->p));
+    w->kill_ms = test_now_ms() - t0;
+}
+
+TEST(pty_kill_ends_a_write_stuck_on_a_child_that_never_reads)
+{
+    struct stuck w = {0};
+    ASSERT_OK(rein_pty_new(&w.p));
+    rein_pty_start_opts_t o = {.command = "echo ready; exec sleep 60",
+                               .on_chunk = on_chunk_stuck,
+                               .data = &w};
+    rein_run_result_t res;
+    ASSERT_OK(rein_pty_start(w.p, &o, &res));
+    ASSERT_TRUE(w.fired);
+    ASSERT_EQ(pthread_join(w.th, NULL), 0);
+    ASSERT_TRUE(res.cancelled);
+    /* The kill did not wait for the write, and the write ended with the
+     * child instead of running out its timeout. */
+    ASSERT_INT(w.kill_ms, <, REIN_PTY_WRITE_TIMEOUT_MS / 5);
+    ASSERT_INT(w.rc, <, 0);
+    ASSERT_INT(w.rc, !=, -ETIMEDOUT);
+    ASSERT_INT(w.took_ms, <, REIN_PTY_WRITE_TIMEOUT_MS);
+    rein_pty_free(w.p);
 }
 
 TEST(pty_spawn_errors_are_synchronous)

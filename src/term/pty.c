@@ -18,7 +18,10 @@
  * callback or from any other thread.  They use a duplicate of the master
  * that this file owns, under a mutex that guards only its lifetime, so they
  * never race the supervisor closing its own; kill only raises a flag and
- * wakes the loop, which does the cancelling on its own thread.
+ * wakes the loop, which does the cancelling on its own thread.  A write
+ * works on a duplicate of its own, so while it waits for room in the
+ * terminal it holds nothing that kill or resize need: a kill from another
+ * thread ends a write stuck on a child that does not read.
  */
 #include "rein.h"
 
@@ -47,6 +50,7 @@
 
 struct rein_pty {
     pthread_mutex_t mu; /* guards running, master, cols, rows */
+    pthread_mutex_t write_mu; /* one write at a time: bytes never interleave */
     bool running;
     int master; /* our duplicate of the run's master, or -1 */
     unsigned cols, rows;
@@ -79,6 +83,7 @@ int rein_pty_new(rein_pty_t **out)
         return e;
     }
     pthread_mutex_init(&p->mu, NULL);
+    pthread_mutex_init(&p->write_mu, NULL);
     p->master = -1;
     p->cols = REIN_PTY_DEFAULT_COLS;
     p->rows = REIN_PTY_DEFAULT_ROWS;
@@ -101,6 +106,7 @@ void rein_pty_free(rein_pty_t *p)
     rein_sup_close(p->sup);
     close(p->wake_fd);
     pthread_mutex_destroy(&p->mu);
+    pthread_mutex_destroy(&p->write_mu);
     free(p);
 }
 
@@ -294,17 +300,21 @@ int rein_pty_write(rein_pty_t *p, const void *data, size_t len)
 {
     const char *s = data;
     size_t off = 0;
-    int rc = 0;
+    int rc = 0, fd = -1;
     if (!p || (!data && len))
         return -EINVAL;
+    pthread_mutex_lock(&p->write_mu);
     pthread_mutex_lock(&p->mu);
-    if (!p->running) {
+    if (!p->running)
         rc = REIN_EPTY_IDLE;
+    else if ((fd = fcntl(p->master, F_DUPFD_CLOEXEC, 0)) < 0)
+        rc = -errno;
+    pthread_mutex_unlock(&p->mu);
+    if (rc < 0)
         goto out;
-    }
     uint64_t deadline = 0;
     while (off < len) {
-        ssize_t n = write(p->master, s + off, len - off);
+        ssize_t n = write(fd, s + off, len - off);
         if (n > 0) {
             off += (size_t)n;
             continue;
@@ -315,11 +325,12 @@ int rein_pty_write(rein_pty_t *p, const void *data, size_t len)
             /* The terminal's input queue is full: the child is not
              * reading.  Wait for room, but not forever: one deadline for
              * the whole write, since room that trickles in would
-             * otherwise restart the wait again and again. */
+             * otherwise restart the wait again and again.  The child
+             * ending (a kill) wakes the wait: the write then fails. */
             uint64_t now = loop_clock_ms();
             if (!deadline)
                 deadline = now + REIN_PTY_WRITE_TIMEOUT_MS;
-            struct pollfd pfd = {.fd = p->master, .events = POLLOUT};
+            struct pollfd pfd = {.fd = fd, .events = POLLOUT};
             int k = now >= deadline ? 0
                                     : poll(&pfd, 1, (int)(deadline - now));
             if (k == 0) {
@@ -330,13 +341,23 @@ int rein_pty_write(rein_pty_t *p, const void *data, size_t len)
                 rc = -errno;
                 goto out;
             }
+            /* The other side is gone (the child ended and its terminal
+             * closed): the master may still take bytes until its buffer
+             * fills, but nobody will read them, and a poll that reports
+             * the hang-up at once would make this loop spin. */
+            if (k > 0 && (pfd.revents & (POLLHUP | POLLERR))) {
+                rc = -EIO;
+                goto out;
+            }
             continue;
         }
         rc = n < 0 ? -errno : -EIO;
         goto out;
     }
 out:
-    pthread_mutex_unlock(&p->mu);
+    if (fd >= 0)
+        close(fd);
+    pthread_mutex_unlock(&p->write_mu);
     return rc;
 }
 
