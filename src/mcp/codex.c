@@ -60,6 +60,11 @@
 #define CODEX_PRUNED_MAX 64
 /* The lines grep of read_output reads at most (bytes per line). */
 #define CODEX_GREP_LINE_MAX (64u * 1024u)
+/* Stdin bytes a session may hold that its process has not read yet: once
+ * this many wait, write_stdin writes nothing more (write_error says so),
+ * so a process that never reads cannot make rein hold unbounded input.
+ * One write may go past it, by at most its own size. */
+#define CODEX_STDIN_PENDING_MAX (1024u * 1024u)
 
 struct mcp_codex {
     mcp_server_t *srv;
@@ -92,7 +97,7 @@ struct xcall {
     size_t budget;
     unsigned yield_ms;
     bool yield_clamped;
-    char write_error[128];
+    char write_error[256];
     /* kill_session */
     char signame[16];
     bool found;
@@ -941,10 +946,18 @@ static int tool_write(mcp_call_t *call, json_t *args, void *ud)
     bool acted = data.len || close_in || jcols || jrows;
     if (data.len && session_running(s)) {
         int wr = 0;
+        size_t waiting;
         if (!session_tty(s) && data.len == 1 && data.p[0] == 3)
             wr = rein_sup_signal(cx->sup, sid, SIGINT); /* Ctrl-C */
         else if (!session_tty(s) && data.len == 1 && data.p[0] == 4)
             wr = rein_sup_close_stdin(cx->sup, sid); /* Ctrl-D: EOF */
+        else if ((waiting = sup_run_pending(cx->sup, sid)) >=
+                 CODEX_STDIN_PENDING_MAX)
+            snprintf(x->write_error, sizeof x->write_error,
+                     "stdin write refused: the process has not read the %zu "
+                     "bytes already sent (at most %u may wait); none of "
+                     "these %zu was written",
+                     waiting, CODEX_STDIN_PENDING_MAX, data.len);
         else
             wr = rein_sup_write(cx->sup, sid, data.p, data.len);
         if (wr < 0)

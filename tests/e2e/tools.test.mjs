@@ -286,6 +286,26 @@ test('write_stdin decodes escapes, base64 and named keys; bad input is an error'
   }
 });
 
+test('write_stdin refuses input once 1 MiB waits unread, and says so', async () => {
+  const { client } = await connect();
+  try {
+    const r = await exec(client, { cmd: 'sleep 60', yield_time_ms: 250 });
+    const chunk = 'x'.repeat(600 * 1024);
+    // 600 KiB: the pipe takes 64 KiB, the rest waits in rein.
+    const a = await write(client, { session_id: r.session_id, chars: chunk, yield_time_ms: 250 });
+    assert.equal(a.write_error, undefined);
+    // Under the limit before it, so it goes in whole, past the limit.
+    const b = await write(client, { session_id: r.session_id, chars: chunk, yield_time_ms: 250 });
+    assert.equal(b.write_error, undefined);
+    const c = await write(client, { session_id: r.session_id, chars: 'y', yield_time_ms: 250 });
+    assert.match(c.write_error,
+      /^stdin write refused: the process has not read the \d+ bytes already sent \(at most 1048576 may wait\); none of these 1 was written$/);
+    await call(client, 'kill_session', { session_id: r.session_id });
+  } finally {
+    await client.close();
+  }
+});
+
 test('awaiting input is read from the kernel: pipe and tty prompts yes, sleep no', async () => {
   const { client } = await connect();
   try {
