@@ -954,9 +954,9 @@ static int tool_write(mcp_call_t *call, json_t *args, void *ud)
         else if ((waiting = sup_run_pending(cx->sup, sid)) >=
                  CODEX_STDIN_PENDING_MAX)
             snprintf(x->write_error, sizeof x->write_error,
-                     "stdin write refused: the process has not read the %zu "
-                     "bytes already sent (at most %u may wait); none of "
-                     "these %zu was written",
+                     "stdin write refused: the process has not read %zu "
+                     "bytes sent earlier (at most %u may wait), so this "
+                     "write (%zu bytes) was not sent",
                      waiting, CODEX_STDIN_PENDING_MAX, data.len);
         else
             wr = rein_sup_write(cx->sup, sid, data.p, data.len);

@@ -299,7 +299,7 @@ test('write_stdin refuses input once 1 MiB waits unread, and says so', async () 
     assert.equal(b.write_error, undefined);
     const c = await write(client, { session_id: r.session_id, chars: 'y', yield_time_ms: 250 });
     assert.match(c.write_error,
-      /^stdin write refused: the process has not read the \d+ bytes already sent \(at most 1048576 may wait\); none of these 1 was written$/);
+      /^stdin write refused: the process has not read \d+ bytes sent earlier \(at most 1048576 may wait\), so this write \(1 bytes\) was not sent$/);
     await call(client, 'kill_session', { session_id: r.session_id });
   } finally {
     await client.close();
