@@ -38,6 +38,7 @@
 #include "base/ptree.h"
 #include "base/spawn.h"
 #include "harness.h"
+#include "tutil.h"
 #include "supervise/contain.h"
 
 /* How long a test waits for a line or for a run to empty before failing. */
@@ -93,24 +94,16 @@ static contain_t *open_level(contain_level_t level)
 static pid_t spawn_in(contain_run_t *r, const char *const *argv, int *out,
                       int in)
 {
-    int fds[CONTAIN_MAX_JOIN_FDS], p[2];
-    ASSERT_OK(pipe2(p, O_CLOEXEC));
+    int fds[CONTAIN_MAX_JOIN_FDS];
     spawn_opts_t o;
     spawn_opts_init(&o);
     o.file = argv[0];
     o.argv = argv;
     o.fd_in = in;
-    o.fd_out = p[1];
     contain_run_spawn_opts(r, &o, fds);
     o.want_pidfd = false;
     pid_t pid;
-    spawn_step_t step;
-    int rc = spawn_start(&o, &pid, NULL, &step);
-    close(p[1]);
-    if (rc < 0)
-        test_fail(__FILE__, __LINE__, "spawn %s: %s at %s", argv[0],
-                  strerror(-rc), spawn_step_name(step));
-    *out = p[0];
+    *out = tu_spawn_opts_piped(&o, &pid, NULL);
     return pid;
 }
 

@@ -1,7 +1,8 @@
 /*
  * test_pty.c — PTY sessions against real processes and real terminals:
  * size as stty sees it, clamping, resize, Ctrl-C and ^D, kill, timeout,
- * cancel, state errors, and no output lost at exit.
+ * cancel, state errors, writes to a child that never reads (bounded, and
+ * ended by a kill), and no output lost at exit.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -285,6 +286,16 @@ TEST(pty_state_errors)
  * queue and the PTY's buffers hold (4 KiB and 8 KiB here). */
 #define T_FLOOD_BYTES (256 * 1024)
 
+/* T_FLOOD_BYTES of "x\n" lines (free them). */
+static char *flood_lines(void)
+{
+    char *lines = malloc(T_FLOOD_BYTES);
+    ASSERT_TRUE(lines != NULL);
+    for (size_t i = 0; i < T_FLOOD_BYTES; i += 2)
+        memcpy(lines + i, "x\n", 2);
+    return lines;
+}
+
 struct flood {
     rein_pty_t *p;
     bool fired;
@@ -302,10 +313,7 @@ static void on_chunk_flood(const char *s, size_t n, void *data)
     if (f->fired)
         return;
     f->fired = true;
-    char *lines = malloc(T_FLOOD_BYTES);
-    ASSERT_TRUE(lines != NULL);
-    for (size_t i = 0; i < T_FLOOD_BYTES; i += 2)
-        memcpy(lines + i, "x\n", 2);
+    char *lines = flood_lines();
     uint64_t t0 = test_now_ms();
     f->rc = rein_pty_write(f->p, lines, T_FLOOD_BYTES);
     f->took_ms = test_now_ms() - t0;
@@ -346,10 +354,7 @@ static void *stuck_writer(void *arg)
 {
     struct stuck *w = arg;
     w->tid = (pid_t)syscall(SYS_gettid);
-    char *lines = malloc(T_FLOOD_BYTES);
-    ASSERT_TRUE(lines != NULL);
-    for (size_t i = 0; i < T_FLOOD_BYTES; i += 2)
-        memcpy(lines + i, "x\n", 2);
+    char *lines = flood_lines();
     uint64_t t0 = test_now_ms();
     w->rc = rein_pty_write(w->p, lines, T_FLOOD_BYTES);
     w->took_ms = test_now_ms() - t0;

@@ -53,25 +53,31 @@ int tu_run(spawn_opts_t *o, buf_t *out)
     return rc < 0 ? rc : code;
 }
 
-int tu_spawn_piped(const char *const *argv, spawn_group_t group, int fd_in,
-                   pid_t *pid, int *pidfd)
+int tu_spawn_opts_piped(spawn_opts_t *o, pid_t *pid, int *pidfd)
 {
     int p[2];
     ASSERT_OK(pipe2(p, O_CLOEXEC));
+    o->fd_out = p[1];
+    spawn_step_t step;
+    int rc = spawn_start(o, pid, pidfd, &step);
+    close(p[1]);
+    o->fd_out = -1;
+    if (rc < 0)
+        test_fail(__FILE__, __LINE__, "spawn %s: %s at %s", o->argv[0],
+                  strerror(-rc), spawn_step_name(step));
+    return p[0];
+}
+
+int tu_spawn_piped(const char *const *argv, spawn_group_t group, int fd_in,
+                   pid_t *pid, int *pidfd)
+{
     spawn_opts_t o;
     spawn_opts_init(&o);
     o.file = argv[0];
     o.argv = argv;
     o.group = group;
     o.fd_in = fd_in;
-    o.fd_out = p[1];
-    spawn_step_t step;
-    int rc = spawn_start(&o, pid, pidfd, &step);
-    close(p[1]);
-    if (rc < 0)
-        test_fail(__FILE__, __LINE__, "spawn %s: %s at %s", argv[0],
-                  strerror(-rc), spawn_step_name(step));
-    return p[0];
+    return tu_spawn_opts_piped(&o, pid, pidfd);
 }
 
 static void tu_on_readable(loop_t *l, int fd, unsigned ev, void *data)

@@ -22,6 +22,10 @@
 /* Spawns argv with stdout+stderr on a pipe, reads to EOF, reaps.  Returns
  * the exit code (>= 0) or a negative error; output in *out. */
 int tu_run(spawn_opts_t *o, buf_t *out);
+/* Spawns with o as the caller set it, stdout on a new pipe; fails the test
+ * if it cannot start.  Returns the pipe's read end, and *pid and *pidfd
+ * (pidfd may be NULL) for the reap. */
+int tu_spawn_opts_piped(spawn_opts_t *o, pid_t *pid, int *pidfd);
 /* Spawns argv in group with stdout on a new pipe and stdin on fd_in (-1:
  * /dev/null); fails the test if it cannot start.  Returns the pipe's read
  * end, and *pid and *pidfd (-1 where unsupported) for the reap. */
