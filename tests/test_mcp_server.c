@@ -165,21 +165,24 @@ static const char wait_schema[] =
     "{\"type\":\"object\",\"properties\":{\"ms\":{\"type\":\"integer\"},"
     "\"tag\":{\"type\":\"string\"}},\"required\":[\"ms\",\"tag\"]}";
 
+/* The one argument of `echo` that may carry NUL bytes. */
+static const char *const echo_nul_args[] = {"bytes", NULL};
+
 static void add_tools(struct fx *f)
 {
     const mcp_tool_t tools[] = {
         {"echo", NULL, "Answers with its arguments.", any_object, any_object,
-         read_only, tool_echo, f},
+         read_only, echo_nul_args, tool_echo, f},
         {"wait", "Wait", "Answers after ms milliseconds.\nReports progress.",
          wait_schema,
          "{\"type\":\"object\",\"properties\":{\"tag\":{\"type\":"
          "\"string\"}},\"required\":[\"tag\"]}",
-         read_only, tool_wait, f},
+         read_only, NULL, tool_wait, f},
         {"fail", NULL, "Always fails.", any_object, any_object, read_only,
-         tool_fail, f},
+         NULL, tool_fail, f},
         {"strict", NULL, "Checks its arguments.", strict_schema, any_object,
-         "{\"readOnlyHint\":false,\"destructiveHint\":true}", tool_strict,
-         f},
+         "{\"readOnlyHint\":false,\"destructiveHint\":true}", NULL,
+         tool_strict, f},
     };
     for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
         ASSERT_OK(mcp_server_add_tool(f->srv, &tools[i]));
@@ -294,7 +297,8 @@ static char *fx_line(struct fx *f)
 static json_t *fx_next(struct fx *f)
 {
     char *line = fx_line(f);
-    json_t *j = json_loads(line, 0, NULL);
+    /* As a client must: a result may carry NUL bytes (\u0000). */
+    json_t *j = json_loads(line, JSON_ALLOW_NUL, NULL);
     if (!j)
         fprintf(stderr, "not JSON: %s\n", line);
     free(line);
@@ -623,7 +627,7 @@ TEST(mcp_add_tool_enforces_the_schema_rules)
     struct fx f;
     fx_init(&f);
     mcp_tool_t t = {"t", NULL, "One line.", any_object, any_object,
-                    read_only, tool_echo, &f};
+                    read_only, NULL, tool_echo, &f};
     static const char *const bad_schemas[] = {
         "{\"type\":\"array\"}",
         "{\"properties\":{}}",
@@ -747,6 +751,14 @@ TEST(mcp_argument_errors_name_the_argument)
                      "chars_b64.");
     expect_arg_error(&f, "{\"cmd\":\"x\",\"chars\":\"a\",\"chars_b64\":\"YQ==\"}",
                      "Pass `chars` or `chars_b64`, not both.");
+    /* A NUL byte would silently end a C string: refused wherever it is
+     * (strict names no argument that may carry one). */
+    expect_arg_error(&f, "{\"cmd\":\"echo a\\u0000; rm x\"}",
+                     "`cmd` contains a NUL byte (\\u0000), which no command, "
+                     "path or environment string can hold.");
+    expect_arg_error(&f, "{\"cmd\":\"x\",\"env\":[\"A=1\",\"B=\\u0000\"]}",
+                     "`env` contains a NUL byte (\\u0000), which no command, "
+                     "path or environment string can hold.");
     /* An integral real is an integer, and reaches the tool as one. */
     json_t *r = fx_rpc(&f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
                            "\"tools/call\",\"params\":{\"name\":\"strict\","
@@ -756,6 +768,34 @@ TEST(mcp_argument_errors_name_the_argument)
     const json_t *sc = json_object_get(result(r), "structuredContent");
     ASSERT_TRUE(json_is_true(json_object_get(sc, "yield_is_integer")));
     ASSERT_EQ(json_integer_value(json_object_get(sc, "yield")), 1000);
+    json_decref(r);
+    fx_fini(&f);
+}
+
+TEST(mcp_nul_bytes_reach_only_the_arguments_named_for_them)
+{
+    struct fx f;
+    fx_init(&f);
+    fx_initialize(&f);
+    /* echo names `bytes`: a NUL there reaches the tool whole. */
+    json_t *r = fx_rpc(&f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+                           "\"tools/call\",\"params\":{\"name\":\"echo\","
+                           "\"arguments\":{\"bytes\":\"a\\u0000b\"}}}");
+    ASSERT_FALSE(is_error_result(r));
+    const json_t *got = json_object_get(
+        json_object_get(json_object_get(result(r), "structuredContent"),
+                        "args"),
+        "bytes");
+    ASSERT_MEM(json_string_value(got), json_string_length(got), "a\0b", 3);
+    json_decref(r);
+    /* Anywhere else, even nested in an object, it is refused. */
+    r = fx_rpc(&f, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+                   "\"tools/call\",\"params\":{\"name\":\"echo\","
+                   "\"arguments\":{\"env\":{\"A\":\"\\u0000\"}}}}");
+    ASSERT_TRUE(is_error_result(r));
+    ASSERT_STR(result_text(r), "`env` contains a NUL byte (\\u0000), which no "
+                               "command, path or environment string can "
+                               "hold.");
     json_decref(r);
     fx_fini(&f);
 }

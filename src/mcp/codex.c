@@ -835,7 +835,8 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
         goto out;
     }
     if (stdin_text) {
-        size_t len = strlen(stdin_text);
+        /* Bytes for the process: a NUL in them is data (nul_args). */
+        size_t len = json_string_length(json_object_get(args, "stdin"));
         int wr = len ? rein_sup_write(cx->sup, session_id(x->s), stdin_text,
                                       len)
                      : 0;
@@ -1493,9 +1494,14 @@ static void on_retention(loop_t *l, uint64_t id, void *data)
 
 /* ------------------------------------------------------------- lifetime */
 
+/* The arguments that carry bytes for a process's input, NUL included. */
+static const char *const exec_nul_args[] = {"stdin", NULL};
+static const char *const write_nul_args[] = {"chars", NULL};
+
 static const struct {
     const char *name, *title, *desc, *in, *out, *ann;
     mcp_tool_fn fn;
+    const char *const *nul_args;
 } codex_tools[] = {
     {"exec_command", "Run a command",
      "Runs a shell command in a new session and returns its output after at "
@@ -1504,7 +1510,7 @@ static const struct {
      exec_schema, exec_output_schema,
      "{\"readOnlyHint\":false,\"destructiveHint\":true,\"openWorldHint\":"
      "true}",
-     tool_exec},
+     tool_exec, exec_nul_args},
     {"write_stdin", "Write to a session",
      "Writes chars (C escapes), chars_b64 or named keys to a session's "
      "input, then returns its new output;\nwith nothing to write it is a "
@@ -1512,25 +1518,27 @@ static const struct {
      write_schema, exec_output_schema,
      "{\"readOnlyHint\":false,\"destructiveHint\":true,\"openWorldHint\":"
      "true}",
-     tool_write},
+     tool_write, write_nul_args},
     {"kill_session", "Kill a session",
      "Ends a session and everything it started: the signal (default "
      "SIGTERM), then SIGKILL after grace_ms.",
      kill_schema, kill_output_schema,
      "{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":"
      "true,\"openWorldHint\":false}",
-     tool_kill},
+     tool_kill, NULL},
     {"list_sessions", "List sessions",
      "Lists the sessions: running ones, and each exited one once (with its "
      "exit code).",
      list_schema, list_output_schema,
-     "{\"readOnlyHint\":true,\"openWorldHint\":false}", tool_list},
+     "{\"readOnlyHint\":true,\"openWorldHint\":false}", tool_list,
+     NULL},
     {"read_output", "Read a session's log",
      "Reads any part of a session's full log (byte range, last lines, grep) "
      "or the rendered screen of a tty session;\nworks after the session "
      "exited.",
      read_schema, read_output_schema,
-     "{\"readOnlyHint\":true,\"openWorldHint\":false}", tool_read},
+     "{\"readOnlyHint\":true,\"openWorldHint\":false}", tool_read,
+     NULL},
 };
 
 /* REIN_MAX_EMPTY_POLL_MS: unset or invalid gives the default; a positive
@@ -1589,6 +1597,7 @@ int mcp_codex_new(mcp_server_t *srv, const mcp_codex_opts_t *opts,
             .input_schema = codex_tools[i].in,
             .output_schema = codex_tools[i].out,
             .annotations = codex_tools[i].ann,
+            .nul_args = codex_tools[i].nul_args,
             .fn = codex_tools[i].fn,
             .ud = cx,
         };

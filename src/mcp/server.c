@@ -39,6 +39,7 @@ struct tool_entry {
     char *name;
     json_t *def;          /* the tools/list entry */
     json_t *input_schema; /* borrowed from def */
+    const char *const *nul_args;
     mcp_tool_fn fn;
     void *ud;
 };
@@ -468,6 +469,51 @@ static int check_value(const char *name, const json_t *spec, json_t *args,
     return 0;
 }
 
+/* Whether v holds a string with a NUL byte, at any depth. */
+static bool holds_nul(json_t *v)
+{
+    size_t i;
+    const char *k;
+    json_t *e;
+    if (json_is_string(v))
+        return strlen(json_string_value(v)) != json_string_length(v);
+    if (json_is_array(v)) {
+        json_array_foreach(v, i, e)
+        {
+            if (holds_nul(e))
+                return true;
+        }
+    } else if (json_is_object(v)) {
+        json_object_foreach(v, k, e)
+        {
+            if (holds_nul(e))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* -EINVAL with a sentence when an argument other than nul_args holds a
+ * NUL byte (JSON's \u0000; keys with one are refused by the parser). */
+static int check_nul(const char *const *nul_args, json_t *args, char *msg,
+                     size_t cap)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(args, k, v)
+    {
+        bool allowed = false;
+        for (const char *const *a = nul_args; a && *a && !allowed; a++)
+            allowed = !strcmp(*a, k);
+        if (!allowed && holds_nul(v))
+            return bad_arg(msg, cap,
+                           "`%s` contains a NUL byte (\\u0000), which no "
+                           "command, path or environment string can hold.",
+                           k);
+    }
+    return 0;
+}
+
 int mcp_schema_check(const json_t *schema, json_t *args, char *msg,
                      size_t cap)
 {
@@ -601,6 +647,7 @@ int mcp_server_add_tool(mcp_server_t *srv, const mcp_tool_t *t)
     }
     e->def = def;
     e->input_schema = json_object_get(def, "inputSchema");
+    e->nul_args = t->nul_args;
     e->fn = t->fn;
     e->ud = t->ud;
     srv->ntools++;
@@ -858,7 +905,8 @@ static json_t *h_tools_call(mcp_server_t *s, const jsonrpc_msg_t *m,
     } else if (s->ncalls > MCP_MAX_CALLS_IN_FLIGHT) {
         mcp_call_errorf(c, "Too many calls in progress (%d); wait for one "
                            "to finish.", MCP_MAX_CALLS_IN_FLIGHT);
-    } else if (mcp_schema_check(t->input_schema, args, msg, sizeof msg) < 0) {
+    } else if (mcp_schema_check(t->input_schema, args, msg, sizeof msg) < 0 ||
+               check_nul(t->nul_args, args, msg, sizeof msg) < 0) {
         mcp_call_error(c, msg);
     } else {
         c->running = true;

@@ -75,6 +75,11 @@ typedef struct mcp_tool {
     const char *input_schema;  /* JSON text: {"type":"object",...} */
     const char *output_schema; /* JSON text: {"type":"object",...} */
     const char *annotations;   /* JSON text: {"readOnlyHint":...} */
+    /* The arguments whose strings may hold NUL (bytes for a process's
+     * input), NULL-terminated; NULL: none.  A NUL anywhere else (a value,
+     * an array item, an object's value) is refused before fn runs: a C
+     * string would silently end there.  Must outlive the server. */
+    const char *const *nul_args;
     mcp_tool_fn fn;
     void *ud;
 } mcp_tool_t;

@@ -286,6 +286,28 @@ test('write_stdin decodes escapes, base64 and named keys; bad input is an error'
   }
 });
 
+test('a NUL byte is refused in a command, a path or the environment, and passed in stdin bytes', async () => {
+  const { client } = await connect();
+  try {
+    for (const bad of [
+      { cmd: 'echo a\u0000; echo b' }, { cmd: 'pwd', workdir: '/tmp\u0000/etc' },
+      { cmd: 'true', env: { A: 'x\u0000y' } },
+    ]) {
+      const e = await call(client, 'exec_command', bad);
+      assert.equal(e.isError, true, JSON.stringify(bad));
+      assert.match(e.content[0].text, /contains a NUL byte/);
+    }
+    const r = await exec(client, { cmd: 'od -An -c', stdin: 'x\u0000y', yield_time_ms: 5000 });
+    assert.equal(r.exit_code, 0);
+    assert.match(r.output, /x\s+\\0\s+y/);
+    const k = await exec(client, { cmd: 'od -An -c' });
+    const w = await write(client, { session_id: k.session_id, chars: 'p\u0000q', close_stdin: true, yield_time_ms: 5000 });
+    assert.match(k.output + w.output, /p\s+\\0\s+q/);
+  } finally {
+    await client.close();
+  }
+});
+
 test('write_stdin refuses input once 1 MiB waits unread, and says so', async () => {
   const { client } = await connect();
   try {
