@@ -775,15 +775,16 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
             rc = mcp_call_errorf(call, "`env.%.64s` must be a string.", key);
             goto out;
         }
+        /* "A=B": x would silently set A to "B=x". */
+        if (!*key || strchr(key, '=')) {
+            rc = mcp_call_errorf(call, "`env` name `%.64s` is not a valid "
+                                       "variable name (it is empty or holds "
+                                       "'=').", key);
+            goto out;
+        }
         if (asprintf(&owned[k], "%s=%s", key, json_string_value(val)) < 0) {
             owned[k] = NULL;
             rc = -ENOMEM;
-            goto out;
-        }
-        if (!env_valid(owned[k])) {
-            rc = mcp_call_errorf(call, "`env` name `%.64s` is not a valid "
-                                       "variable name.", key);
-            k++;
             goto out;
         }
         envv[nbase + k] = owned[k];

@@ -239,7 +239,7 @@ for (const tty of [false, true]) {
   });
 }
 
-test('workdir relative to the server cwd; bad workdir and shell are errors', async () => {
+test('workdir relative to the server cwd; bad workdir, shell and env names are errors', async () => {
   const { client } = await connect();
   try {
     mkdirSync(join(WORK, 'sub'), { recursive: true });
@@ -252,6 +252,12 @@ test('workdir relative to the server cwd; bad workdir and shell are errors', asy
     e = await call(client, 'exec_command', { cmd: 'pwd', shell: '/no/such/shell' });
     assert.equal(e.isError, true);
     assert.match(e.content[0].text, /shell/);
+    for (const name of ['', 'A=B']) {
+      e = await call(client, 'exec_command', { cmd: 'true', env: { [name]: 'x' } });
+      assert.equal(e.isError, true, JSON.stringify(name));
+      assert.equal(e.content[0].text,
+        `\`env\` name \`${name}\` is not a valid variable name (it is empty or holds '=').`);
+    }
     const l = await exec(client, { cmd: 'echo $0 ok', shell: 'sh', login: true });
     assert.equal(l.exit_code, 0);
   } finally {
