@@ -241,11 +241,12 @@ static const char read_schema[] =
     "\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"First "
     "byte of the log to read.\"},"
     "\"length\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"Bytes "
-    "to read from offset.\"},"
+    "to read from offset (0 when offset is not given).\"},"
     "\"tail_lines\":{\"type\":\"integer\",\"minimum\":0,\"description\":"
-    "\"Only the last N lines.\"},"
+    "\"Only the last N lines (with grep: the last N matches); not with "
+    "offset/length.\"},"
     "\"grep\":{\"type\":\"string\",\"description\":\"Only lines matching "
-    "this regular expression, numbered.\"},"
+    "this regular expression, numbered; within offset/length when given.\"},"
     "\"view\":{\"type\":\"string\",\"enum\":[\"log\",\"screen\"],"
     "\"description\":\"log (default) or screen: the rendered terminal of a "
     "tty session.\"},"
@@ -1193,6 +1194,115 @@ static void to_utf8(buf_t *raw, buf_t *out)
         utf8_finish(&d, out);
 }
 
+/* What codex_grep reads: lines of a log starting in [lo, hi), the last
+ * `tail` of those that match (UINT64_MAX: all), within `budget` bytes. */
+typedef struct grep_range {
+    const char *pattern;
+    uint64_t lo, hi;
+    uint64_t tail;
+    size_t budget;
+    bool hole; /* [ha, hb) was dropped from the log: no lines there */
+    uint64_t ha, hb;
+} grep_range_t;
+
+/*
+ * Appends the matching lines of fd to out as "<line number>: <line>\n".
+ * From the start the budget cuts the end; with a tail the oldest matches
+ * go first, so the newest always stay.  Matches kept for a tail live in
+ * one buffer with their start offsets, bounded by the budget, never by the
+ * (caller-chosen) tail count.  0 or a negative error.
+ */
+static int codex_grep(int fd, const grep_range_t *g, buf_t *out,
+                      bool *truncated)
+{
+    int ec, rc = 0;
+    PCRE2_SIZE eo;
+    pcre2_code *re = pcre2_compile((PCRE2_SPTR)g->pattern,
+                                   PCRE2_ZERO_TERMINATED,
+                                   PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &ec,
+                                   &eo, NULL);
+    pcre2_match_data *md =
+        re ? pcre2_match_data_create_from_pattern(re, NULL) : NULL;
+    int dfd = dup(fd);
+    FILE *f = dfd >= 0 ? fdopen(dfd, "re") : NULL;
+    size_t *starts = NULL, nkept = 0, first = 0, cap = 0;
+    char *line = NULL;
+    size_t lcap = 0;
+    ssize_t n;
+    uint64_t lineno = 0, pos = 0;
+    if (!re || !md || !f) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    while ((n = getline(&line, &lcap, f)) > 0 && pos < g->hi) {
+        lineno++;
+        uint64_t at = pos;
+        pos += (uint64_t)n;
+        if (at < g->lo || (g->hole && at >= g->ha && at < g->hb))
+            continue;
+        size_t l = (size_t)n;
+        while (l && (line[l - 1] == '\n' || line[l - 1] == '\r'))
+            l--;
+        if (l > CODEX_GREP_LINE_MAX)
+            l = CODEX_GREP_LINE_MAX;
+        if (pcre2_match(re, (PCRE2_SPTR)line, l, 0, 0, md, NULL) < 0)
+            continue;
+        size_t before = out->len;
+        if (buf_printf(out, "%" PRIu64 ": ", lineno) < 0 ||
+            buf_append(out, line, l) < 0 || buf_append_byte(out, '\n') < 0) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        if (g->tail == UINT64_MAX) {
+            if (out->len > g->budget) { /* from the start: stop here */
+                out->len = before;
+                out->p[out->len] = 0;
+                *truncated = true;
+                break;
+            }
+            continue;
+        }
+        if (nkept == cap) {
+            size_t ncap = cap ? 2 * cap : 64;
+            size_t *nv = realloc(starts, ncap * sizeof *nv);
+            if (!nv) {
+                rc = -ENOMEM;
+                goto out;
+            }
+            starts = nv;
+            cap = ncap;
+        }
+        starts[nkept++] = before;
+        /* Too many matches, or too many bytes: the oldest go. */
+        while (first < nkept && (nkept - first > g->tail ||
+                                 out->len - starts[first] > g->budget)) {
+            if (nkept - first <= g->tail)
+                *truncated = true;
+            first++;
+        }
+        if (first > 0 && first >= nkept / 2) { /* drop what went */
+            size_t cut = first < nkept ? starts[first] : out->len;
+            buf_consume(out, cut);
+            for (size_t i = first; i < nkept; i++)
+                starts[i - first] = starts[i] - cut;
+            nkept -= first;
+            first = 0;
+        }
+    }
+    if (first > 0)
+        buf_consume(out, first < nkept ? starts[first] : out->len);
+out:
+    free(starts);
+    free(line);
+    if (f)
+        fclose(f);
+    else if (dfd >= 0)
+        close(dfd);
+    pcre2_match_data_free(md);
+    pcre2_code_free(re);
+    return rc;
+}
+
 static int tool_read(mcp_call_t *call, json_t *args, void *ud)
 {
     mcp_codex_t *cx = ud;
@@ -1242,6 +1352,10 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
     if (grep && session_pattern_check(grep, err, sizeof err) < 0)
         return mcp_call_errorf(call, "`grep` is not a valid regular "
                                      "expression (%s).", err);
+    if (json_is_integer(jtail) &&
+        (json_is_integer(joff) || json_is_integer(jlen)))
+        return mcp_call_error(call, "Pass `tail_lines` or `offset`/`length`, "
+                                    "not both (`grep` goes with either).");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return mcp_call_errorf(call, "Cannot read the log %s: %s.", path,
@@ -1252,52 +1366,30 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
     bool hole = codex_log_hole(path, &ha, &hb);
 
     if (grep) {
-        /* Numbered matching lines, from the start, until the budget. */
-        pcre2_code *re;
-        int ec;
-        PCRE2_SIZE eo;
-        re = pcre2_compile((PCRE2_SPTR)grep, PCRE2_ZERO_TERMINATED,
-                           PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &ec, &eo,
-                           NULL);
-        pcre2_match_data *md = re ? pcre2_match_data_create_from_pattern(re,
-                                                                         NULL)
-                                  : NULL;
-        FILE *f = fdopen(dup(fd), "re");
-        char *line = NULL;
-        size_t cap = 0;
-        ssize_t n;
-        uint64_t lineno = 0, pos = 0;
-        while (f && md && (n = getline(&line, &cap, f)) > 0) {
-            lineno++;
-            uint64_t at = pos;
-            pos += (uint64_t)n;
-            if (hole && at >= ha && at < hb)
-                continue;
-            size_t l = (size_t)n;
-            while (l && (line[l - 1] == '\n' || line[l - 1] == '\r'))
-                l--;
-            if (l > CODEX_GREP_LINE_MAX)
-                l = CODEX_GREP_LINE_MAX;
-            if (pcre2_match(re, (PCRE2_SPTR)line, l, 0, 0, md, NULL) < 0)
-                continue;
-            size_t before = raw.len;
-            buf_printf(&raw, "%" PRIu64 ": ", lineno);
-            buf_append(&raw, line, l);
-            buf_append_byte(&raw, '\n');
-            if (raw.len > budget) {
-                raw.len = before;
-                raw.p[raw.len] = 0;
-                truncated = true;
-                break;
-            }
+        /* Within the byte range when one is given; the last tail_lines
+         * matches when that is. */
+        uint64_t lo = 0, hi = size;
+        if (json_is_integer(joff) || json_is_integer(jlen)) {
+            lo = json_is_integer(joff) ? (uint64_t)json_integer_value(joff)
+                                       : 0;
+            lo = lo > size ? size : lo;
+            hi = json_is_integer(jlen)
+                     ? lo + (uint64_t)json_integer_value(jlen)
+                     : size;
+            hi = hi > size || hi < lo ? size : hi;
         }
-        free(line);
-        if (f)
-            fclose(f);
-        pcre2_match_data_free(md);
-        pcre2_code_free(re);
-        off = 0;
-        len = pos;
+        grep_range_t g = {grep, lo, hi,
+                          json_is_integer(jtail)
+                              ? (uint64_t)json_integer_value(jtail)
+                              : UINT64_MAX,
+                          budget, hole, ha, hb};
+        if ((rc = codex_grep(fd, &g, &raw, &truncated)) < 0) {
+            close(fd);
+            buf_free(&raw);
+            return rc;
+        }
+        off = lo;
+        len = hi - lo;
     } else if (json_is_integer(jtail)) {
         /* The last N lines: scan back from the end. */
         uint64_t want = (uint64_t)json_integer_value(jtail);
@@ -1329,8 +1421,8 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
             from = size;
         off = from;
         len = size - from;
-    } else if (json_is_integer(joff)) {
-        off = (uint64_t)json_integer_value(joff);
+    } else if (json_is_integer(joff) || json_is_integer(jlen)) {
+        off = json_is_integer(joff) ? (uint64_t)json_integer_value(joff) : 0;
         if (off > size)
             off = size;
         len = json_is_integer(jlen) ? (uint64_t)json_integer_value(jlen)

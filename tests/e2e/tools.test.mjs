@@ -416,6 +416,17 @@ test('list_sessions reports an exit once; read_output reads the log afterwards',
     assert.equal(ro.output, '50\nneedle-17\n');
     ro = (await call(client, 'read_output', { session_id: r.session_id, grep: '^needle' })).structuredContent;
     assert.equal(ro.output, '51: needle-17\n');
+    // grep goes with tail_lines (the last matches) or with a byte range;
+    // length alone reads from the start.
+    ro = (await call(client, 'read_output', { session_id: r.session_id, grep: '^4', tail_lines: 2 })).structuredContent;
+    assert.equal(ro.output, '48: 48\n49: 49\n');
+    ro = (await call(client, 'read_output', { session_id: r.session_id, grep: '^[0-9]$', offset: 2, length: 4 })).structuredContent;
+    assert.equal(ro.output, '2: 2\n3: 3\n');
+    ro = (await call(client, 'read_output', { session_id: r.session_id, length: 4 })).structuredContent;
+    assert.equal(ro.output, '1\n2\n');
+    const both = await call(client, 'read_output', { session_id: r.session_id, tail_lines: 2, offset: 0 });
+    assert.equal(both.isError, true);
+    assert.match(both.content[0].text, /not both/);
   } finally {
     await client.close();
   }
