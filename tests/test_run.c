@@ -420,6 +420,12 @@ TEST(run_passthrough_is_verbatim)
     const char *b[] = {"run", "--raw", "--", "cat", "f.txt", NULL};
     ASSERT_EQ(run_rein(b, -1, test_tmpdir(), &out, &err), 0);
     ASSERT_MEM(out.p, out.len, body, strlen(body));
+    /* One line is "1 line", as in every other exit marker. */
+    write_file(f, "only\n", 0644);
+    buf_reset(&out);
+    ASSERT_EQ(run_rein(a, -1, test_tmpdir(), &out, &err), 0);
+    ASSERT_CONTAINS(out.p, "only\n[rein] exit 0 · ");
+    ASSERT_CONTAINS(out.p, " · 1 line\n");
     buf_free(&out);
     buf_free(&err);
 }

@@ -82,6 +82,24 @@ TEST(squash_streams_hazards_before_the_end)
     buf_free(&out);
 }
 
+TEST(squash_exit_marker_names_a_signal_and_counts_one_line)
+{
+    buf_t out = BUF_INIT;
+    sq_opts_t o = {.command = "tool", .log_path = "/l"};
+    /* 128 + 9: killed by SIGKILL, as the shell's $? says it. */
+    ASSERT_OK(squash_buffer(&o, "partial\n", 8, 137, 1500, &out));
+    ASSERT_TRUE(!strncmp(out.p, "[rein] signal SIGKILL · exit 137 · 1.50s · 1 line\n",
+                         strlen("[rein] signal SIGKILL · exit 137 · 1.50s · 1 line\n")));
+    buf_reset(&out);
+    /* 128 itself and codes past the signals are plain statuses. */
+    ASSERT_OK(squash_buffer(&o, "x\n", 2, 128, 0, &out));
+    ASSERT_TRUE(!strncmp(out.p, "[rein] exit 128 · 1 line\n", 24));
+    buf_reset(&out);
+    ASSERT_OK(squash_buffer(&o, "x\n", 2, 255, 0, &out));
+    ASSERT_TRUE(!strncmp(out.p, "[rein] exit 255 · 1 line\n", 24));
+    buf_free(&out);
+}
+
 TEST(squash_deferred_heads_with_exit_and_marks_gaps)
 {
     buf_t in = BUF_INIT, out = BUF_INIT;

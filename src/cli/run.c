@@ -68,6 +68,7 @@
 #include "base/loop.h"
 #include "base/utf8.h"
 #include "rein.h"
+#include "squash/emit.h"
 #include "squash/narrate.h"
 #include "squash/router.h"
 #include "squash/squash.h"
@@ -737,19 +738,14 @@ static int run_loop(struct run *r)
 
 /* ------------------------------------------------------------ results */
 
+/* The exit marker under verbatim output, from the one implementation of
+ * the marker syntax (squash/emit.c).  A run always took some time: a 0 ms
+ * clock reading is passed as 1 ms, since 0 there means "unknown" and
+ * would drop the duration. */
 static void run_footer(struct run *r, buf_t *b)
 {
     uint64_t ms = r->end_ms - r->start_ms;
-    if (r->exit_code > 128 && r->exit_code < 128 + NSIG)
-        buf_printf(b, "[rein] signal SIG%s · exit %d · %.2fs · %llu lines\n",
-                   sigabbrev_np(r->exit_code - 128)
-                       ? sigabbrev_np(r->exit_code - 128)
-                       : "?",
-                   r->exit_code, (double)ms / 1000.0,
-                   (unsigned long long)r->raw_lines);
-    else
-        buf_printf(b, "[rein] exit %d · %.2fs · %llu lines\n", r->exit_code,
-                   (double)ms / 1000.0, (unsigned long long)r->raw_lines);
+    emit_exit(b, r->exit_code, ms ? ms : 1, r->raw_lines);
 }
 
 /* Everything after the child is gone: narrate markers, the summary. */

@@ -8,13 +8,21 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <string.h>
 
 #include "squash/squash.h"
 
 int emit_exit(buf_t *out, int exit_code, uint64_t duration_ms, uint64_t lines)
 {
-    int rc = buf_printf(out, EMIT_PREFIX "exit %d", exit_code);
+    /* 128+N is how a death by signal N reaches a status, as in the
+     * shell's $?: the signal marker names it and still gives the status. */
+    const char *sig = exit_code > 128 && exit_code < 128 + NSIG
+                          ? sigabbrev_np(exit_code - 128)
+                          : NULL;
+    int rc = sig ? buf_printf(out, EMIT_PREFIX "signal SIG%s · exit %d", sig,
+                              exit_code)
+                 : buf_printf(out, EMIT_PREFIX "exit %d", exit_code);
     if (rc == 0 && duration_ms)
         rc = buf_printf(out, " · %" PRIu64 ".%02" PRIu64 "s",
                         duration_ms / 1000, (duration_ms % 1000) / 10);
