@@ -109,10 +109,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (knob & 0x80) {
         mcp_server_t *srv;
         mcp_server_opts_t o = {.name = "fuzz", .version = "0"};
-        mcp_tool_t t = {"echo", NULL, "Echoes.",
-                        "{\"type\":\"object\",\"properties\":{\"a\":"
-                        "{\"type\":\"integer\",\"minimum\":0}}}",
-                        "{\"type\":\"object\"}", "{}", echo, NULL};
+        mcp_tool_t t = {
+            .name = "echo",
+            .description = "Echoes.",
+            .input_schema = "{\"type\":\"object\",\"properties\":{\"a\":"
+                            "{\"type\":\"integer\",\"minimum\":0}}}",
+            .output_schema = "{\"type\":\"object\"}",
+            .annotations = "{}",
+            .fn = echo,
+        };
         static const char init[] =
             "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
             "\"params\":{\"protocolVersion\":\"2025-11-25\"}}\n";
