@@ -1,6 +1,7 @@
 /*
  * test_cli.c — the rein command's entry point: --help, --version, help
- * VERB, exit codes for bad usage, the run shorthand, serve's option errors.
+ * VERB, exit codes for bad usage, the run shorthand, serve's and squash's
+ * option errors.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -74,5 +75,24 @@ TEST(cli_serve_bad_options_exit_2_with_one_clear_line)
     buf_reset(&out);
     ASSERT_EQ(rein("serve", "--state-dir", &out), 2);
     ASSERT_CONTAINS(out.p, "--state-dir needs a value");
+    buf_free(&out);
+}
+
+TEST(cli_squash_bad_options_name_what_was_wrong)
+{
+    buf_t out = BUF_INIT;
+    ASSERT_EQ(rein("squash", "--frob", &out), 2);
+    ASSERT_CONTAINS(out.p, "rein squash: unknown option '--frob' (usage: "
+                           "rein squash [--as \"COMMAND\"]");
+    buf_reset(&out);
+    ASSERT_EQ(rein("squash", "--exit", &out), 2);
+    ASSERT_CONTAINS(out.p, "rein squash: --exit needs a value");
+    buf_reset(&out);
+    /* help and the error show the same usage, every option in it. */
+    ASSERT_EQ(rein("help", "squash", &out), 0);
+    ASSERT_CONTAINS(out.p, "[--budget BYTES] [--stream] < output");
+    buf_reset(&out);
+    ASSERT_EQ(rein("help", "grammar", &out), 0);
+    ASSERT_CONTAINS(out.p, "usage: rein grammar check FILE [SAMPLE]");
     buf_free(&out);
 }

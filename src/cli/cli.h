@@ -36,6 +36,12 @@ int cli_logs(int argc, char **argv);
 /* rein metrics */
 int cli_metrics(int argc, char **argv);
 /* rein squash --as "COMMAND" [--exit N] ... < output */
+/* The usage lines of verbs whose help and errors must agree. */
+#define CLI_SQUASH_USAGE                                                   \
+    "rein squash [--as \"COMMAND\"] [--exit N] [--duration MS] "           \
+    "[--log PATH] [--budget BYTES] [--stream] < output"
+#define CLI_GRAMMAR_USAGE "rein grammar check FILE [SAMPLE]"
+
 int cli_squash(int argc, char **argv);
 /* rein grammar check FILE [SAMPLE] */
 int cli_grammar(int argc, char **argv);

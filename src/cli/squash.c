@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,13 +24,12 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "cli/cli.h"
 #include "squash/classify.h"
 #include "squash/grammar.h"
 #include "squash/squash.h"
 #include "squash/vt.h"
 
-#define CLI_USAGE 2
-#define CLI_FAILURE 125
 /* stdin is read in chunks of this size. */
 #define CLI_READ_CHUNK (64u * 1024u)
 
@@ -84,12 +84,17 @@ static int cli_log_open(char *path, size_t cap)
     return fd < 0 ? -errno : fd;
 }
 
-static int cli_squash_usage(void)
+/* One line naming what was wrong with the arguments, then the usage. */
+__attribute__((format(printf, 1, 2))) static int cli_squash_usage(
+    const char *fmt, ...)
 {
-    fprintf(stderr, "usage: rein squash --as \"COMMAND\" [--exit N] "
-                    "[--duration MS] [--log PATH] [--budget BYTES] "
-                    "[--stream] < output\n");
-    return CLI_USAGE;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "rein squash: ");
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (usage: " CLI_SQUASH_USAGE ")\n");
+    return CLI_EXIT_USAGE;
 }
 
 int cli_squash(int argc, char **argv)
@@ -108,28 +113,37 @@ int cli_squash(int argc, char **argv)
             o.command = v;
             i++;
         } else if (!strcmp(a, "--exit") && v) {
+            errno = 0;
             long x = strtol(v, &end, 10);
-            if (*end || x < 0 || x > 255)
-                return cli_squash_usage();
+            if (!*v || *end || errno || x < 0 || x > 255)
+                return cli_squash_usage("--exit takes a status 0..255, not "
+                                        "'%s'", v);
             exit_code = (int)x;
             i++;
         } else if (!strcmp(a, "--duration") && v) {
+            errno = 0;
             duration = strtoull(v, &end, 10);
-            if (*end)
-                return cli_squash_usage();
+            if (!*v || *end || errno || *v == '-')
+                return cli_squash_usage("--duration takes milliseconds, not "
+                                        "'%s'", v);
             i++;
         } else if (!strcmp(a, "--log") && v) {
             log = v;
             i++;
         } else if (!strcmp(a, "--budget") && v) {
+            errno = 0;
             o.budget_bytes = strtoull(v, &end, 10);
-            if (*end)
-                return cli_squash_usage();
+            if (!*v || *end || errno || *v == '-')
+                return cli_squash_usage("--budget takes bytes, not '%s'", v);
             i++;
         } else if (!strcmp(a, "--stream")) {
             stream = true;
+        } else if (!v && (!strcmp(a, "--as") || !strcmp(a, "--exit") ||
+                          !strcmp(a, "--duration") || !strcmp(a, "--log") ||
+                          !strcmp(a, "--budget"))) {
+            return cli_squash_usage("%s needs a value", a);
         } else {
-            return cli_squash_usage();
+            return cli_squash_usage("unknown option '%s'", a);
         }
     }
     char logpath[PATH_MAX];
@@ -152,7 +166,7 @@ int cli_squash(int argc, char **argv)
         fprintf(stderr, "rein squash: %s\n", strerror(-rc));
         if (logfd >= 0)
             close(logfd);
-        return CLI_FAILURE;
+        return CLI_EXIT_FAILURE;
     }
     char *chunk = malloc(CLI_READ_CHUNK);
     if (!chunk)
@@ -183,7 +197,7 @@ int cli_squash(int argc, char **argv)
     fflush(stdout);
     if (rc < 0) {
         fprintf(stderr, "rein squash: %s\n", strerror(-rc));
-        return CLI_FAILURE;
+        return CLI_EXIT_FAILURE;
     }
     return 0;
 }
@@ -279,16 +293,16 @@ static int cli_grammar_check(const char *file, const char *sample)
             struct cli_check c = {0};
             vt_t *vt = NULL;
             if (classify_new(mine, &c.cls) < 0 || vt_new(cli_check_line, &c, &vt) < 0) {
-                status = CLI_FAILURE;
+                status = CLI_EXIT_FAILURE;
             } else {
                 printf("\n");
                 size_t n;
                 char chunk[4096];
                 while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
                     if (vt_feed(vt, chunk, n, 0) < 0)
-                        status = CLI_FAILURE;
+                        status = CLI_EXIT_FAILURE;
                 if (vt_finish(vt) < 0)
-                    status = CLI_FAILURE;
+                    status = CLI_EXIT_FAILURE;
                 if (classify_limit_hits(c.cls))
                     printf("note: %" PRIu64 " matches stopped at the match/depth limit\n",
                            classify_limit_hits(c.cls));
@@ -308,6 +322,6 @@ int cli_grammar(int argc, char **argv)
 {
     if (argc >= 3 && argc <= 4 && !strcmp(argv[1], "check"))
         return cli_grammar_check(argv[2], argc == 4 ? argv[3] : NULL);
-    fprintf(stderr, "usage: rein grammar check FILE [SAMPLE]\n");
-    return CLI_USAGE;
+    fprintf(stderr, "usage: " CLI_GRAMMAR_USAGE "\n");
+    return CLI_EXIT_USAGE;
 }
