@@ -464,6 +464,11 @@ TEST(run_exit_codes_are_the_commands_and_125_for_rein)
     ASSERT_EQ(run_rein(a5, -1, NULL, &out, &err), 2);
     const char *a6[] = {"run", "--bogus", "--", "true", NULL};
     ASSERT_EQ(run_rein(a6, -1, NULL, &out, &err), 2);
+    /* Two views: refused, not the last one silently. */
+    buf_reset(&err);
+    const char *a7[] = {"run", "--raw", "--json", "--", "true", NULL};
+    ASSERT_EQ(run_rein(a7, -1, NULL, &out, &err), 2);
+    ASSERT_CONTAINS(err.p, "rein run: --raw and --json cannot go together");
     buf_free(&out);
     buf_free(&err);
 }

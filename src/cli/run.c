@@ -901,13 +901,22 @@ int cli_run(int argc, char **argv, bool shorthand)
             i++;
             break;
         }
-        if (!strcmp(argv[i], "--raw"))
-            r.mode = MODE_RAW;
-        else if (!strcmp(argv[i], "--json"))
-            r.mode = MODE_JSON;
-        else if (!strcmp(argv[i], "--context"))
-            r.mode = MODE_CONTEXT;
-        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+        static const char *const modes[] = {NULL, "--raw", "--json",
+                                            "--context"};
+        enum run_mode m = MODE_CONDENSED;
+        for (enum run_mode k = MODE_RAW; k <= MODE_CONTEXT; k++)
+            if (!strcmp(argv[i], modes[k]))
+                m = k;
+        if (m != MODE_CONDENSED) {
+            /* One view per run: the last of two would win unseen. */
+            if (r.mode != MODE_CONDENSED && r.mode != m) {
+                fprintf(stderr, "rein run: %s and %s cannot go together\n",
+                        modes[r.mode], argv[i]);
+                run_usage(stderr);
+                return CLI_EXIT_USAGE;
+            }
+            r.mode = m;
+        } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             run_usage(stdout);
             return 0;
         } else if (argv[i][0] == '-') {
