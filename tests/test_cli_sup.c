@@ -132,7 +132,14 @@ TEST(cli_kill_bad_input_is_one_line_and_exit_2)
         {"kill", "1000", "--signal", "SIGNOPE"},
         {"kill", "1000", "--grace-ms", "-5"},
         {"kill", "1000", "--bogus", NULL},
+        {"kill", "1000", "--grace-ms", NULL},
         {"reconcile", "extra", NULL},
+    };
+    /* What each line must name. */
+    static const char *const says[] = {
+        "which run?", "'abc' is not a run id", "no run with id 424242",
+        "unknown signal 'SIGNOPE'", "not '-5'", "unknown option '--bogus'",
+        "--grace-ms needs a value", "unexpected argument 'extra'",
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         buf_t out = BUF_INIT;
@@ -141,6 +148,7 @@ TEST(cli_kill_bad_input_is_one_line_and_exit_2)
         ASSERT_EQ(rein(args, &out), 2);
         ASSERT_TRUE(out.p != NULL);
         ASSERT_EQ(strchr(out.p, '\n'), out.p + out.len - 1); /* one line */
+        ASSERT_CONTAINS(out.p, says[i]);
         buf_free(&out);
     }
 }

@@ -133,8 +133,14 @@ int cli_kill(int argc, char **argv)
                 return CLI_EXIT_USAGE;
             }
         } else if (argv[i][0] == '-') {
+            /* Here with a value missing, or an option we do not know. */
+            bool known = !strcmp(argv[i], "--signal") ||
+                         !strcmp(argv[i], "-s") ||
+                         !strcmp(argv[i], "--grace-ms");
             char why[128];
-            snprintf(why, sizeof why, "unknown option '%s'", argv[i]);
+            snprintf(why, sizeof why, known ? "%s needs a value"
+                                             : "unknown option '%s'",
+                     argv[i]);
             return kill_usage(why);
         } else if (!id_arg) {
             id_arg = argv[i];
