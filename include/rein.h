@@ -10,7 +10,8 @@
  *   - Functions return 0 (or a non-negative count) on success and a negative
  *     error code on failure: -errno for system errors, or one of the REIN_E*
  *     codes of the table below.  rein_strerror() names either kind.
- *   - Results come back through out-parameters.
+ *   - Results come back through out-parameters.  A NULL handle or
+ *     out-parameter is -EINVAL, never a crash.
  *   - rein_xxx_free(NULL) is a no-op.  Memory handed to the caller is
  *     released with the matching _free function, or rein_free() for plain
  *     buffers.

@@ -1,5 +1,8 @@
-/* test_err.c — the error table: every code has a name and a message. */
+/* test_err.c — the error table: every code has a name and a message; a
+ * NULL handle or output is -EINVAL everywhere in the public API. */
 #include <errno.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -17,4 +20,55 @@ TEST(err_errno_codes_map_through)
     ASSERT_STR(rein_strerror(-ENOENT), "No such file or directory");
     ASSERT_STR(rein_err_name(-99999), "EUNKNOWN");
     ASSERT_STR(rein_strerror(-99999), "unknown error");
+}
+
+/* Every public call that returns an error code refuses a NULL handle or
+ * out-parameter with -EINVAL, instead of crashing or asserting. */
+TEST(err_null_handles_and_outputs_are_einval)
+{
+    rein_run_info_t info;
+    rein_reconcile_stats_t rs;
+    rein_run_result_t res;
+    rein_proc_t **list;
+    size_t n;
+    pid_t pgid;
+    char **argv;
+    bool exited;
+    ASSERT_EQ(rein_cancel_new(NULL), -EINVAL);
+    ASSERT_EQ(rein_pty_new(NULL), -EINVAL);
+    ASSERT_EQ(rein_pty_start(NULL, NULL, &res), -EINVAL);
+    ASSERT_EQ(rein_pty_write(NULL, "x", 1), -EINVAL);
+    ASSERT_EQ(rein_pty_resize(NULL, 80, 24), -EINVAL);
+    ASSERT_EQ(rein_pty_kill(NULL), -EINVAL);
+    ASSERT_EQ(rein_shell_new(NULL, NULL), -EINVAL);
+    ASSERT_EQ(rein_shell_run(NULL, NULL, &res), -EINVAL);
+    ASSERT_EQ(rein_shell_abort(NULL), -EINVAL);
+    ASSERT_EQ(rein_shell_exec(NULL, NULL, &res), -EINVAL);
+    ASSERT_EQ(rein_proc_from_pid(getpid(), NULL), -EINVAL);
+    ASSERT_EQ(rein_proc_from_path(NULL, &list, &n), -EINVAL);
+    ASSERT_EQ(rein_proc_ppid(NULL), -EINVAL);
+    ASSERT_EQ(rein_proc_group_id(NULL, &pgid), -EINVAL);
+    ASSERT_EQ(rein_proc_args(NULL, &argv), -EINVAL);
+    ASSERT_EQ(rein_proc_children(NULL, &list, &n), -EINVAL);
+    ASSERT_EQ(rein_proc_kill_tree(NULL, SIGTERM), -EINVAL);
+    ASSERT_EQ(rein_proc_terminate(NULL, NULL, &exited), -EINVAL);
+    ASSERT_EQ(rein_proc_wait_for_exit(NULL, 0, NULL, &exited), -EINVAL);
+    ASSERT_EQ(rein_sup_open(NULL, NULL), -EINVAL);
+    ASSERT_EQ(rein_sup_fd(NULL), -EINVAL);
+    ASSERT_EQ(rein_sup_run_once(NULL, 0), -EINVAL);
+    ASSERT_EQ(rein_sup_spawn(NULL, NULL, NULL), -EINVAL);
+    ASSERT_EQ(rein_sup_write(NULL, 1, "x", 1), -EINVAL);
+    ASSERT_EQ(rein_sup_close_stdin(NULL, 1), -EINVAL);
+    ASSERT_EQ(rein_sup_resize(NULL, 1, 80, 24), -EINVAL);
+    ASSERT_EQ(rein_sup_signal(NULL, 1, SIGTERM), -EINVAL);
+    ASSERT_EQ(rein_sup_cancel(NULL, 1, SIGTERM, 0), -EINVAL);
+    ASSERT_EQ(rein_sup_info(NULL, 1, &info), -EINVAL);
+    ASSERT_EQ(rein_sup_forget(NULL, 1), -EINVAL);
+    ASSERT_EQ(rein_sup_reconcile(NULL, &rs), -EINVAL);
+    /* A live supervisor still refuses a NULL output. */
+    rein_sup_opts_t so = {.ephemeral = true, .containment = "pgid"};
+    rein_sup_t *s;
+    ASSERT_OK(rein_sup_open(&so, &s));
+    ASSERT_EQ(rein_sup_info(s, 1, NULL), -EINVAL);
+    rein_sup_close(s);
 }

@@ -23,6 +23,8 @@ struct rein_cancel {
 
 int rein_cancel_new(rein_cancel_t **out)
 {
+    if (!out)
+        return -EINVAL;
     rein_cancel_t *c = calloc(1, sizeof *c);
     if (!c)
         return -ENOMEM;

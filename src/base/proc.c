@@ -171,6 +171,8 @@ bool proc_has_pidfd(const rein_proc_t *p)
 
 int rein_proc_from_pid(pid_t pid, rein_proc_t **out)
 {
+    if (!out)
+        return -EINVAL;
     procfs_stat_t st;
     return proc_open(pid, out, &st);
 }
@@ -190,7 +192,8 @@ static int list_push(rein_proc_t ***v, size_t *n, rein_proc_t *h)
 
 int rein_proc_from_path(const char *path, rein_proc_t ***out, size_t *n)
 {
-    assert(path && out && n);
+    if (!path || !out || !n)
+        return -EINVAL;
     rein_proc_t **v = NULL;
     size_t cnt = 0, nall = 0;
     pid_t *all = NULL;
@@ -259,7 +262,8 @@ pid_t rein_proc_pid(const rein_proc_t *p)
 
 pid_t rein_proc_ppid(const rein_proc_t *p)
 {
-    assert(p);
+    if (!p)
+        return -EINVAL;
     procfs_stat_t st;
     int rc = verified_stat(p, &st);
     return rc < 0 ? rc : st.ppid;
@@ -267,7 +271,8 @@ pid_t rein_proc_ppid(const rein_proc_t *p)
 
 int rein_proc_group_id(const rein_proc_t *p, pid_t *pgid)
 {
-    assert(p && pgid);
+    if (!p || !pgid)
+        return -EINVAL;
     procfs_stat_t st;
     int rc = verified_stat(p, &st);
     if (rc < 0)
@@ -281,7 +286,8 @@ int rein_proc_group_id(const rein_proc_t *p, pid_t *pgid)
  * empty command line: that is what /proc says then, and what we return. */
 int rein_proc_args(const rein_proc_t *p, char ***argv)
 {
-    assert(p && argv);
+    if (!p || !argv)
+        return -EINVAL;
     char **v;
     int rc = procfs_cmdline(p->pid, &v);
     if (rc < 0)
@@ -302,7 +308,8 @@ void rein_strv_free(char **v)
 
 int rein_proc_children(const rein_proc_t *p, rein_proc_t ***out, size_t *n)
 {
-    assert(p && out && n);
+    if (!p || !out || !n)
+        return -EINVAL;
     rein_proc_t **v = NULL;
     size_t cnt = 0, nk = 0;
     pid_t *kids = NULL;
@@ -456,8 +463,7 @@ static bool wait_gone(const rein_proc_t *p, const ptree_t *t, pid_t pgid,
 
 int rein_proc_kill_tree(rein_proc_t *p, int signo)
 {
-    assert(p);
-    if (signo < 0 || signo >= NSIG)
+    if (!p || signo < 0 || signo >= NSIG)
         return -EINVAL;
     ptree_t t;
     int rc = capture_verified(p, &t);
@@ -486,7 +492,8 @@ void rein_proc_terminate_opts_init(rein_proc_terminate_opts_t *o)
 int rein_proc_terminate(rein_proc_t *p, const rein_proc_terminate_opts_t *o,
                         bool *exited)
 {
-    assert(p && exited);
+    if (!p || !exited)
+        return -EINVAL;
     rein_proc_terminate_opts_t defaults;
     if (!o) {
         rein_proc_terminate_opts_init(&defaults);
@@ -547,7 +554,8 @@ done:
 int rein_proc_wait_for_exit(rein_proc_t *p, int timeout_ms,
                             rein_cancel_t *cancel, bool *exited)
 {
-    assert(p && exited);
+    if (!p || !exited)
+        return -EINVAL;
     uint64_t deadline = deadline_of(timeout_ms);
     int cfd = cancel_fd(cancel);
     int step = PROC_POLL_MIN_MS;

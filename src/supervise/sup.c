@@ -1077,6 +1077,8 @@ static void flush_stdin(struct run *r)
 
 int rein_sup_write(rein_sup_t *s, int64_t id, const void *data, size_t len)
 {
+    if (!s)
+        return -EINVAL;
     struct run *r = find_run(s, id);
     if (!r)
         return REIN_ENORUN;
@@ -1117,6 +1119,8 @@ int rein_sup_write(rein_sup_t *s, int64_t id, const void *data, size_t len)
 
 int rein_sup_close_stdin(rein_sup_t *s, int64_t id)
 {
+    if (!s)
+        return -EINVAL;
     struct run *r = find_run(s, id);
     if (!r)
         return REIN_ENORUN;
@@ -1139,6 +1143,8 @@ int rein_sup_close_stdin(rein_sup_t *s, int64_t id)
 
 int rein_sup_resize(rein_sup_t *s, int64_t id, unsigned cols, unsigned rows)
 {
+    if (!s)
+        return -EINVAL;
     struct run *r = find_run(s, id);
     if (!r)
         return REIN_ENORUN;
@@ -1150,6 +1156,8 @@ int rein_sup_resize(rein_sup_t *s, int64_t id, unsigned cols, unsigned rows)
 
 int rein_sup_signal(rein_sup_t *s, int64_t id, int signo)
 {
+    if (!s)
+        return -EINVAL;
     struct run *r = find_run(s, id);
     if (!r)
         return REIN_ENORUN;
@@ -1168,6 +1176,8 @@ int rein_sup_signal(rein_sup_t *s, int64_t id, int signo)
 
 int rein_sup_cancel(rein_sup_t *s, int64_t id, int signo, int grace_ms)
 {
+    if (!s)
+        return -EINVAL;
     struct run *r = find_run(s, id);
     if (!r)
         return REIN_ENORUN;
@@ -1180,6 +1190,8 @@ int rein_sup_cancel(rein_sup_t *s, int64_t id, int signo, int grace_ms)
 
 int rein_sup_info(rein_sup_t *s, int64_t id, rein_run_info_t *out)
 {
+    if (!s || !out)
+        return -EINVAL;
     struct run *r = find_run(s, id);
     if (!r)
         return REIN_ENORUN;
@@ -1207,6 +1219,8 @@ int rein_sup_info(rein_sup_t *s, int64_t id, rein_run_info_t *out)
 
 int rein_sup_forget(rein_sup_t *s, int64_t id)
 {
+    if (!s)
+        return -EINVAL;
     for (struct run **pp = &s->runs; *pp; pp = &(*pp)->next) {
         struct run *r = *pp;
         if (r->id != id)
@@ -1453,6 +1467,8 @@ static bool doom_orphan_run(rein_sup_t *s, const run_record_t *rec,
 
 int rein_sup_reconcile(rein_sup_t *s, rein_reconcile_stats_t *out)
 {
+    if (!s)
+        return -EINVAL;
     rein_reconcile_stats_t st = {0, 0, 0, 0, 0};
     owner_record_t *owners = NULL;
     size_t n_owners = 0;
@@ -1550,6 +1566,8 @@ int rein_sup_open(const rein_sup_opts_t *o, rein_sup_t **out)
 {
     rein_sup_opts_t dflt = {NULL, NULL, false, false};
     int rc;
+    if (!out)
+        return -EINVAL;
     if (!o)
         o = &dflt;
     rein_sup_t *s = calloc(1, sizeof *s);
@@ -1618,11 +1636,15 @@ fail:
 
 int rein_sup_fd(const rein_sup_t *s)
 {
+    if (!s)
+        return -EINVAL;
     return loop_fd(s->loop);
 }
 
 int rein_sup_run_once(rein_sup_t *s, int timeout_ms)
 {
+    if (!s)
+        return -EINVAL;
     return loop_run_once(s->loop, timeout_ms);
 }
 

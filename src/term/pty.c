@@ -73,6 +73,8 @@ struct pty_run {
 
 int rein_pty_new(rein_pty_t **out)
 {
+    if (!out)
+        return -EINVAL;
     rein_pty_t *p = calloc(1, sizeof *p);
     if (!p)
         return -ENOMEM;
