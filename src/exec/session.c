@@ -62,6 +62,7 @@ struct session {
     uint64_t lru;
     bool stored, exited, freeing;
     int exit_code, signo;
+    rein_reason_t reason; /* why the run ended (NONE while it runs) */
     bool cleanup_incomplete, escalated;
     int64_t started_ms, last_output_ms;
     unsigned cols, rows;
@@ -321,6 +322,7 @@ static void on_run_exit(rein_sup_t *sup, int64_t id,
     s->exited = true;
     s->exit_code = info->exit_code;
     s->signo = info->signal;
+    s->reason = info->reason;
     s->cleanup_incomplete = info->cleanup_incomplete;
     s->escalated = sup_run_escalated(sup, id);
     session_wake(s, SESSION_WAKE_EXIT);
@@ -503,6 +505,11 @@ void session_exit_info(const session_t *s, int *code, int *signo,
         *cleanup_incomplete = s->cleanup_incomplete;
     if (escalated)
         *escalated = s->escalated;
+}
+
+rein_reason_t session_exit_reason(const session_t *s)
+{
+    return s->reason;
 }
 
 /* ------------------------------------------------------------- output */

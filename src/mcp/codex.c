@@ -175,6 +175,7 @@ static const char exec_output_schema[] =
     "\"wall_time_seconds\":{\"type\":\"number\"},"
     "\"exit_code\":{\"type\":\"integer\"},"
     "\"signal\":{\"type\":\"string\"},"
+    "\"reason\":{\"type\":\"string\"},"
     "\"session_id\":{\"type\":\"integer\"},"
     "\"original_token_count\":{\"type\":\"integer\"},"
     "\"output\":{\"type\":\"string\"},"
@@ -428,6 +429,24 @@ static void xcall_free(struct xcall *x)
     free(x);
 }
 
+/* Why rein ended a session, for the agent that would otherwise read a
+ * SIGTERM as the program's own failure; NULL when it ended by itself. */
+static const char *codex_reason_text(rein_reason_t r)
+{
+    switch (r) {
+    case REIN_REASON_OVERALL_TIMEOUT:
+        return "timeout_ms reached; rein ended the session";
+    case REIN_REASON_NO_OUTPUT_TIMEOUT:
+        return "no output for idle_timeout_ms; rein ended the session";
+    case REIN_REASON_MANUAL_CANCEL:
+        return "killed through kill_session";
+    case REIN_REASON_OWNERSHIP_ESCAPE:
+        return "a process left the session's boundary; rein ended it";
+    default:
+        return NULL;
+    }
+}
+
 /* Builds and sends the result of an exec_command/write_stdin wait. */
 static void codex_exec_result(struct xcall *x, session_wake_t why)
 {
@@ -471,6 +490,9 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
     buf_printf(&text, "Original token count: %" PRIu64 "\n", tokens);
     if (!running && signo)
         buf_printf(&text, "Signal: %s\n", codex_sig_name(signo, sb, sizeof sb));
+    rein_reason_t reason = session_exit_reason(s);
+    if (!running && codex_reason_text(reason))
+        buf_printf(&text, "Ended: %s\n", codex_reason_text(reason));
     if (session_log_path(s))
         buf_printf(&text, "Log: %s\n", session_log_path(s));
     if (x->yield_clamped)
@@ -513,6 +535,8 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
         if (signo)
             json_object_set_new(sc, "signal",
                                 json_string(codex_sig_name(signo, sb, sizeof sb)));
+        json_object_set_new(sc, "reason",
+                            json_string(rein_reason_name(reason)));
     } else {
         json_object_set_new(sc, "session_id", json_integer(session_id(s)));
     }

@@ -519,11 +519,17 @@ test('session log resources: read (tail), subscribe, updated on new output', asy
 test('timeout_ms and idle_timeout_ms end the session', async () => {
   const { client } = await connect();
   try {
-    const r = await exec(client, { cmd: 'sleep 30', timeout_ms: 300, yield_time_ms: 10000 });
-    assert.equal(r.exit_code, 143);
+    // The result says rein ended it: a SIGTERM alone reads like a crash.
+    const t = await call(client, 'exec_command', { cmd: 'sleep 30', timeout_ms: 300, yield_time_ms: 10000 });
+    assert.equal(t.structuredContent.exit_code, 143);
+    assert.equal(t.structuredContent.reason, 'overall-timeout');
+    assert.match(t.content[0].text, /\nEnded: timeout_ms reached; rein ended the session\n/);
     const i = await exec(client, { cmd: 'echo a; sleep 30', idle_timeout_ms: 300, yield_time_ms: 10000 });
     assert.equal(i.exit_code, 143);
+    assert.equal(i.reason, 'no-output-timeout');
     assert.equal(i.output, 'a\n');
+    const e = await exec(client, { cmd: 'exit 3', yield_time_ms: 10000 });
+    assert.equal(e.reason, 'exit');
   } finally {
     await client.close();
   }
