@@ -18,12 +18,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,6 +82,29 @@ bool test_pid_alive(pid_t pid)
     buf[n] = 0;
     const char *rp = strrchr(buf, ')');
     return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+}
+
+bool test_wait_gone(pid_t pid)
+{
+    uint64_t deadline = test_now_ms() + TEST_WAIT_GONE_MS;
+    int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (fd < 0)
+        goto poll_proc; /* gone already (ESRCH), or no pidfds here */
+    /* Readable once the process has exited, zombie or reaped. */
+    struct pollfd p = {fd, POLLIN, 0};
+    int k;
+    do
+        k = poll(&p, 1, (int)TEST_WAIT_GONE_MS);
+    while (k < 0 && errno == EINTR);
+    close(fd);
+    return k > 0;
+poll_proc:
+    while (test_pid_alive(pid)) {
+        if (test_now_ms() >= deadline)
+            return false;
+        sched_yield();
+    }
+    return true;
 }
 
 void test_fail(const char *file, int line, const char *fmt, ...)

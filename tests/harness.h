@@ -138,5 +138,11 @@ const char *test_tmpdir(void);
 uint64_t test_now_ms(void);
 /* True when pid exists and is not a zombie. */
 bool test_pid_alive(pid_t pid);
+/* The longest test_wait_gone waits before it reports failure. */
+#define TEST_WAIT_GONE_MS 15000
+/* Waits until pid (any process, not only a child) has exited (a zombie
+ * counts), at most TEST_WAIT_GONE_MS; false when it is still there.  It
+ * sleeps on a pidfd; where pidfd_open is missing (valgrind) it polls. */
+bool test_wait_gone(pid_t pid);
 
 #endif

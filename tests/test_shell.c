@@ -666,8 +666,7 @@ TEST(shell_session_drain_is_bounded_and_the_job_lives_on)
 
     /* Once the job is gone (with its sleep), its channel's EOF closes it. */
     write_file(stop, "");
-    while (test_pid_alive(bg))
-        sched_yield();
+    ASSERT_TRUE(test_wait_gone(bg));
     run_out(sh, &c, "true", &res);
     ASSERT_EQ(count_channels(), 0);
     rein_shell_free(sh);
@@ -720,8 +719,7 @@ TEST_T(shell_session_lingering_channels_are_bounded, 60)
     }
     /* The jobs are done; their channels close at EOF. */
     for (int i = 0; i <= SHELL_LINGER_MAX; i++)
-        while (test_pid_alive(bg[i]))
-            sched_yield();
+        ASSERT_TRUE(test_wait_gone(bg[i]));
     run_out(sh, &c, "true", &res);
     ASSERT_EQ(count_channels(), 0);
     rein_shell_free(sh);
@@ -938,8 +936,7 @@ static void core_session_bash_killed(void)
     kill(bash, SIGKILL);
     rein_shell_run_opts_t t = {.command = "echo ${W-gone}"};
     /* Synchronise on the death, not on time: until it is a zombie. */
-    while (test_pid_alive(bash))
-        sched_yield();
+    ASSERT_TRUE(test_wait_gone(bash));
     ASSERT_EQ(xrun(sh, &t, &c, &res), REIN_ESHELL_EXEC);
     ASSERT_STR(run_out(sh, &c, "echo ${W-gone}", &res), "gone\n");
     ASSERT_STR(rein_strerror(REIN_ESHELL_EXEC), "Shell execution failed");

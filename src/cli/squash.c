@@ -33,6 +33,18 @@
 /* stdin is read in chunks of this size. */
 #define CLI_READ_CHUNK (64u * 1024u)
 
+/* Parses v as a whole decimal number of at most max into *out. */
+static bool cli_number(const char *v, uint64_t max, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (!*v || *v == '-' || *end || errno || x > max)
+        return false;
+    *out = x;
+    return true;
+}
+
 int cli_squash(int argc, char **argv);
 int cli_grammar(int argc, char **argv);
 
@@ -108,22 +120,18 @@ int cli_squash(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        char *end;
         if (!strcmp(a, "--as") && v) {
             o.command = v;
             i++;
         } else if (!strcmp(a, "--exit") && v) {
-            errno = 0;
-            long x = strtol(v, &end, 10);
-            if (!*v || *end || errno || x < 0 || x > 255)
+            uint64_t x;
+            if (!cli_number(v, 255, &x))
                 return cli_squash_usage("--exit takes a status 0..255, not "
                                         "'%s'", v);
             exit_code = (int)x;
             i++;
         } else if (!strcmp(a, "--duration") && v) {
-            errno = 0;
-            duration = strtoull(v, &end, 10);
-            if (!*v || *end || errno || *v == '-')
+            if (!cli_number(v, UINT64_MAX, &duration))
                 return cli_squash_usage("--duration takes milliseconds, not "
                                         "'%s'", v);
             i++;
@@ -131,10 +139,10 @@ int cli_squash(int argc, char **argv)
             log = v;
             i++;
         } else if (!strcmp(a, "--budget") && v) {
-            errno = 0;
-            o.budget_bytes = strtoull(v, &end, 10);
-            if (!*v || *end || errno || *v == '-')
+            uint64_t x;
+            if (!cli_number(v, SIZE_MAX, &x))
                 return cli_squash_usage("--budget takes bytes, not '%s'", v);
+            o.budget_bytes = (size_t)x;
             i++;
         } else if (!strcmp(a, "--stream")) {
             stream = true;

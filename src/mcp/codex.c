@@ -39,7 +39,6 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
-#include "base/env.h"
 #include "base/sig.h"
 #include "base/utf8.h"
 #include "exec/retention.h"
@@ -491,8 +490,9 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
     if (!running && signo)
         buf_printf(&text, "Signal: %s\n", codex_sig_name(signo, sb, sizeof sb));
     rein_reason_t reason = session_exit_reason(s);
-    if (!running && codex_reason_text(reason))
-        buf_printf(&text, "Ended: %s\n", codex_reason_text(reason));
+    const char *ended = running ? NULL : codex_reason_text(reason);
+    if (ended)
+        buf_printf(&text, "Ended: %s\n", ended);
     if (session_log_path(s))
         buf_printf(&text, "Log: %s\n", session_log_path(s));
     if (x->yield_clamped)
@@ -1388,20 +1388,20 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
     fstat(fd, &st);
     uint64_t size = (uint64_t)st.st_size, ha = 0, hb = 0;
     bool hole = codex_log_hole(path, &ha, &hb);
+    /* The byte range asked for, clamped to the log: offset defaults to 0,
+     * length to the rest. */
+    bool ranged = json_is_integer(joff) || json_is_integer(jlen);
+    uint64_t lo = json_is_integer(joff) ? (uint64_t)json_integer_value(joff)
+                                        : 0;
+    lo = lo > size ? size : lo;
+    uint64_t hi = json_is_integer(jlen)
+                      ? lo + (uint64_t)json_integer_value(jlen)
+                      : size;
+    hi = hi > size || hi < lo ? size : hi;
 
     if (grep) {
-        /* Within the byte range when one is given; the last tail_lines
-         * matches when that is. */
-        uint64_t lo = 0, hi = size;
-        if (json_is_integer(joff) || json_is_integer(jlen)) {
-            lo = json_is_integer(joff) ? (uint64_t)json_integer_value(joff)
-                                       : 0;
-            lo = lo > size ? size : lo;
-            hi = json_is_integer(jlen)
-                     ? lo + (uint64_t)json_integer_value(jlen)
-                     : size;
-            hi = hi > size || hi < lo ? size : hi;
-        }
+        /* Within the byte range (the whole log without one); the last
+         * tail_lines matches when that is given. */
         grep_range_t g = {grep, lo, hi,
                           json_is_integer(jtail)
                               ? (uint64_t)json_integer_value(jtail)
@@ -1445,14 +1445,9 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
             from = size;
         off = from;
         len = size - from;
-    } else if (json_is_integer(joff) || json_is_integer(jlen)) {
-        off = json_is_integer(joff) ? (uint64_t)json_integer_value(joff) : 0;
-        if (off > size)
-            off = size;
-        len = json_is_integer(jlen) ? (uint64_t)json_integer_value(jlen)
-                                    : size - off;
-        if (len > size - off)
-            len = size - off;
+    } else if (ranged) {
+        off = lo;
+        len = hi - lo;
     } else {
         /* Default: the tail that fits. */
         off = size > budget ? size - budget : 0;
