@@ -54,6 +54,12 @@ extern char **environ;
 /* What a supervised spawn may add to a bare one, in us. */
 #define BENCH_SUP_ADDED_US 500
 #define BENCH_THRU_ROUNDS 7
+/* The pause before each throughput run, floor and rein alike.  A run that
+ * has just written and dropped a 64 MiB log slows the next one for about
+ * 300 ms here (both sides fell to ~75 MB/s back to back, from 120-170), so
+ * each run starts from a quiet machine, as an agent's command does after
+ * the model's turn. */
+#define BENCH_THRU_SETTLE_MS 500
 #define BENCH_PIPE_BYTES (256ll << 20)
 #define BENCH_PTY_BYTES (64ll << 20)
 #define BENCH_TAIL_RUNS 100
@@ -120,11 +126,17 @@ static char g_log[4096];
 
 /* ------------------------------------------------------------- spawn */
 
+static void sleep_ms(long ms)
+{
+    struct timespec gap = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&gap, &gap) < 0 && errno == EINTR)
+        ;
+}
+
 /* The pause before each spaced call (BENCH_SPACED_GAP_MS). */
 static void spaced_pause(void)
 {
-    const struct timespec gap = {0, BENCH_SPACED_GAP_MS * 1000000L};
-    nanosleep(&gap, NULL);
+    sleep_ms(BENCH_SPACED_GAP_MS);
 }
 
 /* The floor: a bare posix_spawn of argv and its waitpid, in us. */
@@ -192,15 +204,28 @@ static void bench_spawn(void)
 
 static long long g_got;
 
+/* Both sides write their log to a file made for the run and unlink it
+ * after, as the reference floor (../shared/floor/thru.c) does.  Reusing one
+ * file is not neutral on ext4: closing a file that was opened with O_TRUNC
+ * over earlier contents starts writeback of everything just written
+ * (auto_da_alloc), so the 64 MiB of I/O lands on the *next* run, and the
+ * bench once charged the floor's writeback to rein's run that followed it. */
+static int log_open_fresh(void)
+{
+    unlink(g_log);
+    int fd = open(g_log, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC,
+                  0600);
+    if (fd < 0)
+        die("open log");
+    return fd;
+}
+
 /* The naive loop: blocking 64 KiB reads, each chunk written to the log. */
 static double naive_loop(int fd, pid_t pid, long long bytes)
 {
     char *buf = malloc(BENCH_READ_BUF);
-    int log = open(g_log, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
-                   0600);
+    int log = log_open_fresh();
     long long total = 0;
-    if (log < 0)
-        die("open log");
     for (;;) {
         ssize_t n = read(fd, buf, BENCH_READ_BUF);
         if (n > 0) {
@@ -221,6 +246,7 @@ static double naive_loop(int fd, pid_t pid, long long bytes)
     int st;
     waitpid(pid, &st, 0);
     close(log);
+    unlink(g_log);
     close(fd);
     free(buf);
     if (total != bytes) /* the naive loop can lose a PTY's tail at exit */
@@ -314,6 +340,7 @@ static double rein_capture(int pty, long long bytes)
     if (spool_close(sp) < 0 || rc < 0)
         die("rein capture");
     double dt = now_s() - t0;
+    unlink(g_log);
     if (g_got != bytes) {
         fprintf(stderr, "rein-bench: rein short read %lld of %lld\n", g_got,
                 bytes);
@@ -349,7 +376,9 @@ static void bench_thru(int pty)
         bytes /= 4;
     double f[16], r[16];
     for (int i = 0; i < rounds; i++) {
+        sleep_ms(BENCH_THRU_SETTLE_MS);
         f[i] = pty ? floor_pty(bytes) : floor_pipe(bytes);
+        sleep_ms(BENCH_THRU_SETTLE_MS);
         r[i] = rein_capture(pty, bytes);
     }
     if (pty) {

@@ -170,18 +170,28 @@ TEST(spool_batches_until_flush)
     ASSERT_OK(spool_flush(sp));
     ASSERT_EQ(file_size(path), 5);
     ASSERT_OK(spool_flush(sp)); /* nothing to flush is fine */
-    /* Filling the buffer writes one full batch; the rest stays. */
+    /* Small writes fill the buffer; the one that fills it writes one full
+     * batch and the rest stays. */
+    const size_t small = SPOOL_DIRECT_MIN - 1; /* the largest gathered */
+    const size_t fit = (SPOOL_BUF_SIZE - 1) / small;
     char *big = malloc(SPOOL_BUF_SIZE);
     ASSERT_TRUE(big != NULL);
     memset(big, 'z', SPOOL_BUF_SIZE);
-    ASSERT_OK(spool_write(sp, big, SPOOL_BUF_SIZE - 10));
+    for (size_t i = 0; i < fit; i++)
+        ASSERT_OK(spool_write(sp, big, small));
     ASSERT_EQ(file_size(path), 5);
-    ASSERT_OK(spool_write(sp, big, 20));
+    ASSERT_OK(spool_write(sp, big, small));
     ASSERT_EQ(file_size(path), 5 + SPOOL_BUF_SIZE);
-    /* A big write goes straight through, after what was buffered. */
+    const uint64_t kept = (fit + 1) * small - SPOOL_BUF_SIZE;
+    /* A write of SPOOL_DIRECT_MIN goes straight through, after what was
+     * buffered. */
+    ASSERT_OK(spool_write(sp, big, SPOOL_DIRECT_MIN));
+    ASSERT_EQ(file_size(path), 5 + SPOOL_BUF_SIZE + kept + SPOOL_DIRECT_MIN);
+    /* So does one larger than the buffer. */
     ASSERT_OK(spool_write(sp, big, SPOOL_BUF_SIZE));
-    ASSERT_EQ(file_size(path), 5 + (SPOOL_BUF_SIZE - 10) + 20 + SPOOL_BUF_SIZE);
-    ASSERT_EQ(spool_bytes(sp), 5 + (SPOOL_BUF_SIZE - 10) + 20 + SPOOL_BUF_SIZE);
+    ASSERT_EQ(file_size(path),
+              5 + SPOOL_BUF_SIZE + kept + SPOOL_DIRECT_MIN + SPOOL_BUF_SIZE);
+    ASSERT_EQ(spool_bytes(sp), (uint64_t)file_size(path));
     ASSERT_OK(spool_close(sp));
     free(big);
 }
@@ -209,11 +219,21 @@ TEST(spool_write_error_sticky_and_dropped)
     ASSERT_EQ(spool_dropped(sp), SPOOL_BUF_SIZE * 2);
     ASSERT_EQ(spool_close(sp), -ENOSPC);
 
+    /* A write of SPOOL_DIRECT_MIN is not gathered: it fails at once. */
+    ASSERT_OK(spool_open("/dev/full", SPOOL_OPEN_APPEND, &sp));
+    ASSERT_EQ(spool_write(sp, big, SPOOL_DIRECT_MIN), -ENOSPC);
+    ASSERT_EQ(spool_dropped(sp), SPOOL_DIRECT_MIN);
+    ASSERT_EQ(spool_close(sp), -ENOSPC);
+
     /* Filling the buffer reports the error from the write that batches. */
     ASSERT_OK(spool_open("/dev/full", SPOOL_OPEN_APPEND, &sp));
-    ASSERT_OK(spool_write(sp, big, SPOOL_BUF_SIZE - 1));
-    ASSERT_EQ(spool_write(sp, big, 3), -ENOSPC);
-    ASSERT_EQ(spool_dropped(sp), SPOOL_BUF_SIZE + 2);
+    const size_t small = SPOOL_DIRECT_MIN - 1;
+    const size_t fit = (SPOOL_BUF_SIZE - 1) / small;
+    for (size_t i = 0; i < fit; i++)
+        ASSERT_OK(spool_write(sp, big, small));
+    ASSERT_EQ(spool_write(sp, big, small), -ENOSPC);
+    /* The full batch, and what did not fit in it. */
+    ASSERT_EQ(spool_dropped(sp), (fit + 1) * small);
     ASSERT_EQ(spool_close(sp), -ENOSPC);
     free(big);
 

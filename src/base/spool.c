@@ -1,5 +1,5 @@
 /*
- * spool.c — the batched, append-only log file (see spool.h).
+ * spool.c — the append-only log file, small writes gathered (see spool.h).
  *
  * The buffer is allocated on demand and released by an explicit flush:
  * dozens of idle sessions must not pin 64 KiB each.  When it cannot be
@@ -160,21 +160,21 @@ int spool_write(spool_t *sp, const void *data, size_t n)
         sp->dropped += n;
         return sp->err;
     }
-    if (!sp->buf && n < SPOOL_BUF_SIZE && !(sp->buf = malloc(SPOOL_BUF_SIZE)))
+    if (n >= SPOOL_DIRECT_MIN) {
+        /* Big enough to go as it is; keep order by flushing first. */
+        if ((rc = spool_flush_keep(sp)) < 0) {
+            sp->dropped += n;
+            return rc;
+        }
+        return spool_write_all(sp, p, n);
+    }
+    if (!sp->buf && !(sp->buf = malloc(SPOOL_BUF_SIZE)))
         return spool_write_all(sp, p, n); /* unbatched, but kept */
     size_t room = SPOOL_BUF_SIZE - sp->len;
     if (n < room) {
         memcpy(sp->buf + sp->len, p, n);
         sp->len += n;
         return 0;
-    }
-    if (n >= SPOOL_BUF_SIZE) {
-        /* Big: no point copying it; keep order by flushing first. */
-        if ((rc = spool_flush_keep(sp)) < 0) {
-            sp->dropped += n;
-            return rc;
-        }
-        return spool_write_all(sp, p, n);
     }
     /* Top the buffer up so every batch is a full SPOOL_BUF_SIZE write. */
     memcpy(sp->buf + sp->len, p, room);

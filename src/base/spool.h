@@ -2,11 +2,14 @@
  * spool.h — the append-only log file that keeps every byte of a run.
  *
  * Each run's output is spooled to its own file so that nothing is ever lost,
- * whatever the in-memory head+tail buffer drops.  Capture must not be slowed
- * by a write() per 4 KiB PTY read, so writes are batched in a SPOOL_BUF_SIZE
- * buffer and reach the file when it fills, on spool_flush() or on
- * spool_close(); a write at least that large goes straight to the file
- * (after what is buffered, so order is kept).
+ * whatever the in-memory head+tail buffer drops.  Small writes (a prompt, a
+ * line at a time) are gathered in a SPOOL_BUF_SIZE buffer and reach the file
+ * when it fills, on spool_flush() or on spool_close(), so a chatty stream
+ * does not cost a write() per line.  A write of at least SPOOL_DIRECT_MIN
+ * bytes (a PTY read under load is ~4 KiB) goes straight to the file, after
+ * what is buffered, so order is kept: gathering a PTY flood's reads into
+ * 64 KiB batches made it slower, not faster (docs/bench.md, "Reading the
+ * PTY figure").
  *
  * Files are created 0600 (output can hold secrets) with O_EXCL, so a spool
  * never appends to, or follows a symlink planted at, a path it did not
@@ -40,8 +43,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The batching buffer: 16 PTY reads' worth. */
+/* The buffer that gathers small writes. */
 #define SPOOL_BUF_SIZE (64u * 1024u)
+/* A write this large or larger is not gathered: it goes to the file at
+ * once.  Half a PTY read, so a flood's reads all go straight through. */
+#define SPOOL_DIRECT_MIN 2048u
 /* Mode of new spool files and of directories spool_mkdir_private makes. */
 #define SPOOL_FILE_MODE 0600
 #define SPOOL_DIR_MODE 0700
