@@ -97,6 +97,35 @@ TEST(squash_exit_marker_names_a_signal_and_counts_one_line)
     buf_reset(&out);
     ASSERT_OK(squash_buffer(&o, "x\n", 2, 255, 0, &out));
     ASSERT_TRUE(!strncmp(out.p, "[rein] exit 255 · 1 line\n", 24));
+    buf_reset(&out);
+    /* A negative status: still running, as docs/markers.md writes it. */
+    ASSERT_OK(squash_buffer(&o, "x\n", 2, -1, 0, &out));
+    ASSERT_TRUE(!strncmp(out.p, "[rein] exit ? · 1 line\n", 23));
+    buf_free(&out);
+}
+
+/* A view of a later part of a log gives byte ranges as offsets in that
+ * log, so read_output can fetch exactly what a marker names. */
+TEST(squash_raw_base_makes_byte_ranges_log_offsets)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    for (int i = 0; i < 400; i++)
+        buf_printf(&in, "line %d of some ordinary output\n", i);
+    size_t err_at = in.len;
+    buf_printf(&in, "error: boom at x.c:3\n");
+    for (int i = 0; i < 400; i++)
+        buf_printf(&in, "more %d of some ordinary output\n", i);
+    sq_opts_t o = {.command = "tool", .log_path = "/l", .budget_bytes = 400,
+                   .raw_base = 5000};
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+    char want[96];
+    snprintf(want, sizeof want, "(lines 1-400, bytes 5000-%zu)\nerror: boom",
+             5000 + err_at);
+    ASSERT_CONTAINS(out.p, want);
+    snprintf(want, sizeof want, "bytes %zu-%zu)", 5000 + err_at + 21,
+             5000 + in.len);
+    ASSERT_CONTAINS(out.p, want);
+    buf_free(&in);
     buf_free(&out);
 }
 

@@ -57,6 +57,10 @@
 #define CODEX_TAIL_MARKER "[rein] output over budget; the tail follows. "
 /* Ids named in one `pruned` list. */
 #define CODEX_PRUNED_MAX 64
+/* The "Omitted:" line names CODEX_SCAN_MAX in MiB. */
+_Static_assert(CODEX_SCAN_MAX == 64u << 20, "the Omitted: text says 64 MiB");
+/* The block a log is read in for a condensed view. */
+#define CODEX_SCAN_BLOCK (64u * 1024u)
 /* The lines grep of read_output reads at most (bytes per line). */
 #define CODEX_GREP_LINE_MAX (64u * 1024u)
 /* Stdin bytes a session may hold that its process has not read yet: once
@@ -421,6 +425,89 @@ static bool codex_fit(mcp_codex_t *cx, const char *command,
     return true;
 }
 
+static void codex_collect(const char *text, size_t len, void *data)
+{
+    buf_append(data, text, len);
+}
+
+/* The dropped range of a capped log, from its note ("dropped A-B"). */
+static bool codex_log_hole(const char *path, uint64_t *a, uint64_t *b);
+
+/*
+ * The condensed view of log bytes [from, from + len) of session s, within
+ * budget, into *cond: what a result shows when the 1 MiB buffer dropped
+ * the middle of its output, made from every byte instead of from the head
+ * and the tail.  0; -EFBIG past CODEX_SCAN_MAX; -ENOENT without a log or
+ * budget; -ENODATA when the log's size cap punched out part of the range;
+ * another negative code for a failed read.  On failure *cond is empty and
+ * the caller condenses the buffered text instead.
+ */
+static int codex_squash_log(mcp_codex_t *cx, session_t *s, uint64_t from,
+                            uint64_t len, int exit_code, uint64_t dur_ms,
+                            size_t budget, buf_t *cond)
+{
+    const char *path = session_log_path(s);
+    uint64_t ha, hb;
+    if (!path || !budget)
+        return -ENOENT;
+    if (len > CODEX_SCAN_MAX)
+        return -EFBIG;
+    if (session_running(s))
+        sup_run_flush_log(cx->sup, session_id(s));
+    if (codex_log_hole(path, &ha, &hb) && ha < from + len && hb > from)
+        return -ENODATA;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    codex_load_grammars(cx);
+    sq_opts_t so = {.command = session_command(s), .log_path = path,
+                    .budget_bytes = budget, .grammars = cx->grammars,
+                    .raw_base = from};
+    squash_t *sq = NULL;
+    char *blk = malloc(CODEX_SCAN_BLOCK);
+    int rc = blk ? squash_new(&so, codex_collect, cond, &sq) : -ENOMEM;
+    for (uint64_t off = from; rc == 0 && off < from + len;) {
+        size_t n = from + len - off < CODEX_SCAN_BLOCK
+                       ? (size_t)(from + len - off)
+                       : CODEX_SCAN_BLOCK;
+        ssize_t got = pread(fd, blk, n, (off_t)off);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) { /* the log is shorter than the stream: not ours */
+            rc = got < 0 ? -errno : -ENODATA;
+            break;
+        }
+        rc = squash_feed(sq, blk, (size_t)got, 0);
+        off += (uint64_t)got;
+    }
+    if (rc == 0)
+        rc = squash_finish(sq, exit_code, dur_ms, 0);
+    squash_free(sq);
+    free(blk);
+    close(fd);
+    if (rc < 0 || cond->len == 0) {
+        cond->len = 0;
+        return rc < 0 ? rc : -ENODATA;
+    }
+    return 0;
+}
+
+/* Why a result was not condensed from its log (codex_squash_log). */
+static const char *codex_scan_error(int rc)
+{
+    switch (rc) {
+    case -EFBIG:
+        return "the output is over the 64 MiB a condensed view reads from "
+               "the log";
+    case -ENODATA:
+        return "the log's size cap dropped part of them";
+    case -ENOENT:
+        return "the session has no log";
+    default:
+        return strerror(-rc);
+    }
+}
+
 /* ------------------------------------------------------------- results */
 
 static void xcall_free(struct xcall *x)
@@ -464,12 +551,29 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
     session_exit_info(s, &code, &signo, &incomplete, NULL);
     double wall = (double)(loop_now(cx->loop) - x->t0) / 1000.0;
     size_t before = out.len;
-    bool truncated = codex_fit(cx, session_command(s), session_log_path(s),
-                               running ? -1 : code,
-                               (uint64_t)(wall * 1000), &out, x->budget);
     uint64_t omitted = ch.omitted;
-    if (truncated && before > out.len)
-        omitted += before - out.len;
+    bool truncated;
+    /* The buffer dropped a middle: condense every byte from the log, so a
+     * hazard there is not lost with it. */
+    buf_t cond = BUF_INIT;
+    int scan = ch.omitted ? codex_squash_log(cx, s, ch.from, ch.bytes,
+                                             running ? -1 : code,
+                                             (uint64_t)(wall * 1000),
+                                             x->budget, &cond)
+                          : -ENOENT;
+    if (scan == 0) {
+        buf_free(&out);
+        out = cond;
+        truncated = true;
+        omitted = ch.bytes > out.len ? ch.bytes - out.len : 1;
+    } else {
+        buf_free(&cond);
+        truncated = codex_fit(cx, session_command(s), session_log_path(s),
+                              running ? -1 : code, (uint64_t)(wall * 1000),
+                              &out, x->budget);
+        if (truncated && before > out.len)
+            omitted += before - out.len;
+    }
     if (truncated && omitted == 0)
         omitted = 1; /* something was condensed away */
     char cid[2 * CODEX_CHUNK_ID_BYTES + 1];
@@ -503,11 +607,18 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
                    "max_output_tokens); this output covers log bytes "
                    "%" PRIu64 "-%" PRIu64 "\n",
                    omitted, ch.from, ch.from + ch.bytes);
-    if (ch.omitted)
+    if (ch.omitted && scan == 0)
+        buf_printf(&text,
+                   "Omitted: %" PRIu64 " bytes over the 1 MiB buffer; the "
+                   "condensed output was made from the log and covers "
+                   "them\n",
+                   ch.omitted);
+    else if (ch.omitted)
         buf_printf(&text,
                    "Omitted: %" PRIu64 " bytes held in the log only (over "
-                   "the 1 MiB buffer)\n",
-                   ch.omitted);
+                   "the 1 MiB buffer); hazards among them are not shown "
+                   "(%s): read_output with grep searches them\n",
+                   ch.omitted, codex_scan_error(scan));
     if (awaiting)
         buf_printf(&text, "Awaiting input: yes\n");
     if (why == SESSION_WAKE_PRUNED)

@@ -36,6 +36,12 @@
 /* The default terminal of a tty session. */
 #define CODEX_DEFAULT_COLS 120
 #define CODEX_DEFAULT_ROWS 40
+/* A result whose middle the 1 MiB buffer dropped is condensed from the
+ * session's log, so that a hazard in that middle is still shown; this is
+ * the most log a result reads for it (about a second of squashing here, on
+ * the server's loop).  Past it the buffered head and tail are condensed
+ * and the result says the middle was not read. */
+#define CODEX_SCAN_MAX (64u << 20)
 /* A resources/read of a session log gives its last bytes, this many. */
 #define CODEX_RESOURCE_TAIL (64u * 1024u)
 /* Progress notifications during a wait, at most this often. */

@@ -20,9 +20,14 @@ int emit_exit(buf_t *out, int exit_code, uint64_t duration_ms, uint64_t lines)
     const char *sig = exit_code > 128 && exit_code < 128 + NSIG
                           ? sigabbrev_np(exit_code - 128)
                           : NULL;
-    int rc = sig ? buf_printf(out, EMIT_PREFIX "signal SIG%s · exit %d", sig,
-                              exit_code)
-                 : buf_printf(out, EMIT_PREFIX "exit %d", exit_code);
+    int rc;
+    if (sig)
+        rc = buf_printf(out, EMIT_PREFIX "signal SIG%s · exit %d", sig,
+                        exit_code);
+    else if (exit_code < 0) /* still running: no status yet */
+        rc = buf_printf(out, EMIT_PREFIX "exit ?");
+    else
+        rc = buf_printf(out, EMIT_PREFIX "exit %d", exit_code);
     if (rc == 0 && duration_ms)
         rc = buf_printf(out, " · %" PRIu64 ".%02" PRIu64 "s",
                         duration_ms / 1000, (duration_ms % 1000) / 10);

@@ -22,8 +22,9 @@
 /* A list of line numbers shows at most this many ranges, then "+N more". */
 #define EMIT_RANGES_MAX 6
 
-/* [rein] exit N · 2.31s · 1400 lines   (duration left out when 0), or
- * [rein] signal SIGKILL · exit 137 · ... when N is 128 + a signal. */
+/* [rein] exit N · 2.31s · 1400 lines   (duration left out when 0),
+ * [rein] signal SIGKILL · exit 137 · ... when N is 128 + a signal, or
+ * [rein] exit ? · ... when N is negative: the command is still running. */
 int emit_exit(buf_t *out, int exit_code, uint64_t duration_ms,
               uint64_t lines);
 /* [rein] omitted N lines (lines A-B[, bytes X-Y][; H hazards]) */

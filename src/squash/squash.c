@@ -107,6 +107,7 @@ struct squash {
     void *data;
     char *command, *log_path;
     size_t budget;
+    uint64_t raw_base; /* added to byte offsets in markers */
     bool deferred, cap;
     bool structured;    /* the grammar's category: every outcome kept */
     unsigned tail_lines;
@@ -199,7 +200,8 @@ static int sq_item_render(const squash_t *sq, const struct sq_item *it,
 {
     int rc = 0;
     if (it->role == SQ_R_BINARY)
-        return emit_binary(out, it->raw_start, it->raw_end);
+        return emit_binary(out, sq->raw_base + it->raw_start,
+                           sq->raw_base + it->raw_end);
     if (it->role == SQ_R_PROMPT)
         rc = emit_prompt(out);
     if (rc == 0 && it->cut)
@@ -514,6 +516,7 @@ int squash_new(const sq_opts_t *opts, sq_emit_fn emit, void *data,
     sq->emit = emit;
     sq->data = data;
     sq->budget = opts->budget_bytes;
+    sq->raw_base = opts->raw_base;
     sq->cap = opts->cap_to_input;
     sq->deferred = opts->deferred || sq->budget || sq->cap;
     sq->tail_lines = opts->tail_lines ? opts->tail_lines : SQ_TAIL_DEFAULT;
@@ -658,7 +661,8 @@ static int sq_render(squash_t *sq, buf_t *out, int exit_code,
             if (b >= a) {
                 *dropped = true;
                 if (sq_gap_matters(sq, a, b) || hidden_hazards) {
-                    uint64_t br[2] = {last_raw, it->raw_start};
+                    uint64_t br[2] = {sq->raw_base + last_raw,
+                                      sq->raw_base + it->raw_start};
                     rc = emit_omitted(out, b - a + 1, a, b, bytes ? br : NULL,
                                       hidden_hazards);
                 }
@@ -683,7 +687,8 @@ static int sq_render(squash_t *sq, buf_t *out, int exit_code,
     if (rc == 0 && (lines > last || hidden_hazards)) {
         *dropped = true;
         if (lines > last && (sq_gap_matters(sq, last + 1, lines) || hidden_hazards)) {
-            uint64_t br[2] = {last_raw, raw_bytes};
+            uint64_t br[2] = {sq->raw_base + last_raw,
+                              sq->raw_base + raw_bytes};
             rc = emit_omitted(out, lines - last, last + 1, lines,
                               bytes ? br : NULL, hidden_hazards);
         }

@@ -73,6 +73,9 @@ typedef struct sq_opts {
     bool cap_to_input;  /* budget = the VT-stripped input's size: the
                            condensed view is never larger than the output
                            it condenses (rein squash, squash_buffer) */
+    uint64_t raw_base;  /* the log offset of the first byte fed: byte
+                           ranges in markers are offsets in the log named
+                           by log_path, for a view of a later part of it */
 } sq_opts_t;
 
 /* Copies of one hazard line (the same text) shown; more are counted in a
@@ -109,7 +112,8 @@ int squash_feed(squash_t *sq, const void *data, size_t len, uint64_t now_ms);
 /* Lets time pass without bytes (partial-line and silence flushes). */
 int squash_tick(squash_t *sq, uint64_t now_ms);
 /* Ends the stream: flushes everything and emits the summary (exit marker,
- * counts, log path).  exit_code: status or 128+signal; duration_ms. */
+ * counts, log path).  exit_code: status or 128+signal, or negative for a
+ * command still running (`exit ?`); duration_ms. */
 int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
                   uint64_t now_ms);
 /* Counters for --json and structuredContent. */

@@ -446,6 +446,60 @@ test('EPIPE on a closed stdin is reported, never fatal', async () => {
   }
 });
 
+// CODEX_SCAN_MAX (src/mcp/codex.h): the most log a condensed view reads.
+const SCAN_MAX = 64 * 1024 * 1024;
+
+test('a hazard in the middle the 1 MiB buffer dropped is still shown, with log offsets', async () => {
+  const { client } = await connect();
+  try {
+    const r = await call(client, 'exec_command', {
+      cmd: 'seq 1 200000; echo "error: boom at x.c:3"; seq 1 200000', max_output_tokens: 300,
+    });
+    const sc = r.structuredContent;
+    const text = r.content[0].text;
+    assert.match(text, /\nOmitted: \d+ bytes over the 1 MiB buffer; the condensed output was made from the log/);
+    assert.match(sc.output, /^error: boom at x\.c:3$/m);
+    // The marker before it names the log bytes up to the error line.
+    const at = Number(/bytes 0-(\d+)\)\nerror: boom/.exec(sc.output)[1]);
+    const ro = (await call(client, 'read_output', { session_id: sc.session_id ?? Number(/logs\/(\d+)\.log/.exec(text)[1]), offset: at, length: 21 })).structuredContent;
+    assert.equal(ro.output, 'error: boom at x.c:3\n');
+
+    // A later chunk of a running session: ranges are offsets in its log.
+    const s = await exec(client, {
+      cmd: 'seq 1 300000; echo FIRST-DONE; read x; seq 1 200000; echo "error: mid at y.c:9"; seq 1 200000',
+      wait_for: 'FIRST-DONE', max_output_tokens: 300,
+    });
+    assert.ok(s.session_id);
+    const w = await write(client, { session_id: s.session_id, chars: 'go\n', yield_time_ms: 10000, max_output_tokens: 300 });
+    assert.equal(w.exit_code, 0);
+    assert.match(w.output, /^error: mid at y\.c:9$/m);
+    const m = /bytes (\d+)-(\d+)\)\nerror: mid/.exec(w.output);
+    assert.ok(Number(m[1]) > 0, 'the range starts past the first chunk');
+    const ro2 = (await call(client, 'read_output', { session_id: s.session_id, offset: Number(m[2]), length: 19 })).structuredContent;
+    assert.equal(ro2.output, 'error: mid at y.c:9');
+  } finally {
+    await client.close();
+  }
+});
+
+test('CODEX_SCAN_MAX: a middle up to it is read from the log, past it the result says what was not', async () => {
+  const { client } = await connect();
+  try {
+    // 33554430 bytes are whole lines of "ordinary\n", so the error starts a line.
+    const cmd = (n) => `{ yes ordinary | head -c 33554430; echo "error: boom at x.c:3"; yes ordinary | head -c 40000000; } | head -c ${n}`;
+    const at = await call(client, 'exec_command', { cmd: cmd(SCAN_MAX), max_output_tokens: 300 });
+    assert.match(at.content[0].text, /the condensed output was made from the log and covers them/);
+    assert.match(at.structuredContent.output, /^error: boom at x\.c:3$/m);
+    const past = await call(client, 'exec_command', { cmd: cmd(SCAN_MAX + 1), max_output_tokens: 300 });
+    assert.match(past.content[0].text, /held in the log only \(over the 1 MiB buffer\); hazards among them are not shown \(the output is over the 64 MiB a condensed view reads from the log\): read_output with grep searches them\n/);
+    const id = Number(/logs\/(\d+)\.log/.exec(past.content[0].text)[1]);
+    const g = (await call(client, 'read_output', { session_id: id, grep: 'error: boom' })).structuredContent;
+    assert.match(g.output, /error: boom at x\.c:3/);
+  } finally {
+    await client.close();
+  }
+});
+
 test('max_output_tokens: never over budget, hazards kept, truncation named', async () => {
   const { client } = await connect();
   try {
