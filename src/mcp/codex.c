@@ -849,6 +849,11 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
 
     if (cx->shutting_down)
         return mcp_call_error(call, "The server is shutting down.");
+    /* A command of only blanks runs nothing and exits 0: a model that sent
+     * one meant something else, and success would hide that. */
+    if (cmd[strspn(cmd, " \t\r\n")] == '\0')
+        return mcp_call_error(call, "`cmd` is empty: give the command to "
+                                    "run.");
     if (!shell)
         shell = "/bin/bash";
     if ((rc = codex_workdir(cx, wd, dir)) < 0)

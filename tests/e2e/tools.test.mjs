@@ -239,7 +239,7 @@ for (const tty of [false, true]) {
   });
 }
 
-test('workdir relative to the server cwd; bad workdir, shell and env names are errors', async () => {
+test('workdir relative to the server cwd; bad workdir, shell, env names and an empty cmd are errors', async () => {
   const { client } = await connect();
   try {
     mkdirSync(join(WORK, 'sub'), { recursive: true });
@@ -252,6 +252,11 @@ test('workdir relative to the server cwd; bad workdir, shell and env names are e
     e = await call(client, 'exec_command', { cmd: 'pwd', shell: '/no/such/shell' });
     assert.equal(e.isError, true);
     assert.match(e.content[0].text, /shell/);
+    for (const cmd of ['', ' \t\n']) {
+      e = await call(client, 'exec_command', { cmd });
+      assert.equal(e.isError, true, JSON.stringify(cmd));
+      assert.equal(e.content[0].text, '`cmd` is empty: give the command to run.');
+    }
     for (const name of ['', 'A=B']) {
       e = await call(client, 'exec_command', { cmd: 'true', env: { [name]: 'x' } });
       assert.equal(e.isError, true, JSON.stringify(name));
