@@ -204,7 +204,10 @@ static const char kill_schema[] =
     "\"signal\":{\"type\":\"string\",\"description\":\"First signal "
     "(default SIGTERM; term, INT, sigkill...).\"},"
     "\"grace_ms\":{\"type\":\"integer\",\"minimum\":0,\"description\":"
-    "\"Wait this long before SIGKILL (default 2000).\"}}}";
+    "\"Wait this long before SIGKILL (0..60000, default 2000).\"}}}";
+
+_Static_assert(CODEX_MAX_KILL_GRACE_MS == 60000,
+               "kill_session's grace_ms description says 60000");
 
 static const char kill_output_schema[] =
     "{\"type\":\"object\",\"required\":[\"session_id\",\"found\"],"
@@ -1162,8 +1165,13 @@ static int tool_kill(mcp_call_t *call, json_t *args, void *ud)
                                "Unknown signal `%.32s` (try TERM, INT, KILL, "
                                "HUP); nothing was signalled.",
                                name);
-    int grace = json_is_integer(jg) ? (int)clamp_u(json_integer_value(jg), 0,
-                                                   INT32_MAX)
+    if (json_is_integer(jg) &&
+        json_integer_value(jg) > CODEX_MAX_KILL_GRACE_MS)
+        return mcp_call_errorf(call,
+                               "`grace_ms` must be at most %d; nothing was "
+                               "signalled.",
+                               CODEX_MAX_KILL_GRACE_MS);
+    int grace = json_is_integer(jg) ? (int)json_integer_value(jg)
                                     : CODEX_DEFAULT_KILL_GRACE_MS;
     struct xcall *x = calloc(1, sizeof *x);
     if (!x)

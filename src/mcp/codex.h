@@ -31,6 +31,9 @@
 #define CODEX_DEFAULT_MAX_OUTPUT_TOKENS 10000
 #define CODEX_BYTES_PER_TOKEN 4
 #define CODEX_DEFAULT_KILL_GRACE_MS 2000
+/* The longest grace kill_session accepts: the call waits that long (plus
+ * CODEX_KILL_WAIT_EXTRA_MS) for a process that ignores its signal. */
+#define CODEX_MAX_KILL_GRACE_MS 60000
 /* How long kill_session waits beyond the grace for the end. */
 #define CODEX_KILL_WAIT_EXTRA_MS (REIN_SUP_KILL_BOUND_MS + 1000)
 /* The default terminal of a tty session. */

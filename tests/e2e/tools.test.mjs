@@ -363,7 +363,7 @@ test('awaiting input is read from the kernel: pipe and tty prompts yes, sleep no
   }
 });
 
-test('kill_session: TERM-ignoring child escalates to KILL; names normalised; unknown refused', async () => {
+test('kill_session: TERM-ignoring child escalates to KILL; names normalised; unknown signal and overlong grace refused', async () => {
   const { client } = await connect();
   try {
     const r = await exec(client, { cmd: "trap '' TERM; echo READY; sleep 100", wait_for: 'READY' });
@@ -372,13 +372,20 @@ test('kill_session: TERM-ignoring child escalates to KILL; names normalised; unk
     const still = (await call(client, 'list_sessions', {})).structuredContent.sessions
       .find((s) => s.session_id === r.session_id);
     assert.equal(still.running, true, 'nothing was signalled');
+    // CODEX_MAX_KILL_GRACE_MS: past it refused, nothing signalled.
+    const long = await call(client, 'kill_session', { session_id: r.session_id, grace_ms: 60001 });
+    assert.equal(long.isError, true);
+    assert.equal(long.content[0].text, '`grace_ms` must be at most 60000; nothing was signalled.');
+    const alive = (await call(client, 'list_sessions', {})).structuredContent.sessions
+      .find((s) => s.session_id === r.session_id);
+    assert.equal(alive.running, true, 'nothing was signalled');
     const k = await call(client, 'kill_session', { session_id: r.session_id, signal: 'term', grace_ms: 300 });
     assert.deepEqual(
       { ...k.structuredContent },
       { session_id: r.session_id, found: true, signal: 'SIGTERM', escalated: true, exit_code: 137, cleanup_incomplete: false },
     );
     const i = await exec(client, { cmd: 'echo READY; exec sleep 100', wait_for: 'READY' });
-    const ki = await call(client, 'kill_session', { session_id: i.session_id, signal: 'INT' });
+    const ki = await call(client, 'kill_session', { session_id: i.session_id, signal: 'INT', grace_ms: 60000 });
     assert.equal(ki.structuredContent.signal, 'SIGINT');
     assert.equal(ki.structuredContent.exit_code, 130);
     assert.equal(ki.structuredContent.escalated, false);
