@@ -435,15 +435,20 @@ static void codex_collect(const char *text, size_t len, void *data)
 
 /* The dropped range of a capped log, from its note ("dropped A-B"). */
 static bool codex_log_hole(const char *path, uint64_t *a, uint64_t *b);
+static int codex_read_range(int fd, uint64_t off, uint64_t len, bool hole,
+                            uint64_t ha, uint64_t hb, buf_t *out);
+static void to_utf8(buf_t *raw, buf_t *out);
 
 /*
- * The condensed view of log bytes [from, from + len) of session s, within
- * budget, into *cond: what a result shows when the 1 MiB buffer dropped
- * the middle of its output, made from every byte instead of from the head
- * and the tail.  0; -EFBIG past CODEX_SCAN_MAX; -ENOENT without a log or
- * budget; -ENODATA when the log's size cap punched out part of the range;
- * another negative code for a failed read.  On failure *cond is empty and
- * the caller condenses the buffered text instead.
+ * What a result shows when the 1 MiB buffer dropped the middle of its
+ * output: log bytes [from, from + len) of session s, read from the log
+ * instead of the buffered head and tail.  When they fit in budget they are
+ * given whole (1); otherwise their condensed view, made from every byte,
+ * so a hazard in the middle is shown (0).  -EFBIG past CODEX_SCAN_MAX;
+ * -ENOENT without a log or budget; -ENODATA when the log's size cap punched
+ * out part of the range; -EIO when the log is shorter than the output (a
+ * spool write failed); another negative code for a failed read.  On
+ * failure *cond is empty and the caller condenses the buffered text.
  */
 static int codex_squash_log(mcp_codex_t *cx, session_t *s, uint64_t from,
                             uint64_t len, int exit_code, uint64_t dur_ms,
@@ -462,6 +467,24 @@ static int codex_squash_log(mcp_codex_t *cx, session_t *s, uint64_t from,
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
+    if (len <= budget) {
+        buf_t raw = BUF_INIT;
+        int rc = codex_read_range(fd, from, len, false, 0, 0, &raw);
+        close(fd);
+        if (rc == 0 && raw.len != len)
+            rc = -EIO;
+        if (rc == 0)
+            to_utf8(&raw, cond);
+        buf_free(&raw);
+        if (rc == 0 && cond->len <= budget)
+            return 1;
+        cond->len = 0;
+        if (rc < 0)
+            return rc;
+        /* U+FFFD made it longer than the budget: condense it after all. */
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+            return -errno;
+    }
     codex_load_grammars(cx);
     sq_opts_t so = {.command = session_command(s), .log_path = path,
                     .budget_bytes = budget, .grammars = cx->grammars,
@@ -476,8 +499,8 @@ static int codex_squash_log(mcp_codex_t *cx, session_t *s, uint64_t from,
         ssize_t got = pread(fd, blk, n, (off_t)off);
         if (got < 0 && errno == EINTR)
             continue;
-        if (got <= 0) { /* the log is shorter than the stream: not ours */
-            rc = got < 0 ? -errno : -ENODATA;
+        if (got <= 0) { /* the log is shorter than the stream */
+            rc = got < 0 ? -errno : -EIO;
             break;
         }
         rc = squash_feed(sq, blk, (size_t)got, 0);
@@ -506,6 +529,8 @@ static const char *codex_scan_error(int rc)
         return "the log's size cap dropped part of them";
     case -ENOENT:
         return "the session has no log";
+    case -EIO:
+        return "the log does not hold all of them";
     default:
         return strerror(-rc);
     }
@@ -564,7 +589,12 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
                                              (uint64_t)(wall * 1000),
                                              x->budget, &cond)
                           : -ENOENT;
-    if (scan == 0) {
+    if (scan == 1) { /* the whole output, from the log: nothing left out */
+        buf_free(&out);
+        out = cond;
+        truncated = false;
+        omitted = 0;
+    } else if (scan == 0) {
         buf_free(&out);
         out = cond;
         truncated = true;
@@ -616,7 +646,7 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
                    "condensed output was made from the log and covers "
                    "them\n",
                    ch.omitted);
-    else if (ch.omitted)
+    else if (ch.omitted && scan < 0)
         buf_printf(&text,
                    "Omitted: %" PRIu64 " bytes held in the log only (over "
                    "the 1 MiB buffer); hazards among them are not shown "

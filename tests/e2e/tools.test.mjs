@@ -476,6 +476,12 @@ test('a hazard in the middle the 1 MiB buffer dropped is still shown, with log o
     const ro = (await call(client, 'read_output', { session_id: sc.session_id ?? Number(/logs\/(\d+)\.log/.exec(text)[1]), offset: at, length: 21 })).structuredContent;
     assert.equal(ro.output, 'error: boom at x.c:3\n');
 
+    // A budget that holds it all gets it all, verbatim, from the log.
+    const whole = await exec(client, { cmd: 'seq 1 300000', max_output_tokens: 1000000 });
+    assert.equal(whole.truncated, false);
+    assert.equal(whole.omitted_bytes, 0);
+    assert.equal(whole.output, Array.from({ length: 300000 }, (_, i) => `${i + 1}\n`).join(''));
+
     // A later chunk of a running session: ranges are offsets in its log.
     const s = await exec(client, {
       cmd: 'seq 1 300000; echo FIRST-DONE; read x; seq 1 200000; echo "error: mid at y.c:9"; seq 1 200000',
