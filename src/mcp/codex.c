@@ -450,9 +450,9 @@ static void to_utf8(buf_t *raw, buf_t *out);
  * spool write failed); another negative code for a failed read.  On
  * failure *cond is empty and the caller condenses the buffered text.
  */
-static int codex_squash_log(mcp_codex_t *cx, session_t *s, uint64_t from,
-                            uint64_t len, int exit_code, uint64_t dur_ms,
-                            size_t budget, buf_t *cond)
+static int codex_from_log(mcp_codex_t *cx, session_t *s, uint64_t from,
+                          uint64_t len, int exit_code, uint64_t dur_ms,
+                          size_t budget, buf_t *cond)
 {
     const char *path = session_log_path(s);
     uint64_t ha, hb;
@@ -467,31 +467,35 @@ static int codex_squash_log(mcp_codex_t *cx, session_t *s, uint64_t from,
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
+    int rc = 0;
+    squash_t *sq = NULL;
+    char *blk = NULL;
     if (len <= budget) {
         buf_t raw = BUF_INIT;
-        int rc = codex_read_range(fd, from, len, false, 0, 0, &raw);
-        close(fd);
+        rc = codex_read_range(fd, from, len, false, 0, 0, &raw);
         if (rc == 0 && raw.len != len)
-            rc = -EIO;
+            rc = -EIO; /* the log is shorter than the stream */
         if (rc == 0)
             to_utf8(&raw, cond);
         buf_free(&raw);
-        if (rc == 0 && cond->len <= budget)
-            return 1;
-        cond->len = 0;
+        if (rc == 0 && cond->len <= budget) {
+            rc = 1;
+            goto done;
+        }
+        cond->len = 0; /* U+FFFD made it longer: condense it after all */
         if (rc < 0)
-            return rc;
-        /* U+FFFD made it longer than the budget: condense it after all. */
-        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-            return -errno;
+            goto done;
     }
     codex_load_grammars(cx);
     sq_opts_t so = {.command = session_command(s), .log_path = path,
                     .budget_bytes = budget, .grammars = cx->grammars,
                     .raw_base = from};
-    squash_t *sq = NULL;
-    char *blk = malloc(CODEX_SCAN_BLOCK);
-    int rc = blk ? squash_new(&so, codex_collect, cond, &sq) : -ENOMEM;
+    if (!(blk = malloc(CODEX_SCAN_BLOCK))) {
+        rc = -ENOMEM;
+        goto done;
+    }
+    if ((rc = squash_new(&so, codex_collect, cond, &sq)) < 0)
+        goto done;
     for (uint64_t off = from; rc == 0 && off < from + len;) {
         size_t n = from + len - off < CODEX_SCAN_BLOCK
                        ? (size_t)(from + len - off)
@@ -508,17 +512,16 @@ static int codex_squash_log(mcp_codex_t *cx, session_t *s, uint64_t from,
     }
     if (rc == 0)
         rc = squash_finish(sq, exit_code, dur_ms, 0);
+done:
     squash_free(sq);
     free(blk);
     close(fd);
-    if (rc < 0 || cond->len == 0) {
+    if (rc < 0)
         cond->len = 0;
-        return rc < 0 ? rc : -ENODATA;
-    }
-    return 0;
+    return rc;
 }
 
-/* Why a result was not condensed from its log (codex_squash_log). */
+/* Why a result was not made from its log (codex_from_log). */
 static const char *codex_scan_error(int rc)
 {
     switch (rc) {
@@ -581,13 +584,13 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
     size_t before = out.len;
     uint64_t omitted = ch.omitted;
     bool truncated;
-    /* The buffer dropped a middle: condense every byte from the log, so a
-     * hazard there is not lost with it. */
+    /* The buffer dropped a middle: take every byte from the log instead,
+     * so a hazard there is not lost with it. */
     buf_t cond = BUF_INIT;
-    int scan = ch.omitted ? codex_squash_log(cx, s, ch.from, ch.bytes,
-                                             running ? -1 : code,
-                                             (uint64_t)(wall * 1000),
-                                             x->budget, &cond)
+    int scan = ch.omitted ? codex_from_log(cx, s, ch.from, ch.bytes,
+                                           running ? -1 : code,
+                                           (uint64_t)(wall * 1000),
+                                           x->budget, &cond)
                           : -ENOENT;
     if (scan == 1) { /* the whole output, from the log: nothing left out */
         buf_free(&out);
