@@ -41,7 +41,18 @@ static int rein(const char *const *args, buf_t *out)
 struct owner_report {
     rein_reason_t reason;
     int exits;
+    bool ready; /* the run said so: its TERM trap is set */
 };
+
+static void owner_output(rein_sup_t *s, int64_t id, const void *data,
+                         size_t len, void *ud)
+{
+    (void)s;
+    (void)id;
+    struct owner_report *r = ud;
+    if (memmem(data, len, "ready", 5))
+        r->ready = true;
+}
 
 static void owner_exit(rein_sup_t *s, int64_t id, const rein_run_info_t *i,
                        void *ud)
@@ -54,7 +65,8 @@ static void owner_exit(rein_sup_t *s, int64_t id, const rein_run_info_t *i,
 }
 
 /* An owner in a child process: spawns a TERM-ignoring run, reports its id
- * and pid on fd, drives the run to its end, then exits with the run's
+ * and pid on fd once the run has set its trap (a TERM before it would end
+ * the run at once), drives the run to its end, then exits with the run's
  * reason as status. */
 static void owner_child(int fd)
 {
@@ -62,14 +74,17 @@ static void owner_child(int fd)
     rein_sup_opts_t so = {NULL, NULL, false, true};
     if (rein_sup_open(&so, &s) < 0)
         _exit(100);
-    struct owner_report rep = {REIN_REASON_NONE, 0};
-    const char *argv[] = {"/bin/sh", "-c", "trap '' TERM; sleep 60 & wait",
-                          NULL};
-    rein_run_opts_t ro = {.argv = argv, .grace_ms = -1, .on_exit = owner_exit,
+    struct owner_report rep = {REIN_REASON_NONE, 0, false};
+    const char *argv[] = {"/bin/sh", "-c",
+                          "trap '' TERM; echo ready; sleep 60 & wait", NULL};
+    rein_run_opts_t ro = {.argv = argv, .grace_ms = -1,
+                          .on_output = owner_output, .on_exit = owner_exit,
                           .data = &rep};
     int64_t id;
     if (rein_sup_spawn(s, &ro, &id) < 0)
         _exit(101);
+    while (!rep.ready && !rep.exits)
+        rein_sup_run_once(s, 100);
     rein_run_info_t info;
     rein_sup_info(s, id, &info);
     dprintf(fd, "%lld %d\n", (long long)id, (int)info.pid);

@@ -82,6 +82,38 @@ TEST(squash_streams_hazards_before_the_end)
     buf_free(&out);
 }
 
+/* Near-duplicate lines are `repeat` noise, but the fallback tail shows
+ * the last of them: a line shown is not dropped, so the noise marker does
+ * not count it, and it never counts more lines than were omitted. */
+TEST(squash_noise_marker_counts_only_dropped_lines)
+{
+    sq_opts_t o = {.command = "tool", .log_path = "/tmp/x.log"};
+    buf_t out = BUF_INIT;
+    squash_t *sq;
+    ASSERT_OK(squash_new(&o, collect, &out, &sq));
+    ASSERT_OK(squash_feed(sq, "line1\nline2\nline3\n", 18, 0));
+    ASSERT_OK(squash_finish(sq, 0, 0, 0));
+    ASSERT_STR(out.p, "[rein] exit 0 · 3 lines\nline1\nline2\nline3\n");
+    squash_free(sq);
+
+    buf_t in = BUF_INIT;
+    for (int i = 1; i <= 2000; i++)
+        buf_printf(&in, "%d\n", i);
+    buf_reset(&out);
+    o.budget_bytes = 200;
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 0, 0, &out));
+    unsigned long omitted = 0, noise = 0;
+    const char *m = strstr(out.p, "[rein] omitted ");
+    const char *n = strstr(out.p, "[rein] noise ");
+    ASSERT_TRUE(m && n);
+    ASSERT_EQ(sscanf(m, "[rein] omitted %lu", &omitted), 1);
+    ASSERT_EQ(sscanf(n, "[rein] noise %lu", &noise), 1);
+    ASSERT_INT(noise, <=, omitted);
+    ASSERT_EQ(noise, omitted - 1); /* all but the first line are repeats */
+    buf_free(&in);
+    buf_free(&out);
+}
+
 TEST(squash_exit_marker_names_a_signal_and_counts_one_line)
 {
     buf_t out = BUF_INIT;

@@ -622,6 +622,34 @@ static int sq_add_tail(squash_t *sq, uint64_t lines)
     return 0;
 }
 
+/* The noise counts a view names: the lines classified as noise less the
+ * near-duplicates it shows anyway (the fallback tail keeps `repeat` lines,
+ * so that output which is all alike still ends with its last lines).  The
+ * noise marker counts dropped lines only (docs/markers.md). */
+static void sq_noise_dropped(const squash_t *sq,
+                             uint64_t out[CLS_NOISE_REASONS])
+{
+    uint64_t last = 0;
+    memcpy(out, sq->noise, sizeof sq->noise);
+    for (size_t i = 0; i < sq->nitems; i++) {
+        const struct sq_item *it = &sq->items[i];
+        if (!it->selected || it->role != SQ_R_TAIL || it->lineno == last ||
+            !sq_bit_get(&sq->noisebits, it->lineno))
+            continue;
+        last = it->lineno; /* the pieces of a cut line are one line */
+        if (out[CLS_NOISE_REPEAT])
+            out[CLS_NOISE_REPEAT]--;
+    }
+}
+
+static uint64_t sq_noise_sum(const uint64_t counts[CLS_NOISE_REASONS])
+{
+    uint64_t n = 0;
+    for (int i = 0; i < CLS_NOISE_REASONS; i++)
+        n += counts[i];
+    return n;
+}
+
 /* Has [a, b] (line numbers) a line no other marker counts?  Noise lines
  * are in the noise marker; a line folded into a hazard or outcome group is
  * in the group's repeat marker, which is rendered whenever the group has a
@@ -693,11 +721,10 @@ static int sq_render(squash_t *sq, buf_t *out, int exit_code,
                               bytes ? br : NULL, hidden_hazards);
         }
     }
-    uint64_t noise = 0;
-    for (int i = 0; i < CLS_NOISE_REASONS; i++)
-        noise += sq->noise[i];
-    if (rc == 0 && noise)
-        rc = emit_noise(out, sq->noise);
+    uint64_t noise[CLS_NOISE_REASONS];
+    sq_noise_dropped(sq, noise);
+    if (rc == 0 && sq_noise_sum(noise))
+        rc = emit_noise(out, noise);
     if (rc == 0 && *dropped && sq->log_path)
         rc = emit_log(out, sq->log_path);
     return rc;
@@ -965,13 +992,13 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
             if (cnt && dedup_count(sq->dd, (uint32_t)gi) > cnt)
                 rc = sq_group_render(sq, (uint32_t)gi, cnt, hz, o);
         }
-        uint64_t noise = 0;
-        for (int i = 0; i < CLS_NOISE_REASONS; i++)
-            noise += sq->noise[i];
+        uint64_t counts[CLS_NOISE_REASONS];
+        sq_noise_dropped(sq, counts);
+        uint64_t noise = sq_noise_sum(counts);
         if (rc == 0 && lines > shown + noise)
             rc = emit_omitted_total(o, lines - shown - noise);
         if (rc == 0 && noise)
-            rc = emit_noise(o, sq->noise);
+            rc = emit_noise(o, counts);
         dropped = lines > shown;
         if (rc == 0 && dropped && sq->log_path)
             rc = emit_log(o, sq->log_path);
