@@ -238,6 +238,10 @@ bool tu_judge(json_t *cs, const buf_t *raw, const buf_t *out, tu_verdict_t *v,
     pcre2_code_free(exre);
 
     pcre2_code *mre = tu_re(TU_MARKER_RE, 0, why);
+    /* The counts must add up: the noise marker counts dropped lines only,
+     * so the lines shown and the noise never pass the exit marker's total. */
+    unsigned long long total = 0, noise = 0, shown = 0;
+    bool has_total = false;
     for (const char *p = o; mre && p < end;) {
         const char *e = memchr(p, '\n', (size_t)(end - p));
         if (!e) {
@@ -245,11 +249,29 @@ bool tu_judge(json_t *cs, const buf_t *raw, const buf_t *out, tu_verdict_t *v,
             break;
         }
         size_t n = (size_t)(e - p);
-        if (!tu_match(mre, p, n) && !tu_has_line(&lines, p, n))
+        bool marker = tu_match(mre, p, n);
+        if (!marker && !tu_has_line(&lines, p, n))
             buf_printf(why, "neither raw nor marker: \"%.*s\"\n", (int)n, p);
+        const char *sep = marker ? memmem(p, n, " line", 5) : NULL;
+        if (marker && !has_total &&
+            (!strncmp(p, "[rein] exit ", 12) || !strncmp(p, "[rein] signal ", 14)) &&
+            sep) {
+            const char *d = sep;
+            while (d > p && d[-1] >= '0' && d[-1] <= '9')
+                d--;
+            total = strtoull(d, NULL, 10);
+            has_total = true;
+        } else if (marker && !strncmp(p, "[rein] noise ", 13)) {
+            noise += strtoull(p + 13, NULL, 10);
+        } else if (!marker) {
+            shown++;
+        }
         p = e + 1;
     }
     pcre2_code_free(mre);
+    if (has_total && shown + noise > total)
+        buf_printf(why, "%llu lines shown and %llu noise pass the total of %llu\n",
+                   shown, noise, total);
 
     json_t *kam = json_object_get(cs, "keep_all_matching");
     pcre2_code *kre = json_is_string(kam) ? tu_re(json_string_value(kam), 0, why)

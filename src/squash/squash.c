@@ -622,10 +622,11 @@ static int sq_add_tail(squash_t *sq, uint64_t lines)
     return 0;
 }
 
-/* The noise counts a view names: the lines classified as noise less the
- * near-duplicates it shows anyway (the fallback tail keeps `repeat` lines,
- * so that output which is all alike still ends with its last lines).  The
- * noise marker counts dropped lines only (docs/markers.md). */
+/* The noise counts a view names: the lines classified as noise less those
+ * it shows anyway, which are not dropped (the noise marker counts dropped
+ * lines only, docs/markers.md): the first line of each group a grammar's
+ * dedup rule folds, and the near-duplicates the fallback tail keeps so that
+ * output which is all alike still ends with its last lines. */
 static void sq_noise_dropped(const squash_t *sq,
                              uint64_t out[CLS_NOISE_REASONS])
 {
@@ -633,12 +634,17 @@ static void sq_noise_dropped(const squash_t *sq,
     memcpy(out, sq->noise, sizeof sq->noise);
     for (size_t i = 0; i < sq->nitems; i++) {
         const struct sq_item *it = &sq->items[i];
-        if (!it->selected || it->role != SQ_R_TAIL || it->lineno == last ||
+        if (!it->selected || it->lineno == last ||
             !sq_bit_get(&sq->noisebits, it->lineno))
             continue;
+        int reason = it->role == SQ_R_DEDUP  ? CLS_NOISE_DEDUP
+                     : it->role == SQ_R_TAIL ? CLS_NOISE_REPEAT
+                                             : -1;
+        if (reason < 0)
+            continue;
         last = it->lineno; /* the pieces of a cut line are one line */
-        if (out[CLS_NOISE_REPEAT])
-            out[CLS_NOISE_REPEAT]--;
+        if (out[reason])
+            out[reason]--;
     }
 }
 
