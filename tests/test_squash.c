@@ -114,6 +114,29 @@ TEST(squash_noise_marker_counts_only_dropped_lines)
     buf_free(&out);
 }
 
+/* A run of binary lines is one marker; the gap before it is only the
+ * lines before its first line (the marker covers the rest). */
+TEST(squash_gap_before_a_binary_run_counts_only_its_own_lines)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    buf_append_str(&in, "start\n");
+    for (int line = 0; line < 3; line++) {
+        for (int i = 0; i < 200; i++)
+            buf_append(&in, &(char){(char)(0x80 | (i % 0x3f))}, 1);
+        buf_append_str(&in, "\n");
+    }
+    buf_append_str(&in, "error: after binary\nend\n");
+    sq_opts_t o = {.command = "tool", .log_path = "/l", .budget_bytes = 4000};
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 0, 0, &out));
+    ASSERT_CONTAINS(out.p, "[rein] binary ");
+    ASSERT_CONTAINS(out.p, "error: after binary\n");
+    /* "start" alone, not "omitted 3 lines (lines 1-3, bytes 0-6)". */
+    ASSERT_CONTAINS(out.p, "[rein] omitted 1 line (line 1, bytes 0-6)\n"
+                           "[rein] binary 603 bytes (bytes 6-609)\n");
+    buf_free(&in);
+    buf_free(&out);
+}
+
 TEST(squash_exit_marker_names_a_signal_and_counts_one_line)
 {
     buf_t out = BUF_INIT;

@@ -79,6 +79,7 @@ enum sq_weight {
 
 struct sq_item {
     uint64_t lineno, raw_start, raw_end;
+    uint64_t first;   /* its first line: a binary run spans first..lineno */
     size_t off, len;  /* text in the arena */
     uint32_t group;   /* dedup group, UINT32_MAX: none */
     uint32_t head;    /* SQ_R_CONT: the index of its hazard item */
@@ -178,7 +179,7 @@ static int sq_item_add(squash_t *sq, const sq_line_t *l, enum sq_role role,
     }
     struct sq_item *it = &sq->items[sq->nitems];
     memset(it, 0, sizeof *it);
-    it->lineno = l->lineno;
+    it->lineno = it->first = l->lineno;
     it->raw_start = l->raw_start;
     it->raw_end = l->raw_end;
     it->off = sq->arena.len;
@@ -690,8 +691,8 @@ static int sq_render(squash_t *sq, buf_t *out, int exit_code,
             hidden_hazards += it->role == SQ_R_HAZARD;
             continue;
         }
-        if (it->lineno > last + 1 || hidden_hazards) {
-            uint64_t a = last + 1, b = it->lineno - (it->lineno > last);
+        if (it->first > last + 1 || hidden_hazards) {
+            uint64_t a = last + 1, b = it->first - (it->first > last);
             if (b >= a) {
                 *dropped = true;
                 if (sq_gap_matters(sq, a, b) || hidden_hazards) {
