@@ -478,3 +478,97 @@ TEST(squash_structured_grammar_keeps_every_outcome_line)
     buf_free(&in);
     buf_free(&out);
 }
+
+/* ------------------------------------------------- marker arithmetic */
+
+/* A small deterministic generator of plain output: errors, warnings,
+ * blanks, near-duplicates, decoration, CR-redrawn progress, non-text
+ * lines and words, so every kind of gap and marker turns up. */
+static uint32_t gen_next(uint32_t *s)
+{
+    *s = *s * 1103515245u + 12345u;
+    return *s >> 8;
+}
+
+static void gen_output(uint32_t seed, buf_t *in)
+{
+    static const char *const words[] = {"compiling", "linking", "ok",
+                                        "done", "foo", "bar", "item"};
+    uint32_t s = seed;
+    unsigned n = 1 + gen_next(&s) % 300;
+    for (unsigned i = 0; i < n; i++) {
+        unsigned k = gen_next(&s) % 100;
+        if (k < 5)
+            buf_printf(in, "src/f%u.c:%u:%u: error: thing %u", gen_next(&s) % 9,
+                       1 + gen_next(&s) % 99, 1 + gen_next(&s) % 9,
+                       gen_next(&s) % 5);
+        else if (k < 10)
+            buf_printf(in, "warning: careful %u", gen_next(&s) % 3);
+        else if (k < 15)
+            ; /* blank */
+        else if (k < 35)
+            buf_printf(in, "progress %u of 100", gen_next(&s) % 100);
+        else if (k < 40)
+            for (unsigned j = 3 + gen_next(&s) % 50; j; j--)
+                buf_append_str(in, "=");
+        else if (k < 43)
+            for (unsigned j = 1 + gen_next(&s) % 300; j; j--)
+                buf_append(in, &(char){(char)(0x80 | gen_next(&s) % 0x3f)}, 1);
+        else if (k < 46)
+            for (unsigned j = 0; j <= 100; j += 25)
+                buf_printf(in, j ? "\rdl %u%%" : "dl %u%%", j);
+        else
+            for (unsigned j = 1 + gen_next(&s) % 8; j; j--)
+                buf_printf(in, "%s ", words[gen_next(&s) % 7]);
+        if (i + 1 < n || gen_next(&s) % 10)
+            buf_append_str(in, "\n");
+    }
+}
+
+/* Every `omitted` marker's count matches its line range, and its byte
+ * range is exactly those lines' bytes in the input, for any mix of lines
+ * and any budget: what a marker names is what read_output would fetch. */
+TEST(squash_omitted_markers_name_exactly_their_lines_and_bytes)
+{
+    static const size_t budgets[] = {200, 500, 2000, 10000};
+    for (uint32_t seed = 1; seed <= 150; seed++) {
+        buf_t in = BUF_INIT, out = BUF_INIT;
+        gen_output(seed, &in);
+        /* starts[k] = offset of line k + 1; one past the last: in.len */
+        size_t nl = 0;
+        for (size_t i = 0; i < in.len; i++)
+            nl += in.p[i] == '\n';
+        uint64_t *starts = calloc(nl + 2, sizeof *starts);
+        ASSERT_TRUE(starts != NULL);
+        size_t k = 1;
+        for (size_t i = 0; i < in.len; i++)
+            if (in.p[i] == '\n')
+                starts[k++] = i + 1;
+        for (size_t j = k; j < nl + 2; j++)
+            starts[j] = in.len;
+        sq_opts_t o = {.command = seed % 2 ? "make" : "tool", .log_path = "/l",
+                       .budget_bytes = budgets[seed % 4]};
+        ASSERT_OK(squash_buffer(&o, in.p, in.len, 0, 0, &out));
+        ASSERT_INT(out.len, <=, o.budget_bytes);
+        for (const char *m = out.p; (m = strstr(m, "[rein] omitted "));
+             m++) {
+            unsigned long long n, a, b, A, B;
+            if (sscanf(m, "[rein] omitted %llu lines (lines %llu-%llu, bytes "
+                          "%llu-%llu)", &n, &a, &b, &A, &B) != 5) {
+                ASSERT_EQ(sscanf(m, "[rein] omitted %llu line (line %llu, "
+                                    "bytes %llu-%llu)", &n, &a, &A, &B), 4);
+                b = a;
+            }
+            if (n != b - a + 1 || a < 1 || b > nl + 1 || A != starts[a - 1] ||
+                B != starts[b])
+                test_fail(__FILE__, __LINE__,
+                          "seed %u: \"%.80s\": lines %llu-%llu are bytes "
+                          "%llu-%llu", seed, m, a, b,
+                          (unsigned long long)starts[a - 1],
+                          (unsigned long long)starts[b < nl + 1 ? b : nl + 1]);
+        }
+        free(starts);
+        buf_free(&in);
+        buf_free(&out);
+    }
+}
