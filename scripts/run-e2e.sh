@@ -24,5 +24,12 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
+# Everything the tests write (state dirs, session logs: a few hundred MiB
+# by the end) goes under one temporary dir, removed however the run ends,
+# so repeated runs do not fill /tmp or touch the user's own state dir.
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rein-e2e.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+export TMPDIR=$tmp REIN_STATE_DIR=$tmp/state
+
 cd "$dir"
-exec node --test
+node --test
