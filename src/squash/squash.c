@@ -381,14 +381,18 @@ static int sq_stream(squash_t *sq, struct sq_item *it)
 static int sq_group_add(squash_t *sq, const sq_line_t *l, const char *loc,
                         size_t loclen, bool exact, uint32_t *group)
 {
-    uint64_t h = dedup_template(l->text, l->len, &sq->tmpl);
     if (exact) {
         /* FNV-1a over the text, from a basis of its own so that an exact
-         * group never meets a template group in the table */
-        h = SQ_EXACT_BASIS;
+         * group never meets a template group in the table.  Its members
+         * are one text, which the repeat marker names as it is: a `{}`
+         * would say that something varies. */
+        uint64_t h = SQ_EXACT_BASIS;
         for (size_t i = 0; i < l->len; i++)
             h = (h ^ (unsigned char)l->text[i]) * SQ_FNV_PRIME;
+        return dedup_add(sq->dd, h, l->text, l->len, l->lineno, loc, loclen,
+                         group);
     }
+    uint64_t h = dedup_template(l->text, l->len, &sq->tmpl);
     return dedup_add(sq->dd, h, sq->tmpl.p, sq->tmpl.len, l->lineno, loc,
                      loclen, group);
 }
