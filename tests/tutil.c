@@ -252,10 +252,12 @@ bool tu_judge(json_t *cs, const buf_t *raw, const buf_t *out, tu_verdict_t *v,
         bool marker = tu_match(mre, p, n);
         if (!marker && !tu_has_line(&lines, p, n))
             buf_printf(why, "neither raw nor marker: \"%.*s\"\n", (int)n, p);
-        const char *sep = marker ? memmem(p, n, " line", 5) : NULL;
-        if (marker && !has_total &&
-            (!strncmp(p, "[rein] exit ", 12) || !strncmp(p, "[rein] signal ", 14)) &&
-            sep) {
+        bool exit_marker = marker && (!strncmp(p, "[rein] exit ", 12) ||
+                                      !strncmp(p, "[rein] signal ", 14));
+        /* "... · 26 lines": the count is the number before " line" */
+        const char *sep = exit_marker && !has_total ? memmem(p, n, " line", 5)
+                                                    : NULL;
+        if (sep) {
             const char *d = sep;
             while (d > p && d[-1] >= '0' && d[-1] <= '9')
                 d--;

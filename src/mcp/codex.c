@@ -535,7 +535,7 @@ static const char *codex_scan_error(int rc)
     case -EIO:
         return "the log does not hold all of them";
     default:
-        return strerror(-rc);
+        return rein_strerror(rc);
     }
 }
 

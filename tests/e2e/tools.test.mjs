@@ -473,7 +473,9 @@ test('a hazard in the middle the 1 MiB buffer dropped is still shown, with log o
     assert.match(sc.output, /^error: boom at x\.c:3$/m);
     // The marker before it names the log bytes up to the error line.
     const at = Number(/bytes 0-(\d+)\)\nerror: boom/.exec(sc.output)[1]);
-    const ro = (await call(client, 'read_output', { session_id: sc.session_id ?? Number(/logs\/(\d+)\.log/.exec(text)[1]), offset: at, length: 21 })).structuredContent;
+    // The session exited: its id is in its log's name.
+    const id = Number(/logs\/(\d+)\.log/.exec(text)[1]);
+    const ro = (await call(client, 'read_output', { session_id: id, offset: at, length: 21 })).structuredContent;
     assert.equal(ro.output, 'error: boom at x.c:3\n');
 
     // A budget that holds it all gets it all, verbatim, from the log.
