@@ -984,6 +984,221 @@ TEST(shell_session_hostile_settings_do_not_break_the_driver)
     buf_free(&c.out);
 }
 
+TEST(shell_session_loop_control_past_the_command_drops_it)
+{
+    /* break N / continue N reaching past the command's own loops: bash
+     * would clamp them; here they leave the driver's loop, so the session
+     * is dropped (as for break at the top level) and the call returns.
+     * continue 2 used to land on the driver's next read and hang. */
+    rein_shell_t *sh;
+    struct col c = {0};
+    rein_run_result_t res;
+    ASSERT_OK(rein_shell_new(NULL, &sh));
+    const char *cmds[] = {
+        "Z=1; continue 2; echo after",
+        "Z=1; for i in 1; do continue 3; done; echo after",
+        "Z=1; for i in 1 2; do for j in 1 2; do break 5; done; done; "
+        "echo after",
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        ASSERT_STR(run_out(sh, &c, cmds[i], &res), "");
+        ASSERT_TRUE(res.has_exit_code);
+        ASSERT_STR(run_out(sh, &c, "echo ${Z-gone}", &res), "gone\n");
+    }
+    /* Loops of the command's own are the command's business. */
+    ASSERT_STR(run_out(sh, &c,
+                       "Z=1; for i in 1 2; do for j in 1; do continue 2; "
+                       "done; done; echo after",
+                       &res),
+               "after\n");
+    ASSERT_STR(run_out(sh, &c, "echo ${Z-gone}", &res), "1\n");
+    rein_shell_free(sh);
+    buf_free(&c.out);
+}
+
+TEST(shell_session_set_n_ends_it_instead_of_spinning)
+{
+    /* Under set -n bash executes nothing more, the driver's lines
+     * included; the session ends (bash -c 'set -n' exits 0) and the next
+     * run gets a fresh one. */
+    rein_shell_t *sh;
+    struct col c = {0};
+    rein_run_result_t res;
+    ASSERT_OK(rein_shell_new(NULL, &sh));
+    ASSERT_STR(run_out(sh, &c, "Z=1; set -n; echo hidden", &res), "");
+    ASSERT_TRUE(res.has_exit_code);
+    ASSERT_EQ(res.exit_code, 0);
+    ASSERT_STR(run_out(sh, &c, "echo ${Z-gone}", &res), "gone\n");
+    rein_shell_free(sh);
+    buf_free(&c.out);
+}
+
+TEST(shell_session_snapshot_that_exits_is_a_snapshot_error)
+{
+    /* A snapshot that ends the shell (exit 0 included) sourced no session:
+     * REIN_ESNAPSHOT every time, and the command never runs.  It used to
+     * come back as the command's success. */
+    const char *bodies[] = {"exit 0\n", "exit 5\n", "set -e; false\n",
+                            "echo ${UNSET_VAR?}\n"};
+    char snap[512], mark[512], cmd[1024];
+    snprintf(snap, sizeof snap, "%s/snap.sh", test_tmpdir());
+    snprintf(mark, sizeof mark, "%s/ran", test_tmpdir());
+    snprintf(cmd, sizeof cmd, "echo ran > '%s'", mark);
+    for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++) {
+        write_file(snap, bodies[i]);
+        rein_shell_opts_t so = {.snapshot_path = snap};
+        rein_shell_t *sh;
+        struct col c = {0};
+        rein_run_result_t res;
+        ASSERT_OK(rein_shell_new(&so, &sh));
+        rein_shell_run_opts_t o = {.command = cmd};
+        ASSERT_EQ(xrun(sh, &o, &c, &res), REIN_ESNAPSHOT);
+        ASSERT_EQ(xrun(sh, &o, &c, &res), REIN_ESNAPSHOT);
+        rein_shell_free(sh);
+        ASSERT_EQ(xexec(&so, &o, &c, &res), REIN_ESNAPSHOT);
+        ASSERT_TRUE(access(mark, F_OK) != 0);
+        buf_free(&c.out);
+    }
+}
+
+TEST(shell_session_tmout_does_not_end_it)
+{
+    /* bash's read takes TMOUT as its default timeout; the driver's reads
+     * wait for the next command however long it takes.  The host's TMOUT
+     * (hardened hosts export one) is not passed on at all; a session's
+     * own, even read-only, no longer ends the session when it runs out. */
+    ASSERT_OK(setenv("TMOUT", "1", 1)); /* this test's own process */
+    struct col c = {0};
+    rein_run_result_t res;
+    rein_shell_run_opts_t o = {.command = "echo ${TMOUT-unset}"};
+    ASSERT_OK(xexec(NULL, &o, &c, &res));
+    ASSERT_STR(c.out.p, "unset\n");
+
+    rein_shell_t *sh;
+    const char *senv[] = {"TMOUT=1", NULL};
+    rein_shell_opts_t so = {.session_env = senv};
+    ASSERT_OK(rein_shell_new(&so, &sh));
+    ASSERT_STR(run_out(sh, &c, "X=1; readonly TMOUT=1", &res), "");
+    /* The point of the test is time passing with nothing to do: wait out
+     * the TMOUT the session has. */
+    usleep(1300 * 1000);
+    ASSERT_STR(run_out(sh, &c, "echo X=$X TMOUT=$TMOUT", &res),
+               "X=1 TMOUT=1\n");
+    rein_shell_free(sh);
+    buf_free(&c.out);
+}
+
+TEST(shell_session_allexport_keeps_the_driver_out_of_the_environment)
+{
+    /* With set -a every assignment is exported: the driver's own must not
+     * be (the command text, the FIFO's path), the user's still are. */
+    rein_shell_t *sh;
+    struct col c = {0};
+    rein_run_result_t res;
+    ASSERT_OK(rein_shell_new(NULL, &sh));
+    run_out(sh, &c, "set -a", &res);
+    const char *env[] = {"CV=1", NULL};
+    rein_shell_run_opts_t o = {.command = "env | grep -c ^__rein_", .env = env,
+                               .cwd = "/"};
+    buf_reset(&c.out);
+    xrun(sh, &o, &c, &res);
+    ASSERT_STR(c.out.p, "0\n");
+    ASSERT_STR(run_out(sh, &c, "Y=2; env | grep ^Y=", &res), "Y=2\n");
+    ASSERT_STR(run_out(sh, &c, "env | grep -c ^__rein_", &res), "0\n");
+    ASSERT_STR(run_out(sh, &c, "set +a; Z=3; env | grep -c ^Z=", &res),
+               "0\n");
+    rein_shell_free(sh);
+    buf_free(&c.out);
+}
+
+TEST(shell_session_survives_its_fifo_directory_being_removed)
+{
+    /* A command that cleans $TMPDIR takes the session's private directory
+     * with it; the next run makes another and the session goes on. */
+    char tmp[512], cmd[1024];
+    snprintf(tmp, sizeof tmp, "%s/tmp", test_tmpdir());
+    ASSERT_OK(mkdir(tmp, 0700));
+    ASSERT_OK(setenv("TMPDIR", tmp, 1));
+    rein_shell_t *sh;
+    struct col c = {0};
+    rein_run_result_t res;
+    ASSERT_OK(rein_shell_new(NULL, &sh));
+    snprintf(cmd, sizeof cmd, "X=5; rm -rf '%s'/rein-shell-*", tmp);
+    ASSERT_STR(run_out(sh, &c, cmd, &res), "");
+    ASSERT_STR(run_out(sh, &c, "echo X=$X", &res), "X=5\n");
+    ASSERT_STR(run_out(sh, &c, "echo again $X", &res), "again 5\n");
+    rein_shell_free(sh);
+    buf_free(&c.out);
+}
+
+/* A command of exactly len bytes: first, then a heredoc of 'x' lines whose
+ * bytes wc counts; *body gets that count. */
+#define LONG_HEREDOC "wc -c <<'EOF'\n"
+#define LONG_END "\nEOF\n"
+static char *long_command(const char *first, size_t len, size_t *body)
+{
+    size_t f = strlen(first), h = sizeof LONG_HEREDOC - 1;
+    size_t t = sizeof LONG_END - 1;
+    char *cmd = malloc(len + 1);
+    ASSERT_TRUE(cmd != NULL);
+    memcpy(cmd, first, f);
+    memcpy(cmd + f, LONG_HEREDOC, h);
+    for (size_t i = f + h; i < len - t; i++)
+        cmd[i] = (i - f - h) % 80 == 79 ? '\n' : 'x';
+    memcpy(cmd + len - t, LONG_END, t + 1);
+    *body = len - t - f - h + 1; /* with the line's own newline */
+    return cmd;
+}
+
+TEST(shell_exec_runs_a_command_too_long_for_an_argument)
+{
+    /* Linux refuses an exec argument over SHELL_ARG_MAX bytes with its NUL
+     * (a large heredoc writing a file is a usual agent command).  At the
+     * edge the command is still bash's -c text; one byte more, it arrives
+     * through a memfd, with a snapshot too, and no fd of it is left. */
+    static const char len_of_c[] = "echo ${#BASH_EXECUTION_STRING}; ";
+    static const char probe[] = "echo \"${SNAP-} ${__rein_c-none} $#\"; "
+                                "ls /proc/$$/fd | tr '\\n' ' '; echo; ";
+    char expect[64], snap[512];
+    struct col c = {0};
+    rein_run_result_t res;
+    size_t body;
+    char *at = long_command(len_of_c, SHELL_ARG_MAX - 1, &body);
+    rein_shell_run_opts_t o = {.command = at};
+    ASSERT_OK(xexec(NULL, &o, &c, &res));
+    snprintf(expect, sizeof expect, "%u\n%zu\n", SHELL_ARG_MAX - 1, body);
+    ASSERT_STR(c.out.p, expect);
+    ASSERT_EQ(res.exit_code, 0);
+
+    char *over = long_command(len_of_c, SHELL_ARG_MAX, &body);
+    rein_shell_run_opts_t o2 = {.command = over};
+    buf_reset(&c.out);
+    ASSERT_OK(xexec(NULL, &o2, &c, &res));
+    ASSERT_EQ(res.exit_code, 0);
+    snprintf(expect, sizeof expect, "%zu\n", body);
+    ASSERT_TRUE(c.out.p && strchr(c.out.p, '\n'));
+    ASSERT_STR(strchr(c.out.p, '\n') + 1, expect); /* not the command's */
+    ASSERT_TRUE(atol(c.out.p) != (long)SHELL_ARG_MAX);
+
+    char *fds = long_command(probe, SHELL_ARG_MAX, &body);
+    rein_shell_run_opts_t o3 = {.command = fds};
+    snprintf(snap, sizeof snap, "%s/snap.sh", test_tmpdir());
+    write_file(snap, "SNAP=yes\n");
+    rein_shell_opts_t so = {.snapshot_path = snap};
+    snprintf(expect, sizeof expect, "yes none 0\n0 1 2 \n%zu\n", body);
+    buf_reset(&c.out);
+    ASSERT_OK(xexec(&so, &o3, &c, &res));
+    ASSERT_STR(c.out.p, expect);
+    snprintf(expect, sizeof expect, " none 0\n0 1 2 \n%zu\n", body);
+    buf_reset(&c.out);
+    ASSERT_OK(xexec(NULL, &o3, &c, &res));
+    ASSERT_STR(c.out.p, expect);
+    free(at);
+    free(over);
+    free(fds);
+    buf_free(&c.out);
+}
+
 /* ------------------------------------------------- the SIGCHLD fallback */
 
 TEST(shell_core_without_pidfd)

@@ -113,6 +113,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -144,6 +145,10 @@
 #define SHELL_READS_MAX 16
 /* The session's private directory of FIFOs, under $TMPDIR or /tmp. */
 #define SHELL_DIR_TEMPLATE "rein-shell-XXXXXX"
+/* The driver's read timeout while TMOUT is set (a user's, or a snapshot's
+ * `readonly TMOUT`): `read` takes TMOUT as its default timeout, and a
+ * timed-out read would end the session.  About three years. */
+#define SHELL_READ_FOREVER_S "99999999"
 
 extern char **environ;
 
@@ -163,13 +168,27 @@ void shell_set_program(const char *path)
  * { } group so it is parsed before a snapshot can enable aliases, it never
  * lets a plain command fail (the user may have said set -e or set -u), and
  * its variables share the SHELL_PRIVATE_PREFIX.
- *   A `set -x` of the user's applies to their commands only: xtrace is
- * switched off (silently, stderr on /dev/null) right after each command and
- * back on right before the next, so the driver's own lines are never
- * traced into the output; only the `eval` line itself shows.
+ *   A `set -x` or `set -a` of the user's applies to their commands only:
+ * each is switched off (silently, stderr on /dev/null) right after each
+ * command and back on right before the next, so the driver's own lines are
+ * never traced into the output and its variables never reach a child's
+ * environment; only the `eval` line itself shows in a trace.
  *   The command runs in `for ... in 1` so break/continue at its top level
  * land there: __rein_done stays empty and the driver exits, which drops
- * the session.  Its stdout and stderr (and the xtrace lines) go to the
+ * the session (the seed drops a session whose command ends in loop
+ * control).  A `break N` or `continue N` reaching past that loop lands on
+ * the driver's own loop: the first leaves it, and the second finds
+ * __rein_busy still set in its condition and leaves it too, so the driver
+ * exits either way.  The loop is an `until` for the sake of `set -n`:
+ * bash then executes nothing, a skipped condition counts as the last
+ * status (that of `set -n`, 0), and `until` stops on 0 where `while` would
+ * spin; the driver falls off its end and bash exits.
+ *   The reads take an explicit timeout (SHELL_READ_FOREVER_S) only while
+ * TMOUT is set, since with one bash polls before each byte it reads.
+ * DEBUG and ERR traps of the user's fire on the driver's lines too (an
+ * ERR trap once more for a failed command as a whole): bash 5.2 has no
+ * way to save and restore a trap without a subshell per command.
+ *   Its stdout and stderr (and the xtrace lines) go to the
  * run's FIFO, $__rein_out, for the command only: the redirection is on a
  * { } group, so bash undoes it, closing its write end, as soon as the
  * command returns, and only the command's own processes can hold the FIFO
@@ -192,18 +211,24 @@ static const char SHELL_DRIVER[] =
     "  fi\n"
     "fi\n"
     "builtin set --\n"
-    "__rein_xtrace=0\n"
+    "__rein_xtrace=0 __rein_allexport=0 __rein_busy= __rein_rc=0\n"
     "builtin printf 'r\\n' >&60\n"
-    "while IFS= builtin read -r -d '' __rein_out <&60 &&\n"
-    "      IFS= builtin read -r -d '' __rein_cwd <&60 &&\n"
-    "      IFS= builtin read -r -d '' __rein_n <&60; do\n"
+    "until [[ -n $__rein_busy ]] || {\n"
+    "        __rein_t=()\n"
+    "        [[ ! -v TMOUT ]] || __rein_t=(-t " SHELL_READ_FOREVER_S ")\n"
+    "        ! { IFS= builtin read -r \"${__rein_t[@]}\" -d '' __rein_out <&60 &&\n"
+    "            IFS= builtin read -r \"${__rein_t[@]}\" -d '' __rein_cwd <&60 &&\n"
+    "            IFS= builtin read -r \"${__rein_t[@]}\" -d '' __rein_n <&60; }\n"
+    "      }; do\n"
     "  __rein_envs=() __rein_olds=() __rein_how=() __rein_i=0\n"
     "  while [[ $__rein_i -lt $__rein_n ]]; do\n"
-    "    IFS= builtin read -r -d '' __rein_e <&60 || builtin exit 1\n"
+    "    IFS= builtin read -r \"${__rein_t[@]}\" -d '' __rein_e <&60 ||\n"
+    "      builtin exit 1\n"
     "    __rein_envs[__rein_i]=$__rein_e\n"
     "    __rein_i=$((__rein_i + 1))\n"
     "  done\n"
-    "  IFS= builtin read -r -d '' __rein_cmd <&60 || builtin exit 1\n"
+    "  IFS= builtin read -r \"${__rein_t[@]}\" -d '' __rein_cmd <&60 ||\n"
+    "    builtin exit 1\n"
     "  if [[ -n $__rein_cwd ]] &&\n"
     "     ! builtin cd -- \"$__rein_cwd\" >/dev/null 2>&1; then\n"
     "    builtin printf 'c\\n' >&60\n"
@@ -224,22 +249,26 @@ static const char SHELL_DRIVER[] =
     "    builtin export \"$__rein_e\" 2>/dev/null || :\n"
     "    __rein_i=$((__rein_i + 1))\n"
     "  done\n"
-    "  __rein_done= __rein_open= __rein_rc=0 __rein_flags=\n"
+    "  __rein_done= __rein_open= __rein_rc=0 __rein_flags= __rein_busy=1\n"
     "  for __rein_once in 1; do\n"
     "    {\n"
     "      __rein_open=1\n"
+    "      [[ $__rein_allexport != 1 ]] || builtin set -a\n"
     "      [[ $__rein_xtrace != 1 ]] || builtin set -x\n"
     "      builtin eval \"$__rein_cmd\"\n"
-    "      { __rein_rc=$? __rein_done=1 __rein_flags=$-; builtin set +x; } 2>/dev/null\n"
+    "      { __rein_rc=$? __rein_done=1 __rein_flags=$-; builtin set +xa\n"
+    "        builtin export -n __rein_rc __rein_done __rein_flags; } 2>/dev/null\n"
     "    } >\"$__rein_out\" 2>&1 60<&-\n"
-    "    __rein_xtrace=0\n"
+    "    __rein_xtrace=0 __rein_allexport=0\n"
     "    [[ $__rein_flags != *x* ]] || __rein_xtrace=1\n"
+    "    [[ $__rein_flags != *a* ]] || __rein_allexport=1\n"
     "  done\n"
     "  if [[ -z $__rein_open ]]; then\n"
     "    builtin printf 'f\\n' >&60\n"
     "    builtin exit 1\n"
     "  fi\n"
     "  [[ -n $__rein_done ]] || builtin exit \"$__rein_rc\"\n"
+    "  __rein_busy=\n"
     "  __rein_i=$__rein_n\n"
     "  while [[ $__rein_i -gt 0 ]]; do\n"
     "    __rein_i=$((__rein_i - 1))\n"
@@ -255,24 +284,38 @@ static const char SHELL_DRIVER[] =
     "  done 2>/dev/null\n"
     "  builtin printf 's %d\\n' \"$__rein_rc\" >&60\n"
     "done\n"
+    "builtin exit \"$__rein_rc\"\n"
     "}\n";
 
 /*
- * One-shot with a snapshot.  $1 the snapshot, $2 the command.  The byte on
- * fd 3 says the snapshot was sourced; fd 3 is closed before the command so
- * nothing of it is inherited.  The command is expanded into eval's argument
- * before __rein_c is unset, so the command sees neither it nor $1/$2.
+ * One-shot with a snapshot, or with a command too long for an argument
+ * (SHELL_ARG_MAX).  $1 the snapshot ("" for none), $2 the command — or,
+ * without $2, the command is read from a memfd, at fd 4 after a snapshot's
+ * fd 3, else at fd 3, up to its NUL (a seekable fd, so bash reads it in
+ * blocks).  The byte on fd 3 says the snapshot was sourced.  Both fds are
+ * closed before the command so nothing of them is inherited.  The command
+ * is expanded into eval's argument before __rein_c is unset, so the
+ * command sees neither it nor $1/$2.
  */
-static const char SHELL_ONESHOT_SNAPSHOT[] =
+static const char SHELL_ONESHOT_WRAP[] =
     "{\n"
-    "if [[ -f $1 && -r $1 ]]; then\n"
-    "  builtin source \"$1\" </dev/null >/dev/null 2>&1 3>&-\n"
-    "else\n"
-    "  builtin exit 1\n"
+    "if (( $# < 2 )); then\n"
+    "  __rein_fd=3\n"
+    "  [[ -z $1 ]] || __rein_fd=4\n"
+    "  IFS= builtin read -r -d '' __rein_c <&\"$__rein_fd\"\n"
+    "  exec {__rein_fd}<&-\n"
+    "  builtin unset -v __rein_fd\n"
     "fi\n"
-    "builtin printf r >&3\n"
-    "exec 3>&-\n"
-    "__rein_c=$2\n"
+    "if [[ -n $1 ]]; then\n"
+    "  if [[ -f $1 && -r $1 ]]; then\n"
+    "    builtin source \"$1\" </dev/null >/dev/null 2>&1 3>&-\n"
+    "  else\n"
+    "    builtin exit 1\n"
+    "  fi\n"
+    "  builtin printf r >&3\n"
+    "  exec 3>&-\n"
+    "fi\n"
+    "(( $# < 2 )) || __rein_c=$2\n"
     "builtin set --\n"
     "builtin eval \"builtin unset -v __rein_c\n$__rein_c\"\n"
     "}\n";
@@ -301,6 +344,7 @@ struct rein_shell {
     rein_sup_t *sup;    /* made on the first run, kept until free */
     int64_t id;         /* the session's run (its bash), or 0 */
     int chan;           /* our end of the control socket, or -1 */
+    bool ready;         /* its bash said "r": the snapshot was sourced */
     /* The call being driven, which the run's callbacks report to; NULL
      * between calls and while the session is dropped. */
     struct shell_run *cur;
@@ -351,7 +395,7 @@ static const char *const shell_env_skip[] = {
     "PS1",    "PS2",      "PS3",      "PS4",     "PROMPT_COMMAND",
     "PWD",    "OLDPWD",   "SHLVL",    "BASH_ENV", "ENV",
     "SHELLOPTS", "BASHOPTS", "CDPATH", "IFS",    "BASH_XTRACEFD",
-    NULL};
+    "TMOUT",  NULL};
 
 static bool shell_env_skipped(const char *entry)
 {
@@ -692,6 +736,10 @@ static void on_exit_run(rein_sup_t *s, int64_t id, const rein_run_info_t *i,
     case REIN_REASON_EXIT:
     case REIN_REASON_SIGNAL:
         r->end = END_EXIT;
+        if (r->sh && !r->sh->ready && !r->err)
+            /* Before "r": the snapshot exited the shell (`exit`, `set -e`
+             * and a failure, `${x?}`), so no command ran. */
+            r->err = r->sh->snapshot ? REIN_ESNAPSHOT : REIN_ESHELL_INIT;
         if (r->sh && i->reason == REIN_REASON_SIGNAL && !r->err)
             r->err = REIN_ESHELL_EXEC; /* killed from outside */
         break;
@@ -723,8 +771,10 @@ static void begin_kill(struct shell_run *r, enum shell_end why)
 /* Handles one status line of the driver. */
 static void on_line(struct shell_run *r, const char *line)
 {
-    if (!strcmp(line, "r"))
-        return; /* ready: the request is already queued behind it */
+    if (!strcmp(line, "r")) {
+        r->sh->ready = true; /* the request is already queued behind it */
+        return;
+    }
     if (!strcmp(line, "n") || !strcmp(line, "f")) {
         /* The snapshot, or the redirection to the run's FIFO, failed. */
         if (!r->err)
@@ -984,6 +1034,34 @@ static int shell_spawn(rein_sup_t *s, const char *const *argv,
 
 /* ---------------------------------------------------------- one-shot */
 
+/* A memfd holding command and its NUL, at offset 0: how a command too long
+ * for an argument reaches bash (SHELL_ONESHOT_WRAP). */
+static int shell_command_fd(const char *command, int *out)
+{
+    int fd = memfd_create("rein-shell-command", MFD_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    size_t len = strlen(command) + 1, off = 0;
+    while (off < len) {
+        ssize_t n = write(fd, command + off, len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int rc = -errno;
+            close(fd);
+            return rc;
+        }
+        off += (size_t)n;
+    }
+    if (lseek(fd, 0, SEEK_SET) < 0) {
+        int rc = -errno;
+        close(fd);
+        return rc;
+    }
+    *out = fd;
+    return 0;
+}
+
 int rein_shell_exec(const rein_shell_opts_t *opts,
                     const rein_shell_run_opts_t *run,
                     rein_run_result_t *result)
@@ -991,11 +1069,12 @@ int rein_shell_exec(const rein_shell_opts_t *opts,
     struct shell_run r;
     struct shell_run *slot = &r;
     env_t env = {NULL, 0};
-    int mfd[2] = {-1, -1}, rc;
+    int mfd[2] = {-1, -1}, cfd = -1, rc;
     const char *snap = opts ? opts->snapshot_path : NULL;
 
     if (!run || !run->command || !result)
         return -EINVAL;
+    bool long_cmd = strlen(run->command) + 1 > SHELL_ARG_MAX;
     memset(result, 0, sizeof *result);
     run_init(&r, NULL, run);
     if ((rc = shell_build_env(&env, opts ? opts->session_env : NULL,
@@ -1007,19 +1086,31 @@ int rein_shell_exec(const rein_shell_opts_t *opts,
     }
     if (snap) /* ours only: bash's end stays blocking */
         fcntl(mfd[0], F_SETFL, fcntl(mfd[0], F_GETFL) | O_NONBLOCK);
+    if (long_cmd && (rc = shell_command_fd(run->command, &cfd)) < 0)
+        goto out;
     if ((rc = shell_sup_open(&r.sup)) < 0)
         goto out;
     const char *plain[] = {shell_program, "--noprofile", "--norc", "-c",
                            run->command, NULL};
-    const char *with_snap[] = {shell_program, "--noprofile", "--norc", "-c",
-                               SHELL_ONESHOT_SNAPSHOT, shell_program, snap,
-                               run->command, NULL};
-    rc = shell_spawn(r.sup, snap ? with_snap : plain, &env, run->cwd,
-                     run->timeout_ms, snap ? &mfd[1] : NULL, snap ? 1 : 0,
-                     NULL, &slot, &r.id);
+    const char *wrap[] = {shell_program, "--noprofile", "--norc", "-c",
+                          SHELL_ONESHOT_WRAP, shell_program, snap ? snap : "",
+                          long_cmd ? NULL : run->command, NULL};
+    int extra[2];
+    size_t n_extra = 0;
+    if (snap)
+        extra[n_extra++] = mfd[1];
+    if (long_cmd)
+        extra[n_extra++] = cfd;
+    rc = shell_spawn(r.sup, snap || long_cmd ? wrap : plain, &env, run->cwd,
+                     run->timeout_ms, n_extra ? extra : NULL, n_extra, NULL,
+                     &slot, &r.id);
     if (mfd[1] >= 0) {
         close(mfd[1]);
         mfd[1] = -1;
+    }
+    if (cfd >= 0) {
+        close(cfd);
+        cfd = -1;
     }
     if (rc < 0)
         goto out;
@@ -1041,6 +1132,8 @@ out:
     for (int i = 0; i < 2; i++)
         if (mfd[i] >= 0)
             close(mfd[i]);
+    if (cfd >= 0)
+        close(cfd);
     env_free(&env);
     run_free(&r);
     return rc;
@@ -1141,6 +1234,7 @@ static void shell_forget(rein_shell_t *sh)
     if (sh->id && sh->sup)
         rein_sup_forget(sh->sup, sh->id);
     sh->id = 0;
+    sh->ready = false;
     if (sh->chan >= 0)
         close(sh->chan);
     sh->chan = -1;
@@ -1196,15 +1290,26 @@ static int shell_dir_make(rein_shell_t *sh)
 static int own_open(rein_shell_t *sh, struct shell_run *r)
 {
     int rc;
-    if (!sh->dir && (rc = shell_dir_make(sh)) < 0)
-        return rc;
     buf_t b = BUF_INIT;
-    if (buf_printf(&b, "%s/%" PRIu64, sh->dir, ++sh->fifo_seq) < 0)
-        return -ENOMEM;
-    if (mkfifo(b.p, 0600) < 0) {
+    for (int tries = 0;; tries++) {
+        if (!sh->dir && (rc = shell_dir_make(sh)) < 0)
+            return rc;
+        b.len = 0;
+        if (buf_printf(&b, "%s/%" PRIu64, sh->dir, ++sh->fifo_seq) < 0) {
+            buf_free(&b);
+            return -ENOMEM;
+        }
+        if (mkfifo(b.p, 0600) == 0)
+            break;
         rc = -errno;
-        buf_free(&b);
-        return rc;
+        if (rc != -ENOENT || tries) {
+            buf_free(&b);
+            return rc;
+        }
+        /* A command removed the directory (it cleaned $TMPDIR): make
+         * another, once.  The FIFOs still open keep their own. */
+        free(sh->dir);
+        sh->dir = NULL;
     }
     r->fifo = buf_detach(&b);
     if (!(r->own = calloc(1, sizeof *r->own)))

@@ -3,8 +3,9 @@
  *
  * The public API is rein_shell_* in rein.h.  Here: the program the module
  * runs (always /bin/bash in a build, swappable so a test can see what
- * happens when bash is missing without touching /bin) and the bound on a
- * session's lingering output channels, which a test probes at its edge.
+ * happens when bash is missing without touching /bin), the bound on a
+ * session's lingering output channels and the length past which a
+ * one-shot command leaves argv, which tests probe at their edges.
  */
 #ifndef REIN_EXEC_SHELL_H
 #define REIN_EXEC_SHELL_H
@@ -16,6 +17,12 @@
  * gone.  Eight covers a handful of servers and watchers started with `&`
  * while 64 sessions stay within half of the usual 1024-fd soft limit. */
 #define SHELL_LINGER_MAX 8
+
+/* The longest argument Linux passes to exec, its NUL included
+ * (MAX_ARG_STRLEN: 32 pages of 4 KiB).  A one-shot command longer than
+ * this with its NUL reaches bash through a memfd instead of its argv,
+ * where exec would refuse it with E2BIG. */
+#define SHELL_ARG_MAX (128u * 1024u)
 
 /* The bash the shell module runs. */
 #define SHELL_BASH_PATH "/bin/bash"
