@@ -41,6 +41,7 @@
 
 #include "base/sig.h"
 #include "base/utf8.h"
+#include "exec/shell.h"
 #include "exec/retention.h"
 #include "exec/session.h"
 #include "squash/grammar.h"
@@ -865,6 +866,65 @@ static int codex_dangerous(mcp_call_t *call, const router_result_t *rr)
     return rc;
 }
 
+/*
+ * A command longer than an exec argument may be (SHELL_ARG_MAX: a large
+ * heredoc writing a file is a usual one) reaches a POSIX shell in pieces,
+ * each an argument of its own, which this script joins and evals; whole,
+ * exec would refuse it (E2BIG).  The pieces together are still bounded by
+ * the system's ARG_MAX, with the environment.
+ */
+static const char CODEX_JOIN_SCRIPT[] =
+    "__rein_c=; for __rein_p do __rein_c=$__rein_c$__rein_p; done; set --; "
+    "eval \"unset __rein_c __rein_p\n$__rein_c\"";
+
+/* Whether shell (a path or a name) is one of the POSIX shells that run
+ * CODEX_JOIN_SCRIPT. */
+static bool codex_shell_posix(const char *shell)
+{
+    static const char *const posix[] = {"sh",  "bash", "dash", "zsh", "ksh",
+                                        "mksh", "ksh93", "ash", "yash",
+                                        NULL};
+    const char *base = strrchr(shell, '/');
+    base = base ? base + 1 : shell;
+    for (const char *const *p = posix; *p; p++)
+        if (!strcmp(base, *p))
+            return true;
+    return false;
+}
+
+/* The argv of a command too long for one argument: shell, -c or -lc,
+ * CODEX_JOIN_SCRIPT, $0, then the pieces (in *pieces, to free with the
+ * array).  0 or -ENOMEM. */
+static int codex_join_argv(const char *shell, bool login, const char *cmd,
+                           const char ***argv, char ***pieces)
+{
+    size_t len = strlen(cmd), step = SHELL_ARG_MAX - 1;
+    size_t n = (len + step - 1) / step;
+    const char **v = calloc(n + 5, sizeof *v);
+    char **p = calloc(n + 1, sizeof *p);
+    if (!v || !p)
+        goto fail;
+    v[0] = shell;
+    v[1] = login ? "-lc" : "-c";
+    v[2] = CODEX_JOIN_SCRIPT;
+    v[3] = shell;
+    for (size_t i = 0; i < n; i++) {
+        size_t off = i * step;
+        if (!(p[i] = strndup(cmd + off, len - off < step ? len - off : step)))
+            goto fail;
+        v[4 + i] = p[i];
+    }
+    *argv = v;
+    *pieces = p;
+    return 0;
+fail:
+    for (size_t i = 0; p && i < n; i++)
+        free(p[i]);
+    free(p);
+    free(v);
+    return -ENOMEM;
+}
+
 static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
 {
     mcp_codex_t *cx = ud;
@@ -880,6 +940,8 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
     json_t *env_obj = json_object_get(args, "env");
     char dir[PATH_MAX], err[256];
     const char **envv = NULL;
+    const char **joined = NULL; /* the argv of a long command */
+    char **pieces = NULL;
     struct xcall *x = NULL;
     int rc;
 
@@ -904,6 +966,14 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
     if (wait_for && session_pattern_check(wait_for, err, sizeof err) < 0)
         return mcp_call_errorf(call, "`wait_for` is not a valid regular "
                                      "expression (%s).", err);
+    size_t cmd_len = strlen(cmd);
+    if (cmd_len + 1 > SHELL_ARG_MAX && !codex_shell_posix(shell))
+        return mcp_call_errorf(call,
+                               "`cmd` is %zu bytes: a command over %u KiB "
+                               "runs only under a POSIX shell (sh, bash, "
+                               "zsh, dash, ksh), not %s. Split it into "
+                               "several commands.",
+                               cmd_len, SHELL_ARG_MAX / 1024, shell);
 
     router_result_t rr;
     if (cx->router && router_classify(cx->router, cmd, &rr) == 0) {
@@ -971,7 +1041,11 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
     json_t *jy = json_object_get(args, "yield_time_ms");
     json_int_t asked = json_is_integer(jy) ? json_integer_value(jy)
                                            : CODEX_DEFAULT_EXEC_YIELD_MS;
-    const char *argv[] = {shell, login ? "-lc" : "-c", cmd, NULL};
+    const char *one[] = {shell, login ? "-lc" : "-c", cmd, NULL};
+    if (cmd_len + 1 > SHELL_ARG_MAX &&
+        (rc = codex_join_argv(shell, login, cmd, &joined, &pieces)) < 0)
+        goto out;
+    const char **argv = joined ? joined : one;
     session_spawn_opts_t so = {
         .argv = argv,
         .command = cmd,
@@ -1007,6 +1081,15 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
     x->yield_ms = clamp_u(asked, CODEX_MIN_YIELD_MS, CODEX_MAX_YIELD_MS);
     x->yield_clamped = json_is_integer(jy) && (json_int_t)x->yield_ms != asked;
     rc = session_spawn(cx->store, &so, &x->s);
+    if (rc == -E2BIG) {
+        rc = mcp_call_errorf(call,
+                             "Could not start `%.80s`: the command (%zu "
+                             "bytes) and its environment are over what the "
+                             "system passes to a program (ARG_MAX, %ld "
+                             "bytes). Split it into several commands.",
+                             cmd, cmd_len, sysconf(_SC_ARG_MAX));
+        goto out;
+    }
     if (rc < 0) {
         rc = mcp_call_errorf(call, "Could not start `%.80s`: %s.", cmd,
                              rein_strerror(rc));
@@ -1036,6 +1119,10 @@ out:
         free(owned[i]);
     free(owned);
     free(envv);
+    for (size_t i = 0; pieces && pieces[i]; i++)
+        free(pieces[i]);
+    free(pieces);
+    free(joined);
     return rc;
 }
 

@@ -270,6 +270,55 @@ test('workdir relative to the server cwd; bad workdir, shell, env names and an e
   }
 });
 
+// SHELL_ARG_MAX in src/exec/shell.h: the longest exec argument, its NUL
+// included; a longer cmd reaches a POSIX shell in pieces.
+const SHELL_ARG_MAX = 128 * 1024;
+
+// A cmd of exactly len bytes: first, then a heredoc of 'x' lines that wc
+// counts; returns the cmd and that count.
+function longCmd(first, len) {
+  const head = `${first}wc -c <<'EOF'\n`;
+  const tail = '\nEOF\n';
+  let body = '';
+  const n = len - head.length - tail.length;
+  for (let i = 0; i < n; i++) body += i % 80 === 79 ? '\n' : 'x';
+  return { cmd: head + body + tail, count: n + 1 };
+}
+
+test('a cmd too long for one exec argument runs in pieces under a POSIX shell; past ARG_MAX it is a clear error', async () => {
+  const { client } = await connect();
+  try {
+    const first = 'echo "$# ${__rein_c-none} ${__rein_p-none} ${#BASH_EXECUTION_STRING}"; ';
+    // At the edge the cmd is still one argument: bash -c runs it as it is.
+    let { cmd, count } = longCmd(first, SHELL_ARG_MAX - 1);
+    let r = await exec(client, { cmd });
+    assert.equal(r.exit_code, 0);
+    assert.equal(r.output, `0 none none ${SHELL_ARG_MAX - 1}\n${count}\n`);
+    // One byte more, and 1.6 MB, with a login shell: joined, nothing of the
+    // joining left for the command to see.
+    for (const [len, login] of [[SHELL_ARG_MAX, false], [1600000, true]]) {
+      ({ cmd, count } = longCmd(first, len));
+      r = await exec(client, { cmd, login });
+      assert.equal(r.exit_code, 0);
+      assert.match(r.output, new RegExp(`^0 none none \\d+\\n${count}\\n$`));
+      assert.notEqual(r.output.split(' ')[3], `${len}\n`);
+    }
+    ({ cmd } = longCmd('', SHELL_ARG_MAX));
+    r = await exec(client, { cmd, shell: 'dash' });
+    assert.equal(r.exit_code, 0);
+    let e = await call(client, 'exec_command', { cmd, shell: 'python3' });
+    assert.equal(e.isError, true);
+    assert.equal(e.content[0].text, `\`cmd\` is ${SHELL_ARG_MAX} bytes: a command over 128 KiB runs `
+      + 'only under a POSIX shell (sh, bash, zsh, dash, ksh), not python3. Split it into several commands.');
+    ({ cmd } = longCmd('', 3 * 1024 * 1024));
+    e = await call(client, 'exec_command', { cmd });
+    assert.equal(e.isError, true);
+    assert.match(e.content[0].text, /the command \(3145728 bytes\) and its environment are over what the system passes to a program \(ARG_MAX, \d+ bytes\)\. Split it/);
+  } finally {
+    await client.close();
+  }
+});
+
 test('write_stdin decodes escapes, base64 and named keys; bad input is an error', async () => {
   const { client } = await connect();
   try {
