@@ -599,7 +599,30 @@ TEST(run_json_has_every_field)
     ASSERT_STR(json_string_value(json_object_get(d, "pattern")), "mkfs");
     ASSERT_STR(json_string_value(json_object_get(d, "decision")),
                "not run (no terminal to ask)");
+    ASSERT_TRUE(json_is_null(json_object_get(o, "error")));
     json_decref(o);
+
+    /* A command that cannot start: its object, its status, and why. */
+    const char *nf[] = {"run", "--json", "--", "/nonexistent/rein-x", NULL};
+    const char *nx[] = {"run", "--json", "--", "/etc/passwd", NULL};
+    const char *const *cases[] = {nf, nx};
+    const int codes[] = {127, 126};
+    const char *whys[] = {"/nonexistent/rein-x: command not found",
+                          "/etc/passwd: Permission denied"};
+    for (size_t i = 0; i < 2; i++) {
+        buf_reset(&out);
+        ASSERT_EQ(run_rein(cases[i], -1, test_tmpdir(), &out, &err),
+                  codes[i]);
+        o = json_loads(out.p, 0, &je);
+        ASSERT_TRUE(o != NULL);
+        ASSERT_TRUE(json_is_false(json_object_get(o, "ran")));
+        ASSERT_EQ(json_integer_value(json_object_get(o, "exit_code")),
+                  codes[i]);
+        ASSERT_STR(json_string_value(json_object_get(o, "error")), whys[i]);
+        ASSERT_TRUE(json_integer_value(json_object_get(o, "duration_ms")) >=
+                    0);
+        json_decref(o);
+    }
     buf_free(&out);
     buf_free(&err);
 }

@@ -110,6 +110,7 @@ struct run {
     loop_t *loop; /* the supervisor's */
     int64_t id;   /* the run's registry id; 0 until it started */
     pid_t pid;    /* its leader, for --json's "ran" */
+    char error[256]; /* why it did not start, for --json's "error" */
     bool done;    /* the supervisor reported the run exited */
     bool closing; /* run_close: a run it ends is no longer shown */
     int exit_code;
@@ -656,7 +657,8 @@ static int run_spawn_failed(struct run *r, int rc)
     const char *cmd = r->cmd_argv[0];
     switch (rc) {
     case -ENOENT:
-        fprintf(stderr, "rein: %s: command not found\n", cmd);
+        snprintf(r->error, sizeof r->error, "%s: command not found", cmd);
+        fprintf(stderr, "rein: %s\n", r->error);
         return CLI_EXIT_NOTFOUND;
     case -EACCES:
     case -EPERM:
@@ -667,11 +669,13 @@ static int run_spawn_failed(struct run *r, int rc)
     case -ENAMETOOLONG:
     case -ETXTBSY:
     case -E2BIG:
-        fprintf(stderr, "rein: %s: %s\n", cmd, rein_strerror(rc));
+        snprintf(r->error, sizeof r->error, "%s: %s", cmd, rein_strerror(rc));
+        fprintf(stderr, "rein: %s\n", r->error);
         return CLI_EXIT_NOEXEC;
     default:
-        fprintf(stderr, "rein: cannot start %s: %s\n", cmd,
-                rein_strerror(rc));
+        snprintf(r->error, sizeof r->error, "cannot start %s: %s", cmd,
+                 rein_strerror(rc));
+        fprintf(stderr, "rein: %s\n", r->error);
         return CLI_EXIT_FAILURE;
     }
 }
@@ -702,6 +706,7 @@ static int run_spawn(struct run *r)
     int rc = sup_spawn_tio(r->sup, &o, run_pty_modes, r, &r->id);
     if (rc < 0) {
         r->id = 0;
+        r->end_ms = loop_clock_ms();
         return run_spawn_failed(r, rc);
     }
     rein_run_info_t info;
@@ -819,6 +824,8 @@ static void run_json(struct run *r, char **argv)
     json_object_set_new(o, "log", r->log_path[0] ? json_string(r->log_path)
                                                  : json_null());
     json_object_set_new(o, "ran", json_boolean(r->pid > 0));
+    json_object_set_new(o, "error", r->error[0] ? json_string(r->error)
+                                                : json_null());
     /* The registry's id: `rein logs ID`, `rein ps`. */
     json_object_set_new(o, "id", r->id ? json_integer((json_int_t)r->id)
                                        : json_null());
@@ -996,8 +1003,12 @@ int cli_run(int argc, char **argv, bool shorthand)
             free(h);
         }
     }
-    if ((status = run_spawn(&r)) != 0)
+    if ((status = run_spawn(&r)) != 0) {
+        r.exit_code = status;
+        if (r.mode == MODE_JSON)
+            run_json(&r, cmd); /* one object, even for nothing run */
         goto out;
+    }
     status = CLI_EXIT_FAILURE;
     /* After the spawn, because the log path is the run's: the child is
      * starting meanwhile, and its output waits in the PTY. */
