@@ -769,6 +769,16 @@ TEST_T(run_killed_by_sigkill_leaves_its_command_to_reconcile, 60)
     json_decref(run);
     ASSERT_TRUE(cmd > 1 && test_pid_alive(cmd));
 
+    /* A follower of its log, asleep before the owner dies. */
+    char ids[32];
+    snprintf(ids, sizeof ids, "%lld", id);
+    const char *fa[] = {rein_path(), "logs", ids, "-f", NULL};
+    pid_t fpid;
+    int fpidfd, fcode;
+    int f_fd = tu_spawn_piped(fa, SPAWN_SESSION, -1, &fpid, &fpidfd);
+    buf_t fout = BUF_INIT;
+    expect_fd(f_fd, &fout, "ready\n");
+
     /* rein dies without a chance to clean up: the crash case. */
     ASSERT_EQ(kill(pid, SIGKILL), 0);
     ASSERT_OK(spawn_reap(pid, pidfd, &code));
@@ -781,6 +791,26 @@ TEST_T(run_killed_by_sigkill_leaves_its_command_to_reconcile, 60)
     run = ps_find("exec sleep 300");
     ASSERT_STR(json_string_value(json_object_get(run, "state")), "running");
     json_decref(run);
+
+    /* The follower wakes on the owner's death and stops: nothing more can
+     * be logged.  It used to wait for a reconcile forever.  Started after
+     * the death, a follower stops at once. */
+    tu_read_all(f_fd, &fout);
+    close(f_fd);
+    ASSERT_OK(spawn_reap(fpid, fpidfd, &fcode));
+    if (fpidfd >= 0)
+        close(fpidfd);
+    ASSERT_EQ(fcode, 0);
+    ASSERT_STR(fout.p, "ready\n");
+    buf_t lout = BUF_INIT, lerr = BUF_INIT;
+    const char *la[] = {"logs", ids, "-f", NULL};
+    ASSERT_EQ(run_rein(la, -1, NULL, &lout, &lerr), 0);
+    ASSERT_STR(lout.p, "ready\n");
+    ASSERT_CONTAINS(lerr.p, "its owner is gone, so nothing more will be "
+                            "logged");
+    buf_free(&fout);
+    buf_free(&lout);
+    buf_free(&lerr);
 
     buf_t rout = BUF_INIT, rerr = BUF_INIT;
     const char *r[] = {"reconcile", NULL};

@@ -6,11 +6,17 @@
  * inotify — on the log file (it grew), its directory (it appeared) and the
  * state directory (a registry commit touched registry.db or its -wal) — and
  * stops once the registry says the run has exited and the file has been
- * read to its end.  The watches are in place before the first look at the
- * file and the registry, so a write or an exit that happens in between
- * still wakes us; and a wake-up by a registry file waits for the writer's
- * commit to be published (registry_sync) before reading the run's state.
- * No sleeps, no polling, no lost wake-up.
+ * read to its end.  It also stops when the run's owner is gone (killed
+ * without a chance to record the end, which only reconciliation records
+ * later): the owner wrote the log, so nothing more can come.  An owner
+ * lives as long as it holds the flock on its lock file; we keep that file
+ * open and watch it for closes (the dead owner's fd is closed), and test
+ * the lock with the fd we hold, which opens and closes nothing that could
+ * wake us again.  The watches are in place before the first look at the
+ * file, the registry and the lock, so a write, an exit or a death that
+ * happens in between still wakes us; and a wake-up by a registry file
+ * waits for the writer's commit to be published (registry_sync) before
+ * reading the run's state.  No sleeps, no polling, no lost wake-up.
  *
  * The supervisor flushes a run's spool before it records the exit, so the
  * end of the file at that point is the end of the output.
@@ -22,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/inotify.h>
 #include <unistd.h>
 
@@ -81,16 +88,58 @@ static bool logs_parse_id(const char *s, int64_t *id)
     return true;
 }
 
-/* The state of run id now; -ENOENT if it vanished (deleted). */
-static int logs_state(registry_t *reg, int64_t id, int *state)
+/* The state and owner of run id now; -ENOENT if it vanished (deleted). */
+static int logs_state(registry_t *reg, int64_t id, int *state,
+                      char owner[REGISTRY_OWNER_ID_LEN])
 {
     run_record_t r;
     int rc = registry_run_get(reg, id, &r);
     if (rc < 0)
         return rc;
     *state = r.state;
+    memcpy(owner, r.owner, REGISTRY_OWNER_ID_LEN);
     run_record_clear(&r);
     return 0;
+}
+
+/* The owner of a followed run, by its lock file, open for the whole
+ * follow; reconciliation may hand the run to another owner. */
+struct logs_owner {
+    char id[REGISTRY_OWNER_ID_LEN];
+    int fd; /* its lock file, or -1 (no such owner or file: gone) */
+};
+
+/* Makes o the owner owner_id: opens its lock and watches it for closes. */
+static int logs_owner_set(registry_t *reg, int ifd, const char *owner_id,
+                          struct logs_owner *o)
+{
+    owner_record_t rec;
+    if (o->fd >= 0)
+        close(o->fd);
+    o->fd = -1;
+    memcpy(o->id, owner_id, REGISTRY_OWNER_ID_LEN);
+    if (registry_owner_get(reg, owner_id, &rec) < 0)
+        return 0; /* no record: gone */
+    int rc = 0;
+    if (rec.lock_path &&
+        inotify_add_watch(ifd, rec.lock_path, IN_CLOSE | IN_DELETE_SELF) >= 0)
+        o->fd = open(rec.lock_path, O_RDONLY | O_CLOEXEC);
+    else if (rec.lock_path && errno != ENOENT)
+        rc = -errno;
+    owner_record_clear(&rec);
+    return rc;
+}
+
+/* True while the owner holds its lock (an exclusive flock). */
+static bool logs_owner_alive(const struct logs_owner *o)
+{
+    if (o->fd < 0)
+        return false;
+    if (flock(o->fd, LOCK_SH | LOCK_NB) == 0) {
+        flock(o->fd, LOCK_UN);
+        return false;
+    }
+    return errno != EBADF; /* EWOULDBLOCK: held */
 }
 
 /* The directory part of path ("." for a bare name). */
@@ -123,6 +172,8 @@ static bool logs_touches_registry(const char *ebuf, size_t n, int wd)
 static int logs_follow(registry_t *reg, int64_t id, const char *log_path)
 {
     char state_dir[PATH_MAX], log_dir[PATH_MAX];
+    char owner[REGISTRY_OWNER_ID_LEN] = "";
+    struct logs_owner ow = {"", -1};
     int fd = -1, ifd = -1, st = CLI_EXIT_FAILURE, rc;
     rc = registry_state_dir(state_dir, sizeof state_dir);
     if (rc < 0)
@@ -157,16 +208,26 @@ static int logs_follow(registry_t *reg, int64_t id, const char *log_path)
         int state = RUN_STARTING;
         rc = registry_changed ? registry_sync(reg) : 0;
         if (rc == 0)
-            rc = logs_state(reg, id, &state);
+            rc = logs_state(reg, id, &state, owner);
         if (rc < 0) {
             fprintf(stderr, "rein logs: %s\n", registry_errmsg(reg));
             st = CLI_EXIT_FAILURE;
             goto out;
         }
-        if (state == RUN_EXITED) {
+        if (state != RUN_EXITED && strcmp(owner, ow.id) &&
+            (rc = logs_owner_set(reg, ifd, owner, &ow)) < 0)
+            goto fail;
+        bool orphaned = state != RUN_EXITED && !logs_owner_alive(&ow);
+        if (state == RUN_EXITED || orphaned) {
             /* Whatever landed between the copy and the look. */
             if (fd >= 0 && (rc = logs_copy(fd)) < 0)
                 goto fail;
+            if (orphaned)
+                fprintf(stderr,
+                        "rein logs: run %" PRId64 ": its owner is gone, so "
+                        "nothing more will be logged (`rein reconcile` "
+                        "records how it ended)\n",
+                        id);
             st = CLI_EXIT_OK;
             goto out;
         }
@@ -190,6 +251,8 @@ fail:
 out:
     if (fd >= 0)
         close(fd);
+    if (ow.fd >= 0)
+        close(ow.fd);
     if (ifd >= 0)
         close(ifd);
     return st;
