@@ -179,6 +179,9 @@ typedef struct rein_pty rein_pty_t;
 /* The longest one rein_pty_write waits, in all, for room in the
  * terminal's input queue (a child that does not read its input). */
 #define REIN_PTY_WRITE_TIMEOUT_MS 5000
+/* The most bytes writes from the chunk callback may leave queued for the
+ * terminal (they never wait: waiting there would stop the reading). */
+#define REIN_PTY_WRITE_QUEUE_MAX (1024u * 1024u)
 
 typedef struct rein_pty_start_opts {
     const char *command;    /* required; run as <shell> -lc <command> */
@@ -205,10 +208,16 @@ int rein_pty_start(rein_pty_t *p, const rein_pty_start_opts_t *opts,
  * -ETIMEDOUT when it found the input queue full and data was still not
  * all written REIN_PTY_WRITE_TIMEOUT_MS later (part of it may have been);
  * -EIO when the command ended meanwhile (a kill from another thread ends a
- * waiting write that way). */
+ * waiting write that way).  Called while start is still setting up, it
+ * waits for the terminal to exist.  From the chunk callback it never
+ * waits: what the terminal cannot take at once is queued and written, in
+ * order, as room comes; -ENOBUFS (nothing queued) when that would leave
+ * more than REIN_PTY_WRITE_QUEUE_MAX bytes waiting.  (A write from another
+ * thread may go out before bytes the callback left queued.) */
 int rein_pty_write(rein_pty_t *p, const void *data, size_t len);
 /* Sets the terminal size, clamped as at start; the foreground job gets
- * SIGWINCH.  REIN_EPTY_IDLE when nothing runs. */
+ * SIGWINCH.  REIN_EPTY_IDLE when nothing runs; while start is still
+ * setting up, it waits for the terminal to exist. */
 int rein_pty_resize(rein_pty_t *p, unsigned cols, unsigned rows);
 /* Ends the running command and its descendants (TERM, grace, KILL); start
  * then returns a cancelled result after REIN_PTY_KILL_DRAIN_MS of drain.

@@ -298,13 +298,28 @@ static char *flood_lines(void)
 
 struct flood {
     rein_pty_t *p;
+    pthread_t th;
     bool fired;
     int rc;
     uint64_t took_ms;
 };
 
-/* On the first output ("ready"), floods the terminal with lines the child
- * never reads, timing the write; then kills the session. */
+/* Floods the terminal with lines the child never reads, timing the write;
+ * then kills the session. */
+static void *flood_writer(void *arg)
+{
+    struct flood *f = arg;
+    char *lines = flood_lines();
+    uint64_t t0 = test_now_ms();
+    f->rc = rein_pty_write(f->p, lines, T_FLOOD_BYTES);
+    f->took_ms = test_now_ms() - t0;
+    free(lines);
+    ASSERT_OK(rein_pty_kill(f->p));
+    return NULL;
+}
+
+/* On the first output ("ready"), starts the flood from a thread of its
+ * own: a write from the callback would only be queued. */
 static void on_chunk_flood(const char *s, size_t n, void *data)
 {
     struct flood *f = data;
@@ -313,12 +328,7 @@ static void on_chunk_flood(const char *s, size_t n, void *data)
     if (f->fired)
         return;
     f->fired = true;
-    char *lines = flood_lines();
-    uint64_t t0 = test_now_ms();
-    f->rc = rein_pty_write(f->p, lines, T_FLOOD_BYTES);
-    f->took_ms = test_now_ms() - t0;
-    free(lines);
-    ASSERT_OK(rein_pty_kill(f->p));
+    ASSERT_EQ(pthread_create(&f->th, NULL, flood_writer, f), 0);
 }
 
 TEST(pty_write_to_a_child_that_never_reads_times_out)
@@ -333,6 +343,7 @@ TEST(pty_write_to_a_child_that_never_reads_times_out)
     rein_run_result_t res;
     ASSERT_OK(rein_pty_start(f.p, &o, &res));
     ASSERT_TRUE(f.fired);
+    ASSERT_EQ(pthread_join(f.th, NULL), 0);
     ASSERT_EQ(f.rc, -ETIMEDOUT);
     ASSERT_INT(f.took_ms, >=, REIN_PTY_WRITE_TIMEOUT_MS);
     ASSERT_INT(f.took_ms, <, REIN_PTY_WRITE_TIMEOUT_MS + 3000);
@@ -415,6 +426,128 @@ TEST(pty_kill_ends_a_write_stuck_on_a_child_that_never_reads)
     ASSERT_INT(w.rc, !=, -ETIMEDOUT);
     ASSERT_INT(w.took_ms, <, REIN_PTY_WRITE_TIMEOUT_MS);
     rein_pty_free(w.p);
+}
+
+/* Writes from the chunk callback: what the first output asks for. */
+struct cbw {
+    rein_pty_t *p;
+    buf_t out;
+    bool fired;
+    size_t len; /* bytes of "x\n" lines to write, then ^D unless kill */
+    bool kill;
+    int rc, rc2, rc3;
+};
+
+static void on_chunk_cbw(const char *s, size_t n, void *data)
+{
+    struct cbw *w = data;
+    buf_append(&w->out, s, n);
+    if (w->fired || !strstr(w->out.p, "READY"))
+        return;
+    w->fired = true;
+    char *lines = malloc(w->len + 2);
+    ASSERT_TRUE(lines != NULL);
+    for (size_t i = 0; i + 1 < w->len + 2; i += 2)
+        memcpy(lines + i, "x\n", 2);
+    if (w->kill) {
+        /* The edge of the queue: one byte over is refused whole. */
+        w->rc = rein_pty_write(w->p, lines, REIN_PTY_WRITE_QUEUE_MAX + 1);
+        w->rc2 = rein_pty_write(w->p, lines, REIN_PTY_WRITE_QUEUE_MAX);
+        w->rc3 = rein_pty_kill(w->p);
+    } else {
+        w->rc = rein_pty_write(w->p, lines, w->len);
+        w->rc2 = rein_pty_write(w->p, "\x04", 1); /* after them: in order */
+    }
+    free(lines);
+}
+
+TEST(pty_write_from_the_callback_is_queued_not_waited_for)
+{
+    /* cat echoes what it reads and the terminal echoes what is typed: a
+     * write waiting on the loop's thread stopped the reading, so cat
+     * stopped reading too, and the write ran out its timeout. */
+    struct cbw w = {.len = 200000};
+    ASSERT_OK(rein_pty_new(&w.p));
+    rein_pty_start_opts_t o = {.command = "echo READY; exec cat",
+                               .on_chunk = on_chunk_cbw,
+                               .data = &w,
+                               .timeout_ms = 30000};
+    rein_run_result_t res;
+    ASSERT_OK(rein_pty_start(w.p, &o, &res));
+    ASSERT_TRUE(w.fired);
+    ASSERT_OK(w.rc);
+    ASSERT_OK(w.rc2);
+    ASSERT_FALSE(res.timed_out);
+    ASSERT_TRUE(res.has_exit_code);
+    ASSERT_EQ(res.exit_code, 0); /* cat saw every line, then the ^D */
+    size_t xs = 0;
+    for (size_t i = 0; i < w.out.len; i++)
+        xs += w.out.p[i] == 'x';
+    ASSERT_EQ(xs, 2 * (w.len / 2)); /* echoed, then printed by cat */
+    rein_pty_free(w.p);
+    buf_free(&w.out);
+
+    /* A child that never reads: the queue takes REIN_PTY_WRITE_QUEUE_MAX
+     * bytes, not one more, and a kill from the callback still ends it. */
+    struct cbw k = {.len = REIN_PTY_WRITE_QUEUE_MAX + 2, .kill = true};
+    ASSERT_OK(rein_pty_new(&k.p));
+    rein_pty_start_opts_t ko = {.command = "stty -echo; echo READY; "
+                                           "exec sleep 60",
+                                .on_chunk = on_chunk_cbw,
+                                .data = &k};
+    ASSERT_OK(rein_pty_start(k.p, &ko, &res));
+    ASSERT_EQ(k.rc, -ENOBUFS);
+    ASSERT_OK(k.rc2);
+    ASSERT_OK(k.rc3);
+    ASSERT_TRUE(res.cancelled);
+    rein_pty_free(k.p);
+    buf_free(&k.out);
+}
+
+/* Spins on write or resize while another thread enters start. */
+struct early {
+    rein_pty_t *p;
+    _Atomic bool go;
+    int resize; /* 0 write, 1 resize */
+    int rc;
+};
+
+static void *early_caller(void *arg)
+{
+    struct early *e = arg;
+    while (!e->go)
+        sched_yield();
+    for (;;) {
+        int rc = e->resize ? rein_pty_resize(e->p, 100, 30)
+                           : rein_pty_write(e->p, "\n", 1);
+        if (rc != REIN_EPTY_IDLE) {
+            e->rc = rc;
+            if (e->resize && rc == 0) /* end the child's read */
+                e->rc = rein_pty_write(e->p, "\n", 1);
+            return NULL;
+        }
+    }
+}
+
+TEST(pty_write_and_resize_wait_out_starts_set_up)
+{
+    /* Valid from the moment start is entered: before the terminal existed
+     * they failed with EBADF (and a resize was lost). */
+    for (int i = 0; i < 10; i++) {
+        struct early e = {.resize = i % 2};
+        ASSERT_OK(rein_pty_new(&e.p));
+        pthread_t th;
+        ASSERT_EQ(pthread_create(&th, NULL, early_caller, &e), 0);
+        rein_pty_start_opts_t o = {.command = "read x"};
+        rein_run_result_t res;
+        e.go = true;
+        ASSERT_OK(rein_pty_start(e.p, &o, &res));
+        ASSERT_EQ(pthread_join(th, NULL), 0);
+        ASSERT_OK(e.rc);
+        ASSERT_TRUE(res.has_exit_code); /* the newline reached read */
+        ASSERT_EQ(res.exit_code, 0);
+        rein_pty_free(e.p);
+    }
 }
 
 TEST(pty_spawn_errors_are_synchronous)

@@ -22,6 +22,13 @@
  * works on a duplicate of its own, so while it waits for room in the
  * terminal it holds nothing that kill or resize need: a kill from another
  * thread ends a write stuck on a child that does not read.
+ *   start is entered with `running` set before the terminal exists; a
+ * write or resize in that window waits (`ready`) for the master, or for
+ * start to give up.  A write from the chunk callback runs on the loop's own
+ * thread: waiting there for room would stop the reading, and a child that
+ * echoes (or prints) would then never read more input, so the write is
+ * handed to the supervisor's queue (rein_sup_write), which the loop
+ * flushes as the terminal takes it.
  */
 #include "rein.h"
 
@@ -49,10 +56,14 @@
 #define PTY_CONTAINMENT "pgid"
 
 struct rein_pty {
-    pthread_mutex_t mu; /* guards running, master, cols, rows */
+    pthread_mutex_t mu; /* guards running, setting_up, master, id, cols, rows */
+    pthread_cond_t ready; /* set-up is over: master is set, or start failed */
     pthread_mutex_t write_mu; /* one write at a time: bytes never interleave */
     bool running;
+    bool setting_up; /* running, and the terminal is not there yet */
     int master; /* our duplicate of the run's master, or -1 */
+    int64_t id; /* the supervisor's run */
+    pthread_t loop_thread; /* start's caller: the chunk callback's thread */
     unsigned cols, rows;
     int wake_fd; /* eventfd: rein_pty_kill wakes the running loop */
     atomic_bool kill_req;
@@ -85,6 +96,7 @@ int rein_pty_new(rein_pty_t **out)
         return e;
     }
     pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->ready, NULL);
     pthread_mutex_init(&p->write_mu, NULL);
     p->master = -1;
     p->cols = REIN_PTY_DEFAULT_COLS;
@@ -107,6 +119,7 @@ void rein_pty_free(rein_pty_t *p)
         return;
     rein_sup_close(p->sup);
     close(p->wake_fd);
+    pthread_cond_destroy(&p->ready);
     pthread_mutex_destroy(&p->mu);
     pthread_mutex_destroy(&p->write_mu);
     free(p);
@@ -251,6 +264,8 @@ int rein_pty_start(rein_pty_t *p, const rein_pty_start_opts_t *o,
         return REIN_EPTY_RUNNING;
     }
     p->running = true; /* a start from the chunk callback now fails */
+    p->setting_up = true;
+    p->loop_thread = pthread_self();
     pthread_mutex_unlock(&p->mu);
 
     if (!p->sup) {
@@ -264,8 +279,11 @@ int rein_pty_start(rein_pty_t *p, const rein_pty_start_opts_t *o,
         goto out;
     pthread_mutex_lock(&p->mu);
     p->master = fcntl(sup_run_fd(p->sup, r.id), F_DUPFD_CLOEXEC, 0);
+    p->id = r.id;
     p->cols = cols;
     p->rows = rows;
+    p->setting_up = false;
+    pthread_cond_broadcast(&p->ready);
     pthread_mutex_unlock(&p->mu);
     rc = run_loop(&r);
     if (utf8_finish(&r.dec, &r.out) == 0)
@@ -287,6 +305,8 @@ int rein_pty_start(rein_pty_t *p, const rein_pty_start_opts_t *o,
 out:
     pthread_mutex_lock(&p->mu);
     p->running = false;
+    p->setting_up = false;
+    pthread_cond_broadcast(&p->ready);
     if (p->master >= 0)
         close(p->master);
     p->master = -1;
@@ -298,6 +318,28 @@ out:
 
 /* ------------------------------------------------------------- controls */
 
+/* With p->mu held: waits out start's set-up.  REIN_EPTY_IDLE when nothing
+ * runs (or start gave up), -EIO when the terminal could not be kept. */
+static int pty_wait_ready(rein_pty_t *p)
+{
+    while (p->running && p->setting_up)
+        pthread_cond_wait(&p->ready, &p->mu);
+    if (!p->running)
+        return REIN_EPTY_IDLE;
+    return p->master >= 0 ? 0 : -EIO;
+}
+
+/* A write from the chunk callback (the loop's thread): queued behind what
+ * already waits, never waited for.  With p->mu held. */
+static int pty_write_queued(rein_pty_t *p, const void *data, size_t len)
+{
+    size_t waiting = sup_run_pending(p->sup, p->id);
+    if (len > REIN_PTY_WRITE_QUEUE_MAX - waiting)
+        return -ENOBUFS;
+    int rc = rein_sup_write(p->sup, p->id, data, len);
+    return rc == REIN_ENOTRUNNING ? -EIO : rc;
+}
+
 int rein_pty_write(rein_pty_t *p, const void *data, size_t len)
 {
     const char *s = data;
@@ -307,9 +349,15 @@ int rein_pty_write(rein_pty_t *p, const void *data, size_t len)
         return -EINVAL;
     pthread_mutex_lock(&p->write_mu);
     pthread_mutex_lock(&p->mu);
-    if (!p->running)
-        rc = REIN_EPTY_IDLE;
-    else if ((fd = fcntl(p->master, F_DUPFD_CLOEXEC, 0)) < 0)
+    bool on_loop = p->running && pthread_equal(pthread_self(), p->loop_thread);
+    if (on_loop) {
+        /* Set-up runs on this thread too, so it is over by now. */
+        rc = p->setting_up ? REIN_EPTY_IDLE : pty_write_queued(p, data, len);
+        pthread_mutex_unlock(&p->mu);
+        goto out;
+    }
+    if ((rc = pty_wait_ready(p)) == 0 &&
+        (fd = fcntl(p->master, F_DUPFD_CLOEXEC, 0)) < 0)
         rc = -errno;
     pthread_mutex_unlock(&p->mu);
     if (rc < 0)
@@ -371,9 +419,10 @@ int rein_pty_resize(rein_pty_t *p, unsigned cols, unsigned rows)
     cols = ptyio_clamp_cols(cols);
     rows = ptyio_clamp_rows(rows);
     pthread_mutex_lock(&p->mu);
-    if (!p->running) {
-        rc = REIN_EPTY_IDLE;
-    } else {
+    bool on_loop = p->running && pthread_equal(pthread_self(), p->loop_thread);
+    if (on_loop && p->setting_up) {
+        rc = REIN_EPTY_IDLE; /* set-up runs on this thread: cannot be */
+    } else if ((rc = pty_wait_ready(p)) == 0) {
         /* The kernel sends SIGWINCH to the terminal's foreground group. */
         rc = ptyio_resize(p->master, cols, rows);
         if (rc == 0) {
