@@ -268,13 +268,19 @@ pid_t rein_proc_ppid(const rein_proc_t *p);
 int rein_proc_args(const rein_proc_t *p, char ***argv);
 void rein_strv_free(char **v);
 /* Signals the process and every descendant, children first.  -ESRCH once
- * the process has exited. */
+ * the process has exited; -EPERM for pid 1 or the caller itself, before
+ * anything is signalled.  Each descendant is held by a pidfd from the
+ * moment it is seen, so one that exits meanwhile is never confused with a
+ * process given its pid. */
 int rein_proc_kill_tree(rein_proc_t *p, int signo);
 /* Defaults: the process only, REIN_PROC_GRACEFUL_MS, REIN_PROC_TIMEOUT_MS,
  * SIGTERM. */
 void rein_proc_terminate_opts_init(rein_proc_terminate_opts_t *o);
 /* Graceful signal (+SIGCONT), wait, rescan, KILL, wait.  *exited says how
- * it ended; true at once when the process had already exited. */
+ * it ended; true at once when the process had already exited.  -EPERM as
+ * for kill_tree.  A child forked during the grace by a process that then
+ * exits at once is no longer below the tree when it is rescanned; `group`
+ * reaches it if it kept the process group. */
 int rein_proc_terminate(rein_proc_t *p, const rein_proc_terminate_opts_t *o,
                         bool *exited);
 /* *exited: true when the process exited within timeout_ms (< 0: forever).

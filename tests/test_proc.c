@@ -157,11 +157,27 @@ TEST(proc_from_pid_of_self)
     ASSERT_EQ(pgid, getpgrp());
     ASSERT_EQ(rein_proc_status(h), REIN_PROC_RUNNING);
     check_mode(h, false);
-    /* rein never signals itself (ptree's guard), and says so. */
-    ASSERT_EQ(rein_proc_kill_tree(h, 0), -EPERM);
+    /* rein never signals itself, nor anything below it: its tree is all
+     * the caller runs beside (as pid 1's is everything).  A child of ours
+     * used to get the signal before the refusal. */
+    const char *argv[] = {"cat", NULL};
+    kid_t k;
+    kid_start(&k, argv, SPAWN_SESSION, true);
+    ASSERT_EQ(rein_proc_kill_tree(h, SIGTERM), -EPERM);
     bool exited = true;
     ASSERT_EQ(rein_proc_terminate(h, NULL, &exited), -EPERM);
     ASSERT_FALSE(exited);
+    rein_proc_t *init;
+    ASSERT_OK(rein_proc_from_pid(1, &init));
+    ASSERT_EQ(rein_proc_kill_tree(init, 0), -EPERM);
+    rein_proc_free(init);
+    ASSERT_EQ(write(k.in, "ping\n", 5), 5); /* alive: it echoes, */
+    char line[16];
+    tu_read_line(k.out, line, sizeof line);
+    ASSERT_STR(line, "ping");
+    close(k.in);
+    k.in = -1;
+    ASSERT_EQ(kid_reap(&k), 0); /* and ends at EOF, not by a signal */
     rein_proc_free(h);
     rein_proc_free(NULL);
     rein_proc_list_free(NULL, 0);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "base/procfs.h"
@@ -73,6 +74,107 @@ TEST(ptree_stale_start_time_is_never_signalled)
     ASSERT_OK(ptree_signal_one(pid, st, SIGKILL));
     ASSERT_OK(spawn_reap(pid, pidfd, NULL));
     ASSERT_EQ(ptree_signal_one(pid, st, SIGKILL), -ESRCH);
+    if (pidfd >= 0)
+        close(pidfd);
+}
+
+/* How often the reuse test tries to get the old pid back. */
+#define T_REUSE_TRIES 200
+
+TEST_SOLO(ptree_pinned_member_is_never_its_successor, TEST_DEFAULT_TIMEOUT_S)
+{
+    /* A member's start time counts 10 ms ticks: a process given its pid
+     * within the same tick would pass the start-time check.  A pinned
+     * member is its pidfd, so even with the successor's start time written
+     * into the record it is neither alive nor signalled. */
+    int nsfd = open("/proc/sys/kernel/ns_last_pid", O_RDWR | O_CLOEXEC);
+    if (nsfd < 0)
+        SKIP_FACILITY("pid-reuse", "cannot open ns_last_pid: %s (needs root)",
+                      strerror(errno));
+    const char *argv[] = {"sleep", "30", NULL};
+    spawn_opts_t o;
+    spawn_opts_init(&o);
+    o.file = argv[0];
+    o.argv = argv;
+    pid_t pid, nu = 0;
+    int pidfd, nufd = -1;
+    ASSERT_OK(spawn_start(&o, &pid, &pidfd, NULL));
+    ptree_t t;
+    ASSERT_OK(ptree_capture_pinned(pid, &t));
+    ASSERT_EQ(t.n, 1);
+    if (t.v[0].pidfd < 0) {
+        close(nsfd);
+        ptree_free(&t);
+        kill(pid, SIGKILL);
+        spawn_reap(pid, pidfd, NULL);
+        SKIP_FACILITY("pidfd", "no pidfd_open: the member is unpinned");
+    }
+    ASSERT_EQ(ptree_signal(&t, SIGKILL), 1);
+    ASSERT_OK(spawn_reap(pid, pidfd, NULL));
+    if (pidfd >= 0)
+        close(pidfd);
+    for (int i = 0; i < T_REUSE_TRIES && nu != pid; i++) {
+        char num[32];
+        int len = snprintf(num, sizeof num, "%d", (int)pid - 1);
+        ASSERT_EQ(pwrite(nsfd, num, (size_t)len, 0), len);
+        if (nu > 0) {
+            kill(nu, SIGKILL);
+            spawn_reap(nu, nufd, NULL);
+            if (nufd >= 0)
+                close(nufd);
+        }
+        ASSERT_OK(spawn_start(&o, &nu, &nufd, NULL));
+    }
+    close(nsfd);
+    if (nu != pid) {
+        kill(nu, SIGKILL);
+        spawn_reap(nu, nufd, NULL);
+        SKIP_FACILITY("pid-reuse", "pid %d kept being taken by others",
+                      (int)pid);
+    }
+    uint64_t st;
+    ASSERT_OK(procfs_start_time(nu, &st));
+    t.v[0].start_time = st; /* as if both had started in one tick */
+    ASSERT_FALSE(ptree_member_alive(&t.v[0]));
+    ASSERT_EQ(ptree_count_alive(&t), 0);
+    ASSERT_EQ(ptree_signal(&t, SIGKILL), 0);
+    ASSERT_EQ(ptree_signal_member(&t.v[0], SIGKILL), -ESRCH);
+    ASSERT_TRUE(procfs_alive(nu, st)); /* the successor lives on */
+    /* The same record unpinned cannot tell them apart: the limit the pin
+     * removes. */
+    ptree_member_t bare = PTREE_MEMBER(nu, st);
+    ASSERT_TRUE(ptree_member_alive(&bare));
+    ptree_free(&t);
+    ASSERT_OK(kill(nu, SIGKILL));
+    ASSERT_OK(spawn_reap(nu, nufd, NULL));
+    if (nufd >= 0)
+        close(nufd);
+}
+
+TEST(ptree_pinned_capture_holds_each_member)
+{
+    int pidfd;
+    pid_t pid = start_tree(&pidfd);
+    ptree_t t;
+    ASSERT_OK(ptree_capture_pinned(pid, &t));
+    ASSERT_EQ(t.n, 3);
+    for (size_t i = 0; i < t.n; i++)
+        ASSERT_INT(t.v[i].pidfd, >=, 0);
+    ptree_t copy = {NULL, 0};
+    ASSERT_OK(ptree_merge(&copy, &t));
+    ASSERT_EQ(copy.n, 3);
+    ASSERT_INT(copy.v[1].pidfd, !=, t.v[1].pidfd); /* its own */
+    ptree_free(&t); /* the copy's pins stay good */
+    ASSERT_EQ(ptree_signal(&copy, SIGTERM), 3);
+    uint64_t t0 = test_now_ms();
+    while (ptree_count_alive(&copy) != 1 && test_now_ms() - t0 < 5000)
+        usleep(5000);
+    ASSERT_EQ(ptree_count_alive(&copy), 1); /* the TERM-ignoring shell */
+    ASSERT_INT(ptree_signal(&copy, SIGKILL), >=, 1); /* zombies count */
+    int code;
+    ASSERT_OK(spawn_reap(pid, pidfd, &code));
+    ASSERT_EQ(code, 128 + SIGKILL);
+    ptree_free(&copy);
     if (pidfd >= 0)
         close(pidfd);
 }

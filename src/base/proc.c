@@ -350,14 +350,18 @@ rein_proc_status_t rein_proc_status(const rein_proc_t *p)
     return proc_alive(p) ? REIN_PROC_RUNNING : REIN_PROC_EXITED;
 }
 
-/* Captures p's tree, root first.  -ESRCH when p is no longer running; the
- * root's start time and p alive after the capture prove that the tree
- * read was p's and not a successor's. */
+/* Captures p's tree, root first, each member pinned by a pidfd (see
+ * ptree.h).  -ESRCH when p is no longer running; the root's start time and
+ * p alive after the capture prove that the tree read was p's and not a
+ * successor's.  -EPERM for pid 1 or the caller itself: the tree below
+ * either is everything the caller runs beside. */
 static int capture_verified(const rein_proc_t *p, ptree_t *t)
 {
+    if (p->pid <= 1 || p->pid == getpid())
+        return -EPERM;
     if (!proc_alive(p))
         return -ESRCH;
-    int rc = ptree_capture(p->pid, t);
+    int rc = ptree_capture_pinned(p->pid, t);
     if (rc < 0)
         return rc;
     if (!t->n || t->v[0].start_time != p->start_time || !proc_alive(p)) {
@@ -373,7 +377,7 @@ static int signal_tree(const ptree_t *t, int signo)
 {
     int rc = -ESRCH;
     for (size_t i = t->n; i-- > 0;) {
-        int r = ptree_signal_one(t->v[i].pid, t->v[i].start_time, signo);
+        int r = ptree_signal_member(&t->v[i], signo);
         if (i == 0)
             rc = r;
     }
@@ -388,15 +392,15 @@ static int rescan(ptree_t *t)
 {
     size_t n0 = t->n;
     for (size_t i = 0; i < n0; i++) {
-        ptree_member_t m = t->v[i];
+        ptree_member_t m = t->v[i]; /* a copy: t->v moves as it grows */
         ptree_t sub;
-        if (!procfs_alive(m.pid, m.start_time))
+        if (!ptree_member_alive(&m))
             continue;
-        int rc = ptree_capture(m.pid, &sub);
+        int rc = ptree_capture_pinned(m.pid, &sub);
         if (rc < 0)
             return rc;
         if (sub.n && sub.v[0].start_time == m.start_time &&
-            procfs_alive(m.pid, m.start_time))
+            ptree_member_alive(&m))
             rc = ptree_merge(t, &sub);
         ptree_free(&sub);
         if (rc < 0)

@@ -4,6 +4,8 @@
 #include "base/ptree.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,9 @@ void ptree_free(ptree_t *t)
 {
     if (!t)
         return;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->v[i].pidfd >= 0)
+            close(t->v[i].pidfd);
     free(t->v);
     t->v = NULL;
     t->n = 0;
@@ -29,13 +34,45 @@ static bool has(const ptree_t *t, pid_t pid, uint64_t start)
     return false;
 }
 
-static int push(ptree_t *t, pid_t pid, uint64_t start)
+/* Appends m; on failure closes its pidfd. */
+static int push(ptree_t *t, ptree_member_t m)
 {
     ptree_member_t *v = realloc(t->v, (t->n + 1) * sizeof *v);
-    if (!v)
+    if (!v) {
+        if (m.pidfd >= 0)
+            close(m.pidfd);
         return -ENOMEM;
+    }
     t->v = v;
-    t->v[t->n++] = (ptree_member_t){pid, start};
+    t->v[t->n++] = m;
+    return 0;
+}
+
+static bool has_pid(const ptree_t *t, pid_t pid)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (t->v[i].pid == pid)
+            return true;
+    return false;
+}
+
+/* Pins pid: a pidfd, then its stat, read through the pin.  -ESRCH when it
+ * is gone; unpinned (pidfd -1) where no pidfd can be had. */
+static int pin(pid_t pid, ptree_member_t *m, procfs_stat_t *st)
+{
+    int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (fd < 0 && errno == ESRCH)
+        return -ESRCH;
+    if (fd >= 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+        close(fd);
+        fd = -1;
+    }
+    if (procfs_read_stat(pid, st) < 0 || st->state == 'Z') {
+        if (fd >= 0)
+            close(fd);
+        return -ESRCH;
+    }
+    *m = (ptree_member_t){pid, st->start_time, fd};
     return 0;
 }
 
@@ -49,7 +86,7 @@ int ptree_capture(pid_t root, ptree_t *out)
     out->n = 0;
     if (procfs_start_time(root, &st) < 0)
         return 0;
-    if ((rc = push(out, root, st)) < 0)
+    if ((rc = push(out, PTREE_MEMBER(root, st))) < 0)
         goto fail;
     rc = procfs_descendants(root, &desc, &nd);
     if (rc < 0)
@@ -57,7 +94,43 @@ int ptree_capture(pid_t root, ptree_t *out)
     for (size_t i = 0; i < nd; i++) {
         if (procfs_start_time(desc[i], &st) < 0)
             continue; /* gone meanwhile */
-        if ((rc = push(out, desc[i], st)) < 0)
+        if ((rc = push(out, PTREE_MEMBER(desc[i], st))) < 0)
+            goto fail;
+    }
+    free(desc);
+    return 0;
+fail:
+    free(desc);
+    ptree_free(out);
+    return rc;
+}
+
+int ptree_capture_pinned(pid_t root, ptree_t *out)
+{
+    pid_t *desc = NULL;
+    size_t nd = 0;
+    ptree_member_t m;
+    procfs_stat_t st;
+    int rc = 0;
+    out->v = NULL;
+    out->n = 0;
+    if (pin(root, &m, &st) < 0)
+        return 0;
+    if ((rc = push(out, m)) < 0)
+        goto fail;
+    rc = procfs_descendants(root, &desc, &nd);
+    if (rc < 0)
+        goto fail;
+    /* Breadth-first: a parent comes before its children. */
+    for (size_t i = 0; i < nd; i++) {
+        if (pin(desc[i], &m, &st) < 0)
+            continue; /* gone meanwhile */
+        if (!has_pid(out, st.ppid)) {
+            if (m.pidfd >= 0) /* reparented, or not the one listed */
+                close(m.pidfd);
+            continue;
+        }
+        if ((rc = push(out, m)) < 0)
             goto fail;
     }
     free(desc);
@@ -72,10 +145,15 @@ int ptree_merge(ptree_t *dst, const ptree_t *src)
 {
     for (size_t i = 0; i < src->n; i++) {
         const ptree_member_t *m = &src->v[i];
-        if (has(dst, m->pid, m->start_time) ||
-            !procfs_alive(m->pid, m->start_time))
+        if (has(dst, m->pid, m->start_time) || !ptree_member_alive(m))
             continue;
-        int rc = push(dst, m->pid, m->start_time);
+        ptree_member_t c = *m;
+        if (c.pidfd >= 0)
+            c.pidfd = fcntl(c.pidfd, F_DUPFD_CLOEXEC, 0);
+        if (m->pidfd >= 0 && c.pidfd < 0 && errno == ENOMEM)
+            return -ENOMEM;
+        /* Out of fds: it stays in the tree, unpinned. */
+        int rc = push(dst, c);
         if (rc < 0)
             return rc;
     }
@@ -107,11 +185,33 @@ int ptree_signal_one(pid_t pid, uint64_t start_time, int signo)
     return rc < 0 ? -errno : 0;
 }
 
+int ptree_signal_member(const ptree_member_t *m, int signo)
+{
+    if (m->pidfd < 0)
+        return ptree_signal_one(m->pid, m->start_time, signo);
+    if (m->pid <= 1 || m->pid == getpid())
+        return -EPERM;
+    /* The pidfd is the process seen at capture, or nothing: never a
+     * successor with its pid. */
+    return syscall(SYS_pidfd_send_signal, m->pidfd, signo, NULL, 0) < 0
+               ? -errno
+               : 0;
+}
+
+bool ptree_member_alive(const ptree_member_t *m)
+{
+    if (m->pidfd < 0)
+        return procfs_alive(m->pid, m->start_time);
+    /* A pidfd is readable once its process has exited (zombie or reaped). */
+    struct pollfd p = {.fd = m->pidfd, .events = POLLIN};
+    return poll(&p, 1, 0) == 0;
+}
+
 int ptree_signal(const ptree_t *t, int signo)
 {
     int sent = 0;
     for (size_t i = t->n; i-- > 0;)
-        if (ptree_signal_one(t->v[i].pid, t->v[i].start_time, signo) == 0)
+        if (ptree_signal_member(&t->v[i], signo) == 0)
             sent++;
     return sent;
 }
@@ -127,7 +227,7 @@ size_t ptree_count_alive(const ptree_t *t)
 {
     size_t n = 0;
     for (size_t i = 0; i < t->n; i++)
-        if (procfs_alive(t->v[i].pid, t->v[i].start_time))
+        if (ptree_member_alive(&t->v[i]))
             n++;
     return n;
 }

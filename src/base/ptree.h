@@ -6,6 +6,14 @@
  * time, so a pid that was reused in the meantime is never signalled.  Where
  * pidfds are unavailable (valgrind, old kernels) the start time is checked
  * right before kill(), leaving only the kernel's own reuse window.
+ *   Start times count clock ticks (10 ms), so a member that died and whose
+ * pid was given to a new process within the same tick (possible on purpose,
+ * with ns_last_pid or clone3's set_tid) would pass that check.  A pinned
+ * capture (ptree_capture_pinned) closes that window: it holds a pidfd on
+ * each member from the moment it was seen, and signals and watches it
+ * through that pidfd only.  It costs an fd per member for the tree's life,
+ * so it is for trees held briefly (terminate, kill); the supervisor's
+ * long-lived records stay unpinned.
  *
  * Process groups are signalled only when the caller owns them: never pgid
  * <= 1 and never rein's own group.
@@ -21,7 +29,11 @@
 typedef struct ptree_member {
     pid_t pid;
     uint64_t start_time;
+    int pidfd; /* pinned: the member's own pidfd; else -1 */
 } ptree_member_t;
+
+/* An unpinned member. */
+#define PTREE_MEMBER(pid, start) ((ptree_member_t){(pid), (start), -1})
 
 typedef struct ptree {
     ptree_member_t *v; /* root first, then breadth-first descendants */
@@ -31,13 +43,26 @@ typedef struct ptree {
 /* Captures root (if alive) and its descendants.  0 or -ENOMEM; a root
  * that is gone gives an empty tree. */
 int ptree_capture(pid_t root, ptree_t *out);
+/* The same, each member pinned by a pidfd opened before its start time is
+ * read, and each descendant kept only if its parent, read after the pidfd
+ * pins it, is a member already (so a pid reused between the listing and
+ * the pidfd is not taken in).  Where a pidfd cannot be had (no pidfd_open,
+ * no fd left) the member is captured unpinned. */
+int ptree_capture_pinned(pid_t root, ptree_t *out);
+/* Frees t and closes its pidfds. */
 void ptree_free(ptree_t *t);
-/* Adds what is alive in src to dst, skipping members already in dst. */
+/* Adds what is alive in src to dst, skipping members already in dst; a
+ * pinned member stays pinned (its pidfd is duplicated). */
 int ptree_merge(ptree_t *dst, const ptree_t *src);
 
 /* Signals one process if it still is the one recorded.  0, -ESRCH when it
  * is gone or was replaced, or another -errno. */
 int ptree_signal_one(pid_t pid, uint64_t start_time, int signo);
+/* Signals a member: through its own pidfd when pinned, else as
+ * ptree_signal_one.  -EPERM for pid <= 1 and rein itself. */
+int ptree_signal_member(const ptree_member_t *m, int signo);
+/* Whether a member is still running (not exited, not a zombie). */
+bool ptree_member_alive(const ptree_member_t *m);
 /* Signals every live member, children first (reverse capture order).
  * Returns how many were signalled. */
 int ptree_signal(const ptree_t *t, int signo);

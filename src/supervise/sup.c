@@ -214,7 +214,7 @@ static bool remember(struct run *r, pid_t pid, uint64_t start)
     for (size_t i = 0; i < r->known.n; i++)
         if (r->known.v[i].pid == pid && r->known.v[i].start_time == start)
             return false;
-    ptree_t one = {&(ptree_member_t){pid, start}, 1};
+    ptree_t one = {&PTREE_MEMBER(pid, start), 1};
     if (ptree_merge(&r->known, &one) < 0)
         return false;
     if (r->sup->reg && pid != r->pid)
@@ -1303,7 +1303,7 @@ static void on_orphans(loop_t *l, void *data)
         if (r) {
             consider(r, p, st.start_time);
         } else {
-            ptree_t one = {&(ptree_member_t){p, st.start_time}, 1};
+            ptree_t one = {&PTREE_MEMBER(p, st.start_time), 1};
             ptree_merge(&s->strays, &one);
         }
     }
