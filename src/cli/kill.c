@@ -211,7 +211,7 @@ int cli_kill(int argc, char **argv)
     bool leader = procfs_start_time(rec.pid, &start) == 0 &&
                   start == rec.start_time;
     if (leader) {
-        ptree_capture(rec.pid, &t.tree);
+        ptree_capture_pinned(rec.pid, &t.tree);
         t.pgid = rec.pgid; /* pinned by the live leader */
     }
     ptree_t desc;

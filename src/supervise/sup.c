@@ -1455,7 +1455,7 @@ static bool doom_orphan_run(rein_sup_t *s, const run_record_t *rec,
     }
     if (leader) {
         ptree_t t;
-        if (ptree_capture(rec->pid, &t) == 0) {
+        if (ptree_capture_pinned(rec->pid, &t) == 0) {
             ptree_merge(&d->tree, &t);
             ptree_free(&t);
         }
