@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -265,6 +266,17 @@ TEST(cli_logs_follow_until_the_run_exits)
     snprintf(logdir, sizeof logdir, "%s/logs", state_dir());
     ASSERT_EQ(mkdir(logdir, 0700), 0);
     snprintf(log, sizeof log, "%s/1000.log", logdir);
+    /* The run's owner is alive: this process, holding its lock. */
+    char lock[TPATH + 16];
+    snprintf(lock, sizeof lock, "%s/owner-a.lock", state_dir());
+    int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    ASSERT_TRUE(lfd >= 0);
+    ASSERT_OK(flock(lfd, LOCK_EX | LOCK_NB));
+    owner_record_t ow = {0};
+    snprintf(ow.id, sizeof ow.id, "%s", OWNER_A);
+    ow.pid = getpid();
+    ow.lock_path = lock;
+    ASSERT_OK(registry_owner_add(reg, &ow));
     /* The log does not exist yet: the follower must wait for it. */
     int64_t id = add_run(reg, OWNER_A, RUN_RUNNING, "build", log);
 
@@ -310,6 +322,7 @@ TEST(cli_logs_follow_until_the_run_exits)
         close(pidfd);
     ASSERT_EQ(code, 0);
     ASSERT_STR(out.p, "first\nsecond\nthird\nlast\n");
+    close(lfd);
     registry_close(reg);
     buf_free(&out);
 }
