@@ -40,8 +40,9 @@ else
 fi
 # libFuzzer and the sanitizer runtimes for clang 14 (Debian 12's clang).
 if command -v clang >/dev/null 2>&1; then
-  rt=$(clang -print-resource-dir 2>/dev/null)/lib/linux/libclang_rt.fuzzer-x86_64.a
-  [ -f "$rt" ] || add libclang-rt-14-dev
+  # The runtime is named for the machine (fuzzer-x86_64, fuzzer-aarch64...).
+  rt=$(clang -print-resource-dir 2>/dev/null)/lib/linux
+  compgen -G "$rt/libclang_rt.fuzzer-*.a" >/dev/null || add libclang-rt-14-dev
 else
   add libclang-rt-14-dev
 fi
@@ -66,6 +67,8 @@ if [ "$(id -u)" -ne 0 ]; then
   sudo=sudo
 fi
 echo "deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# Through env, since sudo's env_reset would drop an exported variable; and
+# stdin from /dev/null, since under `make serve` it is the MCP client's.
+$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq </dev/null
+$sudo env DEBIAN_FRONTEND=noninteractive \
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null

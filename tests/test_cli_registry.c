@@ -167,6 +167,29 @@ TEST(cli_ps_lists_runs_of_every_owner)
     ASSERT_EQ(json_integer_value(json_object_get(r, "exit_code")), 3);
     json_decref(a);
 
+    /* The widest state sets its column: the columns after it still line
+     * up under their headers ("exited (no-output-timeout)" pushed them
+     * right when the column was a fixed 18 wide). */
+    int64_t q = add_run(reg, OWNER_A, RUN_EXITED, "quiet", NULL);
+    run_record_t rec;
+    ASSERT_OK(registry_run_get(reg, q, &rec));
+    rec.reason = RUN_REASON_NO_OUTPUT_TIMEOUT;
+    ASSERT_OK(registry_run_update(reg, &rec));
+    run_record_clear(&rec);
+    ASSERT_EQ(rein(&out, "ps", "--all", NULL), 0);
+    ASSERT_CONTAINS(out.p, "exited (no-output-timeout) ");
+    const char *hdr_cmd = strstr(out.p, "COMMAND");
+    const char *quiet = strstr(out.p, "quiet\n");
+    const char *first = strstr(out.p, "sleep 100 echo x\n");
+    ASSERT_TRUE(hdr_cmd && quiet && first);
+    size_t col = (size_t)(hdr_cmd - out.p);
+    size_t line2 = (size_t)(strchr(out.p, '\n') + 1 - out.p);
+    ASSERT_EQ((size_t)(first - out.p) - line2, col);
+    const char *ql = quiet;
+    while (ql > out.p && ql[-1] != '\n')
+        ql--;
+    ASSERT_EQ((size_t)(quiet - ql), col);
+
     assert_usage_error(&out, rein(&out, "ps", "--bogus", NULL), "--bogus");
     assert_usage_error(&out, rein(&out, "ps", "--json", "x"), "'x'");
     registry_close(reg);

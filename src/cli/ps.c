@@ -95,7 +95,16 @@ static int ps_table(run_record_t *runs, size_t n)
 {
     int64_t now = ps_now_ms();
     buf_t cmd = BUF_INIT;
-    printf("%-6s %-8s %-18s %-7s %-9s %-4s %-4s %s\n", "ID", "OWNER",
+    /* The state column is as wide as its widest entry, so every column
+     * after it lines up ("exited (no-output-timeout)" is 26 wide). */
+    int sw = (int)strlen("STATE");
+    for (size_t i = 0; i < n; i++) {
+        char state[PS_STATE_LEN];
+        ps_state(state, sizeof state, &runs[i]);
+        if ((int)strlen(state) > sw)
+            sw = (int)strlen(state);
+    }
+    printf("%-6s %-8s %-*s %-7s %-9s %-4s %-4s %s\n", "ID", "OWNER", sw,
            "STATE", "PID", "CONTAIN", "AGE", "OUT", "COMMAND");
     for (size_t i = 0; i < n; i++) {
         const run_record_t *r = &runs[i];
@@ -104,8 +113,8 @@ static int ps_table(run_record_t *runs, size_t n)
         ps_duration(age, sizeof age, now, r->created_ms);
         ps_duration(out, sizeof out, now, r->last_output_ms);
         ps_command(&cmd, r->command);
-        printf("%-6" PRId64 " %-8.*s %-18s %-7d %-9s %-4s %-4s %s\n", r->id,
-               PS_OWNER_SHORT, r->owner, state, (int)r->pid,
+        printf("%-6" PRId64 " %-8.*s %-*s %-7d %-9s %-4s %-4s %s\n", r->id,
+               PS_OWNER_SHORT, r->owner, sw, state, (int)r->pid,
                r->containment[0] ? r->containment : "-", age, out,
                cmd.p ? cmd.p : "");
     }
