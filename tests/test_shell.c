@@ -984,6 +984,38 @@ TEST(shell_session_hostile_settings_do_not_break_the_driver)
     buf_free(&c.out);
 }
 
+TEST(shell_session_cwd_is_taken_as_a_path)
+{
+    /* cwd "-" is a directory named "-" (cd would take $OLDPWD), a bare name
+     * is not looked up in the session's CDPATH, and "" is REIN_ECWD, as
+     * for the one-shot's chdir. */
+    char base[512], cmd[4096];
+    snprintf(base, sizeof base, "%s/cw", test_tmpdir());
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/-' '%s/sub' '%s/alt/sub' && "
+             "cd '%s' && CDPATH='%s/alt'", base, base, base, base, base);
+    rein_shell_t *sh;
+    struct col c = {0};
+    rein_run_result_t res;
+    ASSERT_OK(rein_shell_new(NULL, &sh));
+    ASSERT_STR(run_out(sh, &c, cmd, &res), "");
+    rein_shell_run_opts_t o = {.command = "pwd", .cwd = "sub"};
+    buf_reset(&c.out);
+    ASSERT_OK(xrun(sh, &o, &c, &res));
+    snprintf(cmd, sizeof cmd, "%s/sub\n", base);
+    ASSERT_STR(c.out.p, cmd);
+    run_out(sh, &c, "cd ..", &res); /* $OLDPWD is sub now */
+    rein_shell_run_opts_t dash = {.command = "pwd", .cwd = "-"};
+    buf_reset(&c.out);
+    ASSERT_OK(xrun(sh, &dash, &c, &res));
+    snprintf(cmd, sizeof cmd, "%s/-\n", base);
+    ASSERT_STR(c.out.p, cmd);
+    rein_shell_run_opts_t none = {.command = "pwd", .cwd = ""};
+    ASSERT_EQ(xrun(sh, &none, &c, &res), REIN_ECWD);
+    ASSERT_EQ(xexec(NULL, &none, &c, &res), REIN_ECWD);
+    rein_shell_free(sh);
+    buf_free(&c.out);
+}
+
 TEST(shell_session_loop_control_past_the_command_drops_it)
 {
     /* break N / continue N reaching past the command's own loops: bash

@@ -1334,6 +1334,11 @@ static int build_request(buf_t *b, const char *fifo,
     while (run->env && run->env[n])
         n++;
     int rc = buf_append(b, fifo, strlen(fifo) + 1);
+    /* A relative cwd as "./dir": cd would take "-" for $OLDPWD and look a
+     * bare name up in the session's CDPATH, where the one-shot's chdir
+     * takes the name as it is. */
+    if (rc == 0 && run->cwd && run->cwd[0] != '/')
+        rc = buf_append(b, "./", 2);
     if (rc == 0)
         rc = buf_append(b, run->cwd ? run->cwd : "",
                         (run->cwd ? strlen(run->cwd) : 0) + 1);
@@ -1369,6 +1374,8 @@ int rein_shell_run(rein_shell_t *sh, const rein_shell_run_opts_t *run,
     if (!sh || !run || !run->command || !result)
         return -EINVAL;
     memset(result, 0, sizeof *result);
+    if (run->cwd && !*run->cwd)
+        return REIN_ECWD; /* as the one-shot's chdir("") */
     for (size_t i = 0; run->env && run->env[i]; i++)
         if (!shell_env_exportable(run->env[i]))
             return REIN_EENV;
