@@ -56,17 +56,14 @@ static bool has_pid(const ptree_t *t, pid_t pid)
     return false;
 }
 
-/* Pins pid: a pidfd, then its stat, read through the pin.  -ESRCH when it
- * is gone; unpinned (pidfd -1) where no pidfd can be had. */
+/* Pins pid: a pidfd (close-on-exec, as every pidfd), then its stat, read
+ * through the pin.  -ESRCH when it is gone or a zombie; unpinned (pidfd -1)
+ * where no pidfd can be had. */
 static int pin(pid_t pid, ptree_member_t *m, procfs_stat_t *st)
 {
     int fd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (fd < 0 && errno == ESRCH)
         return -ESRCH;
-    if (fd >= 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
-        close(fd);
-        fd = -1;
-    }
     if (procfs_read_stat(pid, st) < 0 || st->state == 'Z') {
         if (fd >= 0)
             close(fd);
@@ -76,45 +73,34 @@ static int pin(pid_t pid, ptree_member_t *m, procfs_stat_t *st)
     return 0;
 }
 
-int ptree_capture(pid_t root, ptree_t *out)
+/* Reads pid as a member, pinned (see pin) or by its start time alone;
+ * *ppid is its parent when pinned.  -ESRCH when it is gone. */
+static int member(pid_t pid, bool pinned, ptree_member_t *m, pid_t *ppid)
 {
-    pid_t *desc = NULL;
-    size_t nd = 0;
-    uint64_t st;
-    int rc = 0;
-    out->v = NULL;
-    out->n = 0;
-    if (procfs_start_time(root, &st) < 0)
-        return 0;
-    if ((rc = push(out, PTREE_MEMBER(root, st))) < 0)
-        goto fail;
-    rc = procfs_descendants(root, &desc, &nd);
-    if (rc < 0)
-        goto fail;
-    for (size_t i = 0; i < nd; i++) {
-        if (procfs_start_time(desc[i], &st) < 0)
-            continue; /* gone meanwhile */
-        if ((rc = push(out, PTREE_MEMBER(desc[i], st))) < 0)
-            goto fail;
+    procfs_stat_t st;
+    uint64_t start;
+    *ppid = 0;
+    if (pinned) {
+        int rc = pin(pid, m, &st);
+        if (rc == 0)
+            *ppid = st.ppid;
+        return rc;
     }
-    free(desc);
+    if (procfs_start_time(pid, &start) < 0)
+        return -ESRCH;
+    *m = PTREE_MEMBER(pid, start);
     return 0;
-fail:
-    free(desc);
-    ptree_free(out);
-    return rc;
 }
 
-int ptree_capture_pinned(pid_t root, ptree_t *out)
+static int capture(pid_t root, bool pinned, ptree_t *out)
 {
-    pid_t *desc = NULL;
+    pid_t *desc = NULL, ppid;
     size_t nd = 0;
     ptree_member_t m;
-    procfs_stat_t st;
     int rc = 0;
     out->v = NULL;
     out->n = 0;
-    if (pin(root, &m, &st) < 0)
+    if (member(root, pinned, &m, &ppid) < 0)
         return 0;
     if ((rc = push(out, m)) < 0)
         goto fail;
@@ -123,9 +109,9 @@ int ptree_capture_pinned(pid_t root, ptree_t *out)
         goto fail;
     /* Breadth-first: a parent comes before its children. */
     for (size_t i = 0; i < nd; i++) {
-        if (pin(desc[i], &m, &st) < 0)
+        if (member(desc[i], pinned, &m, &ppid) < 0)
             continue; /* gone meanwhile */
-        if (!has_pid(out, st.ppid)) {
+        if (pinned && !has_pid(out, ppid)) {
             if (m.pidfd >= 0) /* reparented, or not the one listed */
                 close(m.pidfd);
             continue;
@@ -139,6 +125,16 @@ fail:
     free(desc);
     ptree_free(out);
     return rc;
+}
+
+int ptree_capture(pid_t root, ptree_t *out)
+{
+    return capture(root, false, out);
+}
+
+int ptree_capture_pinned(pid_t root, ptree_t *out)
+{
+    return capture(root, true, out);
 }
 
 int ptree_merge(ptree_t *dst, const ptree_t *src)
