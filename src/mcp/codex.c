@@ -231,6 +231,8 @@ static const char list_output_schema[] =
     "\"session_id\":{\"type\":\"integer\"},"
     "\"pid\":{\"type\":\"integer\"},"
     "\"command\":{\"type\":\"string\"},"
+    "\"command_bytes\":{\"type\":\"integer\",\"description\":\"The "
+    "whole command's length, when command is cut short.\"},"
     "\"cwd\":{\"type\":\"string\"},"
     "\"tty\":{\"type\":\"boolean\"},"
     "\"running\":{\"type\":\"boolean\"},"
@@ -1331,6 +1333,26 @@ static int tool_kill(mcp_call_t *call, json_t *args, void *ud)
 
 /* -------------------------------------------------------- list_sessions */
 
+/* Sets e's command: whole, or its first CODEX_LIST_COMMAND_MAX bytes cut
+ * on a character boundary, "…" and command_bytes. */
+static void codex_list_command(json_t *e, const char *cmd)
+{
+    size_t len = strlen(cmd);
+    if (len <= CODEX_LIST_COMMAND_MAX) {
+        json_object_set_new(e, "command", json_utf8(cmd, len));
+        return;
+    }
+    size_t cut = CODEX_LIST_COMMAND_MAX;
+    while (cut > 0 && ((unsigned char)cmd[cut] & 0xC0) == 0x80)
+        cut--;
+    buf_t b = BUF_INIT;
+    buf_append(&b, cmd, cut);
+    buf_append_str(&b, "\u2026");
+    json_object_set_new(e, "command", json_utf8(b.p ? b.p : "", b.len));
+    json_object_set_new(e, "command_bytes", json_integer((json_int_t)len));
+    buf_free(&b);
+}
+
 static int tool_list(mcp_call_t *call, json_t *args, void *ud)
 {
     (void)args;
@@ -1349,7 +1371,7 @@ static int tool_list(mcp_call_t *call, json_t *args, void *ud)
         json_t *e = json_object();
         json_object_set_new(e, "session_id", json_integer(session_id(s)));
         json_object_set_new(e, "pid", json_integer(session_pid(s)));
-        json_object_set_new(e, "command", json_string(session_command(s)));
+        codex_list_command(e, session_command(s));
         json_object_set_new(e, "cwd", json_string(session_cwd(s)
                                                       ? session_cwd(s)
                                                       : ""));

@@ -45,6 +45,10 @@
  * the server's loop).  Past it the buffered head and tail are condensed
  * and the result says the middle was not read. */
 #define CODEX_SCAN_MAX (64u << 20)
+/* list_sessions shows at most this many bytes of each command (a heredoc
+ * can make one megabytes long), cut on a character and marked with "…";
+ * command_bytes then gives its whole length. */
+#define CODEX_LIST_COMMAND_MAX 1024u
 /* A resources/read of a session log gives its last bytes, this many. */
 #define CODEX_RESOURCE_TAIL (64u * 1024u)
 /* Progress notifications during a wait, at most this often. */

@@ -303,6 +303,16 @@ test('a cmd too long for one exec argument runs in pieces under a POSIX shell; p
       assert.match(r.output, new RegExp(`^0 none none \\d+\\n${count}\\n$`));
       assert.notEqual(r.output.split(' ')[3], `${len}\n`);
     }
+    // list_sessions shows a long command cut (CODEX_LIST_COMMAND_MAX, 1024
+    // bytes, on a character), with its whole length.
+    ({ cmd } = longCmd('read x; ', 200000));
+    r = await exec(client, { cmd, yield_time_ms: 250 });
+    assert.equal(typeof r.session_id, 'number');
+    const ls = (await call(client, 'list_sessions', {})).structuredContent.sessions;
+    const big = ls.find((e) => e.session_id === r.session_id);
+    assert.equal(big.command_bytes, 200000);
+    assert.equal(big.command, `${cmd.slice(0, 1024)}\u2026`);
+    await run(client, 'write_stdin', { session_id: r.session_id, chars: '\n', yield_time_ms: 5000 });
     ({ cmd } = longCmd('', SHELL_ARG_MAX));
     r = await exec(client, { cmd, shell: 'dash' });
     assert.equal(r.exit_code, 0);
