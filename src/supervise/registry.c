@@ -1232,8 +1232,9 @@ int registry_descendants(registry_t *reg, int64_t run_id, ptree_t *out)
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
         if ((rc = registry_grow(&out->v, &cap, out->n, sizeof *out->v)) < 0)
             goto fail;
-        out->v[out->n].pid = (pid_t)sqlite3_column_int64(st, 0);
-        out->v[out->n].start_time = (uint64_t)sqlite3_column_int64(st, 1);
+        out->v[out->n] =
+            PTREE_MEMBER((pid_t)sqlite3_column_int64(st, 0),
+                         (uint64_t)sqlite3_column_int64(st, 1));
         out->n++;
     }
     if (src != SQLITE_DONE) {
