@@ -334,7 +334,8 @@ static int pty_wait_ready(rein_pty_t *p)
 static int pty_write_queued(rein_pty_t *p, const void *data, size_t len)
 {
     size_t waiting = sup_run_pending(p->sup, p->id);
-    if (len > REIN_PTY_WRITE_QUEUE_MAX - waiting)
+    if (waiting > REIN_PTY_WRITE_QUEUE_MAX ||
+        len > REIN_PTY_WRITE_QUEUE_MAX - waiting)
         return -ENOBUFS;
     int rc = rein_sup_write(p->sup, p->id, data, len);
     return rc == REIN_ENOTRUNNING ? -EIO : rc;
