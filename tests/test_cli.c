@@ -12,16 +12,21 @@
 #include "harness.h"
 #include "tutil.h"
 
-static int rein(const char *a1, const char *a2, buf_t *out)
+static int rein3(const char *a1, const char *a2, const char *a3, buf_t *out)
 {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/rein", test_build_dir());
-    const char *argv[] = {path, a1, a2, NULL};
+    const char *argv[] = {path, a1, a2, a3, NULL};
     spawn_opts_t o;
     spawn_opts_init(&o);
     o.file = path;
     o.argv = argv;
     return tu_run(&o, out);
+}
+
+static int rein(const char *a1, const char *a2, buf_t *out)
+{
+    return rein3(a1, a2, NULL, out);
 }
 
 TEST(cli_help_and_version)
@@ -56,6 +61,10 @@ TEST(cli_bad_usage_exits_2_with_one_clear_line)
     buf_reset(&out);
     ASSERT_EQ(rein("help", "frobnicate", &out), 2);
     ASSERT_CONTAINS(out.p, "unknown verb 'frobnicate'");
+    buf_reset(&out);
+    ASSERT_EQ(rein3("help", "run", "extra", &out), 2);
+    ASSERT_STR(out.p, "rein help: one verb at a time (usage: rein help "
+                      "[VERB])\n");
     buf_reset(&out);
     ASSERT_EQ(rein(NULL, NULL, &out), 2);
     buf_free(&out);

@@ -95,6 +95,11 @@ static int verb_help(int argc, char **argv)
         usage(stdout);
         return 0;
     }
+    if (argc > 2) {
+        fprintf(stderr, "rein help: one verb at a time (usage: rein help "
+                        "[VERB])\n");
+        return EXIT_USAGE;
+    }
     const struct verb *v = find_verb(argv[1]);
     if (!v) {
         fprintf(stderr, "rein help: unknown verb '%s'\n", argv[1]);
