@@ -273,6 +273,69 @@ TEST(squash_hazards_that_differ_are_all_shown_copies_repeat)
     buf_free(&out);
 }
 
+/* n rust-style diagnostics with one head text, each owning a location
+ * line (`--> src/mod<i>.rs:...`, or the same one when same_loc) and an
+ * excerpt; then filler, so the view is condensed. */
+static void same_heads(buf_t *in, int n, bool same_loc)
+{
+    for (int i = 0; i < n; i++) {
+        int k = same_loc ? 0 : i;
+        buf_printf(in, "warning: unused variable: `e`\n"
+                       "  --> src/mod%d.rs:%d:13\n"
+                       "   |\n"
+                       "%d |         Err(e) => {}\n"
+                       "   |             ^ help: prefix it with an underscore\n"
+                       "\n",
+                   k, 10 + k, 10 + k);
+    }
+    for (int i = 0; i < 300; i++)
+        buf_printf(in, "filler line %d of the build log\n", i);
+}
+
+TEST(squash_folded_copies_of_a_hazard_keep_their_own_locations)
+{
+    /* Identical heads whose blocks name other places are other facts: a
+     * 4th and later copy used to take its `-->` line with it into the
+     * repeat marker. */
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    same_heads(&in, SQ_HAZARD_SHOW + 3, false);
+    for (int deferred = 0; deferred < 2; deferred++) {
+        sq_opts_t o = {.command = "cargo build", .deferred = deferred};
+        buf_reset(&out);
+        ASSERT_OK(squash_buffer(&o, in.p, in.len, 101, 0, &out));
+        for (int i = 0; i < SQ_HAZARD_SHOW + 3; i++) {
+            char l[64];
+            snprintf(l, sizeof l, "  --> src/mod%d.rs:%d:13\n", i, 10 + i);
+            ASSERT_CONTAINS(out.p, l);
+        }
+        check_lines(&out, in.p);
+    }
+    /* The same diagnostic over and over (one place, one message) still
+     * folds: SQ_HAZARD_SHOW copies, then the marker, after the last shown
+     * copy's own lines. */
+    buf_reset(&in);
+    same_heads(&in, SQ_HAZARD_SHOW + 3, true);
+    sq_opts_t o = {.command = "cargo build", .deferred = true};
+    buf_reset(&out);
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 101, 0, &out));
+    const char *p = out.p;
+    int locs = 0;
+    while ((p = strstr(p, "  --> src/mod0.rs:10:13\n"))) {
+        locs++;
+        p++;
+    }
+    ASSERT_EQ(locs, SQ_HAZARD_SHOW);
+    const char *marker = strstr(out.p, "[rein] repeat 6\xc3\x97 ");
+    ASSERT_TRUE(marker != NULL);
+    const char *last_loc = out.p;
+    for (p = out.p; (p = strstr(p, "  --> src/mod0.rs:10:13\n")); p++)
+        last_loc = p;
+    ASSERT_TRUE(last_loc < marker); /* the marker closes the block */
+    check_lines(&out, in.p);
+    buf_free(&in);
+    buf_free(&out);
+}
+
 TEST(squash_budget_is_never_passed_and_keeps_first_and_last_hazards)
 {
     buf_t in = BUF_INIT, out = BUF_INIT;

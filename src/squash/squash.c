@@ -136,6 +136,18 @@ struct squash {
     uint64_t hazards, errors, warnings, outcomes, prompts;
     bool head_shown;
     uint32_t last_head;
+    /* The last hazard folded into its group (past SQ_HAZARD_SHOW), kept
+     * until its block shows whether it is a fact of its own: shown after
+     * all when it owns a location or message line no shown member of its
+     * group has (see sq_unfold). */
+    struct sq_tail folded;
+    uint32_t folded_group;
+    bool folded_valid;
+    /* Hashes of the location and message lines owned by the shown
+     * members of each hazard group, mixed with the group (open
+     * addressing; 0 is empty). */
+    uint64_t *facts;
+    size_t nfacts, capfacts;
     size_t frame_indent; /* indent of the hazard's last location line,
                             SIZE_MAX: none (see sq_cont_weight) */
     bool finishing, finished;
@@ -243,6 +255,13 @@ static void sq_bit_set(struct sq_bits *b, uint64_t lineno)
         b->bytes = n;
     }
     b->p[byte] |= (uint8_t)(1u << (lineno % 8));
+}
+
+static void sq_bit_clear(struct sq_bits *b, uint64_t lineno)
+{
+    size_t byte = (size_t)(lineno / 8);
+    if (byte < b->bytes)
+        b->p[byte] &= (uint8_t)~(1u << (lineno % 8));
 }
 
 static bool sq_bit_get(const struct sq_bits *b, uint64_t lineno)
@@ -409,6 +428,125 @@ static int sq_whole_add(squash_t *sq, const sq_line_t *l)
     return sq_line_out(&sq->whole, l->text, l->len);
 }
 
+/* ------------------------------------------------------ folded facts */
+
+/* The key of a line owned by a hazard of group g: FNV-1a of its text with
+ * the blanks around it trimmed, mixed with g; never 0 (the empty slot). */
+static uint64_t sq_fact_key(uint32_t g, const char *s, size_t n)
+{
+    while (n && (*s == ' ' || *s == '\t'))
+        s++, n--;
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    uint64_t h = 1469598103934665603ull ^ ((uint64_t)g * 0x9E3779B97F4A7C15ull);
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h ? h : 1;
+}
+
+static bool sq_fact_has(const squash_t *sq, uint64_t key)
+{
+    if (!sq->capfacts)
+        return false;
+    for (size_t i = key & (sq->capfacts - 1);; i = (i + 1) & (sq->capfacts - 1)) {
+        if (sq->facts[i] == key)
+            return true;
+        if (!sq->facts[i])
+            return false;
+    }
+}
+
+static int sq_fact_add(squash_t *sq, uint64_t key)
+{
+    if (sq_fact_has(sq, key))
+        return 0;
+    if ((sq->nfacts + 1) * 2 > sq->capfacts) { /* at most half full */
+        size_t cap = sq->capfacts ? sq->capfacts * 2 : 64;
+        uint64_t *v = calloc(cap, sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        for (size_t i = 0; i < sq->capfacts; i++) {
+            if (!sq->facts[i])
+                continue;
+            size_t j = sq->facts[i] & (cap - 1);
+            while (v[j])
+                j = (j + 1) & (cap - 1);
+            v[j] = sq->facts[i];
+        }
+        free(sq->facts);
+        sq->facts = v;
+        sq->capfacts = cap;
+    }
+    size_t j = key & (sq->capfacts - 1);
+    while (sq->facts[j])
+        j = (j + 1) & (sq->capfacts - 1);
+    sq->facts[j] = key;
+    sq->nfacts++;
+    return 0;
+}
+
+/* Whether a line a hazard owns is one of its facts: it names a location or
+ * carries a message (an excerpt or a caret is not). */
+static bool sq_is_fact(const char *s, size_t n)
+{
+    size_t fi = SIZE_MAX;
+    enum sq_weight w = sq_cont_weight(s, n, &fi);
+    return w == SQ_W_LOC || w == SQ_W_TEXT;
+}
+
+/* Keeps a copy of a hazard line folded into its group. */
+static int sq_fold_keep(squash_t *sq, const sq_line_t *l, uint32_t group)
+{
+    struct sq_tail *f = &sq->folded;
+    char *t = realloc(f->text, l->len ? l->len : 1);
+    if (!t)
+        return -ENOMEM;
+    memcpy(t, l->text, l->len);
+    f->text = t;
+    f->len = l->len;
+    f->lineno = l->lineno;
+    f->raw_start = l->raw_start;
+    f->raw_end = l->raw_end;
+    f->cut = l->cut;
+    sq->folded_group = group;
+    sq->folded_valid = true;
+    return 0;
+}
+
+static int sq_stream(squash_t *sq, struct sq_item *it);
+
+/*
+ * A folded hazard (its text the same as that of SQ_HAZARD_SHOW shown
+ * members of its group) whose block has a line no shown member owned
+ * (`--> src/mod3.rs:13:13`, `Caused by: ... input_3.csv`) is another
+ * diagnostic after all, which the text alone did not tell: it is shown,
+ * from that line on, and its location and message lines are never
+ * merged away.  Lines of its block before that one stay omitted.  1 when
+ * it was unfolded, 0 when it stays folded.
+ */
+static int sq_unfold(squash_t *sq, const sq_line_t *cont)
+{
+    if (!sq->folded_valid || !sq_is_fact(cont->text, cont->len) ||
+        sq_fact_has(sq, sq_fact_key(sq->folded_group, cont->text,
+                                    cont->len)))
+        return 0;
+    const struct sq_tail *f = &sq->folded;
+    sq_line_t head = {.text = f->text, .len = f->len, .kind = SQ_LINE_COMPLETE,
+                      .lineno = f->lineno, .raw_start = f->raw_start,
+                      .raw_end = f->raw_end, .cut = f->cut};
+    struct sq_item *it;
+    int rc = sq_item_add(sq, &head, SQ_R_HAZARD, sq->folded_group, &it);
+    if (rc < 0)
+        return rc;
+    sq_bit_clear(&sq->foldbits, f->lineno);
+    sq->folded_valid = false;
+    sq->head_shown = true;
+    sq->last_head = (uint32_t)(sq->nitems - 1);
+    sq->frame_indent = SIZE_MAX;
+    rc = sq_stream(sq, it);
+    return rc < 0 ? rc : 1;
+}
+
 static int sq_on_line(const sq_line_t *l, void *data)
 {
     squash_t *sq = data;
@@ -434,7 +572,9 @@ static int sq_on_line(const sq_line_t *l, void *data)
     switch (r.kind) {
     case CLS_HAZARD:
         if (r.cont) {
-            if (!sq->head_shown) {
+            if (!sq->head_shown && (rc = sq_unfold(sq, l)) <= 0) {
+                if (rc < 0)
+                    return rc;
                 sq->st.omitted++;
                 return 0;
             }
@@ -443,6 +583,10 @@ static int sq_on_line(const sq_line_t *l, void *data)
             it->head = sq->last_head;
             it->weight = (uint8_t)sq_cont_weight(l->text, l->len,
                                                  &sq->frame_indent);
+            if ((it->weight == SQ_W_LOC || it->weight == SQ_W_TEXT) &&
+                (rc = sq_fact_add(sq, sq_fact_key(sq->items[it->head].group,
+                                                  l->text, l->len))) < 0)
+                return rc;
             return sq_stream(sq, it);
         }
         sq->hazards++;
@@ -455,9 +599,10 @@ static int sq_on_line(const sq_line_t *l, void *data)
         if (cnt < 0)
             return cnt;
         sq->head_shown = cnt <= SQ_HAZARD_SHOW;
+        sq->folded_valid = false;
         if (!sq->head_shown) {
             sq_bit_set(&sq->foldbits, l->lineno);
-            return 0;
+            return sq_fold_keep(sq, l, group);
         }
         if ((rc = sq_item_add(sq, l, SQ_R_HAZARD, group, &it)) < 0)
             return rc;
@@ -579,6 +724,8 @@ void squash_free(squash_t *sq)
     free(sq->ring);
     free(sq->noisebits.p);
     free(sq->foldbits.p);
+    free(sq->folded.text);
+    free(sq->facts);
     buf_free(&sq->whole);
     buf_free(&sq->out);
     buf_free(&sq->tmpl);
@@ -674,6 +821,15 @@ static bool sq_gap_matters(const squash_t *sq, uint64_t a, uint64_t b)
     return false;
 }
 
+/* The group whose repeat marker an item's block ends with: its own, or,
+ * for a line a hazard owns, its hazard's; UINT32_MAX for none. */
+static uint32_t sq_block_group(const squash_t *sq, const struct sq_item *it)
+{
+    if (it->role == SQ_R_CONT && it->head != UINT32_MAX)
+        return sq->items[it->head].group;
+    return it->group;
+}
+
 /* Renders the deferred output of the selected items into out. */
 static int sq_render(squash_t *sq, buf_t *out, int exit_code,
                      uint64_t duration_ms, uint64_t lines, uint64_t raw_bytes,
@@ -686,11 +842,16 @@ static int sq_render(squash_t *sq, buf_t *out, int exit_code,
     *dropped = false;
     for (size_t g = 0; g < ng; g++)
         last_of_group[g] = UINT32_MAX;
-    for (size_t i = 0; i < sq->nitems; i++)
-        if (sq->items[i].selected && sq->items[i].group < ng)
-            last_of_group[sq->items[i].group] = (uint32_t)i;
+    /* A group's marker comes after the block of its last shown member:
+     * the lines that member owns are its, not the marker's. */
+    for (size_t i = 0; i < sq->nitems; i++) {
+        uint32_t g = sq_block_group(sq, &sq->items[i]);
+        if (sq->items[i].selected && g < ng)
+            last_of_group[g] = (uint32_t)i;
+    }
     for (size_t i = 0; rc == 0 && i < sq->nitems; i++) {
         const struct sq_item *it = &sq->items[i];
+        uint32_t bg = sq_block_group(sq, it);
         if (!it->selected) {
             hidden_hazards += it->role == SQ_R_HAZARD;
             continue;
@@ -710,14 +871,17 @@ static int sq_render(squash_t *sq, buf_t *out, int exit_code,
         hidden_hazards = 0;
         if (rc == 0)
             rc = sq_item_render(sq, it, out);
-        if (rc == 0 && it->group < ng && last_of_group[it->group] == i) {
+        if (rc == 0 && bg < ng && last_of_group[bg] == i) {
             size_t shown = 0;
+            bool hazard = false;
             for (size_t j = 0; j <= i; j++)
-                shown += sq->items[j].selected && sq->items[j].group == it->group;
-            if (dedup_count(sq->dd, it->group) > shown)
+                if (sq->items[j].selected && sq->items[j].group == bg) {
+                    shown++;
+                    hazard = sq->items[j].role == SQ_R_HAZARD;
+                }
+            if (dedup_count(sq->dd, bg) > shown)
                 *dropped = true;
-            rc = sq_group_render(sq, it->group, shown, it->role == SQ_R_HAZARD,
-                                 out);
+            rc = sq_group_render(sq, bg, shown, hazard, out);
         }
         if (it->lineno > last)
             last = it->lineno;
