@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/buf.h"
 #include "base/utf8.h"
@@ -349,11 +350,27 @@ TEST(vt_any_chunking_gives_the_same_lines)
 TEST(vt_csi_parameters_clamp_at_their_limits)
 {
     struct got g = {0};
-    /* a column past VT_PARAM_VALUE_MAX clamps; the line stays in bounds */
+    /* a cursor move opens at most VT_PAD_MAX blank columns past the end
+     * of the line: `ESC[65535G` used to make 64 KiB of blanks, cutting
+     * the text after it in two (an "error" lost across the cut) */
     RUN("a\x1b[99999999Gb\n", &g);
     ASSERT_EQ(g.n, 1);
-    ASSERT_EQ(g.line[0].len, VT_PARAM_VALUE_MAX);
-    ASSERT_EQ(g.text[0][VT_PARAM_VALUE_MAX - 1], 'b');
+    ASSERT_EQ(g.line[0].len, 1 + VT_PAD_MAX + 1);
+    ASSERT_EQ(g.text[0][VT_PAD_MAX + 1], 'b');
+    ASSERT_FALSE(g.line[0].cut);
+    got_free(&g);
+    char esc[32];
+    snprintf(esc, sizeof esc, "\x1b[%uGx\n", VT_PAD_MAX + 1); /* the edge */
+    vt_run(esc, strlen(esc), 0, &g);
+    ASSERT_EQ(g.line[0].len, VT_PAD_MAX + 1);
+    got_free(&g);
+    snprintf(esc, sizeof esc, "\x1b[%uGx\n", VT_PAD_MAX + 2); /* past it */
+    vt_run(esc, strlen(esc), 0, &g);
+    ASSERT_EQ(g.line[0].len, VT_PAD_MAX + 1);
+    got_free(&g);
+    RUN("\x1b[65535Cerror: disk full\n", &g);
+    ASSERT_EQ(g.n, 1);
+    ASSERT_EQ(g.line[0].len, VT_PAD_MAX + 16);
     got_free(&g);
     /* more than VT_PARAMS_MAX parameters: the extra ones are ignored */
     RUN("\x1b[0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;31mred\x1b[0m\n", &g);

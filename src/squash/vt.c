@@ -341,6 +341,8 @@ static void vt_move_col(vt_t *vt, size_t col)
     vt->cur = i;
     size_t pad = col - c;
     size_t room = SQ_LINE_MAX > vt->line.len ? SQ_LINE_MAX - vt->line.len : 0;
+    if (room > VT_PAD_MAX)
+        room = VT_PAD_MAX;
     vt->pad = i == vt->line.len ? (pad < room ? pad : room) : 0;
 }
 
@@ -384,7 +386,7 @@ static void vt_erase(vt_t *vt, unsigned mode)
         if (vt->line.p)
             vt->line.p[0] = '\0';
         vt->cur = 0;
-        vt->pad = col < SQ_LINE_MAX ? col : SQ_LINE_MAX;
+        vt->pad = col < VT_PAD_MAX ? col : VT_PAD_MAX;
     }
 }
 
