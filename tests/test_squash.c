@@ -336,6 +336,37 @@ TEST(squash_folded_copies_of_a_hazard_keep_their_own_locations)
     buf_free(&out);
 }
 
+TEST(squash_a_cut_line_shows_its_first_and_last_piece_and_names_the_rest)
+{
+    /* A line of four pieces: the middle two used to fill the tail (a
+     * 10 MB line showed 40 pieces and dropped 113 with no marker); now
+     * the first and last are shown and the bytes between are named. */
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    size_t len = 3 * SQ_LINE_MAX + 100;
+    for (size_t i = 0; i < len; i++)
+        buf_append_byte(&in, 'a' + (char)(i / SQ_LINE_MAX));
+    buf_append_byte(&in, '\n');
+    char part[96];
+    snprintf(part, sizeof part,
+             "[rein] omitted part of line 1 (bytes %u-%u)\n", SQ_LINE_MAX,
+             3 * SQ_LINE_MAX);
+    for (int deferred = 0; deferred < 2; deferred++) {
+        sq_opts_t o = {.command = "./gen", .deferred = deferred};
+        buf_reset(&out);
+        ASSERT_OK(squash_buffer(&o, in.p, in.len, 0, 0, &out));
+        ASSERT_CONTAINS(out.p, part);
+        const char *first = strstr(out.p, "aaaa"), *mark = strstr(out.p, part);
+        const char *lastp = strstr(out.p, "dddd");
+        ASSERT_TRUE(first && mark && lastp && first < mark && mark < lastp);
+        ASSERT_TRUE(strstr(out.p, "bbbb") == NULL);
+        ASSERT_TRUE(strstr(out.p, "cccc") == NULL);
+        ASSERT_INT(out.len, <, 2 * SQ_LINE_MAX);
+        check_lines(&out, in.p);
+    }
+    buf_free(&in);
+    buf_free(&out);
+}
+
 TEST(squash_budget_is_never_passed_and_keeps_first_and_last_hazards)
 {
     buf_t in = BUF_INIT, out = BUF_INIT;

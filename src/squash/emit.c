@@ -61,6 +61,14 @@ int emit_omitted_total(buf_t *out, uint64_t n)
                       n == 1 ? "" : "s");
 }
 
+int emit_omitted_part(buf_t *out, uint64_t lineno, uint64_t a, uint64_t b)
+{
+    return buf_printf(out,
+                      EMIT_PREFIX "omitted part of line %" PRIu64
+                                  " (bytes %" PRIu64 "-%" PRIu64 ")\n",
+                      lineno, a, b);
+}
+
 int emit_noise(buf_t *out, const uint64_t counts[CLS_NOISE_REASONS])
 {
     uint64_t total = 0;

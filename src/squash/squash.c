@@ -281,7 +281,20 @@ static int sq_tail_push(squash_t *sq, const sq_line_t *l)
     if (!sq->ringcap)
         return 0;
     struct sq_tail *t;
-    if (sq->ringn < sq->ringcap) {
+    struct sq_tail *last = sq->ringn ? &sq->ring[(sq->ringhead + sq->ringn - 1) %
+                                                 sq->ringcap]
+                                     : NULL;
+    struct sq_tail *before = sq->ringn > 1 ? &sq->ring[(sq->ringhead +
+                                                        sq->ringn - 2) %
+                                                       sq->ringcap]
+                                           : NULL;
+    if (l->cut && last && before && last->cut && before->cut &&
+        last->lineno == l->lineno && before->lineno == l->lineno) {
+        /* A cut line keeps its first piece and its latest: the middle
+         * ones would push every other line out (a 10 MB line is 153
+         * pieces); the view names the bytes between (omitted part). */
+        t = last;
+    } else if (sq->ringn < sq->ringcap) {
         t = &sq->ring[(sq->ringhead + sq->ringn++) % sq->ringcap];
     } else {
         t = &sq->ring[sq->ringhead];
@@ -869,6 +882,12 @@ static int sq_render(squash_t *sq, buf_t *out, int exit_code,
             }
         }
         hidden_hazards = 0;
+        if (rc == 0 && it->cut && it->lineno == last &&
+            last_raw < it->raw_start) {
+            *dropped = true;
+            rc = emit_omitted_part(out, it->lineno, sq->raw_base + last_raw,
+                                   sq->raw_base + it->raw_start);
+        }
         if (rc == 0)
             rc = sq_item_render(sq, it, out);
         if (rc == 0 && bg < ng && last_of_group[bg] == i) {
@@ -1148,13 +1167,19 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
         /* Streaming: hazards are out; the summary follows them. */
         buf_t *o = &sq->out;
         rc = emit_exit(o, exit_code, duration_ms, lines);
-        uint64_t shown = 0;
+        uint64_t shown = 0, prev_line = 0, prev_raw = 0;
         for (size_t i = 0; rc == 0 && i < sq->nitems; i++) {
             struct sq_item *it = &sq->items[i];
             it->selected = true;
-            shown += it->role != SQ_R_BINARY;
-            if (!it->emitted)
+            bool piece = it->cut && i && it->lineno == prev_line;
+            shown += it->role != SQ_R_BINARY && !piece;
+            if (piece && prev_raw < it->raw_start)
+                rc = emit_omitted_part(o, it->lineno, sq->raw_base + prev_raw,
+                                       sq->raw_base + it->raw_start);
+            if (rc == 0 && !it->emitted)
                 rc = sq_item_render(sq, it, o);
+            prev_line = it->lineno;
+            prev_raw = it->raw_end;
         }
         for (size_t gi = 0; rc == 0 && gi < ng; gi++) {
             size_t cnt = 0;
