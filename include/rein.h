@@ -485,6 +485,8 @@ int rein_sup_run_once(rein_sup_t *s, int timeout_ms);
 int rein_sup_spawn(rein_sup_t *s, const rein_run_opts_t *o, int64_t *id);
 /* Writes to the run's stdin (PTY or kept pipe). -EPIPE when closed. */
 int rein_sup_write(rein_sup_t *s, int64_t id, const void *data, size_t len);
+/* Ends the run's input: the EOF character on a PTY, else closes the pipe,
+ * after whatever rein_sup_write still holds has been written. */
 int rein_sup_close_stdin(rein_sup_t *s, int64_t id);
 int rein_sup_resize(rein_sup_t *s, int64_t id, unsigned cols, unsigned rows);
 /* Sends signo to the run's foreground process group (not a cancel). */

@@ -413,6 +413,23 @@ TEST(sup_pipe_stdin_write_close_and_epipe)
     ASSERT_EQ(o.info.exit_code, 0);
     ASSERT_TRUE(o.info.log_path == NULL); /* ephemeral: no log */
 
+    /* More than a pipe holds, then the EOF at once: the EOF waits for the
+     * last byte (closing at once used to drop all but the first 64 KiB). */
+    struct obs w = {0};
+    spawn(s, &w, false, "wc -c", &ro);
+    size_t big = 300000;
+    char *bytes = malloc(big);
+    ASSERT_TRUE(bytes != NULL);
+    memset(bytes, 'x', big);
+    ASSERT_OK(rein_sup_write(s, w.id, bytes, big));
+    free(bytes);
+    ASSERT_OK(rein_sup_close_stdin(s, w.id));
+    ASSERT_EQ(rein_sup_write(s, w.id, "y", 1), -EPIPE); /* closing */
+    drive(s, &w, NULL, 5000);
+    ASSERT_EQ(atol(w.out.p), 300000);
+    ASSERT_EQ(w.info.exit_code, 0);
+    obs_free(&w);
+
     /* A reader that closed its stdin: EPIPE, never a dead host. */
     struct obs e = {0};
     spawn(s, &e, false, "exec 0<&-; echo closed; sleep 30", &ro);

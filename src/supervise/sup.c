@@ -108,6 +108,7 @@ struct run {
     int slave;  /* PTY slave, held until the leader is reaped */
     int in_fd;  /* pipes: stdin's write end, or -1 */
     buf_t pending_in; /* stdin bytes waiting for room */
+    bool close_in;    /* close stdin once pending_in is written (its EOF) */
     contain_run_t *cr;
     spool_t *log;
     run_record_t rec; /* the registry row, kept in step */
@@ -1067,6 +1068,12 @@ static void flush_stdin(struct run *r)
     unsigned want = LOOP_READ | (r->pending_in.len ? LOOP_WRITE : 0);
     if (r->tty) {
         loop_io_mod(r->sup->loop, fd, want);
+    } else if (!r->pending_in.len && r->close_in) {
+        /* The EOF asked for while input waited: every byte is out. */
+        loop_io_del(r->sup->loop, fd);
+        close(fd);
+        r->in_fd = -1;
+        r->close_in = false;
     } else if (r->pending_in.len) {
         if (loop_io_add(r->sup->loop, fd, LOOP_WRITE, on_io, r) == -EEXIST)
             loop_io_mod(r->sup->loop, fd, LOOP_WRITE);
@@ -1085,8 +1092,8 @@ int rein_sup_write(rein_sup_t *s, int64_t id, const void *data, size_t len)
     if (r->state != REIN_RUN_RUNNING)
         return REIN_ENOTRUNNING;
     int fd = r->tty ? r->out_fd : r->in_fd;
-    if (fd < 0)
-        return -EPIPE;
+    if (fd < 0 || (!r->tty && r->close_in))
+        return -EPIPE; /* closed, or closing once what waits is out */
     if (!r->pending_in.len) {
         /* Write what fits now; the rest waits for room on the loop. */
         sigset_t pipe_set, old;
@@ -1134,10 +1141,15 @@ int rein_sup_close_stdin(rein_sup_t *s, int64_t id)
     }
     if (r->in_fd < 0)
         return 0;
+    if (r->pending_in.len) {
+        /* Input still waits for room: the EOF comes after it, when
+         * flush_stdin has written the last byte (closing now lost it). */
+        r->close_in = true;
+        return 0;
+    }
     loop_io_del(s->loop, r->in_fd);
     close(r->in_fd);
     r->in_fd = -1;
-    buf_reset(&r->pending_in);
     return 0;
 }
 
