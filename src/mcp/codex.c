@@ -710,7 +710,7 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
     if (x->write_error[0])
         json_object_set_new(sc, "write_error", json_string(x->write_error));
 
-    mcp_call_result(x->call, sc, text.p ? text.p : "");
+    mcp_call_result_n(x->call, sc, text.p ? text.p : "", text.len);
     buf_free(&out);
     buf_free(&prompt);
     buf_free(&text);
@@ -1630,7 +1630,7 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
                                "output", text.p ? text.p : "",
                                text.len, "view", "screen", "truncated",
                                truncated);
-        rc = mcp_call_result(call, sc, text.p ? text.p : "");
+        rc = mcp_call_result_n(call, sc, text.p ? text.p : "", text.len);
         buf_free(&text);
         return rc;
     }
@@ -1761,7 +1761,7 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
                    "%s\nOutput:\n",
                path, off, off + len, size, truncated ? " (truncated)" : "");
     buf_append(&t, text.p ? text.p : "", text.len);
-    rc = mcp_call_result(call, sc, t.p);
+    rc = mcp_call_result_n(call, sc, t.p, t.len);
     buf_free(&t);
     buf_free(&text);
     return rc;

@@ -204,6 +204,12 @@ static void call_cancel(mcp_call_t *c)
 
 int mcp_call_result(mcp_call_t *call, json_t *structured, const char *text)
 {
+    return mcp_call_result_n(call, structured, text, text ? strlen(text) : 0);
+}
+
+int mcp_call_result_n(mcp_call_t *call, json_t *structured, const char *text,
+                      size_t len)
+{
     if (call->finished) {
         json_decref(structured);
         return -EALREADY;
@@ -218,8 +224,9 @@ int mcp_call_result(mcp_call_t *call, json_t *structured, const char *text)
     if (!text) {
         dumped = json_dumps(structured, JSON_COMPACT);
         text = dumped ? dumped : "";
+        len = strlen(text);
     }
-    json_t *t = json_text(text, strlen(text));
+    json_t *t = json_text(text, len);
     free(dumped);
     /* json_pack takes both references ("o"), also when it fails. */
     json_t *result = json_pack("{s:[{s:s, s:o}], s:o, s:b}", "content",

@@ -186,6 +186,10 @@ const char *mcp_server_protocol_version(const mcp_server_t *srv);
  * -EALREADY (completed or cancelled: nothing is sent; structured is
  * released). */
 int mcp_call_result(mcp_call_t *call, json_t *structured, const char *text);
+/* The same with text of len bytes, which may hold NUL bytes (a command's
+ * output does: the text must carry all of it, as structuredContent does). */
+int mcp_call_result_n(mcp_call_t *call, json_t *structured, const char *text,
+                      size_t len);
 /* Completes the call with isError true and one sentence naming the
  * argument or the cause.  0 or -EALREADY. */
 int mcp_call_error(mcp_call_t *call, const char *sentence);

@@ -373,6 +373,17 @@ test('a NUL byte is refused in a command, a path or the environment, and passed 
     const k = await exec(client, { cmd: 'od -An -c' });
     const w = await write(client, { session_id: k.session_id, chars: 'p\u0000q', close_stdin: true, yield_time_ms: 5000 });
     assert.match(k.output + w.output, /p\s+\\0\s+q/);
+    // A NUL in the output: the text carries all of it, as the structured
+    // output does (exec checks that they are equal); the text used to end
+    // at the NUL, and the error after it was lost.
+    const n = await exec(client, { cmd: "printf 'a\\0b\\nerror: boom\\n'" });
+    assert.equal(n.output, 'a\u0000b\nerror: boom\n');
+    const ro = await call(client, 'read_output', { session_id: n.session_id ?? Number(/(\d+)\.log$/.exec(n.log_path)[1]) });
+    assert.ok(ro.content[0].text.endsWith('a\u0000b\nerror: boom\n'), JSON.stringify(ro.content[0].text));
+    // More stdin than a pipe holds, closed in the same call: every byte
+    // arrives before the EOF (past 64 KiB they were dropped).
+    const big = await exec(client, { cmd: 'wc -c', stdin: 'x'.repeat(300000), yield_time_ms: 10000 });
+    assert.equal(big.output.trim(), '300000');
   } finally {
     await client.close();
   }
