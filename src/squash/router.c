@@ -568,15 +568,22 @@ static const char *const router_batch_opts[] = {
     "-b", "-f", "--file", "--command", "-x", "--version", "-V", "-h",
     "--help", "-v", "-p", "--print", "-l", NULL};
 
+/* True when one of opts is among the words: `--name` or `--name=v`, and a
+ * one-letter `-x` also in a bundle of short options or with its value
+ * glued on (`git commit -am msg`, `-mfix`: both give -m). */
 static bool router_has_opt(char *const *v, size_t argc,
                            const char *const *opts)
 {
     for (size_t i = 1; i < argc; i++) {
         if (!strcmp(v[i], "--"))
             return false;
+        bool shorts = v[i][0] == '-' && v[i][1] && v[i][1] != '-';
         for (const char *const *o = opts; *o; o++) {
             size_t n = strlen(*o);
             if (!strncmp(v[i], *o, n) && (!v[i][n] || v[i][n] == '='))
+                return true;
+            if (shorts && n == 2 && (*o)[0] == '-' && (*o)[1] != '-' &&
+                strchr(v[i] + 1, (*o)[1]))
                 return true;
         }
     }
@@ -684,7 +691,8 @@ static router_cat_t router_ssh(char *const *v, size_t argc)
         }
         operands++;
     }
-    return operands <= 1 ? ROUTER_INTERACTIVE : ROUTER_CONDENSE;
+    /* No host (`ssh -V`, a usage error) prints and exits. */
+    return operands == 1 ? ROUTER_INTERACTIVE : ROUTER_CONDENSE;
 }
 
 /* The built-in table's answer for a command's words (wrappers skipped). */
@@ -707,8 +715,16 @@ static router_cat_t router_table(char *const *v, size_t argc)
                                                    "--tty", NULL})
                    ? ROUTER_INTERACTIVE
                    : ROUTER_CONDENSE;
+    /* `vim --version`, `less --help`: they print and exit. */
+    if (router_has_opt(v, argc, (const char *const[]){"--version", "--help",
+                                                       NULL}))
+        return ROUTER_PASSTHROUGH;
     if (!strcmp(cmd, "ssh"))
         return router_ssh(v, argc);
+    /* top's batch mode prints frames and exits after -n of them. */
+    if ((!strcmp(cmd, "top") || !strcmp(cmd, "htop")) &&
+        router_has_opt(v, argc, (const char *const[]){"-b", "--batch", NULL}))
+        return ROUTER_CONDENSE;
     if (router_in(cmd, router_narrate_cmds))
         return ROUTER_NARRATE;
     if (router_in(cmd, router_passthrough_cmds))
