@@ -75,6 +75,20 @@ TEST(router_categories_from_the_builtin_table)
     for (const char **p = interactive; *p; p++)
         ASSERT_CAT(r, *p, ROUTER_INTERACTIVE);
     ASSERT_CAT(r, "git commit -m 'x'", ROUTER_CONDENSE);
+    /* Short options bundled or with their value glued on, and commands
+     * that only print and exit, need no terminal (they were refused as
+     * interactive on pipes). */
+    const char *not_interactive[] = {
+        "git commit -am 'fix'", "git commit -qm 'fix'", "git commit -m'fix'",
+        "git commit -aF msg.txt", "vim --version", "less --help",
+        "ssh -V", "top -b -n 1", "htop --version", NULL};
+    for (const char **p = not_interactive; *p; p++) {
+        router_cat_t c = cat_of(r, *p);
+        if (c == ROUTER_INTERACTIVE)
+            test_fail(__FILE__, __LINE__, "\"%s\" is interactive", *p);
+    }
+    ASSERT_CAT(r, "git add -Ap", ROUTER_INTERACTIVE); /* -p in a bundle */
+    ASSERT_CAT(r, "git commit -a", ROUTER_INTERACTIVE);
     router_free(r);
 }
 
