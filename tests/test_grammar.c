@@ -451,3 +451,111 @@ TEST(grammar_set_compiles_patterns_on_first_use_and_reports_broken_ones)
     buf_free(&e2);
     buf_free(&said);
 }
+
+/* Detection through wrappers, compound lines, shell strings and script
+ * runners, on the shipped grammars: the tool that runs is found the way
+ * the router finds it, and a tool's name as an argument is never taken. */
+TEST(grammar_detects_wrapped_and_compound_commands)
+{
+    char gdir[PATH_MAX];
+    snprintf(gdir, sizeof gdir, "%s/../grammars", test_build_dir());
+    struct stat st;
+    if (stat(gdir, &st) < 0)
+        SKIP("no grammars beside %s", test_build_dir());
+    const char *dirs[] = {gdir, NULL};
+    grammar_set_t *set;
+    grammar_ctx_t *ctx;
+    buf_t errs = BUF_INIT;
+    ASSERT_OK(grammar_set_load(&set, dirs, &errs));
+    ASSERT_OK(grammar_ctx_new(&ctx));
+    static const struct {
+        const char *cmd, *want;
+    } det[] = {
+        /* wrappers the router knows, with their options and operands */
+        {"timeout 600 make", "make"},
+        {"timeout -s KILL 10 make", "make"},
+        {"timeout --kill-after=5 -s TERM 60 make -j4", "make"},
+        {"nice -n 5 make", "make"},
+        {"env FOO=1 make", "make"},
+        {"env -u HOME -C /tmp make", "make"},
+        {"stdbuf -oL make", "make"},
+        {"stdbuf -o L -e L make", "make"},
+        {"time make", "make"},
+        {"sudo make", "make"},
+        {"sudo -u build timeout 60 nice make", "make"},
+        {"command make", "make"},
+        {"exec make", "make"},
+        {"nohup make", "make"},
+        {"ionice -c 3 make", "make"},
+        {"make >build.log 2>&1", "make"},
+        {"make 2>&1 | tail -50", "make"},
+        /* compound lines: the last segment that has a grammar */
+        {"cd sub && make", "make"},
+        {"./configure && make", "make"},
+        {"make clean; make", "make"},
+        {"source env.sh && cargo build", "cargo"},
+        {"make && echo done", "make"},
+        {"make || true", "make"},
+        {"cd web\nnpm test", "npm-run"},
+        {"git pull && make", "make"},
+        {"(cd sub && make) 2>&1", "make"},
+        {"{ make; } 2>&1", "make"},
+        /* the command inside a shell's -c */
+        {"bash -c 'make'", "make"},
+        {"sh -c \"make -j4\"", "make"},
+        {"bash -lc 'cd sub && make'", "make"},
+        {"bash -o pipefail -c 'make | tee log'", "make"},
+        {"timeout 60 sh -c 'cargo test'", "cargo"},
+        /* script runners: their own grammars, which include the tools the
+         * usual scripts run */
+        {"npm run build", "npm-run"},
+        {"npm test", "npm-run"},
+        {"npm install", "npm"},
+        {"timeout 300 npm run build", "npm-run"},
+        {"npx jest", "jest"},
+        {"npx --yes -p jest jest --ci", "jest"},
+        {"yarn test", "yarn"},
+        {"pnpm test", "pnpm"},
+        {"cd app && yarn test", "yarn"},
+        {"python3 -m pytest -x", "pytest"},
+        {"python3 -u -m pytest", "pytest"},
+        {"python3 -c 'import x'", "python"},
+        /* a tool's name as an argument is not the tool */
+        {"echo make", NULL},
+        {"grep make Makefile", NULL},
+        {"timeout 5 echo make", NULL},
+        {"timeout 600", NULL},
+        {"env", NULL},
+        {"FOO=make", NULL},
+        {"cat make.log | grep error", NULL},
+        {"bash -c 'echo make'", NULL},
+        {"bash make.sh", NULL},
+        {"sh -c", NULL},
+        {"cd make", NULL},
+        {"ls; echo make", NULL},
+        {"makefile-lint x", NULL},
+        {"git commit -m 'make it work'", "git"},
+    };
+    for (size_t i = 0; i < sizeof det / sizeof det[0]; i++) {
+        const grammar_t *g = grammar_set_detect(set, ctx, det[i].cmd);
+        if (!det[i].want) {
+            if (g)
+                test_fail(__FILE__, __LINE__, "%s: detected %s", det[i].cmd,
+                          grammar_name(g));
+            continue;
+        }
+        if (!g)
+            test_fail(__FILE__, __LINE__, "%s: nothing detected", det[i].cmd);
+        if (strcmp(grammar_name(g), det[i].want))
+            test_fail(__FILE__, __LINE__, "%s: detected %s, want %s",
+                      det[i].cmd, grammar_name(g), det[i].want);
+    }
+    /* shell strings nest, but only so deep */
+    ASSERT_STR(grammar_name(grammar_set_detect(
+                   set, ctx, "sh -c \"bash -c 'timeout 9 make'\"")),
+               "make");
+    ASSERT_TRUE(grammar_set_detect(set, ctx, NULL) == NULL);
+    grammar_ctx_free(ctx);
+    grammar_set_free(set);
+    buf_free(&errs);
+}

@@ -209,7 +209,50 @@ TEST(router_argv_mode_reads_no_shell_syntax)
     ASSERT_EQ(res.nsegs, 2);
     ASSERT_EQ(res.category, ROUTER_DANGEROUS);
     router_result_free(&res);
+    /* ... also with -c in a cluster or after other options. */
+    const char *lc[] = {"timeout", "9", "bash", "-o", "pipefail", "-lc",
+                        "make && git push -f", NULL};
+    ASSERT_OK(router_classify_argv(r, lc, &res));
+    ASSERT_EQ(res.nsegs, 2);
+    ASSERT_EQ(res.category, ROUTER_DANGEROUS);
+    router_result_free(&res);
     router_free(r);
+}
+
+TEST(router_shell_string_finds_the_c_operand)
+{
+    static const struct {
+        const char *argv[8];
+        const char *want;
+    } cases[] = {
+        {{"sh", "-c", "make"}, "make"},
+        {{"/bin/bash", "-lc", "make"}, "make"},
+        {{"bash", "-e", "-c", "make", "arg0"}, "make"},
+        {{"bash", "-o", "pipefail", "-c", "make"}, "make"},
+        {{"bash", "--norc", "--rcfile", "f", "-c", "make"}, "make"},
+        {{"zsh", "-c", "--", "make"}, "make"},
+        {{"bash", "-c"}, NULL},
+        {{"bash", "script.sh", "-c"}, NULL},
+        {{"bash", "+o", "c", "x"}, NULL},
+        {{"make", "-c", "x"}, NULL},
+        {{"python3", "-c", "x"}, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t argc = 0;
+        while (cases[i].argv[argc])
+            argc++;
+        const char *got =
+            router_shell_string((char *const *)cases[i].argv, argc);
+        if (!cases[i].want) {
+            if (got)
+                test_fail(__FILE__, __LINE__, "case %zu: got %s", i, got);
+            continue;
+        }
+        if (!got || strcmp(got, cases[i].want))
+            test_fail(__FILE__, __LINE__, "case %zu: got %s", i,
+                      got ? got : "(null)");
+    }
+    ASSERT_TRUE(router_shell_string(NULL, 0) == NULL);
 }
 
 static const char *write_policy(const char *body)

@@ -13,7 +13,10 @@
 #include <errno.h>
 #include <pcre2.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "base/buf.h"
 #include "harness.h"
@@ -666,4 +669,54 @@ TEST(squash_omitted_markers_name_exactly_their_lines_and_bytes)
         buf_free(&in);
         buf_free(&out);
     }
+}
+
+/* make's grammar keeps `make: *** No rule ...` in a long run of repeated
+ * lines; the universal tier alone drops it.  Through a wrapper, in a
+ * compound line and inside `sh -c`, make is still the tool detected. */
+TEST(squash_wrapped_and_compound_make_keeps_its_error)
+{
+    char gdir[PATH_MAX];
+    snprintf(gdir, sizeof gdir, "%s/../grammars", test_build_dir());
+    struct stat st;
+    if (stat(gdir, &st) < 0)
+        SKIP("no grammars beside %s", test_build_dir());
+    const char *dirs[] = {gdir, NULL};
+    buf_t in = BUF_INIT;
+    for (int i = 0; i < 300; i++) {
+        char l[64];
+        int n = snprintf(l, sizeof l, "[%04d] step compiled unit_%d\n", i, i);
+        ASSERT_OK(buf_append(&in, l, (size_t)n));
+        if (i == 150) {
+            static const char e[] = "make: *** No rule to make target "
+                                    "'src/missing.c', needed by 'all'.  Stop.\n";
+            ASSERT_OK(buf_append(&in, e, sizeof e - 1));
+        }
+    }
+    static const char *const cmds[] = {
+        "make",
+        "timeout 600 make",
+        "timeout -s KILL 10 make",
+        "stdbuf -oL make",
+        "cd sub && make",
+        "./configure && make",
+        "bash -c 'make'",
+        "sh -c \"make -j4\"",
+    };
+    for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
+        sq_opts_t o = {.command = cmds[c], .log_path = "/l",
+                       .grammar_dirs = dirs, .deferred = true};
+        buf_t out = BUF_INIT;
+        squash_t *sq;
+        ASSERT_OK(squash_new(&o, collect, &out, &sq));
+        ASSERT_OK(squash_feed(sq, in.p, in.len, 0));
+        ASSERT_OK(squash_finish(sq, 2, 100, in.len));
+        if (!out.p || !strstr(out.p, "make: *** No rule to make target"))
+            test_fail(__FILE__, __LINE__, "%s: the make error is dropped:\n%s",
+                      cmds[c], out.p ? out.p : "");
+        check_lines(&out, in.p);
+        squash_free(sq);
+        buf_free(&out);
+    }
+    buf_free(&in);
 }

@@ -15,6 +15,7 @@
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "squash/grammar.h"
+#include "squash/router.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -31,8 +32,6 @@
 /* Enough ovector pairs for any location groups we read; a pattern with
  * more groups still matches (PCRE2 returns 0 for a short ovector). */
 #define GRAMMAR_OVECTOR_PAIRS 32
-/* Words of a command line examined by detection. */
-#define GRAMMAR_DETECT_WORDS 64
 
 struct grammar_rule {
     char *id;
@@ -1049,62 +1048,35 @@ fail:
 
 /* ------------------------------------------------------------ detection */
 
-/* Splits a command line into words, shell-style enough for detection:
- * quotes and backslashes, stopping at the first ; & | (later segments of a
- * compound command are not what runs first).  Returns the word count. */
-static size_t grammar_words(const char *s, char *store, size_t storecap,
-                            const char **words, const char **starts,
-                            size_t maxw)
-{
-    size_t n = 0, o = 0;
-    while (*s && n < maxw) {
-        while (*s == ' ' || *s == '\t' || *s == '\n')
-            s++;
-        if (!*s || *s == ';' || *s == '&' || *s == '|')
-            break;
-        starts[n] = s;
-        words[n] = store + o;
-        char q = 0;
-        while (*s && o + 1 < storecap) {
-            char c = *s;
-            if (q) {
-                if (c == q)
-                    q = 0;
-                else if (c == '\\' && q == '"' && s[1])
-                    store[o++] = *++s;
-                else
-                    store[o++] = c;
-            } else if (c == '\'' || c == '"') {
-                q = c;
-            } else if (c == '\\' && s[1]) {
-                store[o++] = *++s;
-            } else if (c == ' ' || c == '\t' || c == '\n' || c == ';' ||
-                       c == '&' || c == '|') {
-                break;
-            } else {
-                store[o++] = c;
-            }
-            s++;
-        }
-        store[o++] = '\0';
-        n++;
-        if (o >= storecap)
-            break;
-    }
-    return n;
-}
+/*
+ * Which tool's output is this?  The command line is read the way the
+ * router reads it (router.h), so the two never disagree about what runs:
+ *
+ *   - it is split into segments at top-level && || ; & and newlines;
+ *   - each segment's first pipeline stage becomes words, redirections
+ *     dropped, and the router's wrappers (VAR=x, sudo, env, time, nice,
+ *     timeout, stdbuf, nohup, command, exec, ...) are skipped with their
+ *     options and operands (router_command_at);
+ *   - then the launchers that only this step knows: `sh -c STRING` (any
+ *     shell the router knows; STRING is detected as a command line of its
+ *     own), `npx [opts] X`, `python -m X`, and a subshell or group `( ... )`
+ *     / `{ ...; }` (detected as its inside).
+ *
+ * A compound line gets the grammar of its LAST segment that has one.  In
+ * `cd sub && make`, `./configure && make`, `source env.sh && cargo build`
+ * the earlier segments set up and print little; the last is the command
+ * the line exists to run, it usually prints most of the output, and its
+ * status is the line's exit status.  An earlier segment's tool-specific
+ * lines are still seen by the universal tier, which runs after every
+ * grammar.  One grammar per line is a deliberate limit: the squasher
+ * classifies a line against one grammar chain.
+ *
+ * Only the command word is looked up, never an argument: `echo make`,
+ * `grep make f` and `timeout 5 echo make` detect nothing.
+ */
 
-static bool grammar_is_assign(const char *w)
-{
-    const char *eq = strchr(w, '=');
-    if (!eq || eq == w)
-        return false;
-    for (const char *p = w; p < eq; p++)
-        if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
-              (p > w && *p >= '0' && *p <= '9')))
-            return false;
-    return true;
-}
+/* How deep `sh -c` strings and ( ) groups are followed. */
+#define GRAMMAR_DETECT_DEPTH 4
 
 static const char *grammar_base(const char *w)
 {
@@ -1118,51 +1090,12 @@ static bool grammar_is_python(const char *b)
            strspn(b + 6, "0123456789.") == strlen(b + 6);
 }
 
-const grammar_t *grammar_set_detect(const grammar_set_t *set,
-                                    grammar_ctx_t *ctx, const char *command)
+/* The grammar whose commands name argv0; rest (the arguments joined by
+ * single spaces) picks one with an `args` pattern over one without. */
+static const grammar_t *grammar_lookup(const grammar_set_t *set,
+                                       grammar_ctx_t *ctx, const char *argv0,
+                                       const char *rest)
 {
-    if (!command)
-        return NULL;
-    char store[4096];
-    const char *words[GRAMMAR_DETECT_WORDS], *starts[GRAMMAR_DETECT_WORDS];
-    size_t n = grammar_words(command, store, sizeof store, words, starts,
-                             GRAMMAR_DETECT_WORDS);
-    size_t i = 0;
-    /* Wrappers that run the real command: skip them and their options. */
-    while (i < n) {
-        const char *b = grammar_base(words[i]);
-        if (grammar_is_assign(words[i])) {
-            i++;
-        } else if (!strcmp(b, "sudo") || !strcmp(b, "env") ||
-                   !strcmp(b, "time") || !strcmp(b, "nohup") ||
-                   !strcmp(b, "npx") || !strcmp(b, "command") ||
-                   !strcmp(b, "exec")) {
-            i++;
-            while (i < n && words[i][0] == '-')
-                i++;
-        } else if (!strcmp(b, "nice")) {
-            i++;
-            if (i < n && !strcmp(words[i], "-n"))
-                i += 2;
-            else if (i < n && words[i][0] == '-')
-                i++;
-        } else if (grammar_is_python(b) && i + 2 < n &&
-                   !strcmp(words[i + 1], "-m")) {
-            i += 2;
-            break;
-        } else {
-            break;
-        }
-    }
-    if (i >= n)
-        return NULL;
-    const char *argv0 = grammar_base(words[i]);
-    const char *rest = "";
-    if (i + 1 < n) {
-        rest = starts[i + 1];
-    }
-    size_t restlen = strlen(rest);
-    /* The rest of the segment only: up to an unquoted ; & | (approximate). */
     const grammar_t *plain = NULL;
     for (size_t k = 0; k < set->n; k++) {
         const grammar_t *g = set->g[k];
@@ -1176,8 +1109,107 @@ const grammar_t *grammar_set_detect(const grammar_set_t *set,
                 plain = g;
             continue;
         }
-        if (grammar_run(g->args, ctx, rest, restlen))
+        if (grammar_run(g->args, ctx, rest, strlen(rest)))
             return g;
     }
     return plain;
+}
+
+static const grammar_t *grammar_detect_line(const grammar_set_t *set,
+                                            grammar_ctx_t *ctx,
+                                            const char *line, unsigned depth);
+
+/* A `( ... )` or `{ ...; }` segment: its inside, as a new string (the last
+ * closer ends it; what follows, a redirection or a pipe, is dropped). */
+static char *grammar_group_inside(const char *text)
+{
+    char open = text[0], close = open == '(' ? ')' : '}';
+    if (open != '(' && !(open == '{' && (text[1] == ' ' || text[1] == '\t' ||
+                                         text[1] == '\n')))
+        return NULL;
+    const char *end = strrchr(text, close);
+    if (!end || end == text)
+        return NULL;
+    return strndup(text + 1, (size_t)(end - text - 1));
+}
+
+/* One segment's grammar, or NULL. */
+static const grammar_t *grammar_detect_seg(const grammar_set_t *set,
+                                           grammar_ctx_t *ctx,
+                                           const char *text, unsigned depth)
+{
+    const grammar_t *g = NULL;
+    char *inside = grammar_group_inside(text);
+    if (inside) {
+        g = grammar_detect_line(set, ctx, inside, depth + 1);
+        free(inside);
+        return g;
+    }
+    char **argv;
+    size_t argc;
+    if (router_words(text, &argv, &argc) < 0)
+        return NULL;
+    size_t i = router_command_at(argv, argc);
+    buf_t rest = BUF_INIT;
+    if (i >= argc)
+        goto out;
+    const char *str = router_shell_string(argv + i, argc - i);
+    if (str) {
+        g = grammar_detect_line(set, ctx, str, depth + 1);
+        goto out;
+    }
+    const char *b = grammar_base(argv[i]);
+    if (!strcmp(b, "npx") && i + 1 < argc) {
+        /* npx [--yes] [-p PKG] X: X runs. */
+        for (i++; i + 1 < argc && argv[i][0] == '-'; i++)
+            if (!strcmp(argv[i], "-p") || !strcmp(argv[i], "--package"))
+                i++;
+        i = i + router_command_at(argv + i, argc - i);
+        if (i >= argc)
+            goto out;
+    } else if (grammar_is_python(b)) {
+        /* python [-u] [-W arg] -m X: module X runs, detected as X. */
+        for (size_t k = i + 1; k + 1 < argc && argv[k][0] == '-'; k++) {
+            if (!strcmp(argv[k], "-m")) {
+                i = k + 1;
+                break;
+            }
+            if (!strcmp(argv[k], "-c"))
+                break;
+            if (!strcmp(argv[k], "-W") || !strcmp(argv[k], "-X"))
+                k++;
+        }
+    }
+    for (size_t k = i + 1; k < argc; k++)
+        if ((k > i + 1 && buf_append_byte(&rest, ' ') < 0) ||
+            buf_append(&rest, argv[k], strlen(argv[k])) < 0)
+            goto out;
+    g = grammar_lookup(set, ctx, grammar_base(argv[i]), rest.p ? rest.p : "");
+out:
+    buf_free(&rest);
+    router_words_free(argv);
+    return g;
+}
+
+static const grammar_t *grammar_detect_line(const grammar_set_t *set,
+                                            grammar_ctx_t *ctx,
+                                            const char *line, unsigned depth)
+{
+    router_seg_t *segs;
+    size_t n;
+    if (depth > GRAMMAR_DETECT_DEPTH || router_split(line, &segs, &n) < 0)
+        return NULL;
+    const grammar_t *g = NULL;
+    for (size_t i = n; i-- > 0 && !g;)
+        g = grammar_detect_seg(set, ctx, segs[i].text, depth);
+    router_segs_free(segs, n);
+    return g;
+}
+
+const grammar_t *grammar_set_detect(const grammar_set_t *set,
+                                    grammar_ctx_t *ctx, const char *command)
+{
+    if (!set || !command)
+        return NULL;
+    return grammar_detect_line(set, ctx, command, 0);
 }

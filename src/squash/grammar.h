@@ -138,7 +138,9 @@ int grammar_set_load(grammar_set_t **out, const char *const *dirs,
 const grammar_t *grammar_set_find(const grammar_set_t *set, const char *name);
 size_t grammar_set_count(const grammar_set_t *set);
 const grammar_t *grammar_set_at(const grammar_set_t *set, size_t i);
-/* The grammar for a command line (see docs/grammars.md `detect`), or NULL.
+/* The grammar for a command line (docs/grammars.md, Detection), or NULL:
+ * wrappers skipped as the router skips them, `sh -c STRING` followed, and
+ * of a compound line the last segment that has a grammar.
  * A grammar whose `args` pattern matched beats one without `args`. */
 const grammar_t *grammar_set_detect(const grammar_set_t *set,
                                     grammar_ctx_t *ctx, const char *command);

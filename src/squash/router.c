@@ -561,6 +561,38 @@ static const char *const router_repl_cmds[] = {
 static const char *const router_shells[] = {"sh", "bash", "dash", "zsh",
                                             "ksh", NULL};
 
+const char *router_shell_string(char *const *argv, size_t argc)
+{
+    if (!argc || !router_in(router_base(argv[0]), router_shells))
+        return NULL;
+    bool c = false;
+    size_t i = 1;
+    /* Options up to the first operand: `-c` alone or in a cluster (`-lc`,
+     * `-ec`); `-o`/`-O` (and `+o`) and --rcfile/--init-file take a value. */
+    while (i < argc && (argv[i][0] == '-' || argv[i][0] == '+') &&
+           argv[i][1]) {
+        const char *w = argv[i++];
+        if (!strcmp(w, "--"))
+            break;
+        if (w[1] == '-') {
+            if ((!strcmp(w, "--rcfile") || !strcmp(w, "--init-file")) &&
+                i < argc)
+                i++;
+            continue;
+        }
+        bool valued = false;
+        for (const char *p = w + 1; *p; p++) {
+            if (*p == 'c' && w[0] == '-')
+                c = true;
+            else if (*p == 'o' || *p == 'O')
+                valued = true;
+        }
+        if (valued && i < argc)
+            i++;
+    }
+    return c && i < argc ? argv[i] : NULL;
+}
+
 /* Options that make a REPL command non-interactive even without an
  * operand: a program on the command line or a batch mode. */
 static const char *const router_batch_opts[] = {
@@ -1235,9 +1267,9 @@ int router_classify_argv(router_t *r, const char *const *argv,
         argc++;
     /* `sh -c STRING` (after wrappers) is routed as the string it runs. */
     size_t k = router_skip_wrappers((char *const *)argv, argc);
-    if (k + 2 < argc && !strcmp(argv[k + 1], "-c") &&
-        router_in(router_base(argv[k]), router_shells))
-        return router_classify(r, argv[k + 2], out);
+    const char *str = router_shell_string((char *const *)argv + k, argc - k);
+    if (str)
+        return router_classify(r, str, out);
     out->segs = calloc(1, sizeof *out->segs);
     if (!out->segs)
         goto fail;

@@ -131,6 +131,12 @@ void router_result_free(router_result_t *res);
  * is none. */
 size_t router_command_at(char *const *argv, size_t argc);
 
+/* When argv (its wrappers already skipped, see router_command_at) runs a
+ * shell's command string -- `sh -c STRING`, `bash -lc STRING`, `bash -o
+ * pipefail -c STRING` (sh, bash, dash, zsh, ksh) -- that STRING (a word of
+ * argv, not a copy); else NULL. */
+const char *router_shell_string(char *const *argv, size_t argc);
+
 /* The category's name ("condense", "narrate", ...), and back: -EINVAL
  * for an unknown name. */
 const char *router_cat_name(router_cat_t c);
