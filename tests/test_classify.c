@@ -1,12 +1,17 @@
 /*
  * test_classify.c — the classifier's tiers: universal hazards (traces of
  * each language, compiler locations, keywords with their boundaries and
- * zero counts, colour), multiline capture and its limit, outcomes and
- * progress finals, prompts, and structure (blank, decoration, hints,
- * near-duplicates, diffs bypassing them).
+ * zero counts, colour), tools' own failure forms (signal deaths, make,
+ * the linker, shells, curl, Ruby, mocha, errno texts) beside harmless
+ * look-alikes, a BuildKit step prefix, the scan windows of a long line at
+ * their edges, hazards in lines binary for bad UTF-8, multiline capture
+ * and its limit, outcomes and progress finals, prompts, and structure
+ * (blank, decoration, hints, near-duplicates, diffs bypassing them).
  */
 #include <stdio.h>
+#include <stdlib.h>
 
+#include "base/utf8.h"
 #include "harness.h"
 #include "squash/classify.h"
 
@@ -244,5 +249,174 @@ TEST(classify_outcome_length_limit_at_its_edge)
     line[CLS_OUTCOME_LEN_MAX] = 'y';
     line[CLS_OUTCOME_LEN_MAX + 1] = '\0';
     ASSERT_EQ(cl(&s, line).kind, CLS_UNKNOWN);
+    classify_free(s.c);
+}
+
+#define EXPECT_CALM(s, text)                                                 \
+    do {                                                                    \
+        cls_result_t r_ = cl((s), (text));                                  \
+        if (r_.kind == CLS_HAZARD)                                          \
+            test_fail(__FILE__, __LINE__, "\"%s\": a hazard (%s/%s)",      \
+                      (text), r_.source, r_.rule);                          \
+    } while (0)
+
+/* What a process or a tool says as it fails, in its own words rather than
+ * with an error word: each form, and the harmless lines beside it. */
+TEST(classify_deaths_and_tools_own_error_forms)
+{
+    struct cl s = {0};
+    ASSERT_OK(classify_new(NULL, &s.c));
+    EXPECT(&s, "Killed", CLS_HAZARD, false);
+    EXPECT(&s, "Terminated", CLS_HAZARD, false);
+    EXPECT(&s, "Aborted (core dumped)", CLS_HAZARD, false);
+    EXPECT(&s, "./x.sh: line 3:  4242 Killed                  sleep 9", CLS_HAZARD, false);
+    EXPECT(&s, "./x.sh: line 5: 77 Bus error               ./prog", CLS_HAZARD, false);
+    EXPECT(&s, "/bin/sh: 1: cmake: not found", CLS_HAZARD, false);
+    EXPECT(&s, "sh: ninja: not found", CLS_HAZARD, false);
+    EXPECT(&s, "bash: foo: command not found", CLS_HAZARD, false);
+    EXPECT(&s, "./deploy.sh: line 14: syntax error near unexpected token `fi'",
+           CLS_HAZARD, false);
+    EXPECT(&s, "./x.sh: line 9: syntax error: unexpected end of file", CLS_HAZARD, false);
+    EXPECT(&s, "./x.sh: 4: Syntax error: \"fi\" unexpected", CLS_HAZARD, false);
+    EXPECT(&s, "make: *** No rule to make target 'x'.  Stop.", CLS_HAZARD, false);
+    EXPECT(&s, "make[2]: *** No targets specified and no makefile found.  Stop.",
+           CLS_HAZARD, false);
+    EXPECT(&s, "Makefile:5: *** missing separator.  Stop.", CLS_HAZARD, false);
+    EXPECT(&s, "make: *** [Makefile:3: all] Error 2", CLS_HAZARD, false);
+    EXPECT(&s, "terminate called after throwing an instance of 'std::runtime_error'",
+           CLS_HAZARD, false);
+    EXPECT(&s, "a.out: main.c:5: main: Assertion `n == 3' failed.", CLS_HAZARD, false);
+    EXPECT(&s, "Assertion failed: n == 3 (main.c: main: 5)", CLS_HAZARD, false);
+    EXPECT(&s, "main.c:(.text+0x1a): undefined reference to `foo'", CLS_HAZARD, false);
+    EXPECT(&s, "/usr/bin/ld: cannot find -lssl", CLS_HAZARD, false);
+    EXPECT(&s, "b.c:(.text+0x0): multiple definition of `main'", CLS_HAZARD, false);
+    EXPECT(&s, "cc1: all warnings being treated as errors", CLS_HAZARD, false);
+    EXPECT(&s, "curl: (6) Could not resolve host: example.invalid", CLS_HAZARD, false);
+    EXPECT(&s, "curl: (7) Failed to connect to x port 80 after 0 ms", CLS_HAZARD, false);
+    EXPECT(&s, "ssh: connect to host b port 22: Connection refused", CLS_HAZARD, false);
+    EXPECT(&s, "touch: cannot touch '/usr/x': Read-only file system", CLS_HAZARD, false);
+    EXPECT(&s, "dd: writing to 'x': No space left on device", CLS_HAZARD, false);
+    EXPECT(&s, "listen tcp :8080: bind: Address already in use", CLS_HAZARD, false);
+    cl(&s, ""); /* mocha's summary on its own, not as the detail above */
+    EXPECT(&s, "  1 failing", CLS_HAZARD, false);
+    cl(&s, "");
+    /* Ruby's uncaught exception owns its `from` frames */
+    EXPECT(&s, "app.rb:3:in `<main>': undefined local variable or method `x' "
+               "for main:Object (NameError)", CLS_HAZARD, false);
+    ASSERT_TRUE(cl(&s, "\tfrom app.rb:9:in `run'").cont);
+    cl(&s, "");
+    /* node's `Name [code]:`, and indented under a test's title */
+    EXPECT(&s, "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'x'", CLS_HAZARD, false);
+    cl(&s, "");
+    EXPECT(&s, "      AssertionError [ERR_ASSERTION]: 4 == -1", CLS_HAZARD, false);
+    ASSERT_TRUE(cl(&s, "      at Context.<anonymous> (test/test.js:6:14)").cont);
+    cl(&s, "");
+    /* harmless: prose, identifiers, flags, zero counts, probes, progress */
+    EXPECT_CALM(&s, "Killed 3 stale workers");
+    EXPECT_CALM(&s, "Terminated workers are restarted");
+    EXPECT_CALM(&s, "checking for cmake... not found");
+    EXPECT_CALM(&s, "fix syntax error in README");
+    EXPECT_CALM(&s, "INFO: *** starting ***");
+    EXPECT_CALM(&s, "see app.rb:3:in the docs");
+    EXPECT_CALM(&s, "  0 failing");
+    EXPECT_CALM(&s, "  2 passing (12ms)");
+    EXPECT_CALM(&s, "    TypeError is thrown for a bad argument");
+    EXPECT_CALM(&s, "0 errors");
+    EXPECT_CALM(&s, "error_handler.c compiled");
+    EXPECT_CALM(&s, "running with --no-error and --no-warn");
+    EXPECT_CALM(&s, "[####      ] 45% fetching error_codes.json");
+    EXPECT_CALM(&s, "Downloading connection-refused-handler 12/40");
+    classify_free(s.c);
+}
+
+/* A BuildKit step's output (`#8 0.345 text`) is judged after its prefix,
+ * with the location where it is in the line, and captures nothing. */
+TEST(classify_hazard_after_a_build_step_prefix)
+{
+    struct cl s = {0};
+    ASSERT_OK(classify_new(NULL, &s.c));
+    EXPECT(&s, "#8 0.512 E: Unable to locate package foo", CLS_HAZARD, false);
+    EXPECT(&s, "#8 0.345 make: *** No targets specified and no makefile found.  Stop.",
+           CLS_HAZARD, false);
+    EXPECT(&s, "#12 Killed", CLS_HAZARD, false);
+    cls_result_t r = cl(&s, "#8 0.345 src/a.c:3:4: error: boom");
+    ASSERT_TRUE(r.kind == CLS_HAZARD && r.has_loc);
+    ASSERT_EQ(r.loc_off, strlen("#8 0.345 "));
+    ASSERT_EQ(r.loc_len, strlen("src/a.c:3:4"));
+    ASSERT_FALSE(cl(&s, "#8 0.346     3 |   int x;").cont);
+    EXPECT_CALM(&s, "#8 [3/4] RUN make");
+    EXPECT_CALM(&s, "#8 DONE 0.1s");
+    classify_free(s.c);
+}
+
+/* A line with `word` at off in a line of len 'b's, spaces around it. */
+static char *long_line(size_t len, size_t off, const char *word)
+{
+    char *l = malloc(len + 1);
+    ASSERT_TRUE(l != NULL);
+    memset(l, 'b', len);
+    l[len] = '\0';
+    size_t w = strlen(word);
+    if (off > 0)
+        l[off - 1] = ' ';
+    memcpy(l + off, word, w);
+    if (off + w < len)
+        l[off + w] = ' ';
+    return l;
+}
+
+static cls_kind_t long_kind(size_t len, size_t off)
+{
+    struct cl s = {0};
+    ASSERT_OK(classify_new(NULL, &s.c));
+    char *l = long_line(len, off, "ERROR");
+    cls_kind_t k = cl(&s, l).kind;
+    free(l);
+    classify_free(s.c);
+    return k;
+}
+
+/* The keyword scan reads the first and the last CLS_SCAN_MAX bytes of a
+ * line, each at its edge; the middle of a longer line is not read. */
+TEST(classify_scan_windows_at_their_edges)
+{
+    const size_t W = CLS_SCAN_MAX, L = 2 * CLS_SCAN_MAX + 1000;
+    ASSERT_EQ(long_kind(L, W - 5), CLS_HAZARD);      /* ends at the head's edge */
+    ASSERT_EQ(long_kind(L, W - 4), CLS_UNKNOWN);     /* one byte past it */
+    ASSERT_EQ(long_kind(L, L - W), CLS_HAZARD);      /* starts at the tail's edge */
+    ASSERT_EQ(long_kind(L, L - W - 1), CLS_UNKNOWN); /* one byte before it */
+    ASSERT_EQ(long_kind(L, L / 2), CLS_UNKNOWN);     /* the middle */
+    /* the windows overlap on a shorter line: a word across the head's
+     * edge is seen whole */
+    ASSERT_EQ(long_kind(W + 100, W - 3), CLS_HAZARD);
+    /* the audit's line: 5000 bytes, then the message */
+    struct cl s = {0};
+    ASSERT_OK(classify_new(NULL, &s.c));
+    char l[5100];
+    memset(l, 'b', 5000);
+    strcpy(l + 5000, " ERROR: beyond scan window");
+    EXPECT(&s, l, CLS_HAZARD, false);
+    classify_free(s.c);
+}
+
+/* A line binary only for its ill-formed UTF-8 comes with its repaired
+ * text: shown when it is a hazard on its own, else binary. */
+TEST(classify_binary_line_with_a_hazard_is_shown)
+{
+    struct cl s = {0};
+    ASSERT_OK(classify_new(NULL, &s.c));
+    static const char err[] = "main.c:10:5: error: " UTF8_REPLACEMENT "foo undeclared";
+    cls_result_t r = cl_line(&s, err, SQ_LINE_BINARY, 0, 0);
+    ASSERT_TRUE(r.kind == CLS_HAZARD && !r.warning && r.has_loc);
+    ASSERT_EQ(r.loc_len, strlen("main.c:10:5"));
+    ASSERT_EQ(cl_line(&s, UTF8_REPLACEMENT " caf" UTF8_REPLACEMENT, SQ_LINE_BINARY, 0, 0).kind,
+              CLS_BINARY);
+    ASSERT_EQ(cl_line(&s, "", SQ_LINE_BINARY, 0, 0).kind, CLS_BINARY);
+    /* colour alone does not make one: red garbage stays binary */
+    ASSERT_EQ(cl_line(&s, UTF8_REPLACEMENT " failed", SQ_LINE_BINARY, SQ_COLOUR_RED, 0).kind,
+              CLS_BINARY);
+    /* and it starts no capture: the excerpt below is judged afresh */
+    cl_line(&s, err, SQ_LINE_BINARY, 0, 0);
+    ASSERT_FALSE(cl(&s, "   10 |     foo = 1;").cont);
     classify_free(s.c);
 }

@@ -6,8 +6,9 @@
  * line repeat, binary and cut lines are markers, prompts are announced,
  * every marker matches the documented syntax, and nothing is dropped
  * without the log path; a small output is shown whole when that is no
- * larger (SQ_WHOLE_BYTES_MAX at its edge), and a `structured` grammar
- * keeps every outcome line.
+ * larger (SQ_WHOLE_BYTES_MAX at its edge), a `structured` grammar
+ * keeps every outcome line, and a hazard in a line of bad UTF-8 is shown
+ * rather than folded into a binary marker.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "base/buf.h"
+#include "base/utf8.h"
 #include "harness.h"
 #include "squash/emit.h"
 #include "squash/grammar.h"
@@ -719,4 +721,30 @@ TEST(squash_wrapped_and_compound_make_keeps_its_error)
         buf_free(&out);
     }
     buf_free(&in);
+}
+
+/* A mostly-ASCII error with a few Latin-1 bytes is binary to the stripper
+ * (too much of it is U+FFFD), but it says what broke: it is shown,
+ * repaired, and only the lines with nothing to say stay binary markers. */
+TEST(squash_hazard_in_a_line_of_bad_utf8_is_shown_not_binary)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    for (int i = 0; i < 100; i++)
+        buf_printf(&in, "[%04d] step compiled unit_%d\n", i, i);
+    size_t bin_at = in.len;
+    buf_append_str(&in, "\xe9\xe8\xe0 x\n");
+    size_t bin_end = in.len;
+    buf_append_str(&in, "main.c:10:5: error: \xab\xbb" "foo\xab\xbb undeclared\n");
+    for (int i = 100; i < 200; i++)
+        buf_printf(&in, "[%04d] step compiled unit_%d\n", i, i);
+    sq_opts_t o = {.command = "./deploy.sh", .log_path = "/l"};
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+    ASSERT_CONTAINS(out.p, "\nmain.c:10:5: error: " UTF8_REPLACEMENT UTF8_REPLACEMENT
+                           "foo" UTF8_REPLACEMENT UTF8_REPLACEMENT " undeclared\n");
+    char want[64];
+    snprintf(want, sizeof want, "[rein] binary %zu bytes (bytes %zu-%zu)\n",
+             bin_end - bin_at, bin_at, bin_end);
+    ASSERT_CONTAINS(out.p, want);
+    buf_free(&in);
+    buf_free(&out);
 }

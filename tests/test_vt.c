@@ -292,7 +292,7 @@ TEST(vt_repair_that_grows_a_line_past_the_limit_cuts_it_again)
     free(s);
 }
 
-TEST(vt_binary_lines_carry_only_their_range)
+TEST(vt_binary_lines_carry_their_range_and_text_only_if_repaired)
 {
     struct got g = {0};
     static const char bin[] = "text\n\x01\x02\x03\x00\x04\x05zz\nmore\n";
@@ -308,6 +308,13 @@ TEST(vt_binary_lines_carry_only_their_range)
     RUN("caf\xe9 ok here\n", &g);
     ASSERT_EQ(g.line[0].kind, SQ_LINE_COMPLETE);
     ASSERT_STR(g.text[0], "caf" UTF8_REPLACEMENT " ok here");
+    got_free(&g);
+    /* Too much of it invalid: binary, but with its repaired text, for
+     * the classifier to find a hazard in. */
+    RUN("e: \xab\xbb" "f\xab\xbb\n", &g);
+    ASSERT_EQ(g.line[0].kind, SQ_LINE_BINARY);
+    ASSERT_STR(g.text[0], "e: " UTF8_REPLACEMENT UTF8_REPLACEMENT "f"
+                          UTF8_REPLACEMENT UTF8_REPLACEMENT);
     got_free(&g);
 }
 

@@ -170,7 +170,7 @@ void tu_case_command(json_t *cs, char *out, size_t cap)
 /* The VT-stripped raw lines, each followed by '\n'. */
 static int tu_line(const sq_line_t *l, void *data)
 {
-    if (l->kind == SQ_LINE_BINARY)
+    if (l->kind == SQ_LINE_BINARY && l->len == 0)
         return 0;
     int rc = buf_append(data, l->text, l->len);
     return rc ? rc : buf_append_byte(data, '\n');

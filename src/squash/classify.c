@@ -3,10 +3,15 @@
  *
  * The universal rules are written as scans rather than regexes because they
  * run on every line of every command and must keep the squasher above
- * 100 MB/s; each rule looks at a bounded prefix, and the keyword scans
- * check word boundaries so `liberror-perl`, `test_error_path` or
- * `-Werror` are not errors.  "Zero" counts (`0 errors`, `errors=0`,
- * `no warnings`) are not hazards either: a clean build says them.
+ * 100 MB/s; the keyword scans read bounded windows (the first and the
+ * last CLS_SCAN_MAX bytes of a line), look closely only where a word of
+ * theirs could start (an index by first byte), and check word boundaries
+ * so `liberror-perl`, `test_error_path` or `-Werror` are not errors.
+ * "Zero" counts (`0 errors`, `errors=0`, `no warnings`) are not hazards
+ * either: a clean build says them.  Words that make a hazard anywhere are
+ * only those that never appear in a clean run's output; phrases that can
+ * (`Killed`, `not found`, `***`) count only in the form the tool that
+ * prints them uses.
  *
  * Multiline capture keeps state between lines: after a hazard that owns the
  * lines below it (a traceback, a compiler's caret lines), the next line is
@@ -16,6 +21,7 @@
 #include "squash/classify.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +48,10 @@ struct classify {
     bool in_diff;
 };
 
+/* The index of the anywhere-words, built once by the first classify_new. */
+static pthread_once_t cls_any_once = PTHREAD_ONCE_INIT;
+static void cls_any_build(void);
+
 static const char *const cls_noise_names[CLS_NOISE_REASONS] = {
     "tool", "dedup", "progress", "blank", "decoration", "hint", "repeat",
 };
@@ -53,6 +63,7 @@ const char *classify_noise_name(cls_noise_t n)
 
 int classify_new(const grammar_t *g, classify_t **out)
 {
+    pthread_once(&cls_any_once, cls_any_build);
     classify_t *c = calloc(1, sizeof *c);
     if (!c)
         return -ENOMEM;
@@ -305,8 +316,12 @@ static bool cls_indented_location(const char *s, size_t n)
     return i > d && i + 1 < n && s[i] == ':' && s[i + 1] == ' ';
 }
 
-/* `SomeError: message`, `java.io.IOException`, `Uncaught TypeError: x`. */
-static bool cls_exception(const char *s, size_t n, struct cls_hit *h)
+/* `SomeError: message`, `java.io.IOException`, `Uncaught TypeError: x`,
+ * node's `AssertionError [ERR_ASSERTION]: 4 == -1`.  An indented one (a
+ * test runner's failure detail) must have its colon: a bare indented
+ * `Error` may be any word. */
+static bool cls_exception(const char *s, size_t n, bool indented,
+                          struct cls_hit *h)
 {
     size_t i = 0;
     if (cls_prefix(s, n, "Uncaught "))
@@ -318,10 +333,19 @@ static bool cls_exception(const char *s, size_t n, struct cls_hit *h)
     while (i < n && (cls_alnum((unsigned char)s[i]) || s[i] == '_' ||
                      s[i] == '.' || s[i] == '$'))
         i++;
-    if (i < n && s[i] != ':')
-        return false;
     size_t l = i - st;
     const char *e = s + i;
+    if (n - i > 3 && s[i] == ' ' && s[i + 1] == '[') {
+        /* node's error code: ` [ERR_X]:` */
+        i += 2;
+        while (i < n && s[i] != ']' && !cls_space((unsigned char)s[i]))
+            i++;
+        if (i + 1 >= n || s[i] != ']' || s[i + 1] != ':')
+            return false;
+        i++;
+    }
+    if (i < n ? s[i] != ':' : indented)
+        return false;
     if (l >= 5 && !strncmp(e - 5, "Error", 5))
         h->warning = false;
     else if (l >= 9 && !strncmp(e - 9, "Exception", 9))
@@ -339,8 +363,10 @@ static bool cls_exception(const char *s, size_t n, struct cls_hit *h)
 struct cls_word {
     const char *w;
     unsigned char len;
+    bool open; /* what follows is part of it: no right boundary */
 };
-#define CLS_W(s) {s, sizeof(s) - 1}
+#define CLS_W(s) {s, sizeof(s) - 1, false}
+#define CLS_WO(s) {s, sizeof(s) - 1, true}
 
 /* Words that make a hazard anywhere in a line (at a word boundary). */
 static const struct cls_word cls_err_anywhere[] = {
@@ -351,22 +377,49 @@ static const struct cls_word cls_err_anywhere[] = {
     CLS_W("core dumped"), CLS_W("Traceback"), CLS_W("command not found"),
     CLS_W("No such file or directory"), CLS_W("Permission denied"),
     CLS_W("Operation not permitted"), CLS_W("Cannot find module"),
-    {NULL, 0},
+    /* the linker: `main.c:(.text+0x1a): undefined reference to `f'` */
+    CLS_W("undefined reference to"), CLS_W("multiple definition of"),
+    CLS_WO("cannot find -l"), CLS_W("Undefined symbols for architecture"),
+    /* gcc's verdict on -Werror, bash's and dash's parse errors */
+    CLS_W("warnings being treated as errors"),
+    CLS_W("syntax error near unexpected token"),
+    CLS_W("syntax error: unexpected end of file"),
+    CLS_W("unexpected EOF while looking for matching"), CLS_W("Syntax error:"),
+    /* musl's and glibc's assert(): `Assertion failed: n == 3 (t.c: ...)`,
+     * `prog: t.c:42: f: Assertion `n == 3' failed.` */
+    CLS_W("Assertion failed"), CLS_WO("Assertion `"),
+    {NULL, 0, false},
+};
+/* strerror() texts (and resolver failures) that only ever report a call
+ * that failed, so a line quoting one is an error wherever it says it:
+ * `touch: cannot touch 'x': Read-only file system`. */
+static const struct cls_word cls_err_errno[] = {
+    CLS_W("Read-only file system"), CLS_W("No space left on device"),
+    CLS_W("Disk quota exceeded"), CLS_W("Connection refused"),
+    CLS_W("Connection timed out"), CLS_W("Connection reset by peer"),
+    CLS_W("Network is unreachable"), CLS_W("No route to host"),
+    CLS_W("Address already in use"), CLS_W("Too many open files"),
+    CLS_W("Cannot allocate memory"), CLS_W("Out of memory"),
+    CLS_W("Exec format error"), CLS_W("Argument list too long"),
+    CLS_W("Text file busy"), CLS_W("Device or resource busy"),
+    CLS_W("Could not resolve host"), CLS_W("Name or service not known"),
+    CLS_W("Temporary failure in name resolution"),
+    {NULL, 0, false},
 };
 static const struct cls_word cls_warn_anywhere[] = {
     CLS_W("WARN"), CLS_W("WARNING"), CLS_W("warning:"), CLS_W("Warning:"),
-    CLS_W("WARN:"), {NULL, 0},
+    CLS_W("WARN:"), {NULL, 0, false},
 };
 /* Words that make a hazard when they open a line (or follow a tool name:
  * `npm error`, `cargo warning`). */
 static const struct cls_word cls_err_start[] = {
     CLS_W("error"), CLS_W("Error"), CLS_W("fatal"), CLS_W("Fatal"),
     CLS_W("E:"), CLS_W("panic:"), CLS_W("FAIL"), CLS_W("ERROR"),
-    CLS_W("ERR!"), {NULL, 0},
+    CLS_W("ERR!"), {NULL, 0, false},
 };
 static const struct cls_word cls_warn_start[] = {
     CLS_W("warning"), CLS_W("Warning"), CLS_W("warn"), CLS_W("WARN"),
-    CLS_W("W:"), CLS_W("WARNING"), {NULL, 0},
+    CLS_W("W:"), CLS_W("WARNING"), {NULL, 0, false},
 };
 
 /* Does word w open s[i..n) as a whole word? */
@@ -377,7 +430,7 @@ static bool cls_word_at(const char *s, size_t n, size_t i,
     if (n - i < l || s[i] != w->w[0] || memcmp(s + i, w->w, l))
         return false;
     char last = w->w[l - 1];
-    if (last == ':' || last == '!' || last == '[')
+    if (w->open || last == ':' || last == '!' || last == '[')
         return true;
     return cls_right_ok(s, n, i + l);
 }
@@ -393,24 +446,75 @@ static int cls_start_words(const char *s, size_t n, size_t i)
     return 0;
 }
 
-/* An anywhere-word at i (a left boundary): 1 error, 2 warning, 0 none. */
-static int cls_any_word(const char *s, size_t n, size_t i)
+/* The anywhere-words of every list above by their first byte, so the
+ * scan looks closely only where a word could start, and then only at the
+ * words that start so: built once (cls_any_build), errors before warnings
+ * within each byte. */
+struct cls_any {
+    const struct cls_word *w;
+    bool warning;
+};
+#define CLS_NWORDS(a) (sizeof(a) / sizeof((a)[0]) - 1)
+#define CLS_ANY_MAX                                                          \
+    (CLS_NWORDS(cls_err_anywhere) + CLS_NWORDS(cls_err_errno) +              \
+     CLS_NWORDS(cls_warn_anywhere))
+static struct cls_any cls_any_tab[CLS_ANY_MAX];
+static uint8_t cls_any_start[257]; /* byte c: entries [start[c], start[c+1]) */
+_Static_assert(CLS_ANY_MAX <= UINT8_MAX, "cls_any_start holds uint8_t");
+
+static void cls_any_build(void)
 {
-    for (const struct cls_word *w = cls_err_anywhere; w->w; w++)
-        if (cls_word_at(s, n, i, w) && !cls_zero(s, n, i, i + w->len))
-            return 1;
-    /* make: `*** [all] Error 2` */
-    if (n - i >= 7 && !memcmp(s + i, "Error ", 6) && s[i + 6] >= '1' &&
-        s[i + 6] <= '9')
-        return 1;
-    for (const struct cls_word *w = cls_warn_anywhere; w->w; w++)
-        if (cls_word_at(s, n, i, w) && !cls_zero(s, n, i, i + w->len))
-            return 2;
-    return 0;
+    static const struct {
+        const struct cls_word *list;
+        bool warning;
+    } lists[] = {
+        {cls_err_anywhere, false}, {cls_err_errno, false},
+        {cls_warn_anywhere, true},
+    };
+    unsigned count[256] = {0};
+    for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++)
+        for (const struct cls_word *w = lists[l].list; w->w; w++)
+            count[(unsigned char)w->w[0]]++;
+    unsigned at = 0, fill[256];
+    for (unsigned c = 0; c < 256; c++) {
+        cls_any_start[c] = (uint8_t)at;
+        fill[c] = at;
+        at += count[c];
+    }
+    cls_any_start[256] = (uint8_t)at;
+    for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++)
+        for (const struct cls_word *w = lists[l].list; w->w; w++)
+            cls_any_tab[fill[(unsigned char)w->w[0]]++] =
+                (struct cls_any){w, lists[l].warning};
 }
 
-/* Error / warning words: 1 error, 2 warning, 0 none.  One pass: only the
- * first letters of the words are looked at closely. */
+/* Anywhere-words starting in s[from, to) (s[0, n) is the whole text, for
+ * the boundaries): 1 error, 2 warning, 0 none. */
+static int cls_scan_words(const char *s, size_t n, size_t from, size_t to)
+{
+    bool warn = false;
+    for (size_t p = from; p < to; p++) {
+        unsigned char c = (unsigned char)s[p];
+        unsigned a = cls_any_start[c], b = cls_any_start[c + 1];
+        if (a == b || !cls_left_ok(s, p))
+            continue;
+        for (unsigned e = a; e < b; e++) {
+            const struct cls_word *w = cls_any_tab[e].w;
+            if (!cls_word_at(s, n, p, w) || cls_zero(s, n, p, p + w->len))
+                continue;
+            if (!cls_any_tab[e].warning)
+                return 1;
+            warn = true;
+        }
+        /* make: `*** [all] Error 2` */
+        if (c == 'E' && n - p >= 7 && !memcmp(s + p, "Error ", 6) &&
+            s[p + 6] >= '1' && s[p + 6] <= '9')
+            return 1;
+    }
+    return warn ? 2 : 0;
+}
+
+/* Error / warning words: 1 error, 2 warning, 0 none. */
 static int cls_keywords(const char *s, size_t n)
 {
     size_t i = cls_indent(s, n);
@@ -453,24 +557,7 @@ static int cls_keywords(const char *s, size_t n)
         if ((k = cls_start_words(s, n, j)))
             return k;
     }
-    bool warn = false;
-    for (size_t p = 0; p < n; p++) {
-        switch (s[p]) {
-        case 'E': case 'F': case 'C': case 'P': case 'S': case 'T':
-        case 'W': case 'c': case 'e': case 'f': case 'w': case 'N':
-        case 'O':
-            break;
-        default:
-            continue;
-        }
-        if (!cls_left_ok(s, p))
-            continue;
-        int r = cls_any_word(s, n, p);
-        if (r == 1)
-            return 1;
-        warn |= r == 2;
-    }
-    return warn ? 2 : 0;
+    return cls_scan_words(s, n, 0, n);
 }
 
 static const char *const cls_red_words[] = {
@@ -482,8 +569,228 @@ static const char *const cls_yellow_words[] = {
     "warn", "deprecat", "caution", NULL,
 };
 
-static bool cls_universal_hazard(const char *s, size_t n, unsigned colours,
-                                 struct cls_hit *h)
+/* ------------------------------------ deaths and tools' own error forms */
+
+static size_t cls_trim_end(const char *s, size_t n)
+{
+    while (n > 0 && cls_space((unsigned char)s[n - 1]))
+        n--;
+    return n;
+}
+
+static inline bool cls_digit(unsigned char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* How a shell words a death by signal (strsignal). */
+static const struct cls_word cls_deaths[] = {
+    CLS_W("Killed"), CLS_W("Terminated"), CLS_W("Aborted"),
+    CLS_W("Segmentation fault"), CLS_W("Bus error"),
+    CLS_W("Illegal instruction"), CLS_W("Floating point exception"),
+    CLS_W("Trace/breakpoint trap"), CLS_W("CPU time limit exceeded"),
+    CLS_W("File size limit exceeded"), {NULL, 0, false},
+};
+
+/* A death word at i that ends the line (before e), ends it with
+ * ` (core dumped)`, or is padded as bash pads its job column. */
+static bool cls_death_at(const char *s, size_t e, size_t i)
+{
+    static const char core[] = " (core dumped)";
+    for (const struct cls_word *w = cls_deaths; w->w; w++) {
+        size_t j = i + w->len;
+        if (e - i < w->len || s[i] != w->w[0] || memcmp(s + i, w->w, w->len))
+            continue;
+        if (j == e || (e - j >= 2 && s[j] == ' ' && s[j + 1] == ' ') ||
+            (e - j == sizeof core - 1 && !memcmp(s + j, core, sizeof core - 1)))
+            return true;
+    }
+    return false;
+}
+
+/* A death by signal as the shell reports it: the word alone on its line
+ * (`Killed` after the OOM killer, `Aborted (core dumped)`), or after the
+ * pid in bash's report (`./x.sh: line 3:  4242 Killed   sleep 9`).  Not
+ * the word in prose: `Killed 3 stale workers` is a log line. */
+static bool cls_death(const char *s, size_t n)
+{
+    size_t e = cls_trim_end(s, n), i = cls_indent(s, e);
+    if (cls_death_at(s, e, i))
+        return true;
+    for (const char *c = s + i; (c = memchr(c, ':', e - (size_t)(c - s)));
+         c++) {
+        size_t q = (size_t)(c - s) + 1;
+        if (q >= e || s[q] != ' ')
+            continue;
+        while (q < e && s[q] == ' ')
+            q++;
+        size_t d = q;
+        while (q < e && cls_digit((unsigned char)s[q]))
+            q++;
+        if (q == d || q >= e || s[q] != ' ')
+            continue;
+        while (q < e && s[q] == ' ')
+            q++;
+        if (cls_death_at(s, e, q))
+            return true;
+    }
+    return false;
+}
+
+/* dash and busybox sh on a missing command: `/bin/sh: 1: cmake: not
+ * found` (bash says `command not found`, an anywhere-word). */
+static bool cls_sh_not_found(const char *s, size_t n)
+{
+    static const char nf[] = ": not found";
+    size_t e = cls_trim_end(s, n), l = sizeof nf - 1;
+    return e > l && !memcmp(s + e - l, nf, l);
+}
+
+/* GNU make's fatal errors put `***` after a make or makefile name:
+ * `make: *** No rule to make target 'x'.  Stop.`, `make[1]: *** [all]
+ * Error 2`, `Makefile:5: *** missing separator.  Stop.`. */
+static bool cls_make_fatal(const char *s, size_t n)
+{
+    /* `*` is rare in output: memchr finds each quickly */
+    for (const char *p = s; (p = memchr(p, '*', n - (size_t)(p - s))); p++) {
+        size_t at = (size_t)(p - s);
+        if (at < 2 || n - at < 4 || memcmp(p - 2, ": *** ", 6))
+            continue;
+        at -= 2;
+        size_t b = at;
+        while (b > 0 && !cls_space((unsigned char)s[b - 1]))
+            b--;
+        if (cls_has_ci(s + b, at - b, "make") || cls_has_ci(s + b, at - b, ".mk"))
+            return true;
+    }
+    return false;
+}
+
+/* Ruby's uncaught exception: `app.rb:3:in `<main>': message (NameError)`
+ * (3.4 quotes it 'like this'), its frames below as `\tfrom app.rb:1:in`. */
+static bool cls_ruby_exception(const char *s, size_t n)
+{
+    size_t e = cls_trim_end(s, n);
+    if (e < 2 || s[e - 1] != ')')
+        return false; /* the cheap test first: most lines end otherwise */
+    size_t i = 0;
+    while (i < n && s[i] != ':' && !cls_space((unsigned char)s[i]))
+        i++;
+    if (i == 0 || i >= n)
+        return false;
+    size_t d = ++i;
+    while (i < n && cls_digit((unsigned char)s[i]))
+        i++;
+    if (i == d || !cls_prefix(s + i, n - i, ":in ") || e < i + 2)
+        return false;
+    size_t b = e - 1;
+    while (b > i && (cls_alnum((unsigned char)s[b - 1]) || s[b - 1] == '_' ||
+                     s[b - 1] == ':'))
+        b--;
+    size_t l = e - 1 - b;
+    return s[b - 1] == '(' &&
+           ((l >= 5 && !memcmp(s + e - 6, "Error", 5)) ||
+            (l >= 9 && !memcmp(s + e - 10, "Exception", 9)));
+}
+
+/* curl's failures: `curl: (6) Could not resolve host: x`, `curl: (7)
+ * Failed to connect ...`: the exit code in parentheses. */
+static bool cls_curl_error(const char *s, size_t n)
+{
+    if (!cls_prefix(s, n, "curl: ("))
+        return false;
+    size_t i = 7, d = i;
+    while (i < n && cls_digit((unsigned char)s[i]))
+        i++;
+    return i > d && i < n && s[i] == ')';
+}
+
+/* mocha's summary `  1 failing` (it prints no `0 failing`, but that would
+ * not be one either). */
+static bool cls_failing_count(const char *s, size_t n)
+{
+    static const char w[] = " failing";
+    size_t i = cls_indent(s, n), d = i;
+    bool nonzero = false;
+    while (i < n && cls_digit((unsigned char)s[i]))
+        nonzero |= s[i++] != '0';
+    size_t e = i + sizeof w - 1;
+    return i > d && nonzero && cls_prefix(s + i, n - i, w) &&
+           (e == n || !cls_wordish((unsigned char)s[e]));
+}
+
+/* The rules for what a process or a tool says as it fails, in its own
+ * form rather than with an error word. */
+static bool cls_tool_report(const char *s, size_t n, size_t scan,
+                            struct cls_hit *h)
+{
+    size_t ind = cls_indent(s, n);
+    if (cls_death(s, scan)) {
+        h->id = "signal";
+        return true;
+    }
+    if (cls_prefix(s + ind, n - ind, "terminate called ")) {
+        h->id = "cxx-terminate"; /* std::terminate, before its abort */
+        return true;
+    }
+    if (cls_sh_not_found(s, n)) {
+        h->id = "sh-not-found";
+        return true;
+    }
+    if (cls_make_fatal(s, scan)) {
+        h->id = "make-fatal";
+        return true;
+    }
+    if (ind == 0 && cls_ruby_exception(s, n)) {
+        h->id = "ruby-exception";
+        h->ml = CLS_ML_INDENTED;
+        h->ml_max = CLS_TRACE_MAX;
+        return true;
+    }
+    if (cls_curl_error(s, n)) {
+        h->id = "curl-error";
+        return true;
+    }
+    if (cls_failing_count(s, n)) {
+        h->id = "failing-count";
+        return true;
+    }
+    return false;
+}
+
+/* A BuildKit step prints its output as `#8 0.345 text` (step, seconds),
+ * its own lines as `#8 ERROR: ...`: the prefix's length, or 0. */
+static size_t cls_step_prefix(const char *s, size_t n)
+{
+    if (n < 3 || s[0] != '#')
+        return 0;
+    size_t i = 1;
+    while (i < n && cls_digit((unsigned char)s[i]))
+        i++;
+    if (i == 1 || i >= n || s[i] != ' ')
+        return 0;
+    size_t step = ++i;
+    while (i < n && cls_digit((unsigned char)s[i]))
+        i++;
+    if (i == step || i >= n || s[i] != '.')
+        return step;
+    size_t f = ++i;
+    while (i < n && cls_digit((unsigned char)s[i]))
+        i++;
+    return i > f && i < n && s[i] == ' ' ? i + 1 : step;
+}
+
+/* Case-insensitive substring in the scanned windows (CLS_SCAN_MAX). */
+static bool cls_window_has_ci(const char *s, size_t n, const char *w)
+{
+    if (n <= CLS_SCAN_MAX)
+        return cls_has_ci(s, n, w);
+    return cls_has_ci(s, CLS_SCAN_MAX, w) ||
+           cls_has_ci(s + n - CLS_SCAN_MAX, CLS_SCAN_MAX, w);
+}
+
+static bool cls_universal_line(const char *s, size_t n, unsigned colours,
+                               struct cls_hit *h)
 {
     memset(h, 0, sizeof *h);
     size_t ind = cls_indent(s, n);
@@ -519,7 +826,7 @@ static bool cls_universal_hazard(const char *s, size_t n, unsigned colours,
         return true;
     /* an indented `file.ext:N: message`: a test's failure message (go test
      * prints them above their `--- FAIL`) */
-    if (ind > 0 && ind <= 8 && cls_indented_location(t, tn)) {
+    if (ind > 0 && ind <= CLS_INDENT_MAX && cls_indented_location(t, tn)) {
         h->id = "indented-location";
         h->has_loc = true;
         h->loc_off = ind;
@@ -528,10 +835,17 @@ static bool cls_universal_hazard(const char *s, size_t n, unsigned colours,
         h->loc_len = (size_t)(c2 - t);
         return true;
     }
-    if (ind == 0 && cls_exception(s, n, h))
+    if (ind <= CLS_INDENT_MAX && cls_exception(t, tn, ind > 0, h))
         return true;
     size_t scan = n < CLS_SCAN_MAX ? n : CLS_SCAN_MAX;
+    if (cls_tool_report(s, n, scan, h))
+        return true;
     int k = cls_keywords(s, scan);
+    /* the end of a long line too: a message after a long payload; from a
+     * little before the head's end when they overlap, so a word across
+     * the head's edge is seen whole */
+    if (!k && n > CLS_SCAN_MAX)
+        k = cls_scan_words(s, n, n - CLS_SCAN_MAX, n);
     if (k) {
         h->warning = k == 2;
         h->id = k == 2 ? "warning-word" : "error-word";
@@ -549,18 +863,34 @@ static bool cls_universal_hazard(const char *s, size_t n, unsigned colours,
     }
     if (colours & SQ_COLOUR_RED)
         for (size_t w = 0; cls_red_words[w]; w++)
-            if (cls_has_ci(s, scan, cls_red_words[w])) {
+            if (cls_window_has_ci(s, n, cls_red_words[w])) {
                 h->id = "red-keyword";
                 return true;
             }
     if (colours & SQ_COLOUR_YELLOW)
         for (size_t w = 0; cls_yellow_words[w]; w++)
-            if (cls_has_ci(s, scan, cls_yellow_words[w])) {
+            if (cls_window_has_ci(s, n, cls_yellow_words[w])) {
                 h->warning = true;
                 h->id = "yellow-keyword";
                 return true;
             }
     return false;
+}
+
+/* The universal rules, after a BuildKit step prefix when there is one.
+ * A prefixed hazard captures nothing below it: its lines carry the
+ * prefix too, so indentation says nothing; each is judged on its own. */
+static bool cls_universal_hazard(const char *s, size_t n, unsigned colours,
+                                 struct cls_hit *h)
+{
+    size_t pre = cls_step_prefix(s, n);
+    if (!pre)
+        return cls_universal_line(s, n, colours, h);
+    if (!cls_universal_line(s + pre, n - pre, colours, h))
+        return false;
+    h->ml = CLS_ML_NONE;
+    h->loc_off += pre;
+    return true;
 }
 
 /* Continuation of a built-in capture: 1 belongs, 0 ends before the line;
@@ -633,7 +963,7 @@ static const struct cls_word cls_summary_start[] = {
     CLS_W("tests"), CLS_W("test result"), CLS_W("collected"), CLS_W("fetched"),
     CLS_W("downloaded"), CLS_W("created"), CLS_W("deleted"), CLS_W("wrote"),
     CLS_W("generated"), CLS_W("audited"), CLS_W("up to date"), CLS_W("ok"),
-    {NULL, 0},
+    {NULL, 0, false},
 };
 static const struct cls_word cls_count_words[] = {
     CLS_W("passed"), CLS_W("failed"), CLS_W("skipped"), CLS_W("error"),
@@ -644,7 +974,7 @@ static const struct cls_word cls_count_words[] = {
     CLS_W("deselected"), CLS_W("xfailed"), CLS_W("xpassed"),
     CLS_W("insertions"), CLS_W("insertion"), CLS_W("deletions"),
     CLS_W("deletion"), CLS_W("modules"), CLS_W("crates"), CLS_W("newly"),
-    CLS_W("vulnerabilities"), {NULL, 0},
+    CLS_W("vulnerabilities"), {NULL, 0, false},
 };
 
 static bool cls_summary(const char *s, size_t n)
@@ -759,6 +1089,30 @@ static void cls_noise(cls_result_t *r, cls_noise_t why, const char *source)
     r->noise = why;
 }
 
+static void cls_set_hit(cls_result_t *r, const struct cls_hit *h)
+{
+    cls_set(r, CLS_HAZARD, "universal", h->id);
+    r->warning = h->warning;
+    r->has_loc = h->has_loc;
+    r->loc_off = h->loc_off;
+    r->loc_len = h->loc_len;
+}
+
+/* A line the stripper judged binary only for its ill-formed UTF-8 keeps
+ * its repaired text (vt.h): a compiler message with a few Latin-1 bytes
+ * is mostly ASCII and still says what broke.  It is shown when the
+ * universal rules, colour aside, find a hazard in it on their own (it
+ * starts no capture: what follows is judged afresh); otherwise it stays
+ * in its binary run. */
+static bool cls_binary_hazard(const char *s, size_t n, cls_result_t *r)
+{
+    struct cls_hit h;
+    if (n == 0 || cls_blank(s, n) || !cls_universal_hazard(s, n, 0, &h))
+        return false;
+    cls_set_hit(r, &h);
+    return true;
+}
+
 int classify_line(classify_t *c, const sq_line_t *line, cls_result_t *r)
 {
     const char *s = line->text;
@@ -767,8 +1121,9 @@ int classify_line(classify_t *c, const sq_line_t *line, cls_result_t *r)
     c->prev_hash = 0;
 
     if (line->kind == SQ_LINE_BINARY) {
-        cls_set(r, CLS_BINARY, "structure", "binary");
         c->ml = CLS_ML_NONE;
+        if (!cls_binary_hazard(s, n, r))
+            cls_set(r, CLS_BINARY, "structure", "binary");
         return 0;
     }
     /* 0. the capture of the hazard above */
@@ -830,11 +1185,7 @@ int classify_line(classify_t *c, const sq_line_t *line, cls_result_t *r)
     if (!blank) {
         struct cls_hit h;
         if (cls_universal_hazard(s, n, line->colours, &h)) {
-            cls_set(r, CLS_HAZARD, "universal", h.id);
-            r->warning = h.warning;
-            r->has_loc = h.has_loc;
-            r->loc_off = h.loc_off;
-            r->loc_len = h.loc_len;
+            cls_set_hit(r, &h);
             if (h.ml != CLS_ML_NONE && line->kind != SQ_LINE_PARTIAL) {
                 c->ml = h.ml;
                 c->ml_left = h.ml_max;

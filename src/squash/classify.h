@@ -11,13 +11,25 @@
  *          other `SomeError: message` lines with their indented frames;
  *        - compiler diagnostics `file:line[:col]: error|warning: ...` with
  *          their source excerpt and caret lines (gcc, clang, rustc);
+ *        - what a process or tool says as it fails, in its own form: a
+ *          death by signal as the shell reports it (`Killed`, `Aborted
+ *          (core dumped)`), `terminate called ...`, dash's `sh: 1: x: not
+ *          found`, make's `make: *** ...`, Ruby's `file:N:in ...
+ *          (NameError)`, `curl: (6) ...`, mocha's `1 failing`;
  *        - error / warning words at line start (`error:`, `E:`, `FAIL`)
- *          and anywhere (`ERROR`, `WARN`, `fatal:`, `Error 2`), skipping
- *          "0 errors", identifiers and paths;
+ *          and anywhere (`ERROR`, `WARN`, `fatal:`, `Error 2`, the
+ *          linker's `undefined reference to`, shells' `syntax error near
+ *          unexpected token`, errno texts such as `Connection refused`),
+ *          skipping "0 errors", identifiers and paths, in the first and
+ *          last CLS_SCAN_MAX bytes of a line;
+ *        - all of these after a BuildKit step prefix (`#8 0.345 `) too;
  *        - red / yellow SGR colour plus an error / warning keyword;
  *        - the final frame of a progress line (kept), and summary lines
  *          (`added 125 packages`, `Ran 241 tests`, `3 passed, 1 failed`);
  *        - prompts, on partial lines;
+ *   A line the stripper judged binary only for its ill-formed UTF-8
+ *   (vt.h) is a hazard when these rules, colour aside, find one in its
+ *   repaired text; any other binary line stays binary.
  *   3. structure: blank lines, decorative rules (`=====`), indented
  *      parenthesised hints, near-duplicates of the line before (skipped in
  *      diffs and high-entropy output); anything else is unknown.
@@ -39,8 +51,15 @@
 #define CLS_TRACE_MAX 100
 /* A summary (outcome) line is at most this long; longer ones are prose. */
 #define CLS_OUTCOME_LEN_MAX 200
-/* Keyword scans look at most this far into a line. */
+/* Keyword scans look at the first and the last CLS_SCAN_MAX bytes of a
+ * line: a message may follow a long payload (a JSON record, a row of
+ * dots), but the middle of a longer line (a minified bundle, a base64
+ * blob) is not read, so a stray `ERROR` token there cannot make the whole
+ * line a hazard, and the cost per line stays bounded. */
 #define CLS_SCAN_MAX 4096
+/* An indented line is still read as a `file:N:` location or an exception
+ * line (a test runner's failure detail) up to this indentation. */
+#define CLS_INDENT_MAX 8
 
 typedef enum cls_kind {
     CLS_UNKNOWN = 0,

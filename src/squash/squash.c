@@ -647,7 +647,12 @@ static int sq_on_line(const sq_line_t *l, void *data)
             sq_noise_mark(sq, l->lineno - 1); /* covered by the marker */
             return 0;
         }
-        return sq_item_add(sq, l, SQ_R_BINARY, UINT32_MAX, &it);
+        /* the marker stands for the bytes: a binary run keeps no text */
+        return sq_item_add(sq, &(sq_line_t){.lineno = l->lineno,
+                                            .raw_start = l->raw_start,
+                                            .raw_end = l->raw_end,
+                                            .kind = l->kind, .text = ""},
+                           SQ_R_BINARY, UINT32_MAX, &it);
     case CLS_NOISE:
         sq->noise[r.noise]++;
         sq_noise_mark(sq, l->lineno);

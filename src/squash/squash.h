@@ -31,7 +31,8 @@ typedef enum sq_line_kind {
     SQ_LINE_COMPLETE = 0, /* ended by LF */
     SQ_LINE_OVERWRITE,    /* the final frame of a line redrawn with CR/EL */
     SQ_LINE_PARTIAL,      /* no newline for SQ_PARTIAL_MS: maybe a prompt */
-    SQ_LINE_BINARY,       /* non-text bytes: no text, only the raw range */
+    SQ_LINE_BINARY,       /* non-text bytes: the raw range; text only when
+                             ill-formed UTF-8 alone made it binary (vt.h) */
 } sq_line_kind_t;
 
 /* SGR colours seen on a line (bits), for the classifier. */

@@ -143,6 +143,7 @@ static int vt_deliver(vt_t *vt, size_t len, sq_line_kind_t kind, bool cut,
     /* Judged on the text and control bytes only, not the raw range: the
      * same line must come out the same however its bytes were chunked. */
     bool binary = vt->ctl * VT_BINARY_CTL_RATIO > vt->ctl + len;
+    bool damaged = false; /* binary for ill-formed UTF-8 alone */
 
     if (!binary && utf8_valid_prefix(text, len) != len) {
         utf8_dec_t d;
@@ -157,8 +158,8 @@ static int vt_deliver(vt_t *vt, size_t len, sq_line_kind_t kind, bool cut,
                          UTF8_REPLACEMENT, UTF8_REPLACEMENT_LEN));
              q += UTF8_REPLACEMENT_LEN)
             bad++;
-        if (bad * UTF8_REPLACEMENT_LEN * VT_BINARY_BAD_RATIO > vt->scratch.len)
-            binary = true;
+        damaged = bad * UTF8_REPLACEMENT_LEN * VT_BINARY_BAD_RATIO >
+                  vt->scratch.len;
         text = vt->scratch.p;
         len = vt->scratch.len;
     }
@@ -166,6 +167,8 @@ static int vt_deliver(vt_t *vt, size_t len, sq_line_kind_t kind, bool cut,
         text = "";
         len = 0;
         kind = SQ_LINE_BINARY;
+    } else if (damaged) {
+        kind = SQ_LINE_BINARY; /* with its repaired text, for the classifier */
     } else if (kind == SQ_LINE_COMPLETE && (vt->frames || vt->redraw)) {
         kind = SQ_LINE_OVERWRITE;
     }
@@ -177,7 +180,7 @@ static int vt_deliver(vt_t *vt, size_t len, sq_line_kind_t kind, bool cut,
     l.frames = vt->frames ? vt->frames : (vt->redraw ? 1 : 0);
     l.cut = cut;
     if (counted)
-        vt->text_bytes += binary ? raw_len : len + 1;
+        vt->text_bytes += binary || damaged ? raw_len : len + 1;
     /* Repair can grow a line (one bad byte becomes three): pieces again. */
     while (len > SQ_LINE_MAX) {
         size_t k = SQ_LINE_MAX;

@@ -21,7 +21,10 @@
  *              end of the stream: maybe a prompt.  A partial line reported
  *              by vt_tick is reported again, whole, when its LF arrives;
  *   BINARY     a line whose bytes are mostly not text (NUL, C0 controls,
- *              invalid UTF-8): no text, only its raw byte range.
+ *              invalid UTF-8): only its raw byte range, and no text when
+ *              control bytes made it binary; when ill-formed UTF-8 alone
+ *              did, its repaired text (U+FFFD for each bad byte) comes
+ *              with it, so the classifier can still show a hazard in it.
  * A line longer than SQ_LINE_MAX bytes comes out in pieces with `cut` set,
  * each cut at a UTF-8 boundary.  Text is always valid UTF-8 (ill-formed
  * bytes become U+FFFD).
