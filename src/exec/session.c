@@ -278,23 +278,21 @@ static void session_track_prompt(session_t *s, const unsigned char *p,
     s->prompt_len += n;
 }
 
-/* Appends to the match window (keeping its last SESSION_MATCH_WINDOW
- * bytes) and tries wait_for on it. */
+/* Matches wait_for against the new output p with the last
+ * SESSION_MATCH_WINDOW bytes before it, so a match split across two reads
+ * is found, and every byte of p is searched (a match followed by more
+ * than the window in the same read used to be missed); then keeps the
+ * window's last bytes for the next read. */
 static void session_match(session_t *s, const void *p, size_t n)
 {
     if (!s->re || s->wake_due)
         return;
-    if (n >= SESSION_MATCH_WINDOW) {
-        buf_reset(&s->window);
-        p = (const char *)p + n - SESSION_MATCH_WINDOW;
-        n = SESSION_MATCH_WINDOW;
-    } else if (s->window.len + n > SESSION_MATCH_WINDOW) {
-        buf_consume(&s->window, s->window.len + n - SESSION_MATCH_WINDOW);
-    }
     if (buf_append(&s->window, p, n) < 0)
         return;
     int rc = pcre2_match(s->re, (PCRE2_SPTR)s->window.p, s->window.len, 0, 0,
                          s->md, NULL);
+    if (s->window.len > SESSION_MATCH_WINDOW)
+        buf_consume(&s->window, s->window.len - SESSION_MATCH_WINDOW);
     if (rc >= 0)
         session_wake(s, SESSION_WAKE_MATCH);
 }

@@ -44,8 +44,9 @@
 #define SESSION_INPUT_CHECK_MS 100
 /* The partial last line kept for `prompt`. */
 #define SESSION_PROMPT_MAX 256
-/* wait_for is matched against this much of the latest undelivered
- * output, so a match may span chunks without rescanning megabytes. */
+/* wait_for is matched against each read in full, with this much of the
+ * output before it, so a match may span reads without rescanning
+ * megabytes. */
 #define SESSION_MATCH_WINDOW (16u * 1024u)
 /* Processes of one session examined per awaiting-input check. */
 #define SESSION_SCAN_MAX_PROCS 64

@@ -135,6 +135,39 @@ test('yield, then polls: every byte once, nothing repeated, exit drained', async
   }
 });
 
+test('wait_for finds a match followed by more than 16 KiB in the same read, and in output already waiting', async () => {
+  const { client } = await connect();
+  try {
+    // One write: the match, then 20 000 bytes after it (the match window
+    // was the last 16 KiB of each read, so this waited out its yield).
+    const cmd = "python3 -c \"import sys; sys.stdout.write('READY\\n' + 'x' * 20000 + '\\n')\"; exec sleep 30";
+    let t0 = Date.now();
+    const r = await exec(client, { cmd, wait_for: 'READY', yield_time_ms: 20000 });
+    assert.ok(Date.now() - t0 < 10000, `returned after ${Date.now() - t0} ms`);
+    assert.equal(typeof r.session_id, 'number');
+    assert.match(r.output, /^READY\n/);
+    await call(client, 'kill_session', { session_id: r.session_id });
+    // Already waiting when the poll starts: READY, then 48 KB of lines,
+    // all printed after the first call returned and before the second.
+    const q = await exec(client, { cmd: 'sleep 0.5; echo READY; seq 1 10000; exec sleep 30', yield_time_ms: 250 });
+    assert.equal(typeof q.session_id, 'number');
+    const until = Date.now() + POLL_LIMIT_MS;
+    for (;;) {
+      const e = (await call(client, 'list_sessions', {})).structuredContent.sessions
+        .find((x) => x.session_id === q.session_id);
+      if (e.bytes >= 48895) break;
+      assert.ok(Date.now() < until, 'the output never came');
+    }
+    t0 = Date.now();
+    const w = await write(client, { session_id: q.session_id, wait_for: 'READY', yield_time_ms: 20000 });
+    assert.ok(Date.now() - t0 < 10000, `returned after ${Date.now() - t0} ms`);
+    assert.equal(w.exit_code, undefined); /* still running: the match woke it */
+    await call(client, 'kill_session', { session_id: q.session_id });
+  } finally {
+    await client.close();
+  }
+});
+
 test('an exit between calls is still drained by the next poll', async () => {
   const { client } = await connect();
   const flag = join(WORK, 'go-between');
