@@ -1002,6 +1002,12 @@ int session_screen(session_t *s, buf_t *out)
     return 0;
 }
 
+void session_size(const session_t *s, unsigned *cols, unsigned *rows)
+{
+    *cols = s->cols;
+    *rows = s->rows;
+}
+
 int session_resize(session_t *s, unsigned cols, unsigned rows)
 {
     if (!s->tty)

@@ -224,5 +224,7 @@ int session_blocked_on_input(pid_t leader, bool tty, const struct stat *input,
 int session_screen(session_t *s, buf_t *out);
 /* Resizes a TTY session (and its screen).  0 or a negative code. */
 int session_resize(session_t *s, unsigned cols, unsigned rows);
+/* The terminal's size as last set (clamped). */
+void session_size(const session_t *s, unsigned *cols, unsigned *rows);
 
 #endif

@@ -927,6 +927,16 @@ fail:
     return -ENOMEM;
 }
 
+/* A terminal dimension asked for: absent, the fallback; otherwise at least
+ * 1, so that session_resize and spawn clamp it to their range (0 would
+ * mean the default, and -5 must be the smallest size, not the default). */
+static unsigned codex_dim(const json_t *v, unsigned fallback)
+{
+    if (!json_is_integer(v))
+        return fallback;
+    return (unsigned)clamp_u(json_integer_value(v), 1, UINT16_MAX);
+}
+
 static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
 {
     mcp_codex_t *cx = ud;
@@ -1054,12 +1064,8 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
         .cwd = dir,
         .env = envv,
         .tty = tty,
-        .cols = (unsigned)clamp_u(json_integer_value(json_object_get(args,
-                                                                     "cols")),
-                                  0, UINT16_MAX),
-        .rows = (unsigned)clamp_u(json_integer_value(json_object_get(args,
-                                                                     "rows")),
-                                  0, UINT16_MAX),
+        .cols = codex_dim(json_object_get(args, "cols"), CODEX_DEFAULT_COLS),
+        .rows = codex_dim(json_object_get(args, "rows"), CODEX_DEFAULT_ROWS),
         .timeout_ms = clamp_u(json_integer_value(json_object_get(args,
                                                                  "timeout_ms")),
                               0, UINT32_MAX),
@@ -1067,10 +1073,6 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
                                        args, "idle_timeout_ms")),
                                    0, UINT32_MAX),
     };
-    if (!so.cols)
-        so.cols = CODEX_DEFAULT_COLS;
-    if (!so.rows)
-        so.rows = CODEX_DEFAULT_ROWS;
     if (!(x = calloc(1, sizeof *x))) {
         rc = -ENOMEM;
         goto out;
@@ -1236,15 +1238,11 @@ static int tool_write(mcp_call_t *call, json_t *args, void *ud)
     if (close_in && session_running(s))
         rein_sup_close_stdin(cx->sup, sid);
     if ((jcols || jrows) && session_running(s)) {
-        int rr = session_resize(s,
-                                jcols ? (unsigned)clamp_u(
-                                            json_integer_value(jcols), 0,
-                                            UINT16_MAX)
-                                      : CODEX_DEFAULT_COLS,
-                                jrows ? (unsigned)clamp_u(
-                                            json_integer_value(jrows), 0,
-                                            UINT16_MAX)
-                                      : CODEX_DEFAULT_ROWS);
+        /* The one not given stays as it is. */
+        unsigned cols, rows;
+        session_size(s, &cols, &rows);
+        int rr = session_resize(s, codex_dim(jcols, cols),
+                                codex_dim(jrows, rows));
         if (rr == -ENOTTY && !x->write_error[0])
             snprintf(x->write_error, sizeof x->write_error,
                      "resize ignored: not a tty session");

@@ -211,6 +211,14 @@ test('interactive bash on a tty keeps its state; resize is seen by stty size', a
     const scr = await call(client, 'read_output', { session_id: id, view: 'screen' });
     assert.ok(!scr.isError);
     assert.match(scr.structuredContent.output, /25 90/);
+    // One dimension: the other stays (it was reset to the default).
+    await write(client, { session_id: id, cols: 44 });
+    w = await write(client, { session_id: id, chars: 'stty size\n', yield_time_ms: 5000, wait_for: '25 44' });
+    assert.match(w.output, /25 44/);
+    // Below the range: the smallest size, not the default.
+    await write(client, { session_id: id, cols: -5, rows: 0 });
+    w = await write(client, { session_id: id, chars: 'stty size\n', yield_time_ms: 5000, wait_for: '5 20' });
+    assert.match(w.output, /5 20/);
     w = await write(client, { session_id: id, chars: 'exit 7\n', yield_time_ms: 5000 });
     assert.equal(w.exit_code, 7);
   } finally {
