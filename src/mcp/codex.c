@@ -1729,6 +1729,16 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
             truncated = true;
         }
         codex_read_range(fd, off, len, hole, ha, hb, &raw);
+        if (off > 0 && !json_is_integer(joff)) {
+            /* A tail cut where it fits may land inside a character: start
+             * on the next one rather than show U+FFFD the log has not. */
+            size_t k = utf8_start(raw.p ? raw.p : "", raw.len, 0);
+            if (k > 0 && k < UTF8_SEQ_MAX) {
+                buf_consume(&raw, k);
+                off += k;
+                len -= k;
+            }
+        }
         if (raw.len > budget) { /* a hole marker added bytes */
             raw.len = budget;
             raw.p[raw.len] = 0;

@@ -555,6 +555,21 @@ test('list_sessions reports an exit once; read_output reads the log afterwards',
   }
 });
 
+test('read_output cut to its budget starts on a character, never on half of one', async () => {
+  const { client } = await connect();
+  try {
+    const r = await exec(client, { cmd: "printf '\\303\\251\\303\\251\\303\\251\\303\\251\\303\\251\\n'" });
+    const id = Number(/(\d+)\.log$/.exec(r.log_path)[1]);
+    for (const [max, want] of [[2, 'ééé\n'], [1, 'é\n']]) {
+      const o = await call(client, 'read_output', { session_id: id, max_output_tokens: max });
+      assert.equal(o.structuredContent.output, want, `max_output_tokens ${max}`);
+      assert.equal(o.structuredContent.offset, 11 - Buffer.byteLength(want));
+    }
+  } finally {
+    await client.close();
+  }
+});
+
 test('EPIPE on a closed stdin is reported, never fatal', async () => {
   const { client } = await connect();
   try {
