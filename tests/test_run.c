@@ -834,6 +834,61 @@ TEST_T(run_killed_by_sigkill_leaves_its_command_to_reconcile, 60)
 #define RUN_TEST_BIG_LINES 40000
 #define RUN_TEST_LINE_LEN 105 /* with its newline */
 
+TEST_T(run_killed_while_exiting_keeps_the_commands_exit_code, 60)
+{
+    setup();
+    /* The command exits 5 and leaves a TERM-ignoring child: the run is
+     * `exiting` (the child in its grace) when rein dies.  The exit code
+     * used to be written only at the end, so reconciliation recorded the
+     * run orphan-reaped with no exit code at all. */
+    char line[PATH_MAX * 2 + 256];
+    snprintf(line, sizeof line,
+             "sh -c 'trap \"\" TERM HUP; touch %s/armed; exec sleep 300' & "
+             "while [ ! -e %s/armed ]; do sleep 0.01; done; echo ready; "
+             "exit 5",
+             test_tmpdir(), test_tmpdir());
+    const char *argv[] = {rein_path(), "run", "--raw", "--", line, NULL};
+    pid_t pid;
+    int pidfd, code;
+    int out_fd = rein_start_piped(argv, &pid, &pidfd);
+    buf_t out = BUF_INIT;
+    expect_fd(out_fd, &out, "ready\n");
+    uint64_t end = test_now_ms() + RUN_TEST_STEP_MS;
+    json_t *run;
+    for (;;) { /* no event tells another process the state changed */
+        run = ps_find("exec sleep 300");
+        if (!strcmp(json_string_value(json_object_get(run, "state")),
+                    "exiting"))
+            break;
+        if (test_now_ms() >= end)
+            test_fail(__FILE__, __LINE__, "state %s",
+                      json_string_value(json_object_get(run, "state")));
+        json_decref(run);
+        usleep(10000);
+    }
+    ASSERT_EQ(json_integer_value(json_object_get(run, "exit_code")), 5);
+    json_decref(run);
+    ASSERT_EQ(kill(pid, SIGKILL), 0);
+    ASSERT_OK(spawn_reap(pid, pidfd, &code));
+    g_rein = -1;
+    if (pidfd >= 0)
+        close(pidfd);
+    tu_read_all(out_fd, &out);
+    close(out_fd);
+
+    buf_t rout = BUF_INIT, rerr = BUF_INIT;
+    const char *r[] = {"reconcile", NULL};
+    ASSERT_EQ(run_rein(r, -1, NULL, &rout, &rerr), 0);
+    run = ps_find("exec sleep 300");
+    ASSERT_STR(json_string_value(json_object_get(run, "state")), "exited");
+    ASSERT_STR(json_string_value(json_object_get(run, "reason")), "exit");
+    ASSERT_EQ(json_integer_value(json_object_get(run, "exit_code")), 5);
+    json_decref(run);
+    buf_free(&rout);
+    buf_free(&rerr);
+    buf_free(&out);
+}
+
 TEST_T(run_forwards_more_stdin_than_it_holds, 60)
 {
     setup();

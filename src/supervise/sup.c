@@ -184,6 +184,13 @@ static void record(struct run *r)
         return;
     r->rec.state = (int)r->state;
     r->rec.reason = (int)r->reason;
+    if (r->exited) {
+        /* Recorded as soon as the leader ends: a rein that dies while the
+         * run is exiting (its leftovers in their grace) must not take the
+         * command's own status with it. */
+        r->rec.exit_code = r->exit_code;
+        r->rec.signal = r->exit_signal;
+    }
     r->rec.bytes = log_bytes(r);
     r->rec.updated_ms = wall_ms();
     int rc = registry_run_update(s->reg, &r->rec);
@@ -1538,8 +1545,15 @@ int rein_sup_reconcile(rein_sup_t *s, rein_reconcile_stats_t *out)
         run_record_t *rec = &runs[i];
         if (strcmp(rec->owner, s->owner) != 0 || find_run(s, rec->id))
             continue;
+        /* A leader that had ended keeps its own end (its exit or signal);
+         * only what it left was reaped here. */
+        bool ended = rec->state == REIN_RUN_EXITING &&
+                     (rec->reason == REIN_REASON_EXIT ||
+                      rec->reason == REIN_REASON_SIGNAL);
         rec->state = REIN_RUN_EXITED;
-        rec->reason = orphan[i] ? REIN_REASON_ORPHAN_REAPED : REIN_REASON_LOST;
+        if (!ended)
+            rec->reason = orphan[i] ? REIN_REASON_ORPHAN_REAPED
+                                    : REIN_REASON_LOST;
         rec->ended_ms = rec->updated_ms = wall_ms();
         registry_run_update(s->reg, rec);
         if (orphan[i]) {
