@@ -889,6 +889,63 @@ TEST_T(run_killed_while_exiting_keeps_the_commands_exit_code, 60)
     buf_free(&out);
 }
 
+TEST_T(reconcile_ends_a_dead_runs_session_members_at_pgid, 60)
+{
+    setup();
+    /* At the pgid level nothing holds a process that left the run's tree
+     * and its process group but its session: a job of its own group (set
+     * -m) whose parent exited is re-parented away from the leader.
+     * Reconciliation after rein's death ends it: through the descendants
+     * the live supervisor recorded, and, where it died before it saw the
+     * job, through the run's session (doom_session). */
+    setenv("REIN_CONTAINMENT", "pgid", 1);
+    char f[PATH_MAX], line[3 * PATH_MAX + 256];
+    snprintf(f, sizeof f, "%s/orphan.pid", test_tmpdir());
+    snprintf(line, sizeof line,
+             "trap '' TERM HUP; echo ready; "
+             "sh -c 'set -m; sleep 300 & echo $! > %s.tmp; mv %s.tmp %s'; "
+             "exec sleep 301",
+             f, f, f);
+    const char *argv[] = {rein_path(), "run", "--raw", "--", line, NULL};
+    pid_t pid;
+    int pidfd, code;
+    int out_fd = rein_start_piped(argv, &pid, &pidfd);
+    buf_t out = BUF_INIT;
+    expect_fd(out_fd, &out, "ready\n");
+    uint64_t end = test_now_ms() + RUN_TEST_STEP_MS;
+    while (!exists(f)) { /* another process's file: no event to wait on */
+        ASSERT_INT(test_now_ms(), <, end);
+        usleep(10000);
+    }
+    buf_t pidtext = BUF_INIT;
+    ASSERT_TRUE(tu_read_file(f, &pidtext));
+    pid_t orphan = (pid_t)atol(pidtext.p);
+    buf_free(&pidtext);
+    ASSERT_TRUE(orphan > 1 && test_pid_alive(orphan));
+    json_t *live = ps_find("exec sleep 301");
+    ASSERT_STR(json_string_value(json_object_get(live, "containment")), "pgid");
+    json_decref(live);
+    ASSERT_EQ(kill(pid, SIGKILL), 0);
+    ASSERT_OK(spawn_reap(pid, pidfd, &code));
+    g_rein = -1;
+    if (pidfd >= 0)
+        close(pidfd);
+    tu_read_all(out_fd, &out);
+    close(out_fd);
+    ASSERT_TRUE(test_pid_alive(orphan));
+
+    buf_t rout = BUF_INIT, rerr = BUF_INIT;
+    const char *r[] = {"reconcile", NULL};
+    ASSERT_EQ(run_rein(r, -1, NULL, &rout, &rerr), 0);
+    ASSERT_FALSE(test_pid_alive(orphan));
+    json_t *run = ps_find("exec sleep 301");
+    ASSERT_STR(json_string_value(json_object_get(run, "state")), "exited");
+    json_decref(run);
+    buf_free(&rout);
+    buf_free(&rerr);
+    buf_free(&out);
+}
+
 TEST_T(run_forwards_more_stdin_than_it_holds, 60)
 {
     setup();

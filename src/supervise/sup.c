@@ -1447,6 +1447,33 @@ static void doomed_end(struct doomed *d)
 
 /* Collects the verified remains of a dead owner's run into d.  True when
  * anything of it matched (and so it was ours to end). */
+/* Adds to d the live members of session rec->sid started no earlier than
+ * the run (pinned); true when there was one. */
+static bool doom_session(const run_record_t *rec, struct doomed *d)
+{
+    pid_t *all;
+    size_t n;
+    bool any = false;
+    if (procfs_list_all(&all, &n) < 0)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        procfs_stat_t st;
+        ptree_t t;
+        if (procfs_read_stat(all[i], &st) < 0 || st.session != rec->sid ||
+            st.state == 'Z' || st.start_time < rec->start_time ||
+            ptree_capture_pinned(all[i], &t) < 0)
+            continue;
+        /* The capture's own read must still be that member. */
+        if (t.n && t.v[0].start_time == st.start_time) {
+            ptree_merge(&d->tree, &t);
+            any = true;
+        }
+        ptree_free(&t);
+    }
+    free(all);
+    return any;
+}
+
 static bool doom_orphan_run(rein_sup_t *s, const run_record_t *rec,
                             struct doomed *d)
 {
@@ -1481,6 +1508,13 @@ static bool doom_orphan_run(rein_sup_t *s, const run_record_t *rec,
     }
     ptree_merge(&d->tree, &desc);
     ptree_free(&desc);
+    /* The members of the run's own session that are no longer below its
+     * leader (re-parented when their parent died), as the live scan finds
+     * them: a session's id is its leader's pid.  Only while that pid is
+     * the leader's or nobody's: once another process has it, a session of
+     * that id may be someone else's. */
+    if (rec->sid == rec->pid && (leader || procfs_start_time(rec->pid, &st) < 0))
+        any = doom_session(rec, d) || any;
     return any;
 }
 
