@@ -1500,6 +1500,35 @@ typedef struct grep_range {
  * one buffer with their start offsets, bounded by the budget, never by the
  * (caller-chosen) tail count.  0 or a negative error.
  */
+/* Reads the line of f at *pos into line: at most CODEX_GREP_LINE_MAX of
+ * its bytes are kept (the rest is read past, so a line of gigabytes costs
+ * no memory), and a line ends at '\n' or where the hole [ha, hb) starts;
+ * reading resumes past the hole.  Returns the bytes it spans, newline
+ * included; 0 at the end of the file. */
+static uint64_t grep_next_line(FILE *f, const grep_range_t *g, uint64_t *pos,
+                               buf_t *line)
+{
+    buf_reset(line);
+    if (g->hole && *pos >= g->ha && *pos < g->hb) {
+        if (fseeko(f, (off_t)g->hb, SEEK_SET) < 0)
+            return 0;
+        *pos = g->hb;
+    }
+    uint64_t start = *pos;
+    int c;
+    while ((c = getc_unlocked(f)) != EOF) {
+        (*pos)++;
+        if (c == '\n')
+            break;
+        if (line->len < CODEX_GREP_LINE_MAX &&
+            buf_append_byte(line, (unsigned char)c) < 0)
+            break;
+        if (g->hole && *pos == g->ha)
+            break;
+    }
+    return *pos - start;
+}
+
 static int codex_grep(int fd, const grep_range_t *g, buf_t *out,
                       bool *truncated)
 {
@@ -1514,25 +1543,21 @@ static int codex_grep(int fd, const grep_range_t *g, buf_t *out,
     int dfd = dup(fd);
     FILE *f = dfd >= 0 ? fdopen(dfd, "re") : NULL;
     size_t *starts = NULL, nkept = 0, first = 0, cap = 0;
-    char *line = NULL;
-    size_t lcap = 0;
-    ssize_t n;
-    uint64_t lineno = 0, pos = 0;
+    buf_t lb = BUF_INIT;
+    uint64_t n, lineno = 0, pos = 0;
     if (!re || !md || !f) {
         rc = -ENOMEM;
         goto out;
     }
-    while ((n = getline(&line, &lcap, f)) > 0 && pos < g->hi) {
+    while (pos < g->hi && (n = grep_next_line(f, g, &pos, &lb)) > 0) {
         lineno++;
-        uint64_t at = pos;
-        pos += (uint64_t)n;
-        if (at < g->lo || (g->hole && at >= g->ha && at < g->hb))
+        uint64_t at = pos - n;
+        if (at < g->lo)
             continue;
-        size_t l = (size_t)n;
-        while (l && (line[l - 1] == '\n' || line[l - 1] == '\r'))
+        const char *line = lb.p ? lb.p : "";
+        size_t l = lb.len;
+        while (l && line[l - 1] == '\r')
             l--;
-        if (l > CODEX_GREP_LINE_MAX)
-            l = CODEX_GREP_LINE_MAX;
         if (pcre2_match(re, (PCRE2_SPTR)line, l, 0, 0, md, NULL) < 0)
             continue;
         size_t before = out->len;
@@ -1581,7 +1606,7 @@ static int codex_grep(int fd, const grep_range_t *g, buf_t *out,
         buf_consume(out, first < nkept ? starts[first] : out->len);
 out:
     free(starts);
-    free(line);
+    buf_free(&lb);
     if (f)
         fclose(f);
     else if (dfd >= 0)

@@ -555,6 +555,24 @@ test('list_sessions reports an exit once; read_output reads the log afterwards',
   }
 });
 
+test('read_output grep reads a line of 100 MB without holding it', async () => {
+  const { client, transport } = await connect();
+  try {
+    const r = await exec(client, {
+      cmd: "head -c 100000000 /dev/zero | tr '\\0' a; echo; echo 'error: END at e.c:2'",
+      yield_time_ms: 30000,
+    });
+    const id = Number(/(\d+)\.log$/.exec(r.log_path)[1]);
+    const g = await call(client, 'read_output', { session_id: id, grep: 'error' });
+    assert.match(g.structuredContent.output, /^2: error: END at e\.c:2\n$/);
+    // getline held the whole line: the server's peak grew by 100 MB.
+    const hwm = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${transport.pid}/status`, 'utf8'))[1]);
+    assert.ok(hwm < 64 * 1024, `peak ${hwm} kB`);
+  } finally {
+    await client.close();
+  }
+});
+
 test('read_output cut to its budget starts on a character, never on half of one', async () => {
   const { client } = await connect();
   try {
