@@ -473,6 +473,12 @@ typedef struct rein_run_opts {
     void *data;
 } rein_run_opts_t;
 
+/* At the cgroup and subreaper levels the supervisor makes the calling
+ * process a child subreaper (PR_SET_CHILD_SUBREAPER): processes orphaned
+ * below it come to it, and it claims (and reaps) every child of the
+ * caller outside the caller's session as a run's.  A host that forks
+ * children of its own that leave its session should ask for "pgid", as
+ * rein's shell and PTY sessions do. */
 int rein_sup_open(const rein_sup_opts_t *o, rein_sup_t **out);
 /* Terminates every live run (TERM, 1 s grace, KILL), finalizes the
  * registry, releases the owner lease. */
