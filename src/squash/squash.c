@@ -275,6 +275,23 @@ static void sq_noise_mark(squash_t *sq, uint64_t lineno)
     sq_bit_set(&sq->noisebits, lineno);
 }
 
+/* Copies a line into t (its text NUL-terminated). */
+static int sq_tail_set(struct sq_tail *t, const sq_line_t *l)
+{
+    char *p = realloc(t->text, l->len + 1);
+    if (!p)
+        return -ENOMEM;
+    memcpy(p, l->text, l->len);
+    p[l->len] = '\0';
+    t->text = p;
+    t->len = l->len;
+    t->lineno = l->lineno;
+    t->raw_start = l->raw_start;
+    t->raw_end = l->raw_end;
+    t->cut = l->cut;
+    return 0;
+}
+
 /* Remembers an unknown line for the fallback tail. */
 static int sq_tail_push(squash_t *sq, const sq_line_t *l)
 {
@@ -300,18 +317,7 @@ static int sq_tail_push(squash_t *sq, const sq_line_t *l)
         t = &sq->ring[sq->ringhead];
         sq->ringhead = (sq->ringhead + 1) % sq->ringcap;
     }
-    char *p = realloc(t->text, l->len + 1);
-    if (!p)
-        return -ENOMEM;
-    memcpy(p, l->text, l->len);
-    p[l->len] = '\0';
-    t->text = p;
-    t->len = l->len;
-    t->lineno = l->lineno;
-    t->raw_start = l->raw_start;
-    t->raw_end = l->raw_end;
-    t->cut = l->cut;
-    return 0;
+    return sq_tail_set(t, l);
 }
 
 /* ---------------------------------------------------------- per line */
@@ -510,17 +516,9 @@ static bool sq_is_fact(const char *s, size_t n)
 /* Keeps a copy of a hazard line folded into its group. */
 static int sq_fold_keep(squash_t *sq, const sq_line_t *l, uint32_t group)
 {
-    struct sq_tail *f = &sq->folded;
-    char *t = realloc(f->text, l->len ? l->len : 1);
-    if (!t)
-        return -ENOMEM;
-    memcpy(t, l->text, l->len);
-    f->text = t;
-    f->len = l->len;
-    f->lineno = l->lineno;
-    f->raw_start = l->raw_start;
-    f->raw_end = l->raw_end;
-    f->cut = l->cut;
+    int rc = sq_tail_set(&sq->folded, l);
+    if (rc < 0)
+        return rc;
     sq->folded_group = group;
     sq->folded_valid = true;
     return 0;
