@@ -734,7 +734,10 @@ static void codex_kill_result(struct xcall *x)
                         json_integer(s ? session_id(s) : 0));
     json_object_set_new(sc, "found", json_boolean(x->found));
     json_object_set_new(sc, "signal", json_string(x->signame));
-    json_object_set_new(sc, "escalated", json_boolean(escalated));
+    /* KILL asked for is no escalation: nothing milder came first. */
+    json_object_set_new(sc, "escalated",
+                        json_boolean(escalated &&
+                                     strcmp(x->signame, "SIGKILL") != 0));
     json_object_set_new(sc, "exit_code",
                         s && !running && code >= 0 ? json_integer(code)
                                                    : json_null());

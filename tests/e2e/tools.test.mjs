@@ -467,7 +467,10 @@ test('awaiting input is read from the kernel: pipe and tty prompts yes, sleep no
     assert.equal(s.awaiting_input, false);
     const p = await exec(client, { cmd: "printf 'Continue? '; sleep 30", yield_time_ms: 800 });
     assert.equal(p.awaiting_input, false, 'a prompt-looking line alone is not input');
-    await call(client, 'kill_session', { session_id: s.session_id, signal: 'KILL' });
+    // KILL asked for: no escalation (it said escalated: true).
+    const k1 = await call(client, 'kill_session', { session_id: s.session_id, signal: 'KILL' });
+    assert.equal(k1.structuredContent.signal, 'SIGKILL');
+    assert.equal(k1.structuredContent.escalated, false);
     await call(client, 'kill_session', { session_id: p.session_id, signal: 'sigkill' });
   } finally {
     await client.close();
