@@ -37,6 +37,30 @@ static int parse(const char *json, grammar_t **g, buf_t *err)
     return grammar_parse("t.json", json, strlen(json), g, err);
 }
 
+/* A command line and the grammar detection must pick (NULL: none). */
+struct det {
+    const char *cmd, *want;
+};
+
+static void check_detect(const grammar_set_t *set, grammar_ctx_t *ctx,
+                         const struct det *det, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const grammar_t *g = grammar_set_detect(set, ctx, det[i].cmd);
+        if (!det[i].want) {
+            if (g)
+                test_fail(__FILE__, __LINE__, "%s: detected %s", det[i].cmd,
+                          grammar_name(g));
+            continue;
+        }
+        if (!g)
+            test_fail(__FILE__, __LINE__, "%s: nothing detected", det[i].cmd);
+        if (strcmp(grammar_name(g), det[i].want))
+            test_fail(__FILE__, __LINE__, "%s: detected %s, want %s",
+                      det[i].cmd, grammar_name(g), det[i].want);
+    }
+}
+
 TEST(grammar_parses_the_documented_format)
 {
     grammar_t *g;
@@ -264,9 +288,7 @@ TEST(grammar_sets_include_override_and_detect)
 
     grammar_ctx_t *ctx;
     ASSERT_OK(grammar_ctx_new(&ctx));
-    static const struct {
-        const char *cmd, *want;
-    } det[] = {
+    static const struct det det[] = {
         {"gcc -c x.c", "gcc"},
         {"/usr/bin/gcc -c x.c", "gcc"},
         {"sudo -E env CC=1 time nice -n 5 gcc x.c", "gcc"},
@@ -280,18 +302,7 @@ TEST(grammar_sets_include_override_and_detect)
         {"", NULL},
         {"'gcc' x", "gcc"},
     };
-    for (size_t i = 0; i < sizeof det / sizeof det[0]; i++) {
-        const grammar_t *g = grammar_set_detect(set, ctx, det[i].cmd);
-        if (!det[i].want) {
-            if (g)
-                test_fail(__FILE__, __LINE__, "%s: detected %s", det[i].cmd,
-                          grammar_name(g));
-            continue;
-        }
-        if (!g)
-            test_fail(__FILE__, __LINE__, "%s: nothing detected", det[i].cmd);
-        ASSERT_STR(grammar_name(g), det[i].want);
-    }
+    check_detect(set, ctx, det, sizeof det / sizeof det[0]);
     /* an included grammar's rules apply, hazards before own noise */
     const grammar_t *gcc = grammar_set_find(set, "gcc");
     grammar_match_t m;
@@ -458,19 +469,14 @@ TEST(grammar_set_compiles_patterns_on_first_use_and_reports_broken_ones)
 TEST(grammar_detects_wrapped_and_compound_commands)
 {
     char gdir[PATH_MAX];
-    snprintf(gdir, sizeof gdir, "%s/../grammars", test_build_dir());
-    struct stat st;
-    if (stat(gdir, &st) < 0)
-        SKIP("no grammars beside %s", test_build_dir());
+    tu_shipped_grammars(gdir, sizeof gdir);
     const char *dirs[] = {gdir, NULL};
     grammar_set_t *set;
     grammar_ctx_t *ctx;
     buf_t errs = BUF_INIT;
     ASSERT_OK(grammar_set_load(&set, dirs, &errs));
     ASSERT_OK(grammar_ctx_new(&ctx));
-    static const struct {
-        const char *cmd, *want;
-    } det[] = {
+    static const struct det det[] = {
         /* wrappers the router knows, with their options and operands */
         {"timeout 600 make", "make"},
         {"timeout -s KILL 10 make", "make"},
@@ -536,20 +542,7 @@ TEST(grammar_detects_wrapped_and_compound_commands)
         {"makefile-lint x", NULL},
         {"git commit -m 'make it work'", "git"},
     };
-    for (size_t i = 0; i < sizeof det / sizeof det[0]; i++) {
-        const grammar_t *g = grammar_set_detect(set, ctx, det[i].cmd);
-        if (!det[i].want) {
-            if (g)
-                test_fail(__FILE__, __LINE__, "%s: detected %s", det[i].cmd,
-                          grammar_name(g));
-            continue;
-        }
-        if (!g)
-            test_fail(__FILE__, __LINE__, "%s: nothing detected", det[i].cmd);
-        if (strcmp(grammar_name(g), det[i].want))
-            test_fail(__FILE__, __LINE__, "%s: detected %s, want %s",
-                      det[i].cmd, grammar_name(g), det[i].want);
-    }
+    check_detect(set, ctx, det, sizeof det / sizeof det[0]);
     /* shell strings nest, but only so deep */
     ASSERT_STR(grammar_name(grammar_set_detect(
                    set, ctx, "sh -c \"bash -c 'timeout 9 make'\"")),

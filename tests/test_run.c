@@ -263,6 +263,20 @@ static int rein_start_piped(const char *const *argv, pid_t *pid, int *pidfd)
     return out;
 }
 
+/* Kills a rein started by rein_start_piped with SIGKILL (the crash case:
+ * no chance to clean up), reaps it and reads what it printed into out. */
+static void rein_crash(pid_t pid, int pidfd, int out_fd, buf_t *out)
+{
+    int code;
+    ASSERT_EQ(kill(pid, SIGKILL), 0);
+    ASSERT_OK(spawn_reap(pid, pidfd, &code));
+    g_rein = -1;
+    if (pidfd >= 0)
+        close(pidfd);
+    tu_read_all(out_fd, out);
+    close(out_fd);
+}
+
 static void tty_send(struct tty *t, const char *s)
 {
     ASSERT_EQ(write(t->master, s, strlen(s)), (ssize_t)strlen(s));
@@ -758,7 +772,7 @@ TEST_T(run_killed_by_sigkill_leaves_its_command_to_reconcile, 60)
     const char *argv[] = {rein_path(), "run", "--raw", "--",
                           "trap '' HUP; echo ready; exec sleep 300", NULL};
     pid_t pid;
-    int pidfd, code;
+    int pidfd;
     int out_fd = rein_start_piped(argv, &pid, &pidfd);
     buf_t out = BUF_INIT;
     expect_fd(out_fd, &out, "ready\n");
@@ -780,13 +794,7 @@ TEST_T(run_killed_by_sigkill_leaves_its_command_to_reconcile, 60)
     expect_fd(f_fd, &fout, "ready\n");
 
     /* rein dies without a chance to clean up: the crash case. */
-    ASSERT_EQ(kill(pid, SIGKILL), 0);
-    ASSERT_OK(spawn_reap(pid, pidfd, &code));
-    g_rein = -1;
-    if (pidfd >= 0)
-        close(pidfd);
-    tu_read_all(out_fd, &out);
-    close(out_fd);
+    rein_crash(pid, pidfd, out_fd, &out);
     ASSERT_TRUE(test_pid_alive(cmd)); /* left behind, still recorded */
     run = ps_find("exec sleep 300");
     ASSERT_STR(json_string_value(json_object_get(run, "state")), "running");
@@ -849,7 +857,7 @@ TEST_T(run_killed_while_exiting_keeps_the_commands_exit_code, 60)
              test_tmpdir(), test_tmpdir());
     const char *argv[] = {rein_path(), "run", "--raw", "--", line, NULL};
     pid_t pid;
-    int pidfd, code;
+    int pidfd;
     int out_fd = rein_start_piped(argv, &pid, &pidfd);
     buf_t out = BUF_INIT;
     expect_fd(out_fd, &out, "ready\n");
@@ -868,13 +876,7 @@ TEST_T(run_killed_while_exiting_keeps_the_commands_exit_code, 60)
     }
     ASSERT_EQ(json_integer_value(json_object_get(run, "exit_code")), 5);
     json_decref(run);
-    ASSERT_EQ(kill(pid, SIGKILL), 0);
-    ASSERT_OK(spawn_reap(pid, pidfd, &code));
-    g_rein = -1;
-    if (pidfd >= 0)
-        close(pidfd);
-    tu_read_all(out_fd, &out);
-    close(out_fd);
+    rein_crash(pid, pidfd, out_fd, &out);
 
     buf_t rout = BUF_INIT, rerr = BUF_INIT;
     const char *r[] = {"reconcile", NULL};
@@ -908,7 +910,7 @@ TEST_T(reconcile_ends_a_dead_runs_session_members_at_pgid, 60)
              f, f, f);
     const char *argv[] = {rein_path(), "run", "--raw", "--", line, NULL};
     pid_t pid;
-    int pidfd, code;
+    int pidfd;
     int out_fd = rein_start_piped(argv, &pid, &pidfd);
     buf_t out = BUF_INIT;
     expect_fd(out_fd, &out, "ready\n");
@@ -925,13 +927,7 @@ TEST_T(reconcile_ends_a_dead_runs_session_members_at_pgid, 60)
     json_t *live = ps_find("exec sleep 301");
     ASSERT_STR(json_string_value(json_object_get(live, "containment")), "pgid");
     json_decref(live);
-    ASSERT_EQ(kill(pid, SIGKILL), 0);
-    ASSERT_OK(spawn_reap(pid, pidfd, &code));
-    g_rein = -1;
-    if (pidfd >= 0)
-        close(pidfd);
-    tu_read_all(out_fd, &out);
-    close(out_fd);
+    rein_crash(pid, pidfd, out_fd, &out);
     ASSERT_TRUE(test_pid_alive(orphan));
 
     buf_t rout = BUF_INIT, rerr = BUF_INIT;

@@ -25,6 +25,7 @@
 #include "squash/emit.h"
 #include "squash/grammar.h"
 #include "squash/squash.h"
+#include "tutil.h"
 
 static void collect(const char *t, size_t n, void *d)
 {
@@ -679,10 +680,7 @@ TEST(squash_omitted_markers_name_exactly_their_lines_and_bytes)
 TEST(squash_wrapped_and_compound_make_keeps_its_error)
 {
     char gdir[PATH_MAX];
-    snprintf(gdir, sizeof gdir, "%s/../grammars", test_build_dir());
-    struct stat st;
-    if (stat(gdir, &st) < 0)
-        SKIP("no grammars beside %s", test_build_dir());
+    tu_shipped_grammars(gdir, sizeof gdir);
     const char *dirs[] = {gdir, NULL};
     buf_t in = BUF_INIT;
     for (int i = 0; i < 300; i++) {

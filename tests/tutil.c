@@ -8,6 +8,7 @@
 #include <pcre2.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -144,6 +145,14 @@ char *tu_loop_read_line(loop_t *l, int fd, buf_t *acc, uint64_t timeout_ms)
             loop_run_once(l, (int)(deadline - now));
         loop_io_del(l, fd);
     }
+}
+
+void tu_shipped_grammars(char *out, size_t size)
+{
+    struct stat st;
+    snprintf(out, size, "%s/../grammars", test_build_dir());
+    if (stat(out, &st) < 0)
+        SKIP("no grammars beside %s", test_build_dir());
 }
 
 bool tu_read_file(const char *path, buf_t *b)

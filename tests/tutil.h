@@ -51,6 +51,9 @@ char *tu_loop_read_line(loop_t *l, int fd, buf_t *acc, uint64_t timeout_ms);
 
 /* Reads a whole file into b (b->p is never NULL after success). */
 bool tu_read_file(const char *path, buf_t *b);
+/* The shipped grammars' directory (grammars/ beside the build dir) into
+ * out; skips the test when there is none. */
+void tu_shipped_grammars(char *out, size_t size);
 /* The command of a case: the part before a trailing "  (note)". */
 void tu_case_command(json_t *cs, char *out, size_t cap);
 /* What tu_judge measured. */

@@ -1503,31 +1503,54 @@ typedef struct grep_range {
  * one buffer with their start offsets, bounded by the budget, never by the
  * (caller-chosen) tail count.  0 or a negative error.
  */
-/* Reads the line of f at *pos into line: at most CODEX_GREP_LINE_MAX of
- * its bytes are kept (the rest is read past, so a line of gigabytes costs
- * no memory), and a line ends at '\n' or where the hole [ha, hb) starts;
+/* A log read a block at a time for codex_grep. */
+struct grep_reader {
+    int fd;
+    size_t len, at; /* bytes in blk; the next one to look at, at *pos */
+    char blk[CODEX_SCAN_BLOCK];
+};
+
+/* Reads the line at *pos into line: at most CODEX_GREP_LINE_MAX of its
+ * bytes are kept (the rest is read past, so a line of gigabytes costs no
+ * memory), and a line ends at '\n' or where the hole [ha, hb) starts;
  * reading resumes past the hole.  Returns the bytes it spans, newline
- * included; 0 at the end of the file. */
-static uint64_t grep_next_line(FILE *f, const grep_range_t *g, uint64_t *pos,
-                               buf_t *line)
+ * included; 0 at the end of the log. */
+static uint64_t grep_next_line(struct grep_reader *rd, const grep_range_t *g,
+                               uint64_t *pos, buf_t *line)
 {
     buf_reset(line);
     if (g->hole && *pos >= g->ha && *pos < g->hb) {
-        if (fseeko(f, (off_t)g->hb, SEEK_SET) < 0)
-            return 0;
         *pos = g->hb;
+        rd->len = rd->at = 0;
     }
     uint64_t start = *pos;
-    int c;
-    while ((c = getc_unlocked(f)) != EOF) {
-        (*pos)++;
-        if (c == '\n')
-            break;
+    for (;;) {
+        if (rd->at == rd->len) {
+            ssize_t n = pread(rd->fd, rd->blk, sizeof rd->blk, (off_t)*pos);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                break;
+            rd->len = (size_t)n;
+            rd->at = 0;
+        }
+        size_t avail = rd->len - rd->at;
+        if (g->hole && *pos < g->ha && g->ha - *pos < avail)
+            avail = (size_t)(g->ha - *pos);
+        const char *p = rd->blk + rd->at;
+        const char *nl = memchr(p, '\n', avail);
+        size_t take = nl ? (size_t)(nl - p) + 1 : avail;
+        size_t text = nl ? take - 1 : take;
         if (line->len < CODEX_GREP_LINE_MAX &&
-            buf_append_byte(line, (unsigned char)c) < 0)
+            buf_append(line, p,
+                       text < CODEX_GREP_LINE_MAX - line->len
+                           ? text
+                           : CODEX_GREP_LINE_MAX - line->len) < 0)
             break;
-        if (g->hole && *pos == g->ha)
-            break;
+        rd->at += take;
+        *pos += take;
+        if (nl || (g->hole && *pos == g->ha))
+            break; /* at the hole, the next call skips it */
     }
     return *pos - start;
 }
@@ -1543,16 +1566,17 @@ static int codex_grep(int fd, const grep_range_t *g, buf_t *out,
                                    &eo, NULL);
     pcre2_match_data *md =
         re ? pcre2_match_data_create_from_pattern(re, NULL) : NULL;
-    int dfd = dup(fd);
-    FILE *f = dfd >= 0 ? fdopen(dfd, "re") : NULL;
+    struct grep_reader *rd = malloc(sizeof *rd);
     size_t *starts = NULL, nkept = 0, first = 0, cap = 0;
     buf_t lb = BUF_INIT;
     uint64_t n, lineno = 0, pos = 0;
-    if (!re || !md || !f) {
+    if (!re || !md || !rd) {
         rc = -ENOMEM;
         goto out;
     }
-    while (pos < g->hi && (n = grep_next_line(f, g, &pos, &lb)) > 0) {
+    rd->fd = fd;
+    rd->len = rd->at = 0;
+    while (pos < g->hi && (n = grep_next_line(rd, g, &pos, &lb)) > 0) {
         lineno++;
         uint64_t at = pos - n;
         if (at < g->lo)
@@ -1610,10 +1634,7 @@ static int codex_grep(int fd, const grep_range_t *g, buf_t *out,
 out:
     free(starts);
     buf_free(&lb);
-    if (f)
-        fclose(f);
-    else if (dfd >= 0)
-        close(dfd);
+    free(rd);
     pcre2_match_data_free(md);
     pcre2_code_free(re);
     return rc;
