@@ -80,8 +80,9 @@ struct session {
     pcre2_match_data *md;
     buf_t window;
     bool detect_input;
-    uint64_t wait_bytes0, progress_ms, last_progress;
-    void (*progress)(session_t *s, uint64_t bytes, void *data);
+    uint64_t wait_bytes0, wait_t0, progress_ms, last_progress;
+    void (*progress)(session_t *s, uint64_t bytes, uint64_t waited_ms,
+                     void *data);
 };
 
 struct session_store {
@@ -812,10 +813,10 @@ static void on_tick(loop_t *l, uint64_t id, void *data)
         return;
     }
     uint64_t now = loop_now(l);
-    uint64_t got = headtail_total(s->ht) - s->wait_bytes0;
-    if (s->progress && got && now - s->last_progress >= s->progress_ms) {
+    if (s->progress && now - s->last_progress >= s->progress_ms) {
         s->last_progress = now;
-        s->progress(s, got, s->wake_data);
+        s->progress(s, headtail_total(s->ht) - s->wait_bytes0,
+                    now - s->wait_t0, s->wake_data);
     }
     loop_timer_add(l, SESSION_INPUT_CHECK_MS, on_tick, s, &s->t_tick);
 }
@@ -872,7 +873,7 @@ int session_wait(session_t *s, const session_wait_opts_t *o,
     s->progress = o->progress;
     s->progress_ms = o->progress_ms;
     s->wait_bytes0 = headtail_total(s->ht);
-    s->last_progress = loop_now(l);
+    s->wait_t0 = s->last_progress = loop_now(l);
     if (s->exited) {
         session_wake(s, SESSION_WAKE_EXIT);
         return 0;

@@ -157,9 +157,12 @@ typedef struct session_wait_opts {
     const char *wait_for;    /* a PCRE2 pattern, or NULL */
     bool detect_input;       /* wake when blocked on input */
     uint64_t first_check_ms; /* first input check after this long */
-    /* Progress: called at most once per progress_ms with the bytes
-     * received since the wait began (NULL: none). */
-    void (*progress)(session_t *s, uint64_t bytes, void *data);
+    /* Progress: called once per progress_ms (give or take a tick) for as
+     * long as the wait lasts, with the bytes received and the milliseconds
+     * waited since it began — silent waits too, since a client's request
+     * timeout may only be kept back by a notification (NULL: none). */
+    void (*progress)(session_t *s, uint64_t bytes, uint64_t waited_ms,
+                     void *data);
     uint64_t progress_ms;
 } session_wait_opts_t;
 

@@ -768,13 +768,23 @@ static void on_call_cancel(mcp_call_t *call, void *data)
     xcall_free(x);
 }
 
-static void on_progress(session_t *s, uint64_t bytes, void *data)
+/* A wait's progress is its time against its deadline, so that it moves
+ * while the session is silent: a client that keeps a request alive on
+ * progress (the TypeScript SDK's resetTimeoutOnProgress) must not give up
+ * on a long empty poll.  The bytes seen so far go in the message. */
+static void on_progress(session_t *s, uint64_t bytes, uint64_t waited_ms,
+                        void *data)
 {
     (void)s;
     struct xcall *x = data;
-    char msg[64];
-    snprintf(msg, sizeof msg, "%" PRIu64 " bytes of output so far", bytes);
-    mcp_call_progress(x->call, (double)bytes, 0, msg);
+    char msg[96];
+    if (bytes)
+        snprintf(msg, sizeof msg, "%" PRIu64 " bytes of output so far",
+                 bytes);
+    else
+        snprintf(msg, sizeof msg, "no output yet, %" PRIu64 " s waited",
+                 waited_ms / 1000);
+    mcp_call_progress(x->call, (double)waited_ms, (double)x->yield_ms, msg);
 }
 
 /* Starts the wait of x on its session. */

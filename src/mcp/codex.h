@@ -51,7 +51,11 @@
 #define CODEX_LIST_COMMAND_MAX 1024u
 /* A resources/read of a session log gives its last bytes, this many. */
 #define CODEX_RESOURCE_TAIL (64u * 1024u)
-/* Progress notifications during a wait, at most this often. */
+/* A call that carries a progressToken gets a notifications/progress this
+ * often while it waits, output or not: progress is the milliseconds
+ * waited, total the wait's yield, the message the bytes seen.  It is the
+ * keep-alive for a client whose request timeout is shorter than a poll
+ * (an empty write_stdin may wait up to REIN_MAX_EMPTY_POLL_MS). */
 #define CODEX_PROGRESS_MS 1000
 /* Log retention: age and total size, and how often it is enforced. */
 #define CODEX_LOG_MAX_AGE_DAYS 7

@@ -868,6 +868,35 @@ test('progress during a wait; cancelling a call ends its wait, not the session',
   }
 });
 
+test('a silent wait keeps a short client timeout alive with progress', async () => {
+  const { client } = await connect();
+  try {
+    const r = await exec(client, { cmd: 'exec sleep 300', yield_time_ms: 250 });
+    assert.ok(r.session_id);
+    // An empty poll of a silent session waits its whole yield (at least
+    // 5 s), longer than this client's 2 s request timeout: only progress
+    // notifications, one a second whether or not output came, keep it.
+    const seen = [];
+    const t0 = Date.now();
+    const w = await client.callTool(
+      { name: 'write_stdin', arguments: { session_id: r.session_id, chars: '', yield_time_ms: 6000 } },
+      undefined,
+      { timeout: 2000, resetTimeoutOnProgress: true, onprogress: (p) => seen.push(p) },
+    );
+    assert.ok(!w.isError, w.content?.[0]?.text);
+    assert.ok(Date.now() - t0 >= 5000, 'the poll waited its yield');
+    assert.equal(w.structuredContent.session_id, r.session_id);
+    assert.ok(seen.length >= 3, `progress notifications: ${seen.length}`);
+    for (let i = 1; i < seen.length; i++) assert.ok(seen[i].progress > seen[i - 1].progress);
+    assert.equal(seen[0].total, 6000);
+    assert.match(seen[0].message, /^no output yet, \d+ s waited$/);
+    const k = await call(client, 'kill_session', { session_id: r.session_id });
+    assert.equal(k.structuredContent.exit_code, 143);
+  } finally {
+    await client.close();
+  }
+});
+
 test('yield clamps at their edges; REIN_MAX_EMPTY_POLL_MS caps an empty poll', async () => {
   for (const [envv, cap] of [[undefined, 1800000], ['6000', 6000], ['100', 5000], ['junk', 1800000]]) {
     const { client } = await connect(envv === undefined ? {} : { REIN_MAX_EMPTY_POLL_MS: envv });
