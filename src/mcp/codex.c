@@ -1825,8 +1825,16 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
     }
     buf_t t = BUF_INIT;
     buf_printf(&t, "Log: %s\nRange: bytes %" PRIu64 "-%" PRIu64 " of %" PRIu64
-                   "%s\nOutput:\n",
+                   "%s\n",
                path, off, off + len, size, truncated ? " (truncated)" : "");
+    /* The dropped lines were never counted, so a match past them has the
+     * number of the lines kept, not of the stream: say so. */
+    if (hole && ha < off + len && hb > off)
+        buf_printf(&t, "Dropped: bytes %" PRIu64 "-%" PRIu64 " (past the "
+                       "log's size cap)%s\n",
+                   ha, hb, grep ? "; matches after them are numbered "
+                                  "without their lines" : "");
+    buf_printf(&t, "Output:\n");
     buf_append(&t, text.p ? text.p : "", text.len);
     rc = mcp_call_result_n(call, sc, t.p, t.len);
     buf_free(&t);

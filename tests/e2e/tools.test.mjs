@@ -12,6 +12,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -571,6 +572,46 @@ test('read_output grep reads a line of 100 MB without holding it', async () => {
     // getline held the whole line: the server's peak grew by 100 MB.
     const hwm = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${transport.pid}/status`, 'utf8'))[1]);
     assert.ok(hwm < 64 * 1024, `peak ${hwm} kB`);
+  } finally {
+    await client.close();
+  }
+});
+
+test('read_output over a capped log: grep and reads skip the dropped range', async () => {
+  // A log past its cap (1 GiB) has a hole punched after its head and a
+  // note naming the range; the same state is made here by hand, with the
+  // same syscall (fallocate's punch), on a small log.
+  const { client } = await connect();
+  try {
+    const r = await exec(client, { cmd: 'seq 1 100000', yield_time_ms: 10000 });
+    assert.equal(r.exit_code, 0);
+    const id = Number(/(\d+)\.log$/.exec(r.log_path)[1]);
+    const [a, b] = [200704, 399360]; // whole 4 KiB blocks, as the spool punches
+    execFileSync('fallocate', ['-p', '-o', String(a), '-l', String(b - a), r.log_path]);
+    writeFileSync(`${r.log_path}.dropped`, `dropped ${a}-${b}\n`);
+    const log = readFileSync(r.log_path);
+    assert.equal(log[a], 0, 'the range reads as zeros');
+    // The lines wholly inside the hole are gone; those around it are found.
+    const before = log.subarray(0, a).toString().split('\n').slice(-2)[0];
+    const after = log.subarray(b).toString().split('\n')[1];
+    let g = (await call(client, 'read_output', { session_id: id, grep: `^(${before}|50000|${after})$` })).structuredContent;
+    const found = g.output.split('\n').filter(Boolean).map((l) => l.replace(/^\d+: /, ''));
+    assert.deepEqual(found, [before, after]);
+    // Past the hole a match is numbered without the dropped lines, which
+    // were never counted; the result says so.
+    assert.ok(Number(/^(\d+): /m.exec(g.output.split('\n')[1])[1]) < Number(after));
+    const gt = await call(client, 'read_output', { session_id: id, grep: `^${after}$` });
+    assert.match(gt.content[0].text, new RegExp(`\nDropped: bytes ${a}-${b} \\(past the log's size cap\\); matches after them are numbered without their lines\nOutput:\n`));
+    assert.equal(gt.structuredContent.dropped, `${a}-${b}`);
+    g = (await call(client, 'read_output', { session_id: id, grep: '\\x00' })).structuredContent;
+    assert.equal(g.output, '', 'no zero of the hole is a line');
+    const ro = (await call(client, 'read_output', { session_id: id, offset: a - 8, length: 16 + (b - a) })).structuredContent;
+    assert.match(ro.output, new RegExp(`\\[\\.\\.\\. bytes ${a}-${b} dropped: the log passed its size cap \\.\\.\\.\\]`));
+    assert.ok(!ro.output.includes('\0'));
+    const rt = await call(client, 'read_output', { session_id: id, offset: a - 8, length: 16 + (b - a) });
+    assert.match(rt.content[0].text, new RegExp(`\nDropped: bytes ${a}-${b} \\(past the log's size cap\\)\nOutput:\n`));
+    const head = await call(client, 'read_output', { session_id: id, offset: 0, length: 100 });
+    assert.ok(!head.content[0].text.includes('Dropped:'), 'a range clear of the hole does not name it');
   } finally {
     await client.close();
   }
