@@ -45,6 +45,24 @@ static const struct parse_case parse_cases[] = {
      JSONRPC_PARSE_ERROR, 0, NULL},
     {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}", JSONRPC_PARSE_ERROR,
      0, NULL},
+    /* valid JSON with an integer past 64 bits: -32602, echoing an id
+     * that is exact (below 2^53), never a rounded one */
+    {"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+     "{\"arguments\":{\"timeout_ms\":9223372036854775808}}}",
+     JSONRPC_INVALID_PARAMS, 0, "2"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":\"s\",\"method\":\"m\",\"params\":"
+     "[-9223372036854775809]}", JSONRPC_INVALID_PARAMS, 0, "\"s\""},
+    {"{\"jsonrpc\":\"2.0\",\"id\":9007199254740991,\"method\":\"m\","
+     "\"params\":[1e999999999999999999]}", JSONRPC_PARSE_ERROR, 0, NULL},
+    {"{\"jsonrpc\":\"2.0\",\"id\":9007199254740991,\"method\":\"m\","
+     "\"params\":[18446744073709551616]}", JSONRPC_INVALID_PARAMS, 0,
+     "9007199254740991"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":9007199254740993,\"method\":\"m\","
+     "\"params\":[18446744073709551616]}", JSONRPC_INVALID_PARAMS, 0, NULL},
+    {"{\"jsonrpc\":\"2.0\",\"id\":10000000000000000000,\"method\":\"m\"}",
+     JSONRPC_INVALID_PARAMS, 0, NULL},
+    {"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"m\",\"params\":"
+     "[18446744073709551616} ", JSONRPC_PARSE_ERROR, 0, NULL},
     /* batches and non-objects: -32600, no id */
     {"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]",
      JSONRPC_INVALID_REQUEST, 0, NULL},

@@ -42,6 +42,9 @@ struct jsonrpc {
 
 /* ------------------------------------------------------------ validation */
 
+/* 2^53: every integer below it in magnitude is exact as a double. */
+#define JSONRPC_EXACT_REAL 9007199254740992.0
+
 static int refuse(jsonrpc_error_t *e, int code, json_t *id, const char *msg)
 {
     e->code = code;
@@ -55,6 +58,55 @@ static int refuse(jsonrpc_error_t *e, int code, json_t *id, const char *msg)
 static bool valid_id(const json_t *id)
 {
     return json_is_string(id) || json_is_integer(id);
+}
+
+/* An integer id as the reals-only parse gives it back (2 as 2.0), or
+ * NULL when it was not a whole number we could echo exactly. */
+static json_t *id_from_real(const json_t *id)
+{
+    double v = json_real_value(id);
+    /* Below 2^53 in magnitude the double is the integer the client sent;
+     * past it, it may be a neighbour rounded to it. */
+    if (!(v > -JSONRPC_EXACT_REAL && v < JSONRPC_EXACT_REAL) ||
+        v != (double)(int64_t)v)
+        return NULL;
+    return json_integer((json_int_t)v);
+}
+
+/* A line jansson refused.  Valid JSON with an integer past 64 bits (a
+ * client's 1e19 goes out as 10000000000000000000) fails too, and a reply
+ * without an id would leave that client waiting for its answer: such a
+ * line is parsed again with every number as a real, only to find its id,
+ * and refused as invalid params naming the number.  Anything else is a
+ * parse error, which has no id to give. */
+static int refuse_unparsed(const char *line, size_t len, size_t flags,
+                           const json_error_t *jerr, jsonrpc_error_t *e,
+                           json_t **root_out)
+{
+    json_error_t j2;
+    json_t *reals = json_loadb(line, len, flags | JSON_DECODE_INT_AS_REAL,
+                               &j2);
+    if (!reals) {
+        e->code = JSONRPC_PARSE_ERROR;
+        e->id = NULL;
+        snprintf(e->message, sizeof e->message,
+                 "Parse error: %s at byte %d.", jerr->text, jerr->position);
+        return e->code;
+    }
+    json_t *id = json_is_object(reals) ? json_object_get(reals, "id") : NULL;
+    if (json_is_real(id)) {
+        if ((id = id_from_real(id)))
+            json_object_set_new(reals, "id", id); /* reals keeps it alive */
+    } else if (!json_is_string(id)) {
+        id = NULL;
+    }
+    *root_out = reals;
+    e->code = JSONRPC_INVALID_PARAMS;
+    e->id = id;
+    snprintf(e->message, sizeof e->message,
+             "Invalid params: an integer is out of range (%s at byte %d); "
+             "integers here are 64-bit.", jerr->text, jerr->position);
+    return e->code;
 }
 
 /* A JSON string holding NUL (allowed with JSON_ALLOW_NUL) is not a method
@@ -75,16 +127,11 @@ int jsonrpc_parse(const char *line, size_t len, jsonrpc_msg_t *m,
      * could mean different things to us and to a proxy in between.  NUL
      * inside strings is allowed: stdin writes may carry it.  Any value
      * parses, so a bare 42 is an invalid request, not a parse error. */
-    json_t *root = json_loadb(line, len, JSON_REJECT_DUPLICATES |
-                                             JSON_ALLOW_NUL |
-                                             JSON_DECODE_ANY, &jerr);
-    if (!root) {
-        e->code = JSONRPC_PARSE_ERROR;
-        e->id = NULL;
-        snprintf(e->message, sizeof e->message,
-                 "Parse error: %s at byte %d.", jerr.text, jerr.position);
-        return e->code;
-    }
+    const size_t flags = JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL |
+                         JSON_DECODE_ANY;
+    json_t *root = json_loadb(line, len, flags, &jerr);
+    if (!root)
+        return refuse_unparsed(line, len, flags, &jerr, e, root_out);
     *root_out = root;
     if (json_is_array(root))
         return refuse(e, JSONRPC_INVALID_REQUEST, NULL,

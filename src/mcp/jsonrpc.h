@@ -84,7 +84,9 @@ typedef void (*jsonrpc_close_fn)(jsonrpc_t *j, int err, void *data);
  * *m, whose root the caller releases with json_decref; or returns the
  * JSON-RPC error code (< 0) with *e filled, holding a reference to the
  * parsed text in *root_out (NULL if it did not parse) that keeps e->id
- * alive, also released with json_decref.  Pure: no I/O.
+ * alive, also released with json_decref.  Valid JSON holding an integer
+ * past 64 bits is JSONRPC_INVALID_PARAMS with its id (when exact), not a
+ * parse error without one.  Pure: no I/O.
  */
 int jsonrpc_parse(const char *line, size_t len, jsonrpc_msg_t *m,
                   jsonrpc_error_t *e, json_t **root_out);

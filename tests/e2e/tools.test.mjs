@@ -909,6 +909,23 @@ test('progress during a wait; cancelling a call ends its wait, not the session',
   }
 });
 
+test('an integer past 64 bits gets an answer naming it, not silence', async () => {
+  // JavaScript sends 1e19 as 10000000000000000000, valid JSON that jansson
+  // cannot hold: the answer must still carry the call's id.
+  const { client } = await connect();
+  try {
+    await assert.rejects(
+      client.callTool({ name: 'exec_command', arguments: { cmd: 'echo ok', yield_time_ms: 1e19 } },
+        undefined, { timeout: 5000 }),
+      (e) => e.code === -32602 && /integer is out of range \(too big integer near '10000000000000000000'/.test(e.message),
+    );
+    const r = await exec(client, { cmd: 'echo still-here' });
+    assert.match(r.output, /still-here/);
+  } finally {
+    await client.close();
+  }
+});
+
 test('a silent wait keeps a short client timeout alive with progress', async () => {
   const { client } = await connect();
   try {
