@@ -343,7 +343,10 @@ bool rein_kitty_matches(const void *data, size_t len, uint32_t codepoint,
 /* True when data is exactly a legacy sequence of key_name ("up", "f1"). */
 bool rein_legacy_matches(const void *data, size_t len, const char *key_name);
 /* The bytes a terminal sends for key_id; returns their count, REIN_EKEY for
- * an unknown id, REIN_ETOOSMALL when buf is too small.  They are the legacy
+ * an unknown id, REIN_ETOOSMALL when buf is too small.  Unlike matching,
+ * which reads the last non-modifier word as the key, an id to encode must
+ * be modifiers (shift, ctrl, alt, super, any order) and then exactly one
+ * key: "ctrl+c+d", "hyper+q" and "a+ctrl" are REIN_EKEY.  They are the legacy
  * bytes programs expect, so a few ids share their bytes with another key
  * and rein_key_parse names that one: ctrl+m is enter (0d), ctrl+i tab,
  * ctrl+h backspace, ctrl+[ escape; alt+<digit or symbol> is ESC and the

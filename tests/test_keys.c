@@ -760,6 +760,22 @@ TEST(keys_encode_errors_and_sizes)
     ASSERT_INT(rein_key_encode("f0", buf, sizeof(buf)), ==, REIN_EKEY);
     ASSERT_INT(rein_key_encode("\xc3\xa9", buf, sizeof(buf)), ==, REIN_EKEY);
     ASSERT_INT(rein_key_encode(NULL, buf, sizeof(buf)), ==, REIN_EKEY);
+    /* Modifiers then exactly one key: a second key word or a word that is
+     * no modifier would otherwise send other bytes (ctrl+d: an EOF). */
+    ASSERT_INT(rein_key_encode("ctrl+c+d", buf, sizeof(buf)), ==, REIN_EKEY);
+    ASSERT_INT(rein_key_encode("hyper+q", buf, sizeof(buf)), ==, REIN_EKEY);
+    ASSERT_INT(rein_key_encode("meta+q", buf, sizeof(buf)), ==, REIN_EKEY);
+    ASSERT_INT(rein_key_encode("q+ctrl", buf, sizeof(buf)), ==, REIN_EKEY);
+    ASSERT_INT(rein_key_encode("a++", buf, sizeof(buf)), ==, REIN_EKEY);
+    ASSERT_INT(rein_key_encode("up+down", buf, sizeof(buf)), ==, REIN_EKEY);
+    ASSERT_INT(rein_key_encode("ctrl+alt+c", buf, sizeof(buf)), ==, 2);
+    ASSERT_MEM(buf, 2, "\x1b\x03", 2);
+    ASSERT_INT(rein_key_encode("Shift + Ctrl + Up", buf, sizeof(buf)), ==, 6);
+    ASSERT_MEM(buf, 6, "\x1b[1;6A", 6);
+    ASSERT_INT(rein_key_encode("ctrl++", buf, sizeof(buf)), >, 0);
+    ASSERT_INT(rein_key_encode("+", buf, sizeof(buf)), ==, 1);
+    /* Matching stays lenient, as the reference: the last key word wins. */
+    ASSERT_TRUE(rein_key_matches("\x04", 1, "ctrl+c+d", false));
     /* "f12" is ESC [ 2 4 ~: five bytes, exactly */
     ASSERT_INT(rein_key_encode("f12", exact, 4), ==, REIN_ETOOSMALL);
     ASSERT_INT(rein_key_encode("f12", exact, sizeof(exact)), ==, 5);

@@ -1204,8 +1204,11 @@ static int tool_write(mcp_call_t *call, json_t *args, void *ud)
         if (n < 0) {
             buf_free(&data);
             return mcp_call_errorf(call,
-                                   "Unknown key name `%.40s` in `keys` (try "
-                                   "ctrl+c, enter, up, escape, f5).",
+                                   "Unknown key name `%.40s` in `keys`: a "
+                                   "key id is modifiers (shift, ctrl, alt, "
+                                   "super) and then one key, joined by + "
+                                   "(try ctrl+c, enter, up, escape, f5, "
+                                   "alt+x).",
                                    name);
         }
         /* On pipes Enter is a newline: no terminal turns CR into one. */

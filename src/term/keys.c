@@ -977,6 +977,10 @@ struct key_spec {
     const char *key;
     size_t key_len;
     uint32_t mods;
+    /* For the strict reading of an id to encode: how many words were not
+     * modifiers, and whether a modifier came after one of them. */
+    unsigned key_words;
+    bool mod_after_key;
 };
 
 static void key_spec_token(struct key_spec *sp, const char *s, size_t n)
@@ -994,11 +998,13 @@ static void key_spec_token(struct key_spec *sp, const char *s, size_t n)
     for (i = 0; i < KEY_COUNT(key_modwords); i++) {
         if (key_ieq(s, n, key_modwords[i].word)) {
             sp->mods |= key_modwords[i].bit;
+            sp->mod_after_key |= sp->key_words > 0;
             return;
         }
     }
     sp->key = s; /* the last non-modifier word is the key */
     sp->key_len = n;
+    sp->key_words++;
 }
 
 /*
@@ -1010,6 +1016,7 @@ static bool key_spec_parse(const char *id, struct key_spec *sp)
 {
     const char *s = id, *e = id + strlen(id), *p, *q;
     size_t i;
+    bool plus = false;
 
     memset(sp, 0, sizeof(*sp));
     while (s < e && key_is_space((unsigned char)*s))
@@ -1022,10 +1029,12 @@ static bool key_spec_parse(const char *id, struct key_spec *sp)
         e = s;
         sp->key = "+";
         sp->key_len = 1;
+        plus = true;
     } else if (e - s >= 2 && e[-1] == '+' && e[-2] == '+') {
         e -= 2;
         sp->key = "+";
         sp->key_len = 1;
+        plus = true;
     }
     for (p = s; p < e; p = q + 1) {
         q = memchr(p, '+', (size_t)(e - p));
@@ -1033,6 +1042,8 @@ static bool key_spec_parse(const char *id, struct key_spec *sp)
             q = e;
         key_spec_token(sp, p, (size_t)(q - p));
     }
+    if (plus) /* the '+' key, after every word (a later word overrode it) */
+        sp->key_words++;
     if (!sp->key)
         return false;
     for (i = 0; i < KEY_COUNT(key_aliases); i++) {
@@ -1456,6 +1467,12 @@ int rein_key_encode(const char *key_id, char *buf, size_t size)
     int n;
 
     if (!key_id || !key_spec_parse(key_id, &sp))
+        return REIN_EKEY;
+    /* Matching reads an id leniently, as the reference does (the last
+     * word that is not a modifier is the key).  Bytes sent to a program
+     * are another matter: "ctrl+c+d" would send ctrl+d, an EOF, and
+     * "hyper+q" a bare q, so an id to encode is modifiers, then one key. */
+    if (sp.key_words != 1 || sp.mod_after_key)
         return REIN_EKEY;
     if (key_named_find(&sp, &nk))
         n = key_encode_named(&nk, sp.mods, out, sizeof(out));

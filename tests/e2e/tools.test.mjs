@@ -388,9 +388,11 @@ test('write_stdin decodes escapes, base64 and named keys; bad input is an error'
     assert.match(w.output, /\^\[\[A/);
     for (const bad of [
       { chars: 'x', chars_b64: 'eA==' }, { chars_b64: '!!notbase64!!' }, { keys: ['nosuchkey'] },
+      { keys: ['ctrl+c+d'] }, { keys: ['hyper+q'] },
     ]) {
       const e = await call(client, 'write_stdin', { session_id: k.session_id, ...bad });
       assert.equal(e.isError, true, JSON.stringify(bad));
+      if (bad.keys) assert.match(e.content[0].text, /modifiers \(shift, ctrl, alt, super\) and then one key/);
     }
     await call(client, 'kill_session', { session_id: k.session_id });
   } finally {
