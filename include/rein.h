@@ -60,7 +60,8 @@ extern "C" {
     X(ENOTRUNNING, -1013, "process is not running")                        \
     X(ENORUN, -1014, "no such run")                                         \
     X(EREGISTRY, -1015, "the run registry cannot be written")             \
-    X(ECONTAIN, -1016, "the requested containment level is not available")
+    X(ECONTAIN, -1016, "the requested containment level is not available") \
+    X(EINPUT_CLOSED, -1017, "stdin was already closed at rein's end")
 
 typedef enum rein_err {
 #define REIN_ERR_ENUM_(name, value, msg) REIN_##name = (value),
@@ -492,7 +493,9 @@ int rein_sup_fd(const rein_sup_t *s);
 int rein_sup_run_once(rein_sup_t *s, int timeout_ms);
 /* Starts a run; *id is its registry id (>= 1000, never reused). */
 int rein_sup_spawn(rein_sup_t *s, const rein_run_opts_t *o, int64_t *id);
-/* Writes to the run's stdin (PTY or kept pipe). -EPIPE when closed. */
+/* Writes to the run's stdin (PTY or kept pipe).  REIN_EINPUT_CLOSED after
+ * rein_sup_close_stdin on a pipe (rein closed it), -EPIPE when the process
+ * closed its end, or when there is no stdin to write. */
 int rein_sup_write(rein_sup_t *s, int64_t id, const void *data, size_t len);
 /* Ends the run's input: the EOF character on a PTY, else closes the pipe,
  * after whatever rein_sup_write still holds has been written. */

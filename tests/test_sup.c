@@ -410,6 +410,7 @@ TEST(sup_pipe_stdin_write_close_and_epipe)
     ASSERT_OK(rein_sup_close_stdin(s, o.id));
     drive(s, &o, NULL, 5000);
     ASSERT_STR(o.out.p, "abc\ndone\n");
+    ASSERT_EQ(rein_sup_write(s, o.id, "x", 1), REIN_ENOTRUNNING);
     ASSERT_EQ(o.info.exit_code, 0);
     ASSERT_TRUE(o.info.log_path == NULL); /* ephemeral: no log */
 
@@ -424,7 +425,8 @@ TEST(sup_pipe_stdin_write_close_and_epipe)
     ASSERT_OK(rein_sup_write(s, w.id, bytes, big));
     free(bytes);
     ASSERT_OK(rein_sup_close_stdin(s, w.id));
-    ASSERT_EQ(rein_sup_write(s, w.id, "y", 1), -EPIPE); /* closing */
+    /* closing: rein's own EOF, not the reader's doing */
+    ASSERT_EQ(rein_sup_write(s, w.id, "y", 1), REIN_EINPUT_CLOSED);
     drive(s, &w, NULL, 5000);
     ASSERT_EQ(atol(w.out.p), 300000);
     ASSERT_EQ(w.info.exit_code, 0);

@@ -1249,7 +1249,11 @@ static int tool_write(mcp_call_t *call, json_t *args, void *ud)
         if (wr < 0)
             snprintf(x->write_error, sizeof x->write_error,
                      "stdin write failed: %s%s", rein_strerror(wr),
-                     wr == -EPIPE ? " (the process closed its input)" : "");
+                     wr == -EPIPE ? " (the process closed its input)"
+                     : wr == REIN_EINPUT_CLOSED
+                         ? " (by an earlier \\x04 or close_stdin), so "
+                           "this write was not sent"
+                         : "");
     }
     if (close_in && session_running(s))
         rein_sup_close_stdin(cx->sup, sid);

@@ -109,6 +109,7 @@ struct run {
     int in_fd;  /* pipes: stdin's write end, or -1 */
     buf_t pending_in; /* stdin bytes waiting for room */
     bool close_in;    /* close stdin once pending_in is written (its EOF) */
+    bool in_eof;      /* rein_sup_close_stdin was called on the pipe */
     contain_run_t *cr;
     spool_t *log;
     run_record_t rec; /* the registry row, kept in step */
@@ -1099,8 +1100,10 @@ int rein_sup_write(rein_sup_t *s, int64_t id, const void *data, size_t len)
     if (r->state != REIN_RUN_RUNNING)
         return REIN_ENOTRUNNING;
     int fd = r->tty ? r->out_fd : r->in_fd;
-    if (fd < 0 || (!r->tty && r->close_in))
-        return -EPIPE; /* closed, or closing once what waits is out */
+    if (!r->tty && r->in_eof)
+        return REIN_EINPUT_CLOSED; /* closed, or closing once all is out */
+    if (fd < 0)
+        return -EPIPE;
     if (!r->pending_in.len) {
         /* Write what fits now; the rest waits for room on the loop. */
         sigset_t pipe_set, old;
@@ -1148,6 +1151,7 @@ int rein_sup_close_stdin(rein_sup_t *s, int64_t id)
     }
     if (r->in_fd < 0)
         return 0;
+    r->in_eof = true;
     if (r->pending_in.len) {
         /* Input still waits for room: the EOF comes after it, when
          * flush_stdin has written the last byte (closing now lost it). */

@@ -639,10 +639,17 @@ test('EPIPE on a closed stdin is reported, never fatal', async () => {
   try {
     const r = await exec(client, { cmd: 'exec 0<&-; echo READY; sleep 30', wait_for: 'READY' });
     const w = await write(client, { session_id: r.session_id, chars: 'data\n' });
-    assert.match(w.write_error, /Broken pipe|EPIPE/);
+    assert.match(w.write_error, /Broken pipe \(the process closed its input\)/);
     assert.ok(w.session_id, 'the session goes on');
     assert.deepEqual(await client.ping(), {});
     await call(client, 'kill_session', { session_id: r.session_id });
+    // Closed at rein's end (Ctrl-D), the process is not blamed.
+    const c = await exec(client, { cmd: 'sleep 30', yield_time_ms: 250 });
+    const d = await write(client, { session_id: c.session_id, chars: '\\x04' });
+    assert.equal(d.write_error, undefined);
+    const m = await write(client, { session_id: c.session_id, chars: 'more' });
+    assert.equal(m.write_error, "stdin write failed: stdin was already closed at rein's end (by an earlier \\x04 or close_stdin), so this write was not sent");
+    await call(client, 'kill_session', { session_id: c.session_id });
   } finally {
     await client.close();
   }
