@@ -28,6 +28,10 @@
  * A grammar of category `structured` (git status/log/diff, docker ps)
  * keeps every outcome line: its rows are paths, states and hashes, each a
  * fact, so none is folded into a template.
+ *
+ * Every raw line leaves through emit_raw, whichever view it is in (an
+ * item, the whole view, a streamed prompt), so a line of the command's
+ * that reads `[rein] ...` is escaped and never passes for a marker.
  */
 #include "squash/squash.h"
 
@@ -130,6 +134,7 @@ struct squash {
     /* A small output's every line, while it stays small (deferred only):
      * the whole view, shown instead of a condensed one that is no smaller */
     buf_t whole;
+    size_t whole_raw;   /* its lines' bytes as printed (no escape prefix) */
     bool whole_ok, whole_shown;
 
     uint64_t noise[CLS_NOISE_REASONS];
@@ -168,12 +173,6 @@ static void sq_send(squash_t *sq, buf_t *b)
     if (sq->emit)
         sq->emit(b->p, b->len, sq->data);
     buf_reset(b);
-}
-
-static int sq_line_out(buf_t *out, const char *t, size_t n)
-{
-    int rc = buf_append(out, t, n);
-    return rc ? rc : buf_append_byte(out, '\n');
 }
 
 /* ------------------------------------------------------------- items */
@@ -220,7 +219,7 @@ static int sq_item_render(const squash_t *sq, const struct sq_item *it,
     if (rc == 0 && it->cut)
         rc = emit_cut(out, it->lineno, it->len);
     if (rc == 0)
-        rc = sq_line_out(out, sq->arena.p + it->off, it->len);
+        rc = emit_raw(out, sq->arena.p + it->off, it->len);
     return rc;
 }
 
@@ -435,16 +434,19 @@ static int sq_group_add(squash_t *sq, const sq_line_t *l, const char *loc,
                      loclen, group);
 }
 
-/* Keeps a line for the whole view while the output stays small. */
+/* Keeps a line for the whole view while the output stays small.  Small
+ * is measured on the output as printed: an escaped line's prefix is rein's
+ * (SQ_WHOLE_BYTES_MAX). */
 static int sq_whole_add(squash_t *sq, const sq_line_t *l)
 {
     if (l->kind == SQ_LINE_BINARY || l->cut ||
-        sq->whole.len + l->len + 1 > SQ_WHOLE_BYTES_MAX) {
+        sq->whole_raw + l->len + 1 > SQ_WHOLE_BYTES_MAX) {
         sq->whole_ok = false;
         buf_free(&sq->whole);
         return 0;
     }
-    return sq_line_out(&sq->whole, l->text, l->len);
+    sq->whole_raw += l->len + 1;
+    return emit_raw(&sq->whole, l->text, l->len);
 }
 
 /* ------------------------------------------------------ folded facts */
@@ -570,7 +572,7 @@ static int sq_on_line(const sq_line_t *l, void *data)
         if (!sq->deferred && classify_prompt(l->text, l->len)) {
             rc = emit_prompt(&sq->out);
             if (rc == 0)
-                rc = sq_line_out(&sq->out, l->text, l->len);
+                rc = emit_raw(&sq->out, l->text, l->len);
             sq_send(sq, &sq->out);
         }
         return rc;
