@@ -4,7 +4,8 @@
  * narrate of cp, passthrough verbatim, exit codes (the command's, 125 for
  * rein's own failure, 127 not found), an interactive program through a real
  * PTY in raw mode, hazards shown before the command ends, SIGWINCH and
- * SIGINT forwarding, stdin forwarding, and --json.  Each run is a run of
+ * SIGINT forwarding, stdin forwarding, --json, and the command's lines
+ * that read like markers escaped on screen but not in the log.  Each run is a run of
  * the supervisor on the state dir: `rein ps` and `rein logs` know it, its
  * log is logs/<id>.log there, a state dir that cannot hold the registry
  * means nothing runs, and a `rein run` killed by SIGKILL leaves its command

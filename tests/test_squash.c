@@ -7,8 +7,10 @@
  * every marker matches the documented syntax, and nothing is dropped
  * without the log path; a small output is shown whole when that is no
  * larger (SQ_WHOLE_BYTES_MAX at its edge), a `structured` grammar
- * keeps every outcome line, and a hazard in a line of bad UTF-8 is shown
- * rather than folded into a binary marker.
+ * keeps every outcome line (in a compound command, each outcome goes by
+ * the category of the grammar that matched it), a hazard in a line of bad
+ * UTF-8 is shown rather than folded into a binary marker, and a line of
+ * the command's that reads like a marker is escaped in every view.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
@@ -578,6 +580,43 @@ TEST(squash_structured_grammar_keeps_every_outcome_line)
     grammar_set_free(set);
     buf_free(&in);
     buf_free(&out);
+}
+
+/* A compound command's outcomes go by the category of the grammar that
+ * matched them: `lst && bld` keeps every row of the structured listing
+ * and folds bld's outcomes by template, whichever segment comes last. */
+TEST(squash_compound_command_treats_each_outcome_by_its_grammars_category)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT, err = BUF_INIT;
+    for (int i = 1; i <= 10; i++)
+        buf_printf(&in, "\tmodified:   src/f%d.c\nbuilt unit %d\n", i, i);
+    grammar_set_t *set = rows_grammar("structured");
+    static const char bld[] =
+        "{\"name\": \"bld\", \"detect\": {\"commands\": [\"bld\"]},"
+        " \"outcome\": [{\"id\": \"built\", \"pattern\": \"^built unit \"}]}";
+    grammar_t *g;
+    ASSERT_OK(grammar_parse("bld.json", bld, sizeof bld - 1, &g, &err));
+    ASSERT_OK(grammar_set_add(set, g));
+    ASSERT_OK(grammar_set_resolve(set, &err));
+    static const char *const cmds[] = {"lst && bld", "bld; lst"};
+    for (size_t c = 0; c < 2; c++) {
+        sq_opts_t o = {.command = cmds[c], .grammars = set, .log_path = "/l"};
+        buf_reset(&out);
+        ASSERT_OK(squash_buffer(&o, in.p, in.len, 0, 0, &out));
+        for (int i = 1; i <= 10; i++) {
+            char l[64];
+            snprintf(l, sizeof l, "\tmodified:   src/f%d.c\n", i);
+            ASSERT_CONTAINS(out.p, l);
+        }
+        ASSERT_CONTAINS(out.p, "\nbuilt unit 2\n");
+        ASSERT_TRUE(strstr(out.p, "\nbuilt unit 3\n") == NULL);
+        ASSERT_CONTAINS(out.p, "[rein] repeat 10\xc3\x97 \"built unit {}\"");
+        check_lines(&out, in.p);
+    }
+    grammar_set_free(set);
+    buf_free(&in);
+    buf_free(&out);
+    buf_free(&err);
 }
 
 /* ------------------------------------------------- marker arithmetic */

@@ -27,7 +27,10 @@
  *
  * A grammar of category `structured` (git status/log/diff, docker ps)
  * keeps every outcome line: its rows are paths, states and hashes, each a
- * fact, so none is folded into a template.
+ * fact, so none is folded into a template.  A compound command classifies
+ * with the grammars of all its tools (grammar_set_detect_all); an outcome
+ * a grammar matched goes by that grammar's category, a built-in one by
+ * the first grammar's.
  *
  * Every raw line leaves through emit_raw, whichever view it is in (an
  * item, the whole view, a streamed prompt), so a line of the command's
@@ -114,14 +117,17 @@ struct squash {
     size_t budget;
     uint64_t raw_base; /* added to byte offsets in markers */
     bool deferred, cap;
-    bool structured;    /* the grammar's category: every outcome kept */
+    bool structured;    /* the first grammar's category: every outcome
+                           kept (a grammar's own outcomes go by its own) */
     unsigned tail_lines;
 
     vt_t *vt;
     classify_t *cls;
     dedup_t *dd;
     grammar_set_t *own_set;
-    const grammar_t *g;
+    const grammar_t *gs[GRAMMAR_PER_COMMAND_MAX]; /* the command's, in
+                                                     priority order */
+    size_t ng;
 
     buf_t arena;
     struct sq_item *items;
@@ -626,7 +632,8 @@ static int sq_on_line(const sq_line_t *l, void *data)
         sq->outcomes++;
         /* A listing's lines (paths, states, hashes) are each a fact: no
          * template may fold them together. */
-        if (sq->structured)
+        if (r.grammar ? !strcmp(grammar_category(r.grammar), "structured")
+                      : sq->structured)
             return sq_item_add(sq, l, SQ_R_OUTCOME, UINT32_MAX, &it);
         cnt = sq_group_add(sq, l, NULL, 0, false, &group);
         if (cnt < 0)
@@ -710,13 +717,14 @@ int squash_new(const sq_opts_t *opts, sq_emit_fn emit, void *data,
         grammar_ctx_t *ctx;
         if ((rc = grammar_ctx_new(&ctx)) < 0)
             goto fail;
-        sq->g = grammar_set_detect(set, ctx, opts->command);
+        sq->ng = grammar_set_detect_all(set, ctx, opts->command, sq->gs);
         grammar_ctx_free(ctx);
     }
-    sq->structured = sq->g && !strcmp(grammar_category(sq->g), "structured");
+    sq->structured = sq->ng && !strcmp(grammar_category(sq->gs[0]),
+                                       "structured");
     sq->whole_ok = sq->deferred;
     if ((rc = vt_new(sq_on_line, sq, &sq->vt)) < 0 ||
-        (rc = classify_new(sq->g, &sq->cls)) < 0 || (rc = dedup_new(&sq->dd)) < 0)
+        (rc = classify_new_set(sq->gs, sq->ng, &sq->cls)) < 0 || (rc = dedup_new(&sq->dd)) < 0)
         goto fail;
     *out = sq;
     return 0;
