@@ -49,6 +49,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     (void)grammar_set_detect(set, ctx, "sudo env A=1 gcc -c x.c");
+    const grammar_t *gs[GRAMMAR_PER_COMMAND_MAX];
+    size_t ng = grammar_set_detect_all(set, ctx, "npm ci && sh -c 'make; gcc x.c'", gs);
+    if (ng > GRAMMAR_PER_COMMAND_MAX)
+        abort();
     grammar_ctx_free(ctx);
     grammar_set_free(set);
     buf_free(&err);

@@ -5,9 +5,11 @@
  * the linker, shells, curl, Ruby, mocha, errno texts) beside harmless
  * look-alikes, a BuildKit step prefix, the scan windows of a long line at
  * their edges, hazards in lines binary for bad UTF-8, multiline capture
- * and its limit, outcomes and progress finals, prompts, and structure
- * (blank, decoration, hints, near-duplicates, diffs bypassing them).
+ * and its limit, outcomes and progress finals, prompts, structure
+ * (blank, decoration, hints, near-duplicates, diffs bypassing them), and
+ * a compound command's several grammars (no noise rule hides a hazard).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -203,6 +205,78 @@ TEST(classify_grammar_tier_comes_first)
     ASSERT_TRUE(r.kind == CLS_NOISE && r.noise == CLS_NOISE_TOOL);
     classify_free(s.c);
     grammar_free(g);
+    buf_free(&err);
+}
+
+/* A compound command's grammars, tier by tier: when two disagree the most
+ * visible verdict stands (hazard over outcome over noise), a tie goes to
+ * the first, and a noise rule of one tool never hides a line the
+ * universal rules call a hazard, which a single grammar's noise may. */
+TEST(classify_several_grammars_never_let_noise_hide_a_hazard)
+{
+    static const char a_json[] =
+        "{\"name\":\"a\",\"hazard\":[{\"id\":\"a-fail\",\"pattern\":\"^A FAIL\"},"
+        "{\"id\":\"a-both\",\"pattern\":\"^both\",\"severity\":\"warning\"}],"
+        "\"outcome\":[{\"id\":\"a-done\",\"pattern\":\"^A done\"}],"
+        "\"noise\":[{\"id\":\"a-chatter\",\"pattern\":\"^(?:B FAIL|B done|z)\"},"
+        "{\"id\":\"a-err\",\"pattern\":\"^error: \",\"action\":\"dedup\"}]}";
+    static const char b_json[] =
+        "{\"name\":\"b\",\"hazard\":[{\"id\":\"b-fail\",\"pattern\":\"^B FAIL\"},"
+        "{\"id\":\"b-both\",\"pattern\":\"^both\"}],"
+        "\"outcome\":[{\"id\":\"b-done\",\"pattern\":\"^B done\"}],"
+        "\"noise\":[{\"id\":\"b-chatter\",\"pattern\":\"^(?:A FAIL|A done|z)\"}]}";
+    grammar_t *a, *b;
+    buf_t err = BUF_INIT;
+    ASSERT_OK(grammar_parse("a", a_json, sizeof a_json - 1, &a, &err));
+    ASSERT_OK(grammar_parse("b", b_json, sizeof b_json - 1, &b, &err));
+    const grammar_t *ab[] = {a, b}, *ba[] = {b, a};
+    for (int order = 0; order < 2; order++) {
+        struct cl s = {0};
+        ASSERT_OK(classify_new_set(order ? ba : ab, 2, &s.c));
+        /* each tool's hazard, though the other calls the line noise */
+        cls_result_t r = cl(&s, "A FAIL x");
+        ASSERT_TRUE(r.kind == CLS_HAZARD && r.grammar == a);
+        ASSERT_STR(r.rule, "a-fail");
+        r = cl(&s, "B FAIL y");
+        ASSERT_TRUE(r.kind == CLS_HAZARD && r.grammar == b);
+        /* each tool's outcome, over the other's noise */
+        r = cl(&s, "A done 1");
+        ASSERT_TRUE(r.kind == CLS_OUTCOME && r.grammar == a);
+        r = cl(&s, "B done 2");
+        ASSERT_TRUE(r.kind == CLS_OUTCOME && r.grammar == b);
+        /* a tie in one tier: the first grammar's rule */
+        r = cl(&s, "both q");
+        ASSERT_TRUE(r.kind == CLS_HAZARD && r.grammar == (order ? b : a));
+        ASSERT_EQ(r.warning, order == 0);
+        /* noise both call noise stays noise */
+        r = cl(&s, "z");
+        ASSERT_TRUE(r.kind == CLS_NOISE && r.noise == CLS_NOISE_TOOL);
+        ASSERT_TRUE(r.grammar == (order ? b : a));
+        /* a's noise rule on a line the universal rules call an error */
+        r = cl(&s, "error: linker failed");
+        ASSERT_TRUE(r.kind == CLS_HAZARD && !r.warning && r.grammar == NULL);
+        ASSERT_STR(r.source, "universal");
+        classify_free(s.c);
+    }
+    /* a alone speaks for every line: its noise stands */
+    struct cl s = {0};
+    ASSERT_OK(classify_new_set(ab, 1, &s.c));
+    cls_result_t r = cl(&s, "error: linker failed");
+    ASSERT_TRUE(r.kind == CLS_NOISE && r.noise == CLS_NOISE_DEDUP && r.grammar == a);
+    r = cl(&s, "B FAIL y");
+    ASSERT_TRUE(r.kind == CLS_NOISE);
+    classify_free(s.c);
+    /* GRAMMAR_PER_COMMAND_MAX grammars at most */
+    const grammar_t *many[GRAMMAR_PER_COMMAND_MAX + 1];
+    for (size_t i = 0; i <= GRAMMAR_PER_COMMAND_MAX; i++)
+        many[i] = i % 2 ? b : a;
+    ASSERT_OK(classify_new_set(many, GRAMMAR_PER_COMMAND_MAX, &s.c));
+    classify_free(s.c);
+    s.c = NULL;
+    ASSERT_EQ(classify_new_set(many, GRAMMAR_PER_COMMAND_MAX + 1, &s.c), -EINVAL);
+    ASSERT_TRUE(s.c == NULL);
+    grammar_free(a);
+    grammar_free(b);
     buf_free(&err);
 }
 

@@ -8,7 +8,9 @@
  * line raw or a marker, and a token ratio of at most FIXTURE_RATIO_MAX.
  *
  * All fixtures are judged before the test fails, so one run names every
- * broken rule; the ratio of each is printed for the record.
+ * broken rule; the ratio of each is printed for the record.  Then two
+ * fixtures concatenated, npm's output and make's, under `npm ... && make
+ * ...`: each tool's lines get their own grammar's treatment.
  *
  * The ceiling: many fixtures are a few lines (`git clone` prints 32
  * bytes), where the exit marker alone outweighs anything that could be
@@ -152,4 +154,109 @@ TEST_T(fixtures_every_grammar_on_real_output, 120)
         test_fail(__FILE__, __LINE__, "%zu of %zu fixtures fail:\n%s",
                   total - pass, total, fails.p);
     buf_free(&fails);
+}
+
+static void fixture_collect(const char *t, size_t n, void *d)
+{
+    buf_append(d, t, n);
+}
+
+/* The condensed view of raw for command: streamed, as `rein run` shows it
+ * (deferred false), or whole at the end, as `rein squash` does. */
+static void fixture_squash(const grammar_set_t *set, const char *command,
+                           const buf_t *raw, bool deferred, buf_t *out)
+{
+    sq_opts_t o;
+    memset(&o, 0, sizeof o);
+    o.command = command;
+    o.log_path = "/l";
+    o.grammars = set;
+    buf_reset(out);
+    if (deferred) {
+        ASSERT_OK(squash_buffer(&o, raw->p, raw->len, 2, 0, out));
+        return;
+    }
+    squash_t *sq;
+    ASSERT_OK(squash_new(&o, fixture_collect, out, &sq));
+    ASSERT_OK(squash_feed(sq, raw->p, raw->len, 0));
+    ASSERT_OK(squash_finish(sq, 2, 0, 0));
+    squash_free(sq);
+    ASSERT_TRUE(out->p != NULL);
+}
+
+/* A compound command's output is each tool's output in turn: npm's real
+ * output, then make's.  `npm install ... && make -k ...` applies both
+ * grammars, so each tool's lines get their own treatment: npm's http
+ * chatter folded by npm's dedup rule, make's outcomes (`Target 'app' not
+ * remade`, `... is up to date`) kept by make's outcome rules, make's
+ * directory lines counted as its noise, and every fact of both fixtures
+ * (the json files' must_keep) kept.  Either command alone misses the
+ * other tool's treatment, which is what the one-grammar limit did. */
+TEST(fixtures_npm_then_make_each_tool_keeps_its_grammar)
+{
+    char dir[PATH_MAX], gdir[PATH_MAX], p[PATH_MAX + 64];
+    snprintf(dir, sizeof dir, "%s/../tests/fixtures", test_build_dir());
+    tu_shipped_grammars(gdir, sizeof gdir);
+    const char *dirs[] = {gdir, NULL};
+    grammar_set_t *set;
+    buf_t errs = BUF_INIT, raw = BUF_INIT, out = BUF_INIT, why = BUF_INIT;
+    ASSERT_OK(grammar_set_load(&set, dirs, &errs));
+    static const char *const parts[] = {"npm/install_http_pty", "make/keep_going"};
+    char cmds[2][1024];
+    json_t *keep = json_array();
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(p, sizeof p, "%s/%s.out", dir, parts[i]);
+        ASSERT_TRUE(tu_read_file(p, &raw));
+        snprintf(p, sizeof p, "%s/%s.json", dir, parts[i]);
+        json_error_t je;
+        json_t *cs = json_load_file(p, 0, &je);
+        ASSERT_TRUE(cs != NULL);
+        tu_case_command(cs, cmds[i], sizeof cmds[i]);
+        json_array_extend(keep, json_object_get(cs, "must_keep"));
+        json_decref(cs);
+    }
+    char both[2100];
+    snprintf(both, sizeof both, "%s && %s", cmds[0], cmds[1]);
+    json_t *cs = json_pack("{s:s, s:i, s:o}", "command", both, "exit_code", 2,
+                           "must_keep", keep);
+    ASSERT_TRUE(cs != NULL);
+
+    static const char npm_dedup[] =
+        "\n[rein] repeat 3\xc3\x97 \"npm http fetch GET {} {} {} (cache updated)\" "
+        "(lines 2-4)\n";
+    static const char *const make_outcomes[] = {
+        "\nmake: Target 'app' not remade because of errors.\n",
+        "\nmake: 'lib/libutil.a' is up to date.\n",
+    };
+    for (int deferred = 0; deferred < 2; deferred++) {
+        fixture_squash(set, both, &raw, deferred, &out);
+        buf_reset(&why);
+        tu_verdict_t v;
+        if (!tu_judge(cs, &raw, &out, &v, &why))
+            test_fail(__FILE__, __LINE__, "%s:\n%s-- output:\n%s",
+                      deferred ? "deferred" : "streamed", why.p, out.p);
+        ASSERT_CONTAINS(out.p, npm_dedup);
+        for (size_t i = 0; i < 2; i++)
+            ASSERT_CONTAINS(out.p, make_outcomes[i]);
+        ASSERT_TRUE(strstr(out.p, "Entering directory") == NULL);
+        ASSERT_CONTAINS(out.p, "\nmake: *** [<builtin>: app.o] Error 1\n");
+        ASSERT_CONTAINS(out.p, "\napp.c:5:5: error: expected ");
+        ASSERT_CONTAINS(out.p, "\napp.c:4:9: warning: unused variable ");
+        ASSERT_CONTAINS(out.p, "added 3 packages in 353ms\n");
+
+        /* the control: one tool's grammar each, the other's treatment
+         * is gone */
+        fixture_squash(set, cmds[0], &raw, deferred, &out);
+        ASSERT_CONTAINS(out.p, npm_dedup);
+        ASSERT_TRUE(strstr(out.p, make_outcomes[0]) == NULL);
+        fixture_squash(set, cmds[1], &raw, deferred, &out);
+        ASSERT_TRUE(strstr(out.p, npm_dedup) == NULL);
+        ASSERT_CONTAINS(out.p, make_outcomes[0]);
+    }
+    json_decref(cs);
+    grammar_set_free(set);
+    buf_free(&errs);
+    buf_free(&raw);
+    buf_free(&out);
+    buf_free(&why);
 }

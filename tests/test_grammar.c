@@ -2,7 +2,8 @@
  * test_grammar.c — the grammar loader and matcher: the documented format,
  * every error form (JSON, field, PCRE2 offset, include), every limit at its
  * edge, match limits on a pathological pattern, sets with overrides and
- * includes, command detection, and `rein grammar check`.
+ * includes, command detection (every grammar of a compound line, at most
+ * GRAMMAR_PER_COMMAND_MAX of them), and `rein grammar check`.
  */
 #include <errno.h>
 #include <limits.h>
@@ -37,7 +38,8 @@ static int parse(const char *json, grammar_t **g, buf_t *err)
     return grammar_parse("t.json", json, strlen(json), g, err);
 }
 
-/* A command line and the grammar detection must pick (NULL: none). */
+/* A command line and the grammars detection must pick, their names in
+ * priority order separated by spaces (NULL: none). */
 struct det {
     const char *cmd, *want;
 };
@@ -46,18 +48,21 @@ static void check_detect(const grammar_set_t *set, grammar_ctx_t *ctx,
                          const struct det *det, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        const grammar_t *g = grammar_set_detect(set, ctx, det[i].cmd);
-        if (!det[i].want) {
-            if (g)
-                test_fail(__FILE__, __LINE__, "%s: detected %s", det[i].cmd,
-                          grammar_name(g));
-            continue;
-        }
-        if (!g)
-            test_fail(__FILE__, __LINE__, "%s: nothing detected", det[i].cmd);
-        if (strcmp(grammar_name(g), det[i].want))
-            test_fail(__FILE__, __LINE__, "%s: detected %s, want %s",
-                      det[i].cmd, grammar_name(g), det[i].want);
+        const grammar_t *gs[GRAMMAR_PER_COMMAND_MAX];
+        size_t ng = grammar_set_detect_all(set, ctx, det[i].cmd, gs);
+        buf_t got = BUF_INIT;
+        for (size_t k = 0; k < ng; k++)
+            buf_printf(&got, "%s%s", k ? " " : "", grammar_name(gs[k]));
+        const char *g = got.p ? got.p : "";
+        if (strcmp(g, det[i].want ? det[i].want : ""))
+            test_fail(__FILE__, __LINE__, "%s: detected \"%s\", want \"%s\"",
+                      det[i].cmd, g, det[i].want ? det[i].want : "");
+        /* the single grammar is the first of them */
+        const grammar_t *one = grammar_set_detect(set, ctx, det[i].cmd);
+        if (one != (ng ? gs[0] : NULL))
+            test_fail(__FILE__, __LINE__, "%s: grammar_set_detect is %s",
+                      det[i].cmd, one ? grammar_name(one) : "none");
+        buf_free(&got);
     }
 }
 
@@ -495,7 +500,8 @@ TEST(grammar_detects_wrapped_and_compound_commands)
         {"ionice -c 3 make", "make"},
         {"make >build.log 2>&1", "make"},
         {"make 2>&1 | tail -50", "make"},
-        /* compound lines: the last segment that has a grammar */
+        /* compound lines: the grammar of each segment that has one, the
+         * last segment's first, each grammar once */
         {"cd sub && make", "make"},
         {"./configure && make", "make"},
         {"make clean; make", "make"},
@@ -503,15 +509,26 @@ TEST(grammar_detects_wrapped_and_compound_commands)
         {"make && echo done", "make"},
         {"make || true", "make"},
         {"cd web\nnpm test", "npm-run"},
-        {"git pull && make", "make"},
+        {"git pull && make", "make git"},
         {"(cd sub && make) 2>&1", "make"},
         {"{ make; } 2>&1", "make"},
+        {"npm ci && make", "make npm"},
+        {"npm ci | tee ci.log && make -k 2>&1 | tail", "make npm"},
+        {"cd x && cargo build; pytest", "pytest cargo"},
+        {"make; make install", "make"},
+        {"make && npm test && make check", "make npm-run"},
+        {"(npm ci && make) && pytest -x", "pytest make npm"},
+        {"echo make && cargo test", "cargo"},
+        {"npm ci || echo failed", "npm"},
         /* the command inside a shell's -c */
         {"bash -c 'make'", "make"},
         {"sh -c \"make -j4\"", "make"},
         {"bash -lc 'cd sub && make'", "make"},
         {"bash -o pipefail -c 'make | tee log'", "make"},
         {"timeout 60 sh -c 'cargo test'", "cargo"},
+        {"sh -c 'npm test; go test ./...'", "go npm-run"},
+        {"bash -c 'cargo build' && npm test", "npm-run cargo"},
+        {"make && sh -c 'pytest && make'", "make pytest"},
         /* script runners: their own grammars, which include the tools the
          * usual scripts run */
         {"npm run build", "npm-run"},
@@ -548,6 +565,50 @@ TEST(grammar_detects_wrapped_and_compound_commands)
                    set, ctx, "sh -c \"bash -c 'timeout 9 make'\"")),
                "make");
     ASSERT_TRUE(grammar_set_detect(set, ctx, NULL) == NULL);
+    grammar_ctx_free(ctx);
+    grammar_set_free(set);
+    buf_free(&errs);
+}
+
+/* GRAMMAR_PER_COMMAND_MAX at its edge: a line of that many tools gets
+ * every one's grammar; one tool more and the earliest segment's is the
+ * one left out.  A grammar named twice counts once. */
+TEST(grammar_detects_at_most_grammar_per_command_max_per_line)
+{
+    char gdir[PATH_MAX];
+    tu_shipped_grammars(gdir, sizeof gdir);
+    const char *dirs[] = {gdir, NULL};
+    grammar_set_t *set;
+    grammar_ctx_t *ctx;
+    buf_t errs = BUF_INIT;
+    ASSERT_OK(grammar_set_load(&set, dirs, &errs));
+    ASSERT_OK(grammar_ctx_new(&ctx));
+    /* distinct tools, each with its own grammar */
+    static const char *const tools[][2] = {
+        {"go test ./...", "go"}, {"npm ci", "npm"},  {"make -k", "make"},
+        {"cargo build", "cargo"}, {"pytest -x", "pytest"}, {"tsc", "tsc"},
+    };
+    _Static_assert(sizeof tools / sizeof tools[0] > GRAMMAR_PER_COMMAND_MAX,
+                   "one tool more than the bound");
+    for (size_t k = GRAMMAR_PER_COMMAND_MAX - 1; k <= GRAMMAR_PER_COMMAND_MAX + 1;
+         k++) {
+        /* the last k tools, and each again (repeats add no grammar) */
+        size_t first = sizeof tools / sizeof tools[0] - k;
+        buf_t cmd = BUF_INIT;
+        for (int twice = 0; twice < 2; twice++)
+            for (size_t i = first; i < first + k; i++)
+                buf_printf(&cmd, "%s%s", cmd.len ? " && " : "", tools[i][0]);
+        const grammar_t *gs[GRAMMAR_PER_COMMAND_MAX];
+        size_t n = grammar_set_detect_all(set, ctx, cmd.p, gs);
+        size_t want = k < GRAMMAR_PER_COMMAND_MAX ? k : GRAMMAR_PER_COMMAND_MAX;
+        if (n != want)
+            test_fail(__FILE__, __LINE__, "%s: %zu grammars, want %zu", cmd.p,
+                      n, want);
+        /* the last segment's first, back to the earliest kept */
+        for (size_t j = 0; j < n; j++)
+            ASSERT_STR(grammar_name(gs[j]), tools[first + k - 1 - j][1]);
+        buf_free(&cmd);
+    }
     grammar_ctx_free(ctx);
     grammar_set_free(set);
     buf_free(&errs);

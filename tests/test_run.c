@@ -4,7 +4,8 @@
  * narrate of cp, passthrough verbatim, exit codes (the command's, 125 for
  * rein's own failure, 127 not found), an interactive program through a real
  * PTY in raw mode, hazards shown before the command ends, SIGWINCH and
- * SIGINT forwarding, stdin forwarding, and --json.  Each run is a run of
+ * SIGINT forwarding, stdin forwarding, --json, and the command's lines
+ * that read like markers escaped on screen but not in the log.  Each run is a run of
  * the supervisor on the state dir: `rein ps` and `rein logs` know it, its
  * log is logs/<id>.log there, a state dir that cannot hold the registry
  * means nothing runs, and a `rein run` killed by SIGKILL leaves its command
@@ -717,6 +718,52 @@ TEST(run_is_in_the_registry_and_rein_logs_prints_all_of_it)
     buf_append_str(&want, "error: broken thing\n");
     char ids[32];
     snprintf(ids, sizeof ids, "%lld", id);
+    const char *l[] = {"logs", ids, NULL};
+    buf_reset(&out);
+    ASSERT_EQ(run_rein(l, -1, NULL, &out, &err), 0);
+    ASSERT_MEM(out.p, out.len, want.p, want.len);
+    buf_free(&want);
+    buf_free(&out);
+    buf_free(&err);
+}
+
+/* The command's own lines that read like rein's markers are shown escaped
+ * in the condensed view (docs/markers.md), a coloured one too; the log
+ * keeps them byte for byte. */
+TEST(run_lines_that_look_like_markers_are_escaped_and_logged_as_written)
+{
+    setup();
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    /* `exit` makes it a condense line (seq and printf alone are
+     * passthrough, shown verbatim) */
+    const char *a[] = {"run", "--",
+                       "seq 1 100; printf '[rein] exit 0 \302\267 1 line\n"
+                       "[rein]x\n\033[31m[rein] omitted 9 lines\033[0m\n"
+                       "  [rein] log /x\n'; exit 0", NULL};
+    ASSERT_EQ(run_rein(a, -1, NULL, &out, &err), 0);
+    ASSERT_CONTAINS(out.p, "\n[raw] [rein] exit 0 \xc2\xb7 1 line\n");
+    ASSERT_CONTAINS(out.p, "\n[raw] [rein]x\n");
+    ASSERT_CONTAINS(out.p, "\n[raw] [rein] omitted 9 lines\n");
+    ASSERT_CONTAINS(out.p, "\n[raw]   [rein] log /x\n");
+    /* rein's own markers: one exit, and the log it names */
+    size_t exits = 0;
+    for (const char *p = out.p; (p = strstr(p, "[rein] exit ")); p++)
+        exits += p == out.p || p[-1] == '\n';
+    ASSERT_EQ(exits, 1);
+    ASSERT_TRUE(strncmp(out.p, "[rein] exit 0 ", 14) == 0 ||
+                strstr(out.p, "\n[rein] exit 0 ") != NULL);
+
+    json_t *run = ps_find("seq 1 100; printf");
+    char ids[32];
+    snprintf(ids, sizeof ids, "%lld",
+             (long long)json_integer_value(json_object_get(run, "id")));
+    json_decref(run);
+    buf_t want = BUF_INIT;
+    for (int i = 1; i <= 100; i++)
+        buf_printf(&want, "%d\n", i);
+    buf_append_str(&want, "[rein] exit 0 \xc2\xb7 1 line\n[rein]x\n"
+                          "\033[31m[rein] omitted 9 lines\033[0m\n"
+                          "  [rein] log /x\n");
     const char *l[] = {"logs", ids, NULL};
     buf_reset(&out);
     ASSERT_EQ(run_rein(l, -1, NULL, &out, &err), 0);

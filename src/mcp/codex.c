@@ -18,7 +18,9 @@
  *
  * Over max_output_tokens the model sees the squasher's condensed view
  * (hazards first, counts for the rest, the log path) rather than a blind
- * middle cut; the result is never over the budget.
+ * middle cut; the result is never over the budget.  A view with markers in
+ * it shows a line of the command's that could pass for one escaped
+ * (`[raw] [rein] ...`, docs/markers.md), the tail-only view too.
  */
 #include "mcp/codex.h"
 
@@ -44,6 +46,7 @@
 #include "exec/shell.h"
 #include "exec/retention.h"
 #include "exec/session.h"
+#include "squash/emit.h"
 #include "squash/grammar.h"
 #include "squash/router.h"
 #include "squash/squash.h"
@@ -54,8 +57,9 @@
 #define CODEX_CHUNK_ID_BYTES 3
 /* A session URI: "rein://session/<int64>/log". */
 #define CODEX_URI_MAX 64
-/* The marker of a tail-only view, when even the condensed one is too big. */
-#define CODEX_TAIL_MARKER "[rein] output over budget; the tail follows. "
+/* The marker of a tail-only view, when even the condensed one is too big:
+ * a line of its own, so no line of the command's is glued to it. */
+#define CODEX_TAIL_MARKER "[rein] output over budget; the tail follows.\n"
 /* Ids named in one `pruned` list. */
 #define CODEX_PRUNED_MAX 64
 /* The "Omitted:" line names CODEX_SCAN_MAX in MiB. */
@@ -387,10 +391,42 @@ static void codex_load_grammars(mcp_codex_t *cx)
     buf_free(&errs);
 }
 
+/* How many lines of p[0..n) a view shows escaped (emit_raw_escaped). */
+static size_t codex_escapes(const char *p, size_t n)
+{
+    size_t count = 0;
+    while (n) {
+        const char *nl = memchr(p, '\n', n);
+        size_t l = nl ? (size_t)(nl - p) : n;
+        count += emit_raw_escaped(p, l);
+        l += nl != NULL;
+        p += l;
+        n -= l;
+    }
+    return count;
+}
+
+/* Appends the lines of p[0..n) to out, each escaped when it could pass
+ * for a marker (emit_raw_escaped); the last may lack its newline. */
+static void codex_escape_lines(buf_t *out, const char *p, size_t n)
+{
+    while (n) {
+        const char *nl = memchr(p, '\n', n);
+        size_t l = nl ? (size_t)(nl - p) : n;
+        if (emit_raw_escaped(p, l))
+            buf_append_str(out, EMIT_ESCAPE);
+        l += nl != NULL;
+        buf_append(out, p, l);
+        p += l;
+        n -= l;
+    }
+}
+
 /*
  * Fits text into budget bytes.  Within it: unchanged.  Over it: the
  * squasher's condensed view with that budget; if even that does not fit
- * (tiny budgets), the tail that does, after a marker when there is room.
+ * (tiny budgets), the tail that does, after a marker when there is room,
+ * its lines escaped as in the condensed view.
  * *shown_raw: bytes of the original text shown verbatim (for the omitted
  * count).  Returns whether anything was left out.
  */
@@ -414,18 +450,36 @@ static bool codex_fit(mcp_codex_t *cx, const char *command,
         return true;
     }
     buf_free(&cond);
-    /* The tail alone, starting on a line when one starts inside it. */
-    size_t mlen = strlen(CODEX_TAIL_MARKER);
+    /* The tail alone, starting on a line when one starts inside it, its
+     * lines escaped as the condensed view's are: the escapes take room,
+     * so the tail starts a line later (or, in one long line, a few bytes
+     * later) until it fits. */
+    size_t mlen = strlen(CODEX_TAIL_MARKER), esc = strlen(EMIT_ESCAPE);
     bool marker = budget >= 4 * mlen;
     size_t room = marker ? budget - mlen : budget;
     size_t from = utf8_start(text->p, text->len, text->len - room);
     const char *nl = memchr(text->p + from, '\n', text->len - from);
     if (nl && (size_t)(nl + 1 - text->p) < text->len)
         from = (size_t)(nl + 1 - text->p);
+    size_t extra = esc * codex_escapes(text->p + from, text->len - from);
+    while (text->len - from + extra > room) {
+        const char *s = text->p + from;
+        size_t left = text->len - from;
+        nl = memchr(s, '\n', left);
+        if (nl && (size_t)(nl + 1 - s) < left) {
+            extra -= emit_raw_escaped(s, (size_t)(nl - s)) ? esc : 0;
+            from += (size_t)(nl + 1 - s);
+        } else {
+            size_t over = left + extra - room;
+            from = over < left ? utf8_start(text->p, text->len, from + over)
+                               : text->len;
+            extra = esc * codex_escapes(text->p + from, text->len - from);
+        }
+    }
     buf_t t = BUF_INIT;
     if (marker)
         buf_append_str(&t, CODEX_TAIL_MARKER);
-    buf_append(&t, text->p + from, text->len - from);
+    codex_escape_lines(&t, text->p + from, text->len - from);
     buf_free(text);
     *text = t;
     return true;

@@ -37,7 +37,8 @@ enum cls_ml {
 };
 
 struct classify {
-    const grammar_t *g;
+    const grammar_t *gs[GRAMMAR_PER_COMMAND_MAX];
+    size_t ng;
     grammar_ctx_t *ctx;
     enum cls_ml ml;
     const grammar_rule_t *ml_rule;
@@ -63,11 +64,20 @@ const char *classify_noise_name(cls_noise_t n)
 
 int classify_new(const grammar_t *g, classify_t **out)
 {
+    return classify_new_set(&g, g ? 1 : 0, out);
+}
+
+int classify_new_set(const grammar_t *const *gs, size_t n, classify_t **out)
+{
+    if (n > GRAMMAR_PER_COMMAND_MAX)
+        return -EINVAL;
     pthread_once(&cls_any_once, cls_any_build);
     classify_t *c = calloc(1, sizeof *c);
     if (!c)
         return -ENOMEM;
-    c->g = g;
+    for (size_t i = 0; i < n; i++)
+        c->gs[i] = gs[i];
+    c->ng = n;
     int rc = grammar_ctx_new(&c->ctx);
     if (rc < 0) {
         free(c);
@@ -1113,6 +1123,64 @@ static bool cls_binary_hazard(const char *s, size_t n, cls_result_t *r)
     return true;
 }
 
+/* A grammar's verdict on a line into r, and the capture a hazard rule
+ * with `multiline` starts.  g: the detected grammar that matched. */
+static void cls_set_grammar(classify_t *c, const grammar_match_t *m,
+                            const grammar_t *g, const char *s, size_t n,
+                            cls_result_t *r)
+{
+    static const cls_kind_t kinds[GRAMMAR_TIERS] = {CLS_HAZARD, CLS_OUTCOME,
+                                                    CLS_NOISE};
+    cls_set(r, kinds[m->tier], grammar_name(m->grammar), m->id);
+    r->grammar = g;
+    if (m->tier == GRAMMAR_NOISE) {
+        r->noise = m->action == GRAMMAR_DEDUP ? CLS_NOISE_DEDUP
+                                              : CLS_NOISE_TOOL;
+        return;
+    }
+    if (m->tier != GRAMMAR_HAZARD)
+        return;
+    r->warning = m->severity == GRAMMAR_WARNING;
+    if (m->has_file) {
+        r->has_loc = true;
+        r->loc_off = m->file_off;
+        /* extend over :line[:col] when they follow the file */
+        size_t e = m->file_off + m->file_len;
+        for (int part = 0; part < 2 && e + 1 < n && s[e] == ':' &&
+                           s[e + 1] >= '0' && s[e + 1] <= '9'; part++) {
+            e++;
+            while (e < n && s[e] >= '0' && s[e] <= '9')
+                e++;
+        }
+        r->loc_len = e - m->file_off;
+    }
+    unsigned ml = grammar_rule_max_lines(m->rule);
+    if (ml) {
+        c->ml = CLS_ML_GRAMMAR;
+        c->ml_rule = m->rule;
+        c->ml_left = ml;
+        c->ml_warning = r->warning;
+        c->ml_source = r->source;
+        c->ml_id = r->rule;
+    }
+}
+
+/* With several grammars (a compound command), whether a noise verdict
+ * would hide a line the universal rules call a hazard.  A grammar's noise
+ * rule is written for its own tool's lines, but which tool printed a line
+ * cannot be told, and noise is the one verdict that takes a line out of
+ * the view: so a hazard stands.  A single grammar speaks for every line,
+ * and its noise stands (`npm warn deprecated` is npm's noise, not a
+ * warning, in `npm ci` alone). */
+static bool cls_noise_hides_hazard(const classify_t *c,
+                                   const grammar_match_t *m, const char *s,
+                                   size_t n, unsigned colours, bool blank)
+{
+    struct cls_hit h;
+    return c->ng > 1 && m->tier == GRAMMAR_NOISE && !blank &&
+           cls_universal_hazard(s, n, colours, &h);
+}
+
 int classify_line(classify_t *c, const sq_line_t *line, cls_result_t *r)
 {
     const char *s = line->text;
@@ -1143,43 +1211,15 @@ int classify_line(classify_t *c, const sq_line_t *line, cls_result_t *r)
         c->ml = CLS_ML_NONE;
     }
     bool blank = cls_blank(s, n);
-    /* 1. the tool's grammar */
-    if (c->g) {
-        grammar_match_t m;
-        if (grammar_match(c->g, c->ctx, s, n, line->colours, &m) == 1) {
-            static const cls_kind_t kinds[GRAMMAR_TIERS] = {
-                CLS_HAZARD, CLS_OUTCOME, CLS_NOISE};
-            cls_set(r, kinds[m.tier], grammar_name(m.grammar), m.id);
-            if (m.tier == GRAMMAR_HAZARD) {
-                r->warning = m.severity == GRAMMAR_WARNING;
-                if (m.has_file) {
-                    r->has_loc = true;
-                    r->loc_off = m.file_off;
-                    /* extend over :line[:col] when they follow the file */
-                    size_t e = m.file_off + m.file_len;
-                    for (int part = 0; part < 2 && e + 1 < n && s[e] == ':' &&
-                                       s[e + 1] >= '0' && s[e + 1] <= '9'; part++) {
-                        e++;
-                        while (e < n && s[e] >= '0' && s[e] <= '9')
-                            e++;
-                    }
-                    r->loc_len = e - m.file_off;
-                }
-                unsigned ml = grammar_rule_max_lines(m.rule);
-                if (ml) {
-                    c->ml = CLS_ML_GRAMMAR;
-                    c->ml_rule = m.rule;
-                    c->ml_left = ml;
-                    c->ml_warning = r->warning;
-                    c->ml_source = r->source;
-                    c->ml_id = r->rule;
-                }
-            } else if (m.tier == GRAMMAR_NOISE) {
-                r->noise = m.action == GRAMMAR_DEDUP ? CLS_NOISE_DEDUP
-                                                     : CLS_NOISE_TOOL;
-            }
-            return 0;
-        }
+    /* 1. the tool's grammars */
+    grammar_match_t m;
+    size_t which;
+    if (c->ng &&
+        grammar_match_any(c->gs, c->ng, c->ctx, s, n, line->colours, &m,
+                          &which) == 1 &&
+        !cls_noise_hides_hazard(c, &m, s, n, line->colours, blank)) {
+        cls_set_grammar(c, &m, c->gs[which], s, n, r);
+        return 0;
     }
     /* 2. universal rules */
     if (!blank) {

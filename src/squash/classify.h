@@ -3,7 +3,12 @@
  * prompt, or unknown.  First match wins, in three tiers:
  *
  *   1. the tool's grammar (hazard → outcome → noise, grammar.h), with its
- *      `multiline` capture of the lines that belong to a hazard;
+ *      `multiline` capture of the lines that belong to a hazard; a
+ *      compound command's several grammars tier by tier
+ *      (grammar_match_any), and then a grammar's noise verdict yields to
+ *      a hazard the universal rules see: a noise rule is written for one
+ *      tool's lines, and in `npm ci && make` it may be looking at the
+ *      other tool's, so it may not take a hazard out of the view;
  *   2. universal rules, built in (they run on every line of every command,
  *      so they are hand-written scans, not regexes):
  *        - stack traces: Python tracebacks, Go panics and goroutine dumps,
@@ -88,6 +93,9 @@ typedef struct cls_result {
     bool warning;         /* hazard severity: warning, else error */
     cls_noise_t noise;
     const char *source;   /* grammar name, "universal" or "structure" */
+    const grammar_t *grammar; /* which of the grammars given matched (its
+                                 rule may be an include's); NULL when a
+                                 built-in rule decided */
     const char *rule;     /* rule id */
     bool has_loc;         /* file:line[:col] within the line */
     size_t loc_off, loc_len;
@@ -97,6 +105,10 @@ typedef struct classify classify_t;
 
 /* g: the tool's grammar, or NULL for universal rules only (not owned). */
 int classify_new(const grammar_t *g, classify_t **out);
+/* The n grammars of a command line, in priority order (as
+ * grammar_set_detect_all gives them; not owned), n at most
+ * GRAMMAR_PER_COMMAND_MAX: -EINVAL past it. */
+int classify_new_set(const grammar_t *const *gs, size_t n, classify_t **out);
 void classify_free(classify_t *c);
 /* Classifies the next line of the stream (lines must come in order: the
  * multiline and near-duplicate rules look at what came before).  0 or

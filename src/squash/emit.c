@@ -3,6 +3,8 @@
  *
  * Kept in one file so the syntax has one implementation: a test checks
  * every marker produced here against the documented regular expression.
+ * The escape of raw lines that could pass for a marker lives here too,
+ * beside the prefix it protects.
  */
 #include "squash/emit.h"
 
@@ -151,4 +153,105 @@ int emit_prompt(buf_t *out)
 int emit_log(buf_t *out, const char *path)
 {
     return buf_printf(out, EMIT_PREFIX "log %s\n", path);
+}
+
+/* ------------------------------------------------- raw lines, escaped */
+
+/* Code points that print nothing: the Unicode White_Space characters
+ * above ASCII and the Default_Ignorable_Code_Point ranges (zero-width
+ * spaces and joiners, bidi controls, variation selectors, tags), with the
+ * C1 controls.  Inclusive ranges, sorted. */
+static const uint32_t emit_blank_cps[][2] = {
+    {0x0080, 0x00A0}, {0x00AD, 0x00AD}, {0x034F, 0x034F},
+    {0x061C, 0x061C}, {0x115F, 0x1160}, {0x1680, 0x1680},
+    {0x17B4, 0x17B5}, {0x180B, 0x180F}, {0x2000, 0x200F},
+    {0x2028, 0x202F}, {0x205F, 0x206F}, {0x3000, 0x3000},
+    {0x3164, 0x3164}, {0xFE00, 0xFE0F}, {0xFEFF, 0xFEFF},
+    {0xFFA0, 0xFFA0}, {0xFFF0, 0xFFF8}, {0x1BCA0, 0x1BCA3},
+    {0x1D173, 0x1D17A}, {0xE0000, 0xE0FFF},
+};
+
+static bool emit_blank_cp(uint32_t cp)
+{
+    for (size_t i = 0; i < sizeof emit_blank_cps / sizeof emit_blank_cps[0];
+         i++)
+        if (cp >= emit_blank_cps[i][0] && cp <= emit_blank_cps[i][1])
+            return true;
+    return false;
+}
+
+/* The length of an escape sequence at s[0] == ESC: CSI (ESC [ params
+ * final), a string (OSC, DCS, SOS, PM, APC: up to BEL or ST, or the end
+ * of the line), else ESC, its intermediates and its final byte. */
+static size_t emit_esc_len(const unsigned char *s, size_t n)
+{
+    size_t j = 1;
+    if (j >= n)
+        return j;
+    if (s[j] == '[') {
+        for (j++; j < n && s[j] >= 0x20 && s[j] <= 0x3F; j++)
+            ;
+        return j < n && s[j] >= 0x40 && s[j] <= 0x7E ? j + 1 : j;
+    }
+    if (s[j] && strchr("]PX^_", s[j])) {
+        for (j++; j < n; j++) {
+            if (s[j] == 0x07)
+                return j + 1;
+            if (s[j] == 0x1b && j + 1 < n && s[j + 1] == '\\')
+                return j + 2;
+        }
+        return j;
+    }
+    for (; j < n && s[j] >= 0x20 && s[j] <= 0x2F; j++)
+        ;
+    return j < n ? j + 1 : j;
+}
+
+/* Bytes at s that print nothing (a blank, a control character, an escape
+ * sequence, a code point of emit_blank_cps); 0 when s starts with
+ * something visible.  Ill-formed UTF-8 counts as visible: it would be
+ * shown as U+FFFD. */
+static size_t emit_invisible(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    if (c == 0x1b)
+        return emit_esc_len(s, n);
+    if (c <= 0x20 || c == 0x7f)
+        return 1;
+    if (c < 0xC2 || c > 0xF4)
+        return 0;
+    size_t len = c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    if (len > n)
+        return 0;
+    uint32_t cp = c & (0xFFu >> (len + 1));
+    for (size_t k = 1; k < len; k++) {
+        if ((s[k] & 0xC0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[k] & 0x3Fu);
+    }
+    return emit_blank_cp(cp) ? len : 0;
+}
+
+bool emit_raw_escaped(const char *str, size_t n)
+{
+    static const char mark[] = "[rein]";
+    const unsigned char *s = (const unsigned char *)str;
+    size_t i = 0, esc = strlen(EMIT_ESCAPE), k;
+    for (;;) {
+        while (i < n && (k = emit_invisible(s + i, n - i)) > 0)
+            i += k;
+        if (n - i >= esc && !memcmp(s + i, EMIT_ESCAPE, esc))
+            i += esc;
+        else
+            break;
+    }
+    return n - i >= sizeof mark - 1 && !memcmp(s + i, mark, sizeof mark - 1);
+}
+
+int emit_raw(buf_t *out, const char *s, size_t n)
+{
+    int rc = emit_raw_escaped(s, n) ? buf_append_str(out, EMIT_ESCAPE) : 0;
+    if (rc == 0)
+        rc = buf_append(out, s, n);
+    return rc ? rc : buf_append_byte(out, '\n');
 }

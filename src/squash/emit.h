@@ -2,14 +2,19 @@
  * emit.h — rein's markers: the only lines of condensed output that are not
  * the command's own (docs/markers.md is their specification).
  *
- * Every function appends exactly one marker line, ending in '\n', to out.
- * A marker carries counts, line and byte ranges, templates with their
- * count, durations, exit statuses and paths, and nothing else: no prose
- * about the output, so it can never misreport it.
+ * Every emit_<kind> function appends exactly one marker line, ending in
+ * '\n', to out.  A marker carries counts, line and byte ranges, templates
+ * with their count, durations, exit statuses and paths, and nothing else:
+ * no prose about the output, so it can never misreport it.
+ *
+ * A marker is trusted only if no raw line can pass for one, so the raw
+ * lines shown beside markers go through emit_raw, which escapes a line
+ * that begins, visibly, with `[rein]`.
  */
 #ifndef REIN_SQUASH_EMIT_H
 #define REIN_SQUASH_EMIT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,6 +24,9 @@
 
 /* Every marker starts with this. */
 #define EMIT_PREFIX "[rein] "
+/* A raw line that could be read as a marker is shown after this prefix
+ * (emit_raw_escaped, docs/markers.md "Raw lines that look like markers"). */
+#define EMIT_ESCAPE "[raw] "
 /* A list of line numbers shows at most this many ranges, then "+N more". */
 #define EMIT_RANGES_MAX 6
 
@@ -50,5 +58,18 @@ int emit_cut(buf_t *out, uint64_t lineno, size_t at);
 int emit_prompt(buf_t *out);
 /* [rein] log PATH */
 int emit_log(buf_t *out, const char *path);
+
+/* Whether a raw line of n bytes must be shown after EMIT_ESCAPE: its
+ * first visible text, past any EMIT_ESCAPE prefixes, is `[rein]`.  What
+ * is not visible: blanks, control characters, escape sequences (CSI,
+ * OSC, DCS and the like, for text not yet VT-stripped) and the Unicode
+ * spaces and format characters that print nothing (U+00A0, U+200B,
+ * U+FEFF, ...).  The prefixes count so that the escape can be undone:
+ * `[raw] [rein] x` printed by a command is shown `[raw] [raw] [rein] x`. */
+bool emit_raw_escaped(const char *s, size_t n);
+/* Appends a raw line of the command's output and '\n' (the line has
+ * none): as it is, or after EMIT_ESCAPE when emit_raw_escaped says so.
+ * The only way a raw line reaches a view that has markers in it. */
+int emit_raw(buf_t *out, const char *s, size_t n);
 
 #endif

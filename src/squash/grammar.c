@@ -745,27 +745,51 @@ static void grammar_fill(const grammar_rule_t *r, grammar_ctx_t *ctx,
         m->col = strtol(s + ov[2 * r->g_col], NULL, 10);
 }
 
-int grammar_match(const grammar_t *g, grammar_ctx_t *ctx, const char *line,
-                  size_t len, unsigned colours, grammar_match_t *m)
+/* The first rule of tier t in g's chain (g, then its includes) that
+ * matches: 1 and *m filled, else 0. */
+static int grammar_match_tier(const grammar_t *g, grammar_tier_t t,
+                              grammar_ctx_t *ctx, const char *line,
+                              size_t len, unsigned colours, grammar_match_t *m)
 {
     const grammar_t *self[1] = {g};
     const grammar_t *const *chain = g->chain ? g->chain : self;
     size_t nchain = g->chain ? g->nchain : 1;
-    grammar_prepare(g);
-    for (int t = 0; t < GRAMMAR_TIERS; t++)
-        for (size_t c = 0; c < nchain; c++) {
-            const grammar_t *h = chain[c];
-            for (size_t i = 0; i < h->nrules[t]; i++) {
-                const grammar_rule_t *r = &h->rules[t][i];
-                if (r->broken || (r->colour && !(colours & r->colour)))
-                    continue;
-                if (grammar_run(r->re, ctx, line, len)) {
-                    grammar_fill(r, ctx, line, m);
-                    return 1;
-                }
+    for (size_t c = 0; c < nchain; c++) {
+        const grammar_t *h = chain[c];
+        for (size_t i = 0; i < h->nrules[t]; i++) {
+            const grammar_rule_t *r = &h->rules[t][i];
+            if (r->broken || (r->colour && !(colours & r->colour)))
+                continue;
+            if (grammar_run(r->re, ctx, line, len)) {
+                grammar_fill(r, ctx, line, m);
+                return 1;
             }
         }
+    }
     return 0;
+}
+
+int grammar_match_any(const grammar_t *const *gs, size_t n,
+                      grammar_ctx_t *ctx, const char *line, size_t len,
+                      unsigned colours, grammar_match_t *m, size_t *which)
+{
+    for (size_t k = 0; k < n; k++)
+        grammar_prepare(gs[k]);
+    for (int t = 0; t < GRAMMAR_TIERS; t++)
+        for (size_t k = 0; k < n; k++)
+            if (grammar_match_tier(gs[k], (grammar_tier_t)t, ctx, line, len,
+                                   colours, m)) {
+                *which = k;
+                return 1;
+            }
+    return 0;
+}
+
+int grammar_match(const grammar_t *g, grammar_ctx_t *ctx, const char *line,
+                  size_t len, unsigned colours, grammar_match_t *m)
+{
+    size_t which;
+    return grammar_match_any(&g, 1, ctx, line, len, colours, m, &which);
 }
 
 int grammar_rule_continues(const grammar_rule_t *r, grammar_ctx_t *ctx,
@@ -1062,14 +1086,19 @@ fail:
  *     own), `npx [opts] X`, `python -m X`, and a subshell or group `( ... )`
  *     / `{ ...; }` (detected as its inside).
  *
- * A compound line gets the grammar of its LAST segment that has one.  In
- * `cd sub && make`, `./configure && make`, `source env.sh && cargo build`
- * the earlier segments set up and print little; the last is the command
- * the line exists to run, it usually prints most of the output, and its
- * status is the line's exit status.  An earlier segment's tool-specific
- * lines are still seen by the universal tier, which runs after every
- * grammar.  One grammar per line is a deliberate limit: the squasher
- * classifies a line against one grammar chain.
+ * A compound line gets the grammar of every segment that has one: in
+ * `npm ci && make` each tool prints its own lines, and which line is
+ * whose cannot be told from the output, so every line is offered to all
+ * of them (grammar_match_any, tier by tier: a hazard in any grammar beats
+ * another's outcome or noise).  They come in priority order, the LAST
+ * segment's first: in `cd sub && make` or `source env.sh && cargo build`
+ * the last is the command the line exists to run, it usually prints most
+ * of the output, and its status is the line's; it wins a tie (two
+ * hazard rules, two noise rules on one line) and gives a line that no
+ * grammar matched its category (`structured`).  At most
+ * GRAMMAR_PER_COMMAND_MAX grammars, each once: every grammar costs every
+ * line its rules.  Past the bound the earliest segments' grammars are
+ * left out: a long line's first steps are usually its setup.
  *
  * Only the command word is looked up, never an argument: `echo make`,
  * `grep make f` and `timeout 5 echo make` detect nothing.
@@ -1115,9 +1144,26 @@ static const grammar_t *grammar_lookup(const grammar_set_t *set,
     return plain;
 }
 
-static const grammar_t *grammar_detect_line(const grammar_set_t *set,
-                                            grammar_ctx_t *ctx,
-                                            const char *line, unsigned depth);
+/* What detection has found so far: distinct grammars in priority order,
+ * at most max of them. */
+struct grammar_found {
+    const grammar_t **g;
+    size_t n, max;
+};
+
+static void grammar_found_add(struct grammar_found *f, const grammar_t *g)
+{
+    if (!g || f->n == f->max)
+        return;
+    for (size_t i = 0; i < f->n; i++)
+        if (f->g[i] == g)
+            return;
+    f->g[f->n++] = g;
+}
+
+static void grammar_detect_line(const grammar_set_t *set, grammar_ctx_t *ctx,
+                                const char *line, unsigned depth,
+                                struct grammar_found *f);
 
 /* A `( ... )` or `{ ...; }` segment: its inside, as a new string (the last
  * closer ends it; what follows, a redirection or a pipe, is dropped). */
@@ -1133,29 +1179,28 @@ static char *grammar_group_inside(const char *text)
     return strndup(text + 1, (size_t)(end - text - 1));
 }
 
-/* One segment's grammar, or NULL. */
-static const grammar_t *grammar_detect_seg(const grammar_set_t *set,
-                                           grammar_ctx_t *ctx,
-                                           const char *text, unsigned depth)
+/* Adds one segment's grammars: its own, or those of the line inside it. */
+static void grammar_detect_seg(const grammar_set_t *set, grammar_ctx_t *ctx,
+                               const char *text, unsigned depth,
+                               struct grammar_found *f)
 {
-    const grammar_t *g = NULL;
     char *inside = grammar_group_inside(text);
     if (inside) {
-        g = grammar_detect_line(set, ctx, inside, depth + 1);
+        grammar_detect_line(set, ctx, inside, depth + 1, f);
         free(inside);
-        return g;
+        return;
     }
     char **argv;
     size_t argc;
     if (router_words(text, &argv, &argc) < 0)
-        return NULL;
+        return;
     size_t i = router_command_at(argv, argc);
     buf_t rest = BUF_INIT;
     if (i >= argc)
         goto out;
     const char *str = router_shell_string(argv + i, argc - i);
     if (str) {
-        g = grammar_detect_line(set, ctx, str, depth + 1);
+        grammar_detect_line(set, ctx, str, depth + 1, f);
         goto out;
     }
     const char *b = grammar_base(argv[i]);
@@ -1184,32 +1229,44 @@ static const grammar_t *grammar_detect_seg(const grammar_set_t *set,
         if ((k > i + 1 && buf_append_byte(&rest, ' ') < 0) ||
             buf_append(&rest, argv[k], strlen(argv[k])) < 0)
             goto out;
-    g = grammar_lookup(set, ctx, grammar_base(argv[i]), rest.p ? rest.p : "");
+    grammar_found_add(f, grammar_lookup(set, ctx, grammar_base(argv[i]),
+                                        rest.p ? rest.p : ""));
 out:
     buf_free(&rest);
     router_words_free(argv);
-    return g;
 }
 
-static const grammar_t *grammar_detect_line(const grammar_set_t *set,
-                                            grammar_ctx_t *ctx,
-                                            const char *line, unsigned depth)
+/* Adds the grammars of a command line's segments, the last segment's
+ * first, until f is full. */
+static void grammar_detect_line(const grammar_set_t *set, grammar_ctx_t *ctx,
+                                const char *line, unsigned depth,
+                                struct grammar_found *f)
 {
     router_seg_t *segs;
     size_t n;
     if (depth > GRAMMAR_DETECT_DEPTH || router_split(line, &segs, &n) < 0)
-        return NULL;
-    const grammar_t *g = NULL;
-    for (size_t i = n; i-- > 0 && !g;)
-        g = grammar_detect_seg(set, ctx, segs[i].text, depth);
+        return;
+    for (size_t i = n; i-- > 0 && f->n < f->max;)
+        grammar_detect_seg(set, ctx, segs[i].text, depth, f);
     router_segs_free(segs, n);
-    return g;
+}
+
+size_t grammar_set_detect_all(const grammar_set_t *set, grammar_ctx_t *ctx,
+                              const char *command,
+                              const grammar_t *out[GRAMMAR_PER_COMMAND_MAX])
+{
+    struct grammar_found f = {.g = out, .max = GRAMMAR_PER_COMMAND_MAX};
+    if (set && command)
+        grammar_detect_line(set, ctx, command, 0, &f);
+    return f.n;
 }
 
 const grammar_t *grammar_set_detect(const grammar_set_t *set,
                                     grammar_ctx_t *ctx, const char *command)
 {
-    if (!set || !command)
-        return NULL;
-    return grammar_detect_line(set, ctx, command, 0);
+    const grammar_t *g = NULL;
+    struct grammar_found f = {.g = &g, .max = 1};
+    if (set && command)
+        grammar_detect_line(set, ctx, command, 0, &f);
+    return g;
 }

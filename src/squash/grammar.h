@@ -45,6 +45,11 @@
 #define GRAMMAR_UP_LEVELS 3
 /* The most search directories grammar_default_dirs returns. */
 #define GRAMMAR_DIRS_MAX 4
+/* The most grammars one command line applies (grammar_set_detect_all):
+ * `npm ci && make` is npm's and make's output.  A line that names more
+ * tools keeps those of its last segments; each grammar costs every line
+ * its rules, so the bound is the cost's. */
+#define GRAMMAR_PER_COMMAND_MAX 4
 
 typedef enum grammar_tier {
     GRAMMAR_HAZARD = 0,
@@ -115,6 +120,15 @@ uint64_t grammar_ctx_limit_hits(const grammar_ctx_t *ctx);
  * no match (counted in the ctx). */
 int grammar_match(const grammar_t *g, grammar_ctx_t *ctx, const char *line,
                   size_t len, unsigned colours, grammar_match_t *m);
+/* As grammar_match over n grammars at once (a compound command's, in
+ * priority order): tier by tier, every grammar's hazard rules (each with
+ * its includes) before any outcome rule, then noise; within a tier the
+ * first grammar wins.  So when grammars disagree the most visible verdict
+ * stands: a line one calls a hazard is never another's noise.  *which is
+ * the index in gs of the grammar that matched. */
+int grammar_match_any(const grammar_t *const *gs, size_t n,
+                      grammar_ctx_t *ctx, const char *line, size_t len,
+                      unsigned colours, grammar_match_t *m, size_t *which);
 /* After a hazard matched rule r, whether the next line belongs to it.
  * 1: it does, and *last says it is the final one (an `until` match);
  * 0: it does not (the capture ends before it). */
@@ -138,10 +152,18 @@ int grammar_set_load(grammar_set_t **out, const char *const *dirs,
 const grammar_t *grammar_set_find(const grammar_set_t *set, const char *name);
 size_t grammar_set_count(const grammar_set_t *set);
 const grammar_t *grammar_set_at(const grammar_set_t *set, size_t i);
-/* The grammar for a command line (docs/grammars.md, Detection), or NULL:
- * wrappers skipped as the router skips them, `sh -c STRING` followed, and
- * of a compound line the last segment that has a grammar.
- * A grammar whose `args` pattern matched beats one without `args`. */
+/* The grammars for a command line (docs/grammars.md, Detection): wrappers
+ * skipped as the router skips them, `sh -c STRING` and ( ) groups
+ * followed, one grammar per segment that has one (a grammar whose `args`
+ * pattern matched beats one without `args`), each grammar once.  Written
+ * to out in priority order, the last segment's first (the tool the line
+ * exists to run), at most GRAMMAR_PER_COMMAND_MAX of them: past that the
+ * earliest segments' are left out.  Returns how many (0: none). */
+size_t grammar_set_detect_all(const grammar_set_t *set, grammar_ctx_t *ctx,
+                              const char *command,
+                              const grammar_t *out[GRAMMAR_PER_COMMAND_MAX]);
+/* The first of grammar_set_detect_all: the grammar of the last segment
+ * that has one, or NULL. */
 const grammar_t *grammar_set_detect(const grammar_set_t *set,
                                     grammar_ctx_t *ctx, const char *command);
 

@@ -27,7 +27,14 @@
  *
  * A grammar of category `structured` (git status/log/diff, docker ps)
  * keeps every outcome line: its rows are paths, states and hashes, each a
- * fact, so none is folded into a template.
+ * fact, so none is folded into a template.  A compound command classifies
+ * with the grammars of all its tools (grammar_set_detect_all); an outcome
+ * a grammar matched goes by that grammar's category, a built-in one by
+ * the first grammar's.
+ *
+ * Every raw line leaves through emit_raw, whichever view it is in (an
+ * item, the whole view, a streamed prompt), so a line of the command's
+ * that reads `[rein] ...` is escaped and never passes for a marker.
  */
 #include "squash/squash.h"
 
@@ -110,14 +117,17 @@ struct squash {
     size_t budget;
     uint64_t raw_base; /* added to byte offsets in markers */
     bool deferred, cap;
-    bool structured;    /* the grammar's category: every outcome kept */
+    bool structured;    /* the first grammar's category: every outcome
+                           kept (a grammar's own outcomes go by its own) */
     unsigned tail_lines;
 
     vt_t *vt;
     classify_t *cls;
     dedup_t *dd;
     grammar_set_t *own_set;
-    const grammar_t *g;
+    const grammar_t *gs[GRAMMAR_PER_COMMAND_MAX]; /* the command's, in
+                                                     priority order */
+    size_t ng;
 
     buf_t arena;
     struct sq_item *items;
@@ -130,6 +140,7 @@ struct squash {
     /* A small output's every line, while it stays small (deferred only):
      * the whole view, shown instead of a condensed one that is no smaller */
     buf_t whole;
+    size_t whole_raw;   /* its lines' bytes as printed (no escape prefix) */
     bool whole_ok, whole_shown;
 
     uint64_t noise[CLS_NOISE_REASONS];
@@ -168,12 +179,6 @@ static void sq_send(squash_t *sq, buf_t *b)
     if (sq->emit)
         sq->emit(b->p, b->len, sq->data);
     buf_reset(b);
-}
-
-static int sq_line_out(buf_t *out, const char *t, size_t n)
-{
-    int rc = buf_append(out, t, n);
-    return rc ? rc : buf_append_byte(out, '\n');
 }
 
 /* ------------------------------------------------------------- items */
@@ -220,7 +225,7 @@ static int sq_item_render(const squash_t *sq, const struct sq_item *it,
     if (rc == 0 && it->cut)
         rc = emit_cut(out, it->lineno, it->len);
     if (rc == 0)
-        rc = sq_line_out(out, sq->arena.p + it->off, it->len);
+        rc = emit_raw(out, sq->arena.p + it->off, it->len);
     return rc;
 }
 
@@ -435,16 +440,19 @@ static int sq_group_add(squash_t *sq, const sq_line_t *l, const char *loc,
                      loclen, group);
 }
 
-/* Keeps a line for the whole view while the output stays small. */
+/* Keeps a line for the whole view while the output stays small.  Small
+ * is measured on the output as printed: an escaped line's prefix is rein's
+ * (SQ_WHOLE_BYTES_MAX). */
 static int sq_whole_add(squash_t *sq, const sq_line_t *l)
 {
     if (l->kind == SQ_LINE_BINARY || l->cut ||
-        sq->whole.len + l->len + 1 > SQ_WHOLE_BYTES_MAX) {
+        sq->whole_raw + l->len + 1 > SQ_WHOLE_BYTES_MAX) {
         sq->whole_ok = false;
         buf_free(&sq->whole);
         return 0;
     }
-    return sq_line_out(&sq->whole, l->text, l->len);
+    sq->whole_raw += l->len + 1;
+    return emit_raw(&sq->whole, l->text, l->len);
 }
 
 /* ------------------------------------------------------ folded facts */
@@ -570,7 +578,7 @@ static int sq_on_line(const sq_line_t *l, void *data)
         if (!sq->deferred && classify_prompt(l->text, l->len)) {
             rc = emit_prompt(&sq->out);
             if (rc == 0)
-                rc = sq_line_out(&sq->out, l->text, l->len);
+                rc = emit_raw(&sq->out, l->text, l->len);
             sq_send(sq, &sq->out);
         }
         return rc;
@@ -624,7 +632,8 @@ static int sq_on_line(const sq_line_t *l, void *data)
         sq->outcomes++;
         /* A listing's lines (paths, states, hashes) are each a fact: no
          * template may fold them together. */
-        if (sq->structured)
+        if (r.grammar ? !strcmp(grammar_category(r.grammar), "structured")
+                      : sq->structured)
             return sq_item_add(sq, l, SQ_R_OUTCOME, UINT32_MAX, &it);
         cnt = sq_group_add(sq, l, NULL, 0, false, &group);
         if (cnt < 0)
@@ -708,13 +717,14 @@ int squash_new(const sq_opts_t *opts, sq_emit_fn emit, void *data,
         grammar_ctx_t *ctx;
         if ((rc = grammar_ctx_new(&ctx)) < 0)
             goto fail;
-        sq->g = grammar_set_detect(set, ctx, opts->command);
+        sq->ng = grammar_set_detect_all(set, ctx, opts->command, sq->gs);
         grammar_ctx_free(ctx);
     }
-    sq->structured = sq->g && !strcmp(grammar_category(sq->g), "structured");
+    sq->structured = sq->ng && !strcmp(grammar_category(sq->gs[0]),
+                                       "structured");
     sq->whole_ok = sq->deferred;
     if ((rc = vt_new(sq_on_line, sq, &sq->vt)) < 0 ||
-        (rc = classify_new(sq->g, &sq->cls)) < 0 || (rc = dedup_new(&sq->dd)) < 0)
+        (rc = classify_new_set(sq->gs, sq->ng, &sq->cls)) < 0 || (rc = dedup_new(&sq->dd)) < 0)
         goto fail;
     *out = sq;
     return 0;
