@@ -325,12 +325,19 @@ static void fx_initialize(struct fx *f)
 }
 
 /* Everything sent so far has been answered: a ping round trip is a fence,
- * since requests are handled in order. */
+ * since requests are handled in order.  Progress notifications may come
+ * before its answer (a wait's timer can fire between a cancel and the
+ * ping), and are passed over. */
 static void fx_fence(struct fx *f, int id)
 {
     fx_sendf(f, "{\"jsonrpc\":\"2.0\",\"id\":\"fence%d\",\"method\":\"ping\"}",
              id);
-    json_t *r = fx_next(f);
+    json_t *r;
+    while ((r = fx_next(f)) &&
+           json_is_string(json_object_get(r, "method")) &&
+           !strcmp(json_string_value(json_object_get(r, "method")),
+                   "notifications/progress"))
+        json_decref(r);
     char want[32];
     snprintf(want, sizeof want, "fence%d", id);
     ASSERT_STR(json_string_value(json_object_get(r, "id")), want);
