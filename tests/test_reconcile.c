@@ -25,6 +25,7 @@
 #include "base/ptree.h"
 #include "base/spawn.h"
 #include "harness.h"
+#include "supervise/contain.h"
 #include "supervise/registry.h"
 #include "tutil.h"
 
@@ -501,17 +502,18 @@ static void quiet_escape_command(char *out, size_t size, const char *pidfile)
              pidfile, pidfile, pidfile);
 }
 
-/* A supervisor in a child process, at the subreaper level, whose one run
- * is quiet_escape_command: reports "<run id> <leader pid>" on fd, then
- * only drives its loop (the run prints nothing) until it is SIGKILLed. */
-static void quiet_supervisor_child(const char *pidfile, int fd)
+/* A supervisor in a child process, at level, whose one run is
+ * quiet_escape_command: reports "<run id> <leader pid>" on fd, then only
+ * drives its loop (the run prints nothing) until it is SIGKILLed. */
+static void quiet_supervisor_child(const char *level, const char *pidfile,
+                                   int fd)
 {
-    rein_sup_t *s = open_sup("subreaper");
+    rein_sup_t *s = open_sup(level);
     char cmd[3 * PATH_MAX + 128];
     quiet_escape_command(cmd, sizeof cmd, pidfile);
     const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
-    /* A long grace: the escape the scan finds starts the run's end, and
-     * the crash must come before its KILL. */
+    /* A long grace: the escape a scan finds starts the run's end, and the
+     * crash must come before its KILL. */
     rein_run_opts_t ro = {.argv = argv, .grace_ms = 60000,
                           .cwd = test_tmpdir()};
     int64_t id;
@@ -522,6 +524,104 @@ static void quiet_supervisor_child(const char *pidfile, int fd)
     dprintf(fd, "%lld %d\n", (long long)id, (int)info.pid);
     for (;;)
         rein_sup_run_once(s, -1);
+}
+
+/* A quiet run of a supervisor in a child process, and its escapee. */
+struct quiet {
+    pid_t sup;
+    int64_t id;
+    pid_t leader;
+    pid_t esc;
+    uint64_t esc_start;
+    uint64_t t_spawn; /* when the run was reported started */
+};
+
+/* Starts quiet_supervisor_child at level and waits until the escapee has
+ * left the run's session and its parent has exited (it is then the
+ * supervisor's, a subreaper's, child). */
+static void quiet_start(const char *level, const char *pidfile,
+                        struct quiet *q)
+{
+    int p[2];
+    ASSERT_OK(pipe(p));
+    fflush(NULL);
+    q->sup = fork();
+    ASSERT_INT(q->sup, >=, 0);
+    if (q->sup == 0) {
+        close(p[0]);
+        quiet_supervisor_child(level, pidfile, p[1]);
+    }
+    close(p[1]);
+    char line[128] = {0};
+    ASSERT_INT(read(p[0], line, sizeof line - 1), >, 0);
+    q->t_spawn = test_now_ms();
+    close(p[0]);
+    long long id;
+    int leader;
+    ASSERT_EQ(sscanf(line, "%lld %d", &id, &leader), 2);
+    q->id = id;
+    q->leader = leader;
+    wait_for_file(pidfile);
+    q->esc = read_pid_file(pidfile);
+    procfs_stat_t st;
+    ASSERT_OK(procfs_read_stat(q->esc, &st));
+    q->esc_start = st.start_time;
+    ASSERT_INT(st.session, !=, leader); /* it left the run's session */
+    while (st.ppid != q->sup) {
+        ASSERT_INT(test_now_ms() - q->t_spawn, <, RECONCILE_TEST_STEP_MS);
+        usleep(10000);
+        ASSERT_OK(procfs_read_stat(q->esc, &st));
+    }
+}
+
+/* SIGKILLs the supervisor (the crash) and reaps it; the escapee, which
+ * ignores TERM, lives on. */
+static void quiet_crash(struct quiet *q)
+{
+    int ws;
+    ASSERT_OK(kill(q->sup, SIGKILL));
+    ASSERT_EQ(waitpid(q->sup, &ws, 0), q->sup);
+    ASSERT_TRUE(procfs_alive(q->esc, q->esc_start));
+}
+
+/* Reconciles the state dir from a child process: a supervisor at level
+ * (NULL: the best), opened after the child moved itself into the cgroup
+ * whose cgroup.procs is procs (NULL: it stays in the test's). */
+static void reconcile_in_child(const char *level, const char *procs,
+                               rein_reconcile_stats_t *out)
+{
+    int q[2];
+    ASSERT_OK(pipe(q));
+    fflush(NULL);
+    pid_t pid = fork();
+    ASSERT_INT(pid, >=, 0);
+    if (pid == 0) {
+        close(q[0]);
+        if (procs) {
+            int fd = open(procs, O_WRONLY | O_CLOEXEC);
+            if (fd < 0 || write(fd, "0", 1) != 1)
+                _exit(4);
+            close(fd);
+        }
+        char dir[PATH_MAX];
+        state_dir(dir, sizeof dir);
+        rein_sup_opts_t so = {.state_dir = dir, .containment = level,
+                              .no_reconcile = true};
+        rein_sup_t *s;
+        rein_reconcile_stats_t rs;
+        if (rein_sup_open(&so, &s) < 0 || rein_sup_reconcile(s, &rs) < 0)
+            _exit(3);
+        if (write(q[1], &rs, sizeof rs) != (ssize_t)sizeof rs)
+            _exit(5);
+        rein_sup_close(s);
+        _exit(0);
+    }
+    close(q[1]);
+    ASSERT_EQ(read(q[0], out, sizeof *out), (ssize_t)sizeof *out);
+    close(q[0]);
+    int ws;
+    ASSERT_EQ(waitpid(pid, &ws, 0), pid);
+    ASSERT_TRUE(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
 }
 
 TEST_T(reconcile_ends_a_quiet_runs_escapee_the_periodic_scan_recorded, 60)
@@ -541,41 +641,12 @@ TEST_T(reconcile_ends_a_quiet_runs_escapee_the_periodic_scan_recorded, 60)
     uint64_t decoy_st;
     ASSERT_OK(procfs_start_time(decoy, &decoy_st));
 
-    int p[2];
-    ASSERT_OK(pipe(p));
-    fflush(NULL);
-    pid_t sup = fork();
-    ASSERT_INT(sup, >=, 0);
-    if (sup == 0) {
-        close(p[0]);
-        quiet_supervisor_child(pidfile, p[1]);
-    }
-    close(p[1]);
-    char line[128] = {0};
-    ASSERT_INT(read(p[0], line, sizeof line - 1), >, 0);
-    uint64_t t_spawn = test_now_ms();
-    close(p[0]);
-    long long id;
-    int leader;
-    ASSERT_EQ(sscanf(line, "%lld %d", &id, &leader), 2);
-
-    wait_for_file(pidfile);
-    pid_t esc = read_pid_file(pidfile);
-    procfs_stat_t st;
-    ASSERT_OK(procfs_read_stat(esc, &st));
-    uint64_t esc_st = st.start_time;
-    ASSERT_INT(st.session, !=, leader); /* it left the run's session */
-    /* ... and its parent exited: the supervisor (a subreaper) adopted it. */
-    while (st.ppid != sup) {
-        ASSERT_INT(test_now_ms() - t_spawn, <, RECONCILE_TEST_STEP_MS);
-        usleep(10000);
-        ASSERT_OK(procfs_read_stat(esc, &st));
-    }
-
+    struct quiet q;
+    quiet_start("subreaper", pidfile, &q);
     /* In the registry within the period, the run quiet all along (the
      * registry is another process's: polled, bounded). */
-    while (!registry_has_descendant(id, esc, esc_st)) {
-        ASSERT_INT(test_now_ms() - t_spawn, <,
+    while (!registry_has_descendant(q.id, q.esc, q.esc_start)) {
+        ASSERT_INT(test_now_ms() - q.t_spawn, <,
                    REIN_SUP_SCAN_MS + RECONCILE_TEST_SCAN_SLACK_MS);
         usleep(10000);
     }
@@ -583,49 +654,73 @@ TEST_T(reconcile_ends_a_quiet_runs_escapee_the_periodic_scan_recorded, 60)
      * supervisor's zombie), the escapee ignores it.  Wait for that, so
      * that what is left for reconcile is the escapee alone. */
     uint64_t t0 = test_now_ms();
-    while (procfs_alive(leader, 0)) {
+    while (procfs_alive(q.leader, 0)) {
         ASSERT_INT(test_now_ms() - t0, <, RECONCILE_TEST_STEP_MS);
         usleep(10000);
     }
+    quiet_crash(&q);
 
-    ASSERT_OK(kill(sup, SIGKILL)); /* the crash */
-    int ws;
-    ASSERT_EQ(waitpid(sup, &ws, 0), sup);
-    ASSERT_TRUE(procfs_alive(esc, esc_st));
-
-    int q[2];
-    ASSERT_OK(pipe(q));
-    fflush(NULL);
-    pid_t rec_pid = fork();
-    ASSERT_INT(rec_pid, >=, 0);
-    if (rec_pid == 0) {
-        close(q[0]);
-        char dir[PATH_MAX];
-        state_dir(dir, sizeof dir);
-        rein_sup_opts_t so = {.state_dir = dir, .containment = "subreaper",
-                              .no_reconcile = true};
-        rein_sup_t *s;
-        rein_reconcile_stats_t rs;
-        if (rein_sup_open(&so, &s) < 0 || rein_sup_reconcile(s, &rs) < 0)
-            _exit(3);
-        dprintf(q[1], "%zu %zu %zu\n", rs.owners_dead, rs.orphans_reaped,
-                rs.lost);
-        rein_sup_close(s);
-        _exit(0);
-    }
-    close(q[1]);
-    char stats[128] = {0};
-    ASSERT_INT(read(q[0], stats, sizeof stats - 1), >, 0);
-    close(q[0]);
-    ASSERT_EQ(waitpid(rec_pid, &ws, 0), rec_pid);
-    ASSERT_TRUE(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
-    size_t dead, reaped, lost;
-    ASSERT_EQ(sscanf(stats, "%zu %zu %zu", &dead, &reaped, &lost), 3);
-    ASSERT_EQ(dead, 1);
-    ASSERT_EQ(reaped, 1);
-    ASSERT_EQ(lost, 0);
-    ASSERT_FALSE(procfs_alive(esc, esc_st));
+    rein_reconcile_stats_t rs;
+    reconcile_in_child("subreaper", NULL, &rs);
+    ASSERT_EQ(rs.owners_dead, 1);
+    ASSERT_EQ(rs.orphans_reaped, 1);
+    ASSERT_EQ(rs.lost, 0);
+    ASSERT_FALSE(procfs_alive(q.esc, q.esc_start));
     ASSERT_TRUE(procfs_alive(decoy, decoy_st)); /* never rein's */
-    ASSERT_EQ(reason_of(id), REIN_REASON_ORPHAN_REAPED);
+    ASSERT_EQ(reason_of(q.id), REIN_REASON_ORPHAN_REAPED);
     stop_sleeper(decoy, decoy_fd);
+}
+
+TEST_T(reconcile_reaches_a_runs_cgroup_at_a_forced_level_and_from_another_cgroup,
+       90)
+{
+    /* A quiet run at the cgroup level leaves an escapee that no scan saw
+     * (nothing scans a quiet run its cgroup holds) and, the pids hierarchy
+     * hidden, only the run's v2 leaf holds it.  After the crash reconcile
+     * must reach that leaf however it is run: with a lower level forced
+     * (REIN_CONTAINMENT=pgid in the operator's environment), and from a
+     * shell in another cgroup (another terminal's or service's scope),
+     * whose own cgroup the leaf is not under. */
+    tu_hide_pids_hierarchy();
+    contain_t *c;
+    char why[256];
+    if (contain_open_why("cgroup", &c, why, sizeof why) < 0)
+        SKIP_FACILITY("cgroup", "%s", why);
+    char own[PATH_MAX], other[2 * PATH_MAX], procs[2 * PATH_MAX + 16];
+    ASSERT_OK(contain_cgroup_of(getpid(), own, sizeof own));
+    snprintf(other, sizeof other, "%s%s/rein-test-other.%d",
+             contain_cgroup2_mount(c), strcmp(own, "/") ? own : "",
+             (int)getpid());
+    contain_free(c);
+    snprintf(procs, sizeof procs, "%s/cgroup.procs", other);
+    ASSERT_OK(mkdir(other, 0755));
+    int decoy_fd;
+    pid_t decoy = start_sleeper(&decoy_fd);
+    uint64_t decoy_st;
+    ASSERT_OK(procfs_start_time(decoy, &decoy_st));
+
+    for (int k = 0; k < 2; k++) {
+        printf("%s\n", k == 0 ? "forced pgid" : "from another cgroup");
+        char pidfile[PATH_MAX];
+        snprintf(pidfile, sizeof pidfile, "%s/escapee-%d.pid", test_tmpdir(),
+                 k);
+        struct quiet q;
+        quiet_start("cgroup", pidfile, &q);
+        quiet_crash(&q);
+        /* Only the cgroup leads to it. */
+        ASSERT_FALSE(registry_has_descendant(q.id, q.esc, q.esc_start));
+        rein_reconcile_stats_t rs;
+        reconcile_in_child(k == 0 ? "pgid" : NULL, k == 0 ? NULL : procs,
+                           &rs);
+        ASSERT_EQ(rs.owners_dead, 1);
+        ASSERT_EQ(rs.orphans_reaped, 1); /* the leader, alive, at least */
+        ASSERT_EQ(rs.lost, 0);
+        ASSERT_FALSE(procfs_alive(q.esc, q.esc_start));
+        ASSERT_TRUE(procfs_alive(decoy, decoy_st)); /* never rein's */
+    }
+    stop_sleeper(decoy, decoy_fd);
+    ASSERT_OK(rmdir(other));
+    /* The dead supervisors' instance cgroups go with the next open here. */
+    ASSERT_OK(contain_open("cgroup", &c));
+    contain_free(c);
 }

@@ -1592,8 +1592,8 @@ static bool doom_orphan_run(rein_sup_t *s, const run_record_t *rec,
         registry_descendants(s->reg, rec->id, &desc);
     bool any = leader || ptree_count_alive(&desc) > 0;
     contain_run_t *cr;
-    if (contain_run_attach(s->contain, rec->cgroup, rec->pids_cgroup, &cr) ==
-        0) {
+    if (contain_run_attach(s->contain, rec->id, rec->cgroup, rec->pids_cgroup,
+                           &cr) == 0) {
         /* The run's own cgroup: everything inside it is the run's. */
         contain_run_t **v = realloc(d->cgs, (d->ncg + 1) * sizeof *v);
         if (v) {
