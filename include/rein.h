@@ -434,12 +434,13 @@ const char *rein_run_state_name(rein_run_state_t s);
  * period (as a subreaper, even after its parent died: it is re-parented
  * to rein; at the pgid level only while it is still below the leader)
  * and, an escape, ends the run; reconcile after a crash ends it from its
- * record.  Cost, measured on 2 shared, loaded cores: a quiet run of 50
- * processes, ~1.3 ms of CPU per scan as a subreaper (~25 us a member, in
- * /proc reads); the pgid level adds one pass over all of /proc per
- * period, shared by all runs, ~8 us per process on the machine (19 ms
- * with 2,400).  One second is the pace talkative runs were scanned at
- * already: a quiet run costs no more than a talkative one did. */
+ * record.  Cost, measured on 2 shared cores: a quiet run of 50 processes
+ * takes 1.0-1.3 ms of CPU per scan as a subreaper (20-25 us a member, in
+ * /proc reads; 8 such runs, 5.6 ms); the pgid level adds one pass over all
+ * of /proc per period, shared by all runs, 6-8 us per process on the
+ * machine (0.9 ms with 150, 19 ms with 2,400 under load).  One second is
+ * the pace talkative runs were scanned at already: a quiet run costs no
+ * more than a talkative one did. */
 #define REIN_SUP_SCAN_MS 1000
 
 typedef struct rein_sup_opts {
