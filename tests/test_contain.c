@@ -7,8 +7,10 @@
  * can, joining it by a write where not), a double-forked setsid daemon is
  * reported as an escape and still killed, a background job of an
  * interactive shell on a PTY is not an escape, a fork bomb stops at the
- * pids limit, leaves are removed when freed.  Tests synchronise on lines the processes print and
- * on cgroup.events / SIGCHLD, never on sleeps.
+ * pids limit, leaves are removed when freed, a run's leaf is attached
+ * again (for reconcile) from any cgroup and at any level, by its shape and
+ * run id alone.  Tests synchronise on lines the processes print and on
+ * cgroup.events / SIGCHLD, never on sleeps.
  *
  * Scaffolding: every test process makes itself a child subreaper (at the
  * pgid level too, where contain_open leaves the flag alone), so that every
@@ -962,4 +964,87 @@ TEST(contain_open_sweeps_what_a_dead_rein_left)
     ASSERT_FALSE(path_exists(rein)); /* the last instance took rein/ along */
     move_self(home);
     ASSERT_OK(rmdir(base));
+}
+
+TEST(contain_attach_takes_the_runs_leaf_anywhere_and_nothing_else)
+{
+    /* Reconcile and `rein kill` may run in another cgroup, or at another
+     * level, than the rein that made a run's leaf: the leaf is accepted
+     * wherever it lies, at any level, if it has rein's shape and the run's
+     * id; nothing else a registry record could name is, though every
+     * directory below exists. */
+    char self[PATH_MAX], rel[PATH_MAX + 64], dir[PATH_MAX * 2];
+    ASSERT_OK(contain_cgroup_of(getpid(), self, sizeof self));
+    /* Not our cgroup, nor under it as rein/ would be. */
+    snprintf(rel, sizeof rel, "%s/rein-test-attach.%ld",
+             strcmp(self, "/") ? self : "", (long)getpid());
+    contain_t *c = open_level(CONTAIN_CGROUP);
+    contain_t *low;
+    ASSERT_OK(contain_open("pgid", &low));
+    const char *const made[] = {
+        "", "/rein", "/rein/1.2.3", "/rein/bogus", "/rein/bogus/run-77",
+        "/rein/1.2", "/rein/1.2/run-77", "/rein/1.2.3x", "/rein/1.2.3x/run-77",
+        "/notrein", "/notrein/1.2.3", "/notrein/1.2.3/run-77", "/run-77"};
+    const size_t nmade = sizeof made / sizeof *made;
+    for (size_t i = 0; i < nmade; i++) {
+        char sub[PATH_MAX * 2];
+        snprintf(sub, sizeof sub, "%s%s", rel, made[i]);
+        cg_dir("cgroup2", NULL, sub, dir, sizeof dir);
+        ASSERT_OK(mkdir(dir, 0755));
+    }
+    static const struct {
+        const char *tail; /* after rel; "!" + path: the path alone */
+        int64_t id;
+        bool ok;
+    } cases[] = {
+        {"/rein/1.2.3/run-77", 77, true},
+        {"/rein/1.2.3/run-77", 78, false},   /* another run's */
+        {"/rein/1.2.3/run-77", 7, false},
+        {"/rein/1.2.3/run-77/", 77, false},  /* an empty component */
+        {"//rein/1.2.3/run-77", 77, false},
+        {"/rein/1.2.3/../1.2.3/run-77", 77, false},
+        {"/rein/./1.2.3/run-77", 77, false},
+        {"/rein/bogus/run-77", 77, false},   /* not an instance's name */
+        {"/rein/1.2/run-77", 77, false},
+        {"/rein/1.2.3x/run-77", 77, false},
+        {"/notrein/1.2.3/run-77", 77, false}, /* not under rein/ */
+        {"/run-77", 77, false},
+        {"!rein/1.2.3/run-77", 77, false},   /* not absolute */
+        {"!", 77, false},
+    };
+    contain_t *const at[] = {c, low};
+    for (size_t a = 0; a < 2; a++) {
+        char leaf[PATH_MAX * 2];
+        snprintf(leaf, sizeof leaf, "%s/rein/1.2.3/run-77", rel);
+        cg_dir("cgroup2", NULL, leaf, dir, sizeof dir);
+        ASSERT_OK(mkdir(dir, 0755)); /* freeing an attached run removes it */
+        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+            char path[PATH_MAX * 2];
+            if (cases[i].tail[0] == '!')
+                snprintf(path, sizeof path, "%s", cases[i].tail + 1);
+            else
+                snprintf(path, sizeof path, "%s%s", rel, cases[i].tail);
+            contain_run_t *r;
+            int rc = contain_run_attach(at[a], cases[i].id, path, NULL, &r);
+            printf("%s %s id %lld: %d\n", a ? "pgid" : "cgroup", path,
+                   (long long)cases[i].id, rc);
+            if (!cases[i].ok) {
+                ASSERT_EQ(rc, -ENOENT);
+                continue;
+            }
+            ASSERT_OK(rc);
+            ASSERT_STR(contain_run_cgroup(r), path);
+            ASSERT_FALSE(contain_run_populated(r));
+            contain_run_free(r); /* empty: the leaf goes */
+            ASSERT_FALSE(path_exists(dir));
+        }
+    }
+    for (size_t i = nmade; i-- > 0;) {
+        char sub[PATH_MAX * 2];
+        snprintf(sub, sizeof sub, "%s%s", rel, made[i]);
+        cg_dir("cgroup2", NULL, sub, dir, sizeof dir);
+        ASSERT_OK(rmdir(dir));
+    }
+    contain_free(low);
+    contain_free(c);
 }

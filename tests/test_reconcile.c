@@ -1,6 +1,7 @@
 /*
  * test_reconcile.c — crash safety: a supervisor SIGKILLed mid-run and the
- * next one reconciling what it left (a setsid daemon among it), two
+ * next one reconciling what it left (a setsid daemon among it; the escapee
+ * of a quiet run, known only from what the periodic scan recorded), two
  * supervisors on one registry, records that must never be signalled (a
  * reused pid, another boot), and an unwritable registry refusing new runs
  * while running ones go on.
@@ -21,9 +22,12 @@
 
 #include "base/buf.h"
 #include "base/procfs.h"
+#include "base/ptree.h"
 #include "base/spawn.h"
 #include "harness.h"
+#include "supervise/contain.h"
 #include "supervise/registry.h"
+#include "tutil.h"
 
 static const char *const levels[] = {"cgroup", "subreaper", "pgid"};
 #define NLEVELS 3
@@ -435,4 +439,288 @@ TEST_T(unwritable_registry_refuses_new_runs_while_running_ones_go_on, 60)
     ASSERT_EQ(info.reason, REIN_REASON_MANUAL_CANCEL);
     rein_sup_close(s);
     buf_free(&seen.out);
+}
+
+/* What a loaded machine may add to the periodic scan's period (a timer
+ * fires late, the registry is busy) before the scan counts as missed. */
+#define RECONCILE_TEST_SCAN_SLACK_MS 2000
+/* The bound of every other wait of the quiet-run tests below. */
+#define RECONCILE_TEST_STEP_MS 10000
+
+/* Waits (bounded) until path exists: another process writes it, and no
+ * event tells this one. */
+static void wait_for_file(const char *path)
+{
+    uint64_t t0 = test_now_ms();
+    while (access(path, F_OK) < 0) {
+        ASSERT_INT(test_now_ms() - t0, <, RECONCILE_TEST_STEP_MS);
+        usleep(10000);
+    }
+}
+
+static pid_t read_pid_file(const char *path)
+{
+    FILE *f = fopen(path, "re");
+    ASSERT_TRUE(f != NULL);
+    char line[32] = {0};
+    ASSERT_TRUE(fgets(line, sizeof line, f) != NULL);
+    fclose(f);
+    pid_t pid = (pid_t)atol(line);
+    ASSERT_INT(pid, >, 1);
+    return pid;
+}
+
+/* Whether the registry remembers (pid, start) as a descendant of run id. */
+static bool registry_has_descendant(int64_t id, pid_t pid, uint64_t start)
+{
+    char dir[PATH_MAX];
+    registry_t *reg;
+    ptree_t d;
+    state_dir(dir, sizeof dir);
+    ASSERT_OK(registry_open(dir, &reg));
+    ASSERT_OK(registry_descendants(reg, id, &d));
+    bool found = false;
+    for (size_t i = 0; i < d.n; i++)
+        found = found || (d.v[i].pid == pid && d.v[i].start_time == start);
+    ptree_free(&d);
+    registry_close(reg);
+    return found;
+}
+
+/*
+ * The command of a quiet run: it starts a process that leaves the run's
+ * session (setsid) from a subshell that exits at once, so the escapee is
+ * neither below the leader nor in its session; it writes its pid to
+ * pidfile (not to the run's output) and ignores TERM.  The leader then
+ * sleeps, printing nothing.
+ */
+static void quiet_escape_command(char *out, size_t size, const char *pidfile)
+{
+    snprintf(out, size,
+             "(setsid sh -c 'trap \"\" TERM; echo $$ > %s.tmp; "
+             "mv %s.tmp %s; exec sleep 120' &); exec sleep 120",
+             pidfile, pidfile, pidfile);
+}
+
+/* A supervisor in a child process, at level, whose one run is
+ * quiet_escape_command: reports "<run id> <leader pid>" on fd, then only
+ * drives its loop (the run prints nothing) until it is SIGKILLed. */
+static void quiet_supervisor_child(const char *level, const char *pidfile,
+                                   int fd)
+{
+    rein_sup_t *s = open_sup(level);
+    char cmd[3 * PATH_MAX + 128];
+    quiet_escape_command(cmd, sizeof cmd, pidfile);
+    const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+    /* A long grace: the escape a scan finds starts the run's end, and the
+     * crash must come before its KILL. */
+    rein_run_opts_t ro = {.argv = argv, .grace_ms = 60000,
+                          .cwd = test_tmpdir()};
+    int64_t id;
+    if (rein_sup_spawn(s, &ro, &id) < 0)
+        _exit(3);
+    rein_run_info_t info;
+    rein_sup_info(s, id, &info);
+    dprintf(fd, "%lld %d\n", (long long)id, (int)info.pid);
+    for (;;)
+        rein_sup_run_once(s, -1);
+}
+
+/* A quiet run of a supervisor in a child process, and its escapee. */
+struct quiet {
+    pid_t sup;
+    int64_t id;
+    pid_t leader;
+    pid_t esc;
+    uint64_t esc_start;
+    uint64_t t_spawn; /* when the run was reported started */
+};
+
+/* Starts quiet_supervisor_child at level and waits until the escapee has
+ * left the run's session and its parent has exited (it is then the
+ * supervisor's, a subreaper's, child). */
+static void quiet_start(const char *level, const char *pidfile,
+                        struct quiet *q)
+{
+    int p[2];
+    ASSERT_OK(pipe(p));
+    fflush(NULL);
+    q->sup = fork();
+    ASSERT_INT(q->sup, >=, 0);
+    if (q->sup == 0) {
+        close(p[0]);
+        quiet_supervisor_child(level, pidfile, p[1]);
+    }
+    close(p[1]);
+    char line[128] = {0};
+    ASSERT_INT(read(p[0], line, sizeof line - 1), >, 0);
+    q->t_spawn = test_now_ms();
+    close(p[0]);
+    long long id;
+    int leader;
+    ASSERT_EQ(sscanf(line, "%lld %d", &id, &leader), 2);
+    q->id = id;
+    q->leader = leader;
+    wait_for_file(pidfile);
+    q->esc = read_pid_file(pidfile);
+    procfs_stat_t st;
+    ASSERT_OK(procfs_read_stat(q->esc, &st));
+    q->esc_start = st.start_time;
+    ASSERT_INT(st.session, !=, leader); /* it left the run's session */
+    while (st.ppid != q->sup) {
+        ASSERT_INT(test_now_ms() - q->t_spawn, <, RECONCILE_TEST_STEP_MS);
+        usleep(10000);
+        ASSERT_OK(procfs_read_stat(q->esc, &st));
+    }
+}
+
+/* SIGKILLs the supervisor (the crash) and reaps it; the escapee, which
+ * ignores TERM, lives on. */
+static void quiet_crash(struct quiet *q)
+{
+    int ws;
+    ASSERT_OK(kill(q->sup, SIGKILL));
+    ASSERT_EQ(waitpid(q->sup, &ws, 0), q->sup);
+    ASSERT_TRUE(procfs_alive(q->esc, q->esc_start));
+}
+
+/* Reconciles the state dir from a child process: a supervisor at level
+ * (NULL: the best), opened after the child moved itself into the cgroup
+ * whose cgroup.procs is procs (NULL: it stays in the test's). */
+static void reconcile_in_child(const char *level, const char *procs,
+                               rein_reconcile_stats_t *out)
+{
+    int q[2];
+    ASSERT_OK(pipe(q));
+    fflush(NULL);
+    pid_t pid = fork();
+    ASSERT_INT(pid, >=, 0);
+    if (pid == 0) {
+        close(q[0]);
+        if (procs) {
+            int fd = open(procs, O_WRONLY | O_CLOEXEC);
+            if (fd < 0 || write(fd, "0", 1) != 1)
+                _exit(4);
+            close(fd);
+        }
+        char dir[PATH_MAX];
+        state_dir(dir, sizeof dir);
+        rein_sup_opts_t so = {.state_dir = dir, .containment = level,
+                              .no_reconcile = true};
+        rein_sup_t *s;
+        rein_reconcile_stats_t rs;
+        if (rein_sup_open(&so, &s) < 0 || rein_sup_reconcile(s, &rs) < 0)
+            _exit(3);
+        if (write(q[1], &rs, sizeof rs) != (ssize_t)sizeof rs)
+            _exit(5);
+        rein_sup_close(s);
+        _exit(0);
+    }
+    close(q[1]);
+    ASSERT_EQ(read(q[0], out, sizeof *out), (ssize_t)sizeof *out);
+    close(q[0]);
+    int ws;
+    ASSERT_EQ(waitpid(pid, &ws, 0), pid);
+    ASSERT_TRUE(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+}
+
+TEST_T(reconcile_ends_a_quiet_runs_escapee_the_periodic_scan_recorded, 60)
+{
+    /* A run whose leader lives and prints nothing; a process it started
+     * left its session, and the parent in between exited, so it is a
+     * child of the supervisor that no SIGCHLD or output announces.  Only
+     * the periodic scan (REIN_SUP_SCAN_MS) records it; after the crash,
+     * reconcile ends it from that record alone: no cgroup holds it (the
+     * pids hierarchy is hidden) and neither the leader's tree nor its
+     * session contains it.  A process rein never started lives on. */
+    tu_hide_pids_hierarchy();
+    char pidfile[PATH_MAX];
+    snprintf(pidfile, sizeof pidfile, "%s/escapee.pid", test_tmpdir());
+    int decoy_fd;
+    pid_t decoy = start_sleeper(&decoy_fd);
+    uint64_t decoy_st;
+    ASSERT_OK(procfs_start_time(decoy, &decoy_st));
+
+    struct quiet q;
+    quiet_start("subreaper", pidfile, &q);
+    /* In the registry within the period, the run quiet all along (the
+     * registry is another process's: polled, bounded). */
+    while (!registry_has_descendant(q.id, q.esc, q.esc_start)) {
+        ASSERT_INT(test_now_ms() - q.t_spawn, <,
+                   REIN_SUP_SCAN_MS + RECONCILE_TEST_SCAN_SLACK_MS);
+        usleep(10000);
+    }
+    /* The escape ends the run: its leader dies of the TERM (it stays the
+     * supervisor's zombie), the escapee ignores it.  Wait for that, so
+     * that what is left for reconcile is the escapee alone. */
+    uint64_t t0 = test_now_ms();
+    while (procfs_alive(q.leader, 0)) {
+        ASSERT_INT(test_now_ms() - t0, <, RECONCILE_TEST_STEP_MS);
+        usleep(10000);
+    }
+    quiet_crash(&q);
+
+    rein_reconcile_stats_t rs;
+    reconcile_in_child("subreaper", NULL, &rs);
+    ASSERT_EQ(rs.owners_dead, 1);
+    ASSERT_EQ(rs.orphans_reaped, 1);
+    ASSERT_EQ(rs.lost, 0);
+    ASSERT_FALSE(procfs_alive(q.esc, q.esc_start));
+    ASSERT_TRUE(procfs_alive(decoy, decoy_st)); /* never rein's */
+    ASSERT_EQ(reason_of(q.id), REIN_REASON_ORPHAN_REAPED);
+    stop_sleeper(decoy, decoy_fd);
+}
+
+TEST_T(reconcile_reaches_a_runs_cgroup_at_a_forced_level_and_from_another_cgroup,
+       90)
+{
+    /* A quiet run at the cgroup level leaves an escapee that no scan saw
+     * (nothing scans a quiet run its cgroup holds) and, the pids hierarchy
+     * hidden, only the run's v2 leaf holds it.  After the crash reconcile
+     * must reach that leaf however it is run: with a lower level forced
+     * (REIN_CONTAINMENT=pgid in the operator's environment), and from a
+     * shell in another cgroup (another terminal's or service's scope),
+     * whose own cgroup the leaf is not under. */
+    tu_hide_pids_hierarchy();
+    contain_t *c;
+    char why[256];
+    if (contain_open_why("cgroup", &c, why, sizeof why) < 0)
+        SKIP_FACILITY("cgroup", "%s", why);
+    char own[PATH_MAX], other[2 * PATH_MAX], procs[2 * PATH_MAX + 16];
+    ASSERT_OK(contain_cgroup_of(getpid(), own, sizeof own));
+    snprintf(other, sizeof other, "%s%s/rein-test-other.%d",
+             contain_cgroup2_mount(c), strcmp(own, "/") ? own : "",
+             (int)getpid());
+    contain_free(c);
+    snprintf(procs, sizeof procs, "%s/cgroup.procs", other);
+    ASSERT_OK(mkdir(other, 0755));
+    int decoy_fd;
+    pid_t decoy = start_sleeper(&decoy_fd);
+    uint64_t decoy_st;
+    ASSERT_OK(procfs_start_time(decoy, &decoy_st));
+
+    for (int k = 0; k < 2; k++) {
+        printf("%s\n", k == 0 ? "forced pgid" : "from another cgroup");
+        char pidfile[PATH_MAX];
+        snprintf(pidfile, sizeof pidfile, "%s/escapee-%d.pid", test_tmpdir(),
+                 k);
+        struct quiet q;
+        quiet_start("cgroup", pidfile, &q);
+        quiet_crash(&q);
+        /* Only the cgroup leads to it. */
+        ASSERT_FALSE(registry_has_descendant(q.id, q.esc, q.esc_start));
+        rein_reconcile_stats_t rs;
+        reconcile_in_child(k == 0 ? "pgid" : NULL, k == 0 ? NULL : procs,
+                           &rs);
+        ASSERT_EQ(rs.owners_dead, 1);
+        ASSERT_EQ(rs.orphans_reaped, 1); /* the leader, alive, at least */
+        ASSERT_EQ(rs.lost, 0);
+        ASSERT_FALSE(procfs_alive(q.esc, q.esc_start));
+        ASSERT_TRUE(procfs_alive(decoy, decoy_st)); /* never rein's */
+    }
+    stop_sleeper(decoy, decoy_fd);
+    ASSERT_OK(rmdir(other));
+    /* The dead supervisors' instance cgroups go with the next open here. */
+    ASSERT_OK(contain_open("cgroup", &c));
+    contain_free(c);
 }

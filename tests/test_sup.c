@@ -3,7 +3,8 @@
  * (direct exit, manual cancel, overall and no-output timeouts, intermittent
  * PTY output, a shell-wrapper tree) for PTY and pipe runs at every
  * containment level, and the failure cases: exit racing a timeout,
- * duplicate cancels, a setsid daemon, a background job of an interactive
+ * duplicate cancels, a setsid daemon (of a talkative run, and of a quiet
+ * one, seen by the periodic scan), a background job of an interactive
  * shell, a TERM-ignoring child, a stopped child, a fork bomb.  Crash and
  * reconcile cases live in test_reconcile.c.
  */
@@ -19,8 +20,10 @@
 
 #include "base/buf.h"
 #include "base/procfs.h"
+#include "base/ptree.h"
 #include "harness.h"
 #include "supervise/registry.h"
+#include "tutil.h"
 
 static const char *const levels[] = {"cgroup", "subreaper", "pgid"};
 #define NLEVELS 3
@@ -333,6 +336,61 @@ TEST_T(sup_setsid_daemon_is_an_ownership_escape, 120)
             rein_sup_close(s);
             obs_free(&o);
         }
+    }
+}
+
+/* What a loaded machine may add to the periodic scan's period (a timer
+ * fires late) before the scan counts as missed. */
+#define SUP_TEST_SCAN_SLACK_MS 2000
+
+TEST_T(sup_quiet_runs_escape_is_seen_within_the_scan_period, 60)
+{
+    /* No cgroup holds these runs (the pids hierarchy is hidden): at the
+     * subreaper and pgid levels only a scan sees a member leave the run's
+     * session, and a run that prints nothing is scanned by the periodic
+     * scan alone (REIN_SUP_SCAN_MS).  The escapee is recorded, and the run
+     * ends as an ownership escape, within the period. */
+    tu_hide_pids_hierarchy();
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/state", test_tmpdir());
+    for (int l = 1; l < NLEVELS; l++) {
+        rein_sup_t *s = open_sup(levels[l], false);
+        struct obs o = {0};
+        char f[PATH_MAX], cmd[3 * PATH_MAX + 128];
+        snprintf(f, sizeof f, "%s/escapee-%s.pid", test_tmpdir(), levels[l]);
+        snprintf(cmd, sizeof cmd,
+                 "setsid sh -c 'echo $$ > %s.tmp; mv %s.tmp %s; "
+                 "exec sleep 120' & wait",
+                 f, f, f);
+        uint64_t t0 = test_now_ms();
+        spawn(s, &o, false, cmd, NULL);
+        rein_run_info_t info;
+        ASSERT_OK(rein_sup_info(s, o.id, &info));
+        ASSERT_TRUE(info.cgroup == NULL);
+        drive(s, &o, NULL, REIN_SUP_SCAN_MS + SUP_TEST_SCAN_SLACK_MS);
+        ASSERT_EQ(o.out.len, 0); /* quiet all along */
+        ASSERT_EQ(o.info.reason, REIN_REASON_OWNERSHIP_ESCAPE);
+        printf("%s: ended %llu ms after the spawn\n", levels[l],
+               (unsigned long long)(test_now_ms() - t0));
+        /* The escapee is among the recorded members, and none lives. */
+        buf_t text = BUF_INIT;
+        ASSERT_TRUE(tu_read_file(f, &text));
+        pid_t esc = (pid_t)atol(text.p);
+        buf_free(&text);
+        registry_t *reg;
+        ptree_t d;
+        ASSERT_OK(registry_open(dir, &reg));
+        ASSERT_OK(registry_descendants(reg, o.id, &d));
+        registry_close(reg);
+        bool found = false;
+        for (size_t i = 0; i < d.n; i++) {
+            found = found || d.v[i].pid == esc;
+            ASSERT_FALSE(procfs_alive(d.v[i].pid, d.v[i].start_time));
+        }
+        ptree_free(&d);
+        ASSERT_TRUE(found);
+        rein_sup_close(s);
+        obs_free(&o);
     }
 }
 

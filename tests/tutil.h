@@ -54,6 +54,14 @@ bool tu_read_file(const char *path, buf_t *b);
 /* The shipped grammars' directory (grammars/ beside the build dir) into
  * out; skips the test when there is none. */
 void tu_shipped_grammars(char *out, size_t size);
+/* Runs the rest of the calling test (and what it forks) without the v1
+ * pids hierarchy: it is unmounted in a private mount namespace, so runs
+ * get no pids cgroup and only the registry, the leader's tree and its
+ * session lead to a member that left its run.  Skips (a failure on CI)
+ * where no namespace can be had. */
+void tu_hide_pids_hierarchy(void);
+/* The most v1 pids mounts tu_hide_pids_hierarchy unmounts. */
+#define TU_MAX_PIDS_MOUNTS 8
 /* The command of a case: the part before a trailing "  (note)". */
 void tu_case_command(json_t *cs, char *out, size_t cap);
 /* What tu_judge measured. */

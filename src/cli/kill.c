@@ -220,7 +220,7 @@ int cli_kill(int argc, char **argv)
         ptree_free(&desc);
     }
     if ((rec.cgroup || rec.pids_cgroup) && contain_open(NULL, &c) == 0)
-        contain_run_attach(c, rec.cgroup, rec.pids_cgroup, &t.cr);
+        contain_run_attach(c, rec.id, rec.cgroup, rec.pids_cgroup, &t.cr);
     if (!target_alive(&t)) {
         printf("run %lld (pid %d): nothing of it is alive any more\n",
                (long long)id, (int)rec.pid);

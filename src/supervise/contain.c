@@ -413,6 +413,28 @@ static void contain_drop_instance(contain_hier_t *h)
         rmdir(dir); /* EBUSY while another rein has its instance there */
 }
 
+/* Whether cgroup.kill in cgroup directory dir can be used (it exists:
+ * kernel >= 5.14, and REIN_CGROUP_KILL=0 does not hide it). */
+static bool contain_kill_usable(const char *dir)
+{
+    char file[PATH_MAX];
+    const char *e = getenv(CONTAIN_KILL_ENV);
+    return !(e && !strcmp(e, "0")) &&
+           contain_path(file, sizeof file, dir, "cgroup.kill") == 0 &&
+           access(file, W_OK) == 0;
+}
+
+/* Finds h's mount (fstype, with super option opt when not NULL) and our
+ * own cgroup in it, without making anything there: enough to reach the
+ * leaves other rein processes made (contain_run_attach). */
+static void contain_locate(contain_hier_t *h, const char *fstype,
+                           const char *opt)
+{
+    if (contain_cgroup_line(0, opt, h->self, sizeof h->self) < 0 ||
+        contain_find_mount(h, fstype, opt) < 0)
+        h->mount[0] = h->mroot[0] = 0;
+}
+
 /* The v1 pids hierarchy: a per-run task limit at any level. */
 static void contain_setup_pids(contain_t *c, const char *inst_name)
 {
@@ -494,10 +516,7 @@ static int contain_setup_v2(contain_t *c, const char *inst_name)
         return -ENOTSUP;
     }
     free(type);
-    const char *e = getenv(CONTAIN_KILL_ENV);
-    c->has_kill = !(e && !strcmp(e, "0")) &&
-                  contain_path(file, sizeof file, dir, "cgroup.kill") == 0 &&
-                  access(file, W_OK) == 0;
+    c->has_kill = contain_kill_usable(dir);
     if (!c->has_kill)
         contain_say(c->note, sizeof c->note,
                     "cgroup: no cgroup.kill, killing by signals");
@@ -592,6 +611,12 @@ int contain_open_why(const char *force, contain_t **out, char *why,
     }
     if (!c->level)
         c->level = CONTAIN_PGID;
+    /* Below the cgroup level (forced, or where v2 failed before its mount
+     * was found) the v2 hierarchy is still looked up: reconcile and `rein
+     * kill` must reach the leaves of runs another rein made at the cgroup
+     * level, whatever level this one runs at. */
+    if (!c->v2.mount[0])
+        contain_locate(&c->v2, "cgroup2", NULL);
     *out = c;
     return 0;
 fail:
@@ -716,36 +741,85 @@ fail:
     return rc;
 }
 
-/* True when rel is a run leaf of some rein instance under h:
- * <self>/rein/<instance>/run-<id>.  Attaching to anything else would let a
- * registry record aim rein at a cgroup it never made. */
-static bool contain_is_rein_leaf(const contain_hier_t *h, const char *rel)
+/* True when s[0..len) is one or more digits. */
+static bool contain_all_digits(const char *s, size_t len)
 {
-    char parent[PATH_MAX];
-    if (contain_rel_join(parent, sizeof parent, h->self, CONTAIN_PARENT_DIR) < 0 ||
-        !contain_within(rel, parent) || !strcmp(rel, parent))
+    if (!len)
         return false;
-    const char *leaf = strrchr(rel, '/');
-    return leaf && !strncmp(leaf + 1, "run-", 4) && !strstr(rel, "/../") &&
-           !strstr(rel, "/./");
+    for (size_t i = 0; i < len; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+    return true;
 }
 
-int contain_run_attach(contain_t *c, const char *v2_rel, const char *pids_rel,
-                       contain_run_t **out)
+/*
+ * True when rel names the leaf rein makes for run run_id, wherever it lies
+ * in the hierarchy: .../rein/<pid>.<start>.<n>/run-<run_id>, every
+ * component plain (none empty, "." or "..").  The leaf need not be under
+ * our own cgroup: reconcile and `rein kill` may run in another cgroup
+ * (another terminal's or service's scope) than the rein that made it.
+ * Anything else a registry record could name is refused: attaching would
+ * aim rein's kill at a cgroup it never made.
+ */
+static bool contain_is_run_leaf(const char *rel, int64_t run_id)
+{
+    const char *comp[3] = {NULL, NULL, NULL};
+    size_t clen[3] = {0, 0, 0}, n = 0;
+    if (!rel || rel[0] != '/')
+        return false;
+    for (const char *p = rel + 1;;) {
+        const char *slash = strchr(p, '/');
+        size_t len = slash ? (size_t)(slash - p) : strlen(p);
+        if (!len || (len == 1 && p[0] == '.') ||
+            (len == 2 && p[0] == '.' && p[1] == '.'))
+            return false;
+        /* The last three components, oldest first. */
+        comp[0] = comp[1];
+        clen[0] = clen[1];
+        comp[1] = comp[2];
+        clen[1] = clen[2];
+        comp[2] = p;
+        clen[2] = len;
+        n++;
+        if (!slash)
+            break;
+        p = slash + 1;
+    }
+    if (n < 3 || clen[0] != strlen(CONTAIN_PARENT_DIR) ||
+        memcmp(comp[0], CONTAIN_PARENT_DIR, clen[0]) != 0)
+        return false;
+    /* <pid>.<start>.<n>, as contain_open_why names an instance. */
+    const char *d1 = memchr(comp[1], '.', clen[1]);
+    const char *d2 = d1 ? memchr(d1 + 1, '.', clen[1] - (size_t)(d1 + 1 - comp[1]))
+                        : NULL;
+    if (!d2 || !contain_all_digits(comp[1], (size_t)(d1 - comp[1])) ||
+        !contain_all_digits(d1 + 1, (size_t)(d2 - d1 - 1)) ||
+        !contain_all_digits(d2 + 1, clen[1] - (size_t)(d2 + 1 - comp[1])))
+        return false;
+    char want[32];
+    int wl = snprintf(want, sizeof want, "run-%lld", (long long)run_id);
+    return run_id >= 0 && wl > 0 && clen[2] == (size_t)wl &&
+           !memcmp(comp[2], want, clen[2]);
+}
+
+int contain_run_attach(contain_t *c, int64_t run_id, const char *v2_rel,
+                       const char *pids_rel, contain_run_t **out)
 {
     *out = NULL;
     contain_run_t *r = calloc(1, sizeof *r);
     if (!r)
         return -ENOMEM;
     r->level = c->level;
-    r->id = -1;
-    r->has_kill = c->has_kill;
+    r->id = run_id;
     r->v2_dir_fd = r->v2_procs_fd = r->pids_procs_fd = r->events_fd = -1;
     struct stat st;
-    if (v2_rel && *v2_rel && c->v2.mount[0] && contain_is_rein_leaf(&c->v2, v2_rel) &&
+    if (v2_rel && *v2_rel && c->v2.mount[0] &&
+        contain_is_run_leaf(v2_rel, run_id) &&
         contain_dir_of(&c->v2, v2_rel, r->v2_dir, sizeof r->v2_dir) == 0 &&
         stat(r->v2_dir, &st) == 0 && S_ISDIR(st.st_mode)) {
         snprintf(r->v2_rel, sizeof r->v2_rel, "%s", v2_rel);
+        /* The leaf's own kernel decides, not this rein's level. */
+        r->has_kill = contain_kill_usable(r->v2_dir);
         r->events_fd = contain_open_in(r->v2_dir, "cgroup.events", O_RDONLY);
         if (r->events_fd < 0)
             r->events_fd = -1;
@@ -753,7 +827,7 @@ int contain_run_attach(contain_t *c, const char *v2_rel, const char *pids_rel,
         r->v2_dir[0] = 0;
     }
     if (pids_rel && *pids_rel && c->pids.mount[0] &&
-        contain_is_rein_leaf(&c->pids, pids_rel) &&
+        contain_is_run_leaf(pids_rel, run_id) &&
         contain_dir_of(&c->pids, pids_rel, r->pids_dir, sizeof r->pids_dir) == 0 &&
         stat(r->pids_dir, &st) == 0 && S_ISDIR(st.st_mode)) {
         snprintf(r->pids_rel, sizeof r->pids_rel, "%s", pids_rel);

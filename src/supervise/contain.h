@@ -56,7 +56,9 @@ typedef struct contain_run contain_run_t;
 
 /* Detects the best level (or the forced one: "cgroup", "subreaper",
  * "pgid"; NULL: $REIN_CONTAINMENT, else best).  Sets the subreaper flag at
- * the subreaper and cgroup levels (orphans come to us either way). */
+ * the subreaper and cgroup levels (orphans come to us either way).  Below
+ * the cgroup level the v2 hierarchy is still looked up (nothing is made
+ * there), for contain_run_attach. */
 int contain_open(const char *force, contain_t **out);
 /* The same; on failure why (when not NULL) names what is missing or what
  * was wrong ("cgroup: no cgroup2 mount ...", "unknown containment level"):
@@ -91,13 +93,16 @@ int contain_run_new(contain_t *c, int64_t run_id, uint32_t pids_max,
  * pids limit, o is left as it was. */
 void contain_run_spawn_opts(const contain_run_t *r, spawn_opts_t *o,
                             int join[CONTAIN_MAX_JOIN_FDS]);
-/* Re-attaches to the cgroups a run of another (dead) rein instance left,
- * as the registry recorded them, so reconcile can end what is inside.
- * Only rein's own run leaves are accepted; -ENOENT when neither exists any
- * more.  The result has no join fds; contain_run_free removes the leaves
- * once they are empty. */
-int contain_run_attach(contain_t *c, const char *v2_rel, const char *pids_rel,
-                       contain_run_t **out);
+/* Re-attaches to the cgroups run run_id of another (dead) rein instance
+ * left, as the registry recorded them, so reconcile can end what is
+ * inside.  Only a leaf shaped as rein makes them for that run
+ * (.../rein/<pid>.<start>.<n>/run-<run_id>) is accepted, wherever it lies
+ * in the hierarchy and whatever level c is at: reconcile may run in
+ * another cgroup, or with a lower level forced, than the rein that made
+ * it.  -ENOENT when neither exists any more.  The result has no join fds;
+ * contain_run_free removes the leaves once they are empty. */
+int contain_run_attach(contain_t *c, int64_t run_id, const char *v2_rel,
+                       const char *pids_rel, contain_run_t **out);
 /* The level the run was made at (the supervisor's, recorded per run). */
 contain_level_t contain_run_level(const contain_run_t *r);
 /* The v2 cgroup of the run, relative to the cgroup2 mount as

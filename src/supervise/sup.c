@@ -19,6 +19,12 @@
  * reused underneath us.  Every member signalled is verified by start time
  * (ptree.h).
  *
+ * Members are found by scans, each new one recorded in the registry before
+ * anything else is done about it: on output, on every pass of an end, and,
+ * for runs no cgroup holds, every REIN_SUP_SCAN_MS on the loop however
+ * quiet the run (on_scan_tick), so that what left a run's session is on
+ * record before a crash could orphan it.
+ *
  * When the leader exits on its own, whatever it left in its boundary
  * (background jobs, daemons) is ended the same way: rein leaves nothing
  * running.  The reason stays `exit`.  A front end may first have the output
@@ -72,8 +78,6 @@
 #define SUP_READ_BUF 65536
 /* How often the boundary is checked while a run is being ended. */
 #define SUP_CHECK_MS 20
-/* Descendants are scanned on output at most this often. */
-#define SUP_SCAN_MS 1000
 /* After the leader is reaped: drain output until EOF or this long. */
 #define SUP_DRAIN_MS 300
 /* The grace rein_sup_close gives every live run. */
@@ -148,6 +152,7 @@ struct rein_sup {
     struct run *runs;
     int64_t next_ephemeral_id;
     uint64_t t_heartbeat;
+    uint64_t t_scan; /* the periodic scan (on_scan_tick), while armed */
     char *rbuf;
     ptree_t strays; /* adopted orphans no run could claim */
 };
@@ -253,32 +258,63 @@ static void consider(struct run *r, pid_t p, uint64_t start)
 
 static void on_orphans(loop_t *l, void *data);
 
-/* Remembers every live descendant of the leader, every member of its
- * session and of its cgroups, and (as a subreaper) the orphans re-parented
- * to us, which no SIGCHLD announces. */
-static void scan(struct run *r)
+/* Every process's stat, read in one pass over /proc.  The session members
+ * of a run can be found only this way (nothing lists a session), and the
+ * pass reads every process on the machine, most of a scan's cost (see
+ * REIN_SUP_SCAN_MS): the periodic scan reads it once for all runs. */
+typedef struct proc_table {
+    bool read; /* false: not read yet (scan_members reads it) */
+    procfs_stat_t *v;
+    size_t n;
+} proc_table_t;
+
+#define PROC_TABLE_INIT {false, NULL, 0}
+
+/* Fills t (empty on failure: the scan then relies on its other sources). */
+static void proc_table_read(proc_table_t *t)
 {
-    rein_sup_t *s = r->sup;
+    pid_t *all;
+    size_t n;
+    t->read = true;
+    t->v = NULL;
+    t->n = 0;
+    if (procfs_list_all(&all, &n) < 0)
+        return;
+    if ((t->v = malloc((n ? n : 1) * sizeof *t->v)))
+        for (size_t i = 0; i < n; i++)
+            if (procfs_read_stat(all[i], &t->v[t->n]) == 0)
+                t->n++;
+    free(all);
+}
+
+static void proc_table_free(proc_table_t *t)
+{
+    free(t->v);
+    *t = (proc_table_t)PROC_TABLE_INIT;
+}
+
+/* Remembers every live descendant of the leader, every member of its
+ * session (from tab, read here if it was not yet; NULL: not looked for)
+ * and of its cgroups. */
+static void scan_members(struct run *r, proc_table_t *tab)
+{
     ptree_t t = {NULL, 0};
-    r->last_scan_mono = loop_now(s->loop);
+    r->last_scan_mono = loop_now(r->sup->loop);
     if (!r->reaped && ptree_capture(r->pid, &t) == 0) {
         for (size_t i = 0; i < t.n; i++)
             consider(r, t.v[i].pid, t.v[i].start_time);
         ptree_free(&t);
     }
     /* Members of the run's session that are no longer descendants
-     * (re-parented after their parent died) are still the run's. */
+     * (re-parented after their parent died) are still the run's.  Read
+     * after the tree: one re-parented between the two is seen by one. */
+    if (tab && !tab->read)
+        proc_table_read(tab);
+    for (size_t i = 0; tab && i < tab->n; i++)
+        if (tab->v[i].session == r->pid && tab->v[i].state != 'Z')
+            consider(r, tab->v[i].pid, tab->v[i].start_time);
     pid_t *all;
     size_t n;
-    if (procfs_list_all(&all, &n) == 0) {
-        for (size_t i = 0; i < n; i++) {
-            procfs_stat_t st;
-            if (procfs_read_stat(all[i], &st) == 0 && st.session == r->pid &&
-                st.state != 'Z')
-                consider(r, all[i], st.start_time);
-        }
-        free(all);
-    }
     if (r->cr && contain_run_pids(r->cr, &all, &n) == 0) {
         for (size_t i = 0; i < n; i++) {
             uint64_t st;
@@ -287,8 +323,76 @@ static void scan(struct run *r)
         }
         free(all);
     }
+}
+
+/* Remembers every live descendant of the leader, every member of its
+ * session and of its cgroups, and (as a subreaper) the orphans re-parented
+ * to us, which no SIGCHLD announces. */
+static void scan(struct run *r)
+{
+    rein_sup_t *s = r->sup;
+    proc_table_t tab = PROC_TABLE_INIT;
+    scan_members(r, &tab);
+    proc_table_free(&tab);
     if (contain_level(s->contain) >= CONTAIN_SUBREAPER)
         on_orphans(s->loop, s);
+}
+
+/* Whether the run needs the periodic scan: it is not over, no cgroup holds
+ * its members (a v2 leaf or a v1 pids cgroup keeps every descendant,
+ * setsid or not, and reconcile reaches them through it), and there is a
+ * registry to record them in, for reconcile after a crash.  Without it a
+ * quiet run's member that left the session is recorded only if some
+ * output or the run's end happens to scan while it can still be found. */
+static bool needs_periodic_scan(const struct run *r)
+{
+    return r->sup->reg && r->state != REIN_RUN_EXITED && r->cr &&
+           !contain_run_cgroup(r->cr) && !contain_run_pids_cgroup(r->cr);
+}
+
+static void on_scan_tick(loop_t *l, uint64_t id, void *data);
+
+/* Arms the periodic scan if a run needs it and it is not armed. */
+static void arm_scan_tick(rein_sup_t *s)
+{
+    if (s->t_scan)
+        return;
+    for (struct run *r = s->runs; r; r = r->next)
+        if (needs_periodic_scan(r)) {
+            loop_timer_add(s->loop, REIN_SUP_SCAN_MS, on_scan_tick, s,
+                           &s->t_scan);
+            return;
+        }
+}
+
+/* The periodic scan: every run that needs it (needs_periodic_scan) is
+ * scanned, however quiet, so what left its boundary is in the registry
+ * within REIN_SUP_SCAN_MS.  A run that talks is scanned on its output too
+ * (read_output).
+ *   As a subreaper, the pass over /proc for session members is left out:
+ * it is most of a scan's cost (it reads every process on the machine),
+ * and it finds nothing more there.  A live member of a run is below its
+ * leader, or was re-parented to the nearest subreaper above it: one below
+ * the leader (still below it), or rein, where on_orphans finds it.  At the
+ * pgid level orphans go to init, so their session is the only trace. */
+static void on_scan_tick(loop_t *l, uint64_t id, void *data)
+{
+    (void)l;
+    (void)id;
+    rein_sup_t *s = data;
+    s->t_scan = 0;
+    bool subreaper = contain_level(s->contain) >= CONTAIN_SUBREAPER;
+    proc_table_t tab = PROC_TABLE_INIT;
+    bool any = false;
+    for (struct run *r = s->runs; r; r = r->next)
+        if (needs_periodic_scan(r)) {
+            scan_members(r, subreaper ? NULL : &tab);
+            any = true;
+        }
+    proc_table_free(&tab);
+    if (any && subreaper)
+        on_orphans(s->loop, s);
+    arm_scan_tick(s);
 }
 
 /* True while anything of the run other than its (exited) leader lives. */
@@ -593,7 +697,7 @@ static void read_output(struct run *r)
         events_output(s->ev, &r->hb, r->id, log_bytes(r),
                       (int64_t)loop_now(s->loop));
     if (r->state == REIN_RUN_RUNNING &&
-        loop_now(s->loop) - r->last_scan_mono >= SUP_SCAN_MS)
+        loop_now(s->loop) - r->last_scan_mono >= REIN_SUP_SCAN_MS)
         scan(r);
 }
 
@@ -1017,6 +1121,7 @@ static int spawn_run(rein_sup_t *s, const rein_run_opts_t *o,
     env_free(&env);
     r->next = s->runs;
     s->runs = r;
+    arm_scan_tick(s);
     *id = r->id;
     return 0;
 
@@ -1491,8 +1596,8 @@ static bool doom_orphan_run(rein_sup_t *s, const run_record_t *rec,
         registry_descendants(s->reg, rec->id, &desc);
     bool any = leader || ptree_count_alive(&desc) > 0;
     contain_run_t *cr;
-    if (contain_run_attach(s->contain, rec->cgroup, rec->pids_cgroup, &cr) ==
-        0) {
+    if (contain_run_attach(s->contain, rec->id, rec->cgroup, rec->pids_cgroup,
+                           &cr) == 0) {
         /* The run's own cgroup: everything inside it is the run's. */
         contain_run_t **v = realloc(d->cgs, (d->ncg + 1) * sizeof *v);
         if (v) {
