@@ -144,9 +144,17 @@ TEST_T(reconcile_after_sigkill_with_two_contending_supervisors, 120)
             ASSERT_OK(registry_run_get(reg, id, &rec));
             /* Without a cgroup of its own the daemon is findable only if a
              * scan remembered it before the crash. */
-            if (!rec.cgroup && !rec.pids_cgroup)
+            if (!rec.cgroup && !rec.pids_cgroup) {
+                /* Ours, by pid and start time: nothing else is left to
+                 * end them once the test stops here. */
+                ptree_signal_one(daemon, daemon_st, SIGKILL);
+                if (shell_st)
+                    ptree_signal_one(shell, shell_st, SIGKILL);
+                run_record_clear(&rec);
+                registry_close(reg);
                 SKIP_FACILITY("pids-limit", "the run at %s had no cgroup",
                               levels[l]);
+            }
             run_record_clear(&rec);
             registry_close(reg);
 
