@@ -1688,11 +1688,11 @@ int rein_sup_reconcile(rein_sup_t *s, rein_reconcile_stats_t *out)
         run_record_t *rec = &runs[i];
         if (strcmp(rec->owner, s->owner) != 0 || find_run(s, rec->id))
             continue;
-        /* A leader that had ended keeps its own end (its exit or signal);
-         * only what it left was reaped here. */
+        /* A run that was already ending keeps the reason it was ending
+         * for (the first reason wins): its leader's exit or signal, a
+         * cancel, a timeout, an escape.  Reconcile only finished it. */
         bool ended = rec->state == REIN_RUN_EXITING &&
-                     (rec->reason == REIN_REASON_EXIT ||
-                      rec->reason == REIN_REASON_SIGNAL);
+                     rec->reason != REIN_REASON_NONE;
         rec->state = REIN_RUN_EXITED;
         if (!ended)
             rec->reason = orphan[i] ? REIN_REASON_ORPHAN_REAPED
