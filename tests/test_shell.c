@@ -1295,6 +1295,32 @@ TEST(shell_session_allexport_keeps_the_driver_out_of_the_environment)
     buf_free(&c.out);
 }
 
+TEST(shell_session_snapshot_set_x_and_set_a_apply_to_commands_only)
+{
+    /* A snapshot's set -x and set -a are the user's: they apply to the
+     * commands, as after a command that says them.  The driver's lines
+     * used to be traced into the first run's output, and its variables
+     * assigned before that run (the command text among them) stayed in
+     * every child's environment. */
+    char snap[512];
+    snprintf(snap, sizeof snap, "%s/snap.sh", test_tmpdir());
+    write_file(snap, "set -x\nset -a\nSNAPV=1\n");
+    rein_shell_opts_t so = {.snapshot_path = snap};
+    rein_shell_t *sh;
+    struct col c = {0};
+    rein_run_result_t res;
+    ASSERT_OK(rein_shell_new(&so, &sh));
+    ASSERT_STR(run_out(sh, &c, "echo hi", &res),
+               "+ builtin eval 'echo hi'\n++ echo hi\nhi\n");
+    run_out(sh, &c, "set +x", &res);
+    ASSERT_STR(run_out(sh, &c, "env | grep -c ^__rein_", &res), "0\n");
+    ASSERT_STR(run_out(sh, &c, "Y=2; env | grep -E '^(SNAPV|Y)=' | sort",
+                       &res),
+               "SNAPV=1\nY=2\n");
+    rein_shell_free(sh);
+    buf_free(&c.out);
+}
+
 TEST(shell_session_survives_its_fifo_directory_being_removed)
 {
     /* A command that cleans $TMPDIR takes the session's private directory

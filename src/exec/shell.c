@@ -171,8 +171,9 @@ void shell_set_program(const char *path)
  * lets a plain command fail (the user may have said set -e or set -u), and
  * its variables share the SHELL_PRIVATE_PREFIX.
  *   A `set -x` or `set -a` of the user's applies to their commands only:
- * each is switched off (silently, stderr on /dev/null) right after each
- * command and back on right before the next, so the driver's own lines are
+ * each is switched off (silently, stderr on /dev/null) right after the
+ * snapshot and after each command, and back on right before the next (as
+ * __rein_flags, the `$-` it left, says), so the driver's own lines are
  * never traced into the output and its variables never reach a child's
  * environment; only the `eval` line itself shows in a trace.
  *   `$?` carries, as in a terminal: each command starts with it set to the
@@ -244,16 +245,18 @@ void shell_set_program(const char *path)
 static const char SHELL_DRIVER[] =
     "{\n"
     "exec 60<&3 3<&-\n"
+    "__rein_flags=\n"
     "if [[ -n $1 ]]; then\n"
     "  if [[ -f $1 && -r $1 ]]; then\n"
-    "    builtin source \"$1\" </dev/null >/dev/null 2>&1 60<&-\n"
+    "    { builtin source \"$1\"; __rein_flags=$-; builtin set +xa\n"
+    "      builtin export -n __rein_flags; } </dev/null >/dev/null 2>&1 60<&-\n"
     "  else\n"
     "    builtin printf 'n\\n' >&60\n"
     "    builtin exit 1\n"
     "  fi\n"
     "fi\n"
     "builtin set --\n"
-    "__rein_xtrace=0 __rein_allexport=0 __rein_busy= __rein_rc=0\n"
+    "__rein_busy= __rein_rc=0\n"
     "builtin printf 'r\\n' >&60\n"
     "until [[ -n $__rein_busy ]] || {\n"
     "        __rein_t=()\n"
@@ -292,7 +295,7 @@ static const char SHELL_DRIVER[] =
     "    __rein_i=$((__rein_i + 1))\n"
     "  done\n"
     "  __rein_done= __rein_open= __rein_last=$__rein_rc __rein_rc=0\n"
-    "  __rein_flags= __rein_busy=1\n"
+    "  __rein_busy=1\n"
     "  for __rein_once in 1; do\n"
     "    {\n"
     "      __rein_open=1\n"
@@ -300,16 +303,13 @@ static const char SHELL_DRIVER[] =
     "          builtin unset -f __rein_status\n"
     "          builtin return \"$1\"\n"
     "        } || builtin :\n"
-    "        [[ $__rein_allexport != 1 ]] || builtin set -a\n"
-    "        [[ $__rein_xtrace != 1 ]] || builtin set -x\n"
+    "        [[ $__rein_flags != *a* ]] || builtin set -a\n"
+    "        [[ $__rein_flags != *x* ]] || builtin set -x\n"
     "        __rein_status \"$__rein_last\" && builtin :; } >/dev/null 2>&1\n"
     "      builtin eval \"$__rein_cmd\"\n"
     "      { __rein_rc=$? __rein_done=1 __rein_flags=$-; builtin set +xa\n"
     "        builtin export -n __rein_rc __rein_done __rein_flags; } 2>/dev/null\n"
     "    } >\"$__rein_out\" 2>&1 60<&-\n"
-    "    __rein_xtrace=0 __rein_allexport=0\n"
-    "    [[ $__rein_flags != *x* ]] || __rein_xtrace=1\n"
-    "    [[ $__rein_flags != *a* ]] || __rein_allexport=1\n"
     "  done\n"
     "  if [[ -z $__rein_open ]]; then\n"
     "    builtin printf 'f\\n' >&60\n"
