@@ -974,6 +974,16 @@ TEST(shell_session_hostile_settings_do_not_break_the_driver)
     ASSERT_CONTAINS(out, "+ echo hi\nhi\n");
     ASSERT_TRUE(strstr(out, "__rein_") == NULL);
     run_out(sh, &c, "set +x", &res);
+    /* A command-scoped variable that cannot be set (read-only) is left
+     * alone: `|| :` used to call a function named `:`. */
+    run_out(sh, &c, ":() { exit 9; }; readonly RO=1", &res);
+    const char *ro[] = {"RO=2", NULL};
+    rein_shell_run_opts_t r = {.command = "echo \"ro=$RO\"", .env = ro};
+    buf_reset(&c.out);
+    ASSERT_OK(xrun(sh, &r, &c, &res));
+    ASSERT_STR(c.out.p, "ro=1\n");
+    ASSERT_EQ(res.exit_code, 0);
+    ASSERT_STR(run_out(sh, &c, "echo \"ro=$RO\"", &res), "ro=1\n");
     ASSERT_STR(run_out(sh, &c, "set -e; true; echo ${CV-unset}", &res),
                "unset\n");
     /* Under set -e a failing command ends the shell, as bash would. */

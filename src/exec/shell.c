@@ -164,7 +164,7 @@ void shell_set_program(const char *path)
 /*
  * The persistent driver.  $1 is the snapshot path ("" for none).  Written
  * against a hostile session: every builtin goes through `builtin` (a
- * snapshot may define functions named cd or read) — except `exec`, which
+ * snapshot may define functions named cd, read or :) — except `exec`, which
  * makes redirections permanent only when it is the command word itself, and
  * runs before any function can exist — the whole script is one
  * { } group so it is parsed before a snapshot can enable aliases, it never
@@ -291,7 +291,7 @@ static const char SHELL_DRIVER[] =
     "    else\n"
     "      __rein_how[__rein_i]=u\n"
     "    fi\n"
-    "    builtin export \"$__rein_e\" 2>/dev/null || :\n"
+    "    builtin export \"$__rein_e\" 2>/dev/null || builtin :\n"
     "    __rein_i=$((__rein_i + 1))\n"
     "  done\n"
     "  __rein_done= __rein_open= __rein_last=$__rein_rc __rein_rc=0\n"
@@ -323,11 +323,12 @@ static const char SHELL_DRIVER[] =
     "    __rein_e=${__rein_envs[__rein_i]}\n"
     "    __rein_v=${__rein_e%%=*}\n"
     "    case ${__rein_how[__rein_i]} in\n"
-    "    u) builtin unset -v \"$__rein_v\" || : ;;\n"
-    "    x) builtin export \"$__rein_v=${__rein_olds[__rein_i]}\" || : ;;\n"
-    "    *) builtin export -n \"$__rein_v\" || :\n"
+    "    u) builtin unset -v \"$__rein_v\" || builtin : ;;\n"
+    "    x) builtin export \"$__rein_v=${__rein_olds[__rein_i]}\""
+    " || builtin : ;;\n"
+    "    *) builtin export -n \"$__rein_v\" || builtin :\n"
     "       builtin printf -v \"$__rein_v\" %s \"${__rein_olds[__rein_i]}\""
-    " || : ;;\n"
+    " || builtin : ;;\n"
     "    esac\n"
     "  done 2>/dev/null\n"
     "  builtin printf 's %d\\n' \"$__rein_rc\" >&60\n"
