@@ -974,12 +974,174 @@ TEST(shell_session_hostile_settings_do_not_break_the_driver)
     ASSERT_CONTAINS(out, "+ echo hi\nhi\n");
     ASSERT_TRUE(strstr(out, "__rein_") == NULL);
     run_out(sh, &c, "set +x", &res);
+    /* A command-scoped variable that cannot be set (read-only) is left
+     * alone: `|| :` used to call a function named `:`. */
+    run_out(sh, &c, ":() { exit 9; }; readonly RO=1", &res);
+    const char *ro[] = {"RO=2", NULL};
+    rein_shell_run_opts_t r = {.command = "echo \"ro=$RO\"", .env = ro};
+    buf_reset(&c.out);
+    ASSERT_OK(xrun(sh, &r, &c, &res));
+    ASSERT_STR(c.out.p, "ro=1\n");
+    ASSERT_EQ(res.exit_code, 0);
+    ASSERT_STR(run_out(sh, &c, "echo \"ro=$RO\"", &res), "ro=1\n");
     ASSERT_STR(run_out(sh, &c, "set -e; true; echo ${CV-unset}", &res),
                "unset\n");
     /* Under set -e a failing command ends the shell, as bash would. */
     run_out(sh, &c, "KEPT=1; false", &res);
     ASSERT_EQ(res.exit_code, 1);
     ASSERT_STR(run_out(sh, &c, "echo ${KEPT-gone}", &res), "gone\n");
+    rein_shell_free(sh);
+    buf_free(&c.out);
+}
+
+/* Runs cmd in sh, checks its exit code, and returns what `echo $?` prints
+ * in the next run. */
+static const char *status_after(rein_shell_t *sh, struct col *c,
+                                const char *cmd, int code)
+{
+    rein_run_result_t res;
+    run_out(sh, c, cmd, &res);
+    ASSERT_TRUE(res.has_exit_code);
+    ASSERT_EQ(res.exit_code, code);
+    const char *out = run_out(sh, c, "echo $?", &res);
+    ASSERT_EQ(res.exit_code, 0);
+    return out;
+}
+
+TEST(shell_session_carries_the_exit_status)
+{
+    /* `$?` at the start of a run is the previous run's status, as in a
+     * terminal: 0..255, statuses of signals included.  It used to be 0
+     * always. */
+    static const struct {
+        const char *cmd;
+        int code;
+        const char *want;
+    } cases[] = {
+        {"true", 0, "0\n"},
+        {"false", 1, "1\n"},
+        {"ls /nonexistent-rein-dir 2>/dev/null", 2, "2\n"},
+        {"rein-no-such-command 2>/dev/null", 127, "127\n"},
+        {"bash -c 'kill -INT $$'", 130, "130\n"},
+        {"bash -c 'kill -KILL $$'", 137, "137\n"},
+        {"(exit 255)", 255, "255\n"},
+        {"false; true", 0, "0\n"},
+    };
+    rein_shell_t *sh;
+    struct col c = {0};
+    rein_run_result_t res;
+    ASSERT_OK(rein_shell_new(NULL, &sh));
+    ASSERT_STR(run_out(sh, &c, "echo $?", &res), "0\n"); /* first run */
+    /* What sets it is gone before the command runs. */
+    ASSERT_STR(run_out(sh, &c, "declare -F | grep -c __rein_", &res), "0\n");
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        ASSERT_STR(status_after(sh, &c, cases[i].cmd, cases[i].code),
+                   cases[i].want);
+
+    /* The usual tests of it, and a cwd and command-scoped variables
+     * (applied before the command) leave it alone. */
+    run_out(sh, &c, "false", &res);
+    ASSERT_STR(run_out(sh, &c, "[ $? -eq 0 ] && echo ok || echo failed",
+                       &res),
+               "failed\n");
+    ASSERT_STR(run_out(sh, &c, "[ $? -eq 0 ] && echo ok || echo failed",
+                       &res),
+               "ok\n");
+    run_out(sh, &c, "(exit 42)", &res);
+    const char *env[] = {"CV=1", NULL};
+    rein_shell_run_opts_t o = {.command = "echo \"$? $CV\"", .env = env,
+                               .cwd = "/"};
+    buf_reset(&c.out);
+    ASSERT_OK(xrun(sh, &o, &c, &res));
+    ASSERT_STR(c.out.p, "42 1\n");
+
+    /* PIPESTATUS holds that one status, not the stages of a pipeline. */
+    run_out(sh, &c, "true | (exit 3)", &res);
+    ASSERT_EQ(res.exit_code, 3);
+    ASSERT_STR(run_out(sh, &c, "echo \"$? ${PIPESTATUS[*]}\"", &res),
+               "3 3\n");
+    run_out(sh, &c, "(exit 4) | true", &res);
+    ASSERT_STR(run_out(sh, &c, "echo \"$? ${PIPESTATUS[*]}\"", &res),
+               "0 0\n");
+
+    /* A run that drops the session (exit, a cwd that cannot be entered)
+     * leaves a fresh bash, at 0. */
+    ASSERT_STR(status_after(sh, &c, "exit 3", 3), "0\n");
+    run_out(sh, &c, "false", &res);
+    rein_shell_run_opts_t bad = {.command = "true", .cwd = "/nonexistent"};
+    ASSERT_EQ(xrun(sh, &bad, &c, &res), REIN_ECWD);
+    ASSERT_STR(run_out(sh, &c, "echo $?", &res), "0\n");
+    rein_shell_free(sh);
+
+    /* A snapshot's last status is not a command's: the first run sees 0. */
+    char snap[512];
+    snprintf(snap, sizeof snap, "%s/snap.sh", test_tmpdir());
+    write_file(snap, "snapfn() { :; }\nfalse\n");
+    rein_shell_opts_t so = {.snapshot_path = snap};
+    ASSERT_OK(rein_shell_new(&so, &sh));
+    ASSERT_STR(run_out(sh, &c, "echo $?", &res), "0\n");
+    ASSERT_STR(status_after(sh, &c, "snapfn; false", 1), "1\n");
+    rein_shell_free(sh);
+    buf_free(&c.out);
+}
+
+TEST(shell_session_carries_the_status_through_hostile_settings)
+{
+    /* What sets `$?` for the next command neither fails under set -e or
+     * set -u, nor runs an ERR trap, nor calls the user's functions, nor
+     * shows in a trace, nor prints through a RETURN trap. */
+    rein_shell_t *sh;
+    struct col c = {0};
+    rein_run_result_t res;
+    ASSERT_OK(rein_shell_new(NULL, &sh));
+    run_out(sh, &c,
+            "set -u; n=0; trap 'n=$((n + 1))' ERR; "
+            "return() { echo fake-return; }; unset() { echo fake-unset; }; "
+            ":() { exit 9; }; shopt -s expand_aliases; "
+            "alias __rein_status='exit 8'",
+            &res);
+    ASSERT_EQ(res.exit_code, 0);
+    ASSERT_STR(status_after(sh, &c, "true", 0), "0\n");
+    /* The ERR trap ran for `false` and for the command as a whole (see
+     * shell.c), not for the next run's start. */
+    ASSERT_STR(status_after(sh, &c, "false", 1), "1\n");
+    ASSERT_STR(run_out(sh, &c, "false", &res), "");
+    ASSERT_STR(run_out(sh, &c, "echo \"$? $n\"", &res), "1 4\n");
+    run_out(sh, &c, "trap 'echo ERR' ERR", &res);
+    ASSERT_STR(run_out(sh, &c, "false", &res), "ERR\nERR\n");
+    ASSERT_STR(run_out(sh, &c, "echo $?", &res), "1\n");
+    run_out(sh, &c, "trap - ERR; set -T; trap 'echo RET' RETURN", &res);
+    ASSERT_STR(status_after(sh, &c, "(exit 5)", 5), "5\n");
+    run_out(sh, &c, "trap - RETURN; set +T", &res);
+    run_out(sh, &c, "builtin unset -f $(compgen -A function)", &res);
+    ASSERT_STR(status_after(sh, &c, "(exit 6)", 6), "6\n");
+
+    /* A trace shows the command and nothing of the driver's. */
+    run_out(sh, &c, "set -x", &res);
+    ASSERT_STR(run_out(sh, &c, "false", &res), "+ builtin eval false\n"
+                                               "++ false\n");
+    ASSERT_STR(run_out(sh, &c, "echo $?", &res),
+               "+ builtin eval 'echo $?'\n++ echo 1\n1\n");
+    run_out(sh, &c, "set +x", &res);
+
+    /* Under set -e a run that ends non-zero ends the shell, as bash
+     * would; the next run is a fresh session. */
+    run_out(sh, &c, "set -e; X=1", &res);
+    ASSERT_STR(status_after(sh, &c, "false", 1), "0\n");
+    ASSERT_STR(run_out(sh, &c, "echo ${X-gone}", &res), "gone\n");
+    /* set -e on when the status to carry is not 0: a DEBUG trap switches
+     * it on (once) after the failure, on the driver's next line. */
+    run_out(sh, &c, "X=1", &res);
+    ASSERT_STR(run_out(sh, &c,
+                       "trap '(( $? == 0 )) || { set -e; trap - DEBUG; }' "
+                       "DEBUG; false && true",
+                       &res),
+               "");
+    ASSERT_EQ(res.exit_code, 1);
+    ASSERT_STR(run_out(sh, &c,
+                       "echo \"$? ${X-gone}\"; [[ $- == *e* ]] && echo errexit",
+                       &res),
+               "1 1\nerrexit\n");
     rein_shell_free(sh);
     buf_free(&c.out);
 }
@@ -1139,6 +1301,32 @@ TEST(shell_session_allexport_keeps_the_driver_out_of_the_environment)
     ASSERT_STR(run_out(sh, &c, "env | grep -c ^__rein_", &res), "0\n");
     ASSERT_STR(run_out(sh, &c, "set +a; Z=3; env | grep -c ^Z=", &res),
                "0\n");
+    rein_shell_free(sh);
+    buf_free(&c.out);
+}
+
+TEST(shell_session_snapshot_set_x_and_set_a_apply_to_commands_only)
+{
+    /* A snapshot's set -x and set -a are the user's: they apply to the
+     * commands, as after a command that says them.  The driver's lines
+     * used to be traced into the first run's output, and its variables
+     * assigned before that run (the command text among them) stayed in
+     * every child's environment. */
+    char snap[512];
+    snprintf(snap, sizeof snap, "%s/snap.sh", test_tmpdir());
+    write_file(snap, "set -x\nset -a\nSNAPV=1\n");
+    rein_shell_opts_t so = {.snapshot_path = snap};
+    rein_shell_t *sh;
+    struct col c = {0};
+    rein_run_result_t res;
+    ASSERT_OK(rein_shell_new(&so, &sh));
+    ASSERT_STR(run_out(sh, &c, "echo hi", &res),
+               "+ builtin eval 'echo hi'\n++ echo hi\nhi\n");
+    run_out(sh, &c, "set +x", &res);
+    ASSERT_STR(run_out(sh, &c, "env | grep -c ^__rein_", &res), "0\n");
+    ASSERT_STR(run_out(sh, &c, "Y=2; env | grep -E '^(SNAPV|Y)=' | sort",
+                       &res),
+               "SNAPV=1\nY=2\n");
     rein_shell_free(sh);
     buf_free(&c.out);
 }

@@ -79,8 +79,10 @@
  * channel is drained the same way, so a job's late output is kept there
  * too before the job is ended.
  *   bash keeps a duplicate of the control socket while the command runs
- * (the save copy behind `{ ... } 60<&-`), so children may inherit it; no
- * decision here depends on that socket's EOF, only on bash's exit.
+ * (the save copy behind `{ ... } 60<&-`, close-on-exec), so the command's
+ * subshells may hold it; no decision here depends on that socket's EOF,
+ * only on bash's exit.  The command itself can write on it: see the
+ * comment above SHELL_DRIVER for what that can and cannot do.
  *
  * How a run ends, first reason wins:
  *   status   (persistent) the driver reports the command's status; after
@@ -162,17 +164,42 @@ void shell_set_program(const char *path)
 /*
  * The persistent driver.  $1 is the snapshot path ("" for none).  Written
  * against a hostile session: every builtin goes through `builtin` (a
- * snapshot may define functions named cd or read) — except `exec`, which
+ * snapshot may define functions named cd, read or :) — except `exec`, which
  * makes redirections permanent only when it is the command word itself, and
  * runs before any function can exist — the whole script is one
  * { } group so it is parsed before a snapshot can enable aliases, it never
  * lets a plain command fail (the user may have said set -e or set -u), and
  * its variables share the SHELL_PRIVATE_PREFIX.
  *   A `set -x` or `set -a` of the user's applies to their commands only:
- * each is switched off (silently, stderr on /dev/null) right after each
- * command and back on right before the next, so the driver's own lines are
+ * each is switched off (silently, stderr on /dev/null) right after the
+ * snapshot and after each command, and back on right before the next (as
+ * __rein_flags, the `$-` it left, says), so the driver's own lines are
  * never traced into the output and its variables never reach a child's
  * environment; only the `eval` line itself shows in a trace.
+ *   `$?` carries, as in a terminal: each command starts with it set to the
+ * status of the session's previous command (__rein_last).  The first
+ * command of a session sees 0, as `bash -c` does, also after a snapshot
+ * (sourcing it is setting up, not a command), and so does the first after
+ * anything that drops the session (a failed cd included: rein drops the
+ * session on "c", so the next command starts a fresh bash).  bash cannot
+ * assign `$?`, and `(exit N)` would fork a subshell per command, so a
+ * function sets it: __rein_status returns its argument, unsetting itself
+ * first so the command never sees it (defined again for every command, it
+ * also survives an `unset -f` of every function).  It is called in an &&
+ * list, where a non-zero status neither stops a set -e shell nor runs an
+ * ERR trap, and the list ends in `builtin :` because `:` may be a
+ * function.  It runs after set -x/-a are back on, but in a { } group on
+ * /dev/null, so its trace and whatever a DEBUG or RETURN trap prints from
+ * those lines is not seen (unless BASH_XTRACEFD sends traces to a file of
+ * the user's: there it shows, like the driver's lines after the command);
+ * a DEBUG trap before the `eval` keeps `$?`.  PIPESTATUS then holds that
+ * one status: the statuses of a pipeline's stages cannot be set again
+ * without running a pipeline.  Under set -e a command whose status is not
+ * 0 ends the shell even when bash would let it pass at the top level
+ * (`false && true`): its status is eval's, a simple command, and bash
+ * exits on it as `bash -c 'set -e; eval "false && true"'` does; so set -e
+ * is on at that && list only when something after the command (a DEBUG
+ * trap) switched it on.
  *   The command runs in `for ... in 1` so break/continue at its top level
  * land there: __rein_done stays empty and the driver exits, which drops
  * the session (the seed drops a session whose command ends in loop
@@ -187,7 +214,8 @@ void shell_set_program(const char *path)
  * TMOUT is set, since with one bash polls before each byte it reads.
  * DEBUG and ERR traps of the user's fire on the driver's lines too (an
  * ERR trap once more for a failed command as a whole): bash 5.2 has no
- * way to save and restore a trap without a subshell per command.
+ * way to save and restore a trap without a subshell per command.  Those
+ * on the lines before the command print to /dev/null (see `$?` above).
  *   Its stdout and stderr (and the xtrace lines) go to the
  * run's FIFO, $__rein_out, for the command only: the redirection is on a
  * { } group, so bash undoes it, closing its write end, as soon as the
@@ -198,20 +226,37 @@ void shell_set_program(const char *path)
  * Command-scoped variables are exported after the cd and put back
  * afterwards, in reverse order: unset (u), exported (x) or a plain shell
  * variable (s) with its old value.
+ *   What this does not defend against: a command that means to lie to
+ * rein.  The command runs in the driver's own bash, with everything the
+ * driver has.  `60<&-` keeps fd 60 from it, but bash holds the socket's
+ * save copy at some fd >= 10 while the command runs (close-on-exec, so
+ * the programs it starts do not have it; its subshells do), and a command
+ * can find that fd in /proc/self/fd and write "s 0" on it: the call then
+ * returns 0 at once while the command goes on, and the session stays one
+ * command out of step (each later call gets the previous command's status,
+ * and output can be lost) until it is dropped.  No secret can tell the
+ * driver's lines from such a one, since the command can read whatever the
+ * driver knows (its variables, its fds, the requests still in the socket)
+ * and even replace the driver's every step (a function named `builtin`);
+ * only a process per command, a fork per run, would keep them apart.  A
+ * command can end with any status it likes and leave jobs running past
+ * its call anyway; what lying gains it is a confused session of its own.
  */
 static const char SHELL_DRIVER[] =
     "{\n"
     "exec 60<&3 3<&-\n"
+    "__rein_flags=\n"
     "if [[ -n $1 ]]; then\n"
     "  if [[ -f $1 && -r $1 ]]; then\n"
-    "    builtin source \"$1\" </dev/null >/dev/null 2>&1 60<&-\n"
+    "    { builtin source \"$1\"; __rein_flags=$-; builtin set +xa\n"
+    "      builtin export -n __rein_flags; } </dev/null >/dev/null 2>&1 60<&-\n"
     "  else\n"
     "    builtin printf 'n\\n' >&60\n"
     "    builtin exit 1\n"
     "  fi\n"
     "fi\n"
     "builtin set --\n"
-    "__rein_xtrace=0 __rein_allexport=0 __rein_busy= __rein_rc=0\n"
+    "__rein_busy= __rein_rc=0\n"
     "builtin printf 'r\\n' >&60\n"
     "until [[ -n $__rein_busy ]] || {\n"
     "        __rein_t=()\n"
@@ -246,22 +291,25 @@ static const char SHELL_DRIVER[] =
     "    else\n"
     "      __rein_how[__rein_i]=u\n"
     "    fi\n"
-    "    builtin export \"$__rein_e\" 2>/dev/null || :\n"
+    "    builtin export \"$__rein_e\" 2>/dev/null || builtin :\n"
     "    __rein_i=$((__rein_i + 1))\n"
     "  done\n"
-    "  __rein_done= __rein_open= __rein_rc=0 __rein_flags= __rein_busy=1\n"
+    "  __rein_done= __rein_open= __rein_last=$__rein_rc __rein_rc=0\n"
+    "  __rein_busy=1\n"
     "  for __rein_once in 1; do\n"
     "    {\n"
     "      __rein_open=1\n"
-    "      [[ $__rein_allexport != 1 ]] || builtin set -a\n"
-    "      [[ $__rein_xtrace != 1 ]] || builtin set -x\n"
+    "      { __rein_status() {\n"
+    "          builtin unset -f __rein_status\n"
+    "          builtin return \"$1\"\n"
+    "        } || builtin :\n"
+    "        [[ $__rein_flags != *a* ]] || builtin set -a\n"
+    "        [[ $__rein_flags != *x* ]] || builtin set -x\n"
+    "        __rein_status \"$__rein_last\" && builtin :; } >/dev/null 2>&1\n"
     "      builtin eval \"$__rein_cmd\"\n"
     "      { __rein_rc=$? __rein_done=1 __rein_flags=$-; builtin set +xa\n"
     "        builtin export -n __rein_rc __rein_done __rein_flags; } 2>/dev/null\n"
     "    } >\"$__rein_out\" 2>&1 60<&-\n"
-    "    __rein_xtrace=0 __rein_allexport=0\n"
-    "    [[ $__rein_flags != *x* ]] || __rein_xtrace=1\n"
-    "    [[ $__rein_flags != *a* ]] || __rein_allexport=1\n"
     "  done\n"
     "  if [[ -z $__rein_open ]]; then\n"
     "    builtin printf 'f\\n' >&60\n"
@@ -275,11 +323,12 @@ static const char SHELL_DRIVER[] =
     "    __rein_e=${__rein_envs[__rein_i]}\n"
     "    __rein_v=${__rein_e%%=*}\n"
     "    case ${__rein_how[__rein_i]} in\n"
-    "    u) builtin unset -v \"$__rein_v\" || : ;;\n"
-    "    x) builtin export \"$__rein_v=${__rein_olds[__rein_i]}\" || : ;;\n"
-    "    *) builtin export -n \"$__rein_v\" || :\n"
+    "    u) builtin unset -v \"$__rein_v\" || builtin : ;;\n"
+    "    x) builtin export \"$__rein_v=${__rein_olds[__rein_i]}\""
+    " || builtin : ;;\n"
+    "    *) builtin export -n \"$__rein_v\" || builtin :\n"
     "       builtin printf -v \"$__rein_v\" %s \"${__rein_olds[__rein_i]}\""
-    " || : ;;\n"
+    " || builtin : ;;\n"
     "    esac\n"
     "  done 2>/dev/null\n"
     "  builtin printf 's %d\\n' \"$__rein_rc\" >&60\n"
