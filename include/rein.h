@@ -504,8 +504,9 @@ typedef struct rein_run_opts {
  * children of its own that leave its session should ask for "pgid", as
  * rein's shell and PTY sessions do. */
 int rein_sup_open(const rein_sup_opts_t *o, rein_sup_t **out);
-/* Terminates every live run (TERM, 1 s grace, KILL), finalizes the
- * registry, releases the owner lease. */
+/* Terminates every live run (TERM, 1 s grace, KILL) and every stray (an
+ * adopted orphan no run could claim: KILL), finalizes the registry (a
+ * stray's record goes once it is gone), releases the owner lease. */
 void rein_sup_close(rein_sup_t *s);
 /* An fd that is readable when rein_sup_run_once has work. */
 int rein_sup_fd(const rein_sup_t *s);
@@ -533,9 +534,14 @@ int rein_sup_forget(rein_sup_t *s, int64_t id);
 
 typedef struct rein_reconcile_stats {
     size_t owners_dead, runs_stolen, orphans_reaped, lost, skipped_alive;
+    /* Strays of dead owners (orphans adopted as a subreaper that no run
+     * could claim): ended (still the process recorded: boot id, pid, start
+     * time), and forgotten without a signal (gone, or not that process). */
+    size_t strays_reaped, strays_lost;
 } rein_reconcile_stats_t;
 /* Reconciles runs of dead owners: kills verified orphans (orphan-reaped),
- * marks the rest lost without a signal. */
+ * marks the rest lost without a signal; the same for their strays, whose
+ * records are then deleted. */
 int rein_sup_reconcile(rein_sup_t *s, rein_reconcile_stats_t *out);
 
 #ifdef __cplusplus

@@ -1,11 +1,13 @@
 /*
  * test_registry.c — the run registry and the event log.
  *
- * Schema, migrations and pragmas; records round-tripping every field; ids
- * from 1000 never reused; environment names only; descendants; leases and
- * atomic steals (also raced between processes); counters as Prometheus
- * text; concurrent writers; a writer SIGKILLed inside a big transaction
- * and inside a commit loop (integrity_check must say ok); a registry that
+ * Schema, migrations (from the previous schema, written here as it
+ * shipped) and pragmas; records round-tripping every field; ids from 1000
+ * never reused; environment names only; descendants; strays per owner,
+ * stolen with the runs; leases and atomic steals (also raced between
+ * processes); counters as Prometheus text; concurrent writers; a writer
+ * SIGKILLed inside a big transaction and inside a commit loop
+ * (integrity_check must say ok); a registry that
  * cannot be written (a full tmpfs and a read-only bind mount, in a private
  * mount namespace, since root ignores mode bits); the state directory's
  * lookup order; JSONL events and the heartbeat rate limit; and the bench
@@ -118,8 +120,8 @@ TEST(registry_schema_pragmas_and_modes)
     ASSERT_EQ(raw_int(db, "PRAGMA user_version"), REGISTRY_SCHEMA_VERSION);
     ASSERT_EQ(raw_int(db, "SELECT count(*) FROM pragma_table_list "
                           "WHERE name IN ('owners','runs','descendants',"
-                          "'counters') AND strict = 1"),
-              4);
+                          "'counters','strays') AND strict = 1"),
+              5);
     ASSERT_EQ(raw_int(db, "SELECT count(*) FROM pragma_journal_mode "
                           "WHERE journal_mode = 'wal'"),
               1);
@@ -168,6 +170,160 @@ TEST(registry_migrates_old_and_refuses_newer_schema)
     ASSERT_EQ(registry_open_ex(dir, false, &reg, msg, sizeof msg),
               -EPROTONOSUPPORT);
     ASSERT_CONTAINS(msg, "newer");
+}
+
+/* The schema version 1 as rein shipped it (migration 0, verbatim): what a
+ * registry written by the previous build holds. */
+static const char schema_v1[] =
+    "CREATE TABLE owners ("
+    "  id TEXT PRIMARY KEY NOT NULL,"
+    "  pid INTEGER NOT NULL,"
+    "  start_time INTEGER NOT NULL,"
+    "  boot_id TEXT NOT NULL,"
+    "  lock_path TEXT,"
+    "  started_ms INTEGER NOT NULL,"
+    "  lease_expires_ms INTEGER NOT NULL"
+    ") STRICT;"
+    "CREATE TABLE runs ("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  owner TEXT NOT NULL,"
+    "  boot_id TEXT NOT NULL,"
+    "  pid INTEGER NOT NULL,"
+    "  start_time INTEGER NOT NULL,"
+    "  pgid INTEGER NOT NULL,"
+    "  sid INTEGER NOT NULL,"
+    "  cgroup TEXT,"
+    "  pids_cgroup TEXT,"
+    "  containment TEXT NOT NULL,"
+    "  tty INTEGER NOT NULL CHECK (tty IN (0, 1)),"
+    "  state INTEGER NOT NULL CHECK (state BETWEEN 0 AND 3),"
+    "  reason INTEGER NOT NULL,"
+    "  exit_code INTEGER NOT NULL,"
+    "  signal INTEGER NOT NULL,"
+    "  cleanup_incomplete INTEGER NOT NULL CHECK (cleanup_incomplete IN (0, 1)),"
+    "  survivors TEXT,"
+    "  created_ms INTEGER NOT NULL,"
+    "  started_ms INTEGER NOT NULL,"
+    "  ended_ms INTEGER NOT NULL,"
+    "  last_output_ms INTEGER NOT NULL,"
+    "  updated_ms INTEGER NOT NULL,"
+    "  bytes INTEGER NOT NULL,"
+    "  command TEXT,"
+    "  cwd TEXT,"
+    "  log_path TEXT,"
+    "  env_names TEXT CHECK (env_names IS NULL OR instr(env_names, '=') = 0)"
+    ") STRICT;"
+    "CREATE INDEX runs_live ON runs (owner) WHERE state < 3;"
+    "CREATE TABLE descendants ("
+    "  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,"
+    "  pid INTEGER NOT NULL,"
+    "  start_time INTEGER NOT NULL,"
+    "  seen_ms INTEGER NOT NULL,"
+    "  UNIQUE (run_id, pid, start_time)"
+    ") STRICT;"
+    "CREATE TABLE counters ("
+    "  name TEXT PRIMARY KEY NOT NULL,"
+    "  value INTEGER NOT NULL"
+    ") STRICT;"
+    "INSERT INTO sqlite_sequence (name, seq) VALUES ('runs', 999);";
+
+TEST(registry_migrates_schema_1_keeping_everything)
+{
+    _Static_assert(REGISTRY_SCHEMA_VERSION == 2,
+                   "schema_v1 is the version just before this one");
+    char dir[PATH_MAX], db[TPATH];
+    snprintf(dir, sizeof dir, "%s", test_tmpdir());
+    snprintf(db, sizeof db, "%s/%s", dir, REGISTRY_FILE);
+    /* What the previous build left: a dead owner, its live run, a
+     * descendant, a counter, in WAL mode. */
+    sqlite3 *raw;
+    ASSERT_EQ(sqlite3_open(db, &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, "PRAGMA journal_mode = WAL", NULL, NULL,
+                           NULL),
+              SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, schema_v1, NULL, NULL, NULL), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(
+                  raw,
+                  "INSERT INTO owners VALUES ('" OWNER_A "', 7, 8, '" BOOT
+                  "', '/nowhere.lock', 1, 2);"
+                  "INSERT INTO runs (owner, boot_id, pid, start_time, pgid,"
+                  " sid, containment, tty, state, reason, exit_code, signal,"
+                  " cleanup_incomplete, created_ms, started_ms, ended_ms,"
+                  " last_output_ms, updated_ms, bytes, command)"
+                  " VALUES ('" OWNER_A "', '" BOOT "', 4242, 99, 4242, 4242,"
+                  " 'subreaper', 0, 1, 0,"
+                  " -1, 0, 0, 1, 1, 0, 0, 1, 0, 'old run');"
+                  "INSERT INTO descendants VALUES (1000, 4243, 100, 1);"
+                  "INSERT INTO counters VALUES ('run_spawn_total', 1);"
+                  "PRAGMA user_version = 1;",
+                  NULL, NULL, NULL),
+              SQLITE_OK);
+    sqlite3_close(raw);
+
+    /* A read-only open (rein ps on a read-only mount) does not migrate. */
+    registry_t *reg;
+    char msg[REGISTRY_ERRMSG_LEN] = "";
+    ASSERT_EQ(registry_open_ex(dir, true, &reg, msg, sizeof msg), -ENOENT);
+    ASSERT_CONTAINS(msg, "schema version 1");
+
+    ASSERT_OK(registry_open(dir, &reg));
+    ASSERT_EQ(raw_int(db, "PRAGMA user_version"), REGISTRY_SCHEMA_VERSION);
+    ASSERT_EQ(raw_int(db, "SELECT count(*) FROM pragma_table_list "
+                          "WHERE name = 'strays' AND strict = 1"),
+              1);
+    run_record_t r;
+    ASSERT_OK(registry_run_get(reg, REGISTRY_FIRST_RUN_ID, &r));
+    ASSERT_STR(r.command, "old run");
+    ASSERT_STR(r.owner, OWNER_A);
+    ASSERT_EQ(r.pid, 4242);
+    run_record_clear(&r);
+    ptree_t t;
+    ASSERT_OK(registry_descendants(reg, REGISTRY_FIRST_RUN_ID, &t));
+    ASSERT_EQ(t.n, 1);
+    ASSERT_EQ(t.v[0].pid, 4243);
+    ptree_free(&t);
+    int64_t v;
+    ASSERT_OK(registry_counter_get(reg, "run_spawn_total", &v));
+    ASSERT_EQ(v, 1);
+    /* The old owner lists (its run lives) and can now have strays. */
+    stray_record_t x = {OWNER_A, BOOT, 5000, 123, 0};
+    ASSERT_OK(registry_stray_add(reg, &x));
+    owner_record_t *ov;
+    size_t n;
+    ASSERT_OK(registry_owner_list(reg, &ov, &n));
+    ASSERT_EQ(n, 1);
+    ASSERT_STR(ov[0].id, OWNER_A);
+    for (size_t i = 0; i < n; i++)
+        owner_record_clear(&ov[i]);
+    free(ov);
+    /* Ids go on from the old sequence. */
+    ASSERT_EQ(insert_run(reg, OWNER_B, RUN_RUNNING),
+              REGISTRY_FIRST_RUN_ID + 1);
+    ASSERT_OK(registry_check(reg));
+    registry_close(reg);
+
+    /* Opened again, nothing migrates twice: the stray is still there. */
+    ASSERT_OK(registry_open(dir, &reg));
+    stray_record_t *sv;
+    ASSERT_OK(registry_strays(reg, OWNER_A, &sv, &n));
+    ASSERT_EQ(n, 1);
+    free(sv);
+    registry_close(reg);
+
+    /* The very next version (a newer rein's) is refused, and left alone. */
+    ASSERT_EQ(sqlite3_open(db, &raw), SQLITE_OK);
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA user_version = %d",
+             REGISTRY_SCHEMA_VERSION + 1);
+    ASSERT_EQ(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(raw);
+    ASSERT_EQ(registry_open_ex(dir, false, &reg, msg, sizeof msg),
+              -EPROTONOSUPPORT);
+    ASSERT_CONTAINS(msg, "newer");
+    ASSERT_EQ(registry_open_ex(dir, true, &reg, msg, sizeof msg),
+              -EPROTONOSUPPORT);
+    ASSERT_EQ(raw_int(db, "PRAGMA user_version"),
+              REGISTRY_SCHEMA_VERSION + 1);
 }
 
 TEST(registry_not_a_database_is_a_clean_error)
@@ -392,7 +548,7 @@ TEST(registry_owners_leases_and_steal)
         owner_record_clear(&ov[i]);
     free(ov);
 
-    ASSERT_OK(registry_steal(reg, OWNER_A, OWNER_B, &n));
+    ASSERT_OK(registry_steal(reg, OWNER_A, OWNER_B, &n, NULL));
     ASSERT_EQ(n, 2);
     run_record_t g;
     ASSERT_OK(registry_run_get(reg, a1, &g));
@@ -409,12 +565,136 @@ TEST(registry_owners_leases_and_steal)
     owner_record_clear(&o);
 
     /* A second steal of the same owner finds nothing: only-if-still-owned. */
-    ASSERT_OK(registry_steal(reg, OWNER_A, OWNER_C, &n));
+    ASSERT_OK(registry_steal(reg, OWNER_A, OWNER_C, &n, NULL));
     ASSERT_EQ(n, 0);
     int64_t v;
     ASSERT_OK(registry_counter_get(reg, "run_lease_steal_total", &v));
     ASSERT_EQ(v, 1);
     registry_close(reg);
+}
+
+static size_t count_strays(registry_t *reg, const char *owner)
+{
+    stray_record_t *v;
+    size_t n;
+    ASSERT_OK(registry_strays(reg, owner, &v, &n));
+    free(v);
+    return n;
+}
+
+static bool owner_listed(registry_t *reg, const char *owner)
+{
+    owner_record_t *ov;
+    size_t n;
+    bool found = false;
+    ASSERT_OK(registry_owner_list(reg, &ov, &n));
+    for (size_t i = 0; i < n; i++) {
+        found = found || !strcmp(ov[i].id, owner);
+        owner_record_clear(&ov[i]);
+    }
+    free(ov);
+    return found;
+}
+
+TEST(registry_strays_per_owner_stolen_with_the_runs)
+{
+    registry_t *reg;
+    ASSERT_OK(registry_open(test_tmpdir(), &reg));
+    add_owner(reg, OWNER_A, 1);
+    add_owner(reg, OWNER_B, 1);
+    add_owner(reg, OWNER_C, 1);
+    stray_record_t a1 = {OWNER_A, BOOT, 300, 30, 0};
+    stray_record_t a2 = {OWNER_A, BOOT, 100, 10, 77};
+    stray_record_t b1 = {OWNER_B, BOOT, 500, 50, 0};
+    ASSERT_OK(registry_stray_add(reg, &a1));
+    ASSERT_OK(registry_stray_add(reg, &a2));
+    ASSERT_OK(registry_stray_add(reg, &a1)); /* again: one row */
+    ASSERT_OK(registry_stray_add(reg, &b1));
+    stray_record_t nobody = {"dddddddddddddddddddddddddddddddd", BOOT, 1, 1,
+                             0};
+    ASSERT_EQ(registry_stray_add(reg, &nobody), -ENOENT);
+
+    stray_record_t *v;
+    size_t n;
+    ASSERT_OK(registry_strays(reg, OWNER_A, &v, &n));
+    ASSERT_EQ(n, 2);
+    ASSERT_EQ(v[0].pid, 300); /* in the order recorded */
+    ASSERT_EQ(v[0].start_time, 30);
+    ASSERT_STR(v[0].boot_id, BOOT);
+    ASSERT_INT(v[0].seen_ms, >, 1600000000000); /* stamped */
+    ASSERT_EQ(v[1].pid, 100);
+    ASSERT_EQ(v[1].seen_ms, 77);
+    free(v);
+
+    /* An owner with strays and no live run is still one to reconcile. */
+    ASSERT_TRUE(owner_listed(reg, OWNER_A));
+    ASSERT_FALSE(owner_listed(reg, OWNER_C));
+
+    /* Deleting is by the whole identity, and idempotent. */
+    stray_record_t other_boot = a2;
+    snprintf(other_boot.boot_id, sizeof other_boot.boot_id, "x");
+    ASSERT_OK(registry_stray_delete(reg, &other_boot));
+    ASSERT_EQ(count_strays(reg, OWNER_A), 2);
+    ASSERT_OK(registry_stray_delete(reg, &a2));
+    ASSERT_OK(registry_stray_delete(reg, &a2));
+    ASSERT_EQ(count_strays(reg, OWNER_A), 1);
+
+    /* A steal takes the strays along, even without a run, and counts. */
+    size_t runs, strays;
+    ASSERT_OK(registry_steal(reg, OWNER_A, OWNER_C, &runs, &strays));
+    ASSERT_EQ(runs, 0);
+    ASSERT_EQ(strays, 1);
+    ASSERT_EQ(count_strays(reg, OWNER_A), 0);
+    ASSERT_EQ(count_strays(reg, OWNER_C), 1);
+    ASSERT_FALSE(owner_listed(reg, OWNER_A));
+    int64_t steals;
+    ASSERT_OK(registry_counter_get(reg, "run_lease_steal_total", &steals));
+    ASSERT_EQ(steals, 1);
+    ASSERT_OK(registry_steal(reg, OWNER_A, OWNER_C, &runs, &strays));
+    ASSERT_EQ(strays, 0); /* the second stealer finds nothing */
+
+    /* The stealer may hold the same process itself: one row is kept. */
+    stray_record_t c_too = b1;
+    memcpy(c_too.owner, OWNER_C, sizeof c_too.owner);
+    ASSERT_OK(registry_stray_add(reg, &c_too));
+    int64_t b_run = insert_run(reg, OWNER_B, RUN_RUNNING);
+    ASSERT_OK(registry_steal(reg, OWNER_B, OWNER_C, &runs, &strays));
+    ASSERT_EQ(runs, 1);
+    ASSERT_EQ(strays, 1);
+    ASSERT_EQ(count_strays(reg, OWNER_C), 2);
+    run_record_t g;
+    ASSERT_OK(registry_run_get(reg, b_run, &g));
+    ASSERT_STR(g.owner, OWNER_C);
+    run_record_clear(&g);
+
+    /* Strays go to a known owner only; nothing moves otherwise. */
+    ASSERT_EQ(registry_steal(reg, OWNER_C, "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee",
+                             &runs, &strays),
+              -ENOENT);
+    ASSERT_EQ(runs, 0);
+    ASSERT_EQ(strays, 0);
+    ASSERT_EQ(count_strays(reg, OWNER_C), 2);
+    ASSERT_OK(registry_run_get(reg, b_run, &g));
+    ASSERT_STR(g.owner, OWNER_C);
+    run_record_clear(&g);
+    registry_close(reg);
+
+    /* An owner is not forgotten while it has strays on record (whoever
+     * deletes it); one without may go. */
+    char db[PATH_MAX];
+    snprintf(db, sizeof db, "%s/%s", test_tmpdir(), REGISTRY_FILE);
+    sqlite3 *raw;
+    ASSERT_EQ(sqlite3_open(db, &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, "PRAGMA foreign_keys = ON", NULL, NULL, NULL),
+              SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, "DELETE FROM owners WHERE id = '" OWNER_C "'",
+                           NULL, NULL, NULL),
+              SQLITE_CONSTRAINT);
+    ASSERT_EQ(sqlite3_exec(raw, "DELETE FROM owners WHERE id = '" OWNER_A "'",
+                           NULL, NULL, NULL),
+              SQLITE_OK);
+    sqlite3_close(raw);
+    ASSERT_EQ(raw_int(db, "SELECT count(*) FROM strays"), 2);
 }
 
 TEST(registry_steal_race_between_processes_has_one_winner)
@@ -445,7 +725,7 @@ TEST(registry_steal_race_between_processes_has_one_winner)
             char c;
             (void)!read(go[0], &c, 1); /* all start together */
             size_t moved = 0;
-            int rc = registry_steal(r2, OWNER_A, me, &moved);
+            int rc = registry_steal(r2, OWNER_A, me, &moved, NULL);
             registry_close(r2);
             _exit(rc < 0 ? 254 : (int)moved);
         }
@@ -503,6 +783,7 @@ TEST(registry_counters_as_prometheus_text)
     ASSERT_CONTAINS(text, "\nrun_timeout_total{type=\"no_output\"} 0\n");
     ASSERT_CONTAINS(text, "\nrun_cleanup_kill_total{mode=\"job\"} 1\n");
     ASSERT_CONTAINS(text, "\nrun_reconcile_orphans_total 0\n");
+    ASSERT_CONTAINS(text, "\nrun_reconcile_strays_total 0\n");
     ASSERT_CONTAINS(text, "\nrun_lease_steal_total 0\n");
     ASSERT_CONTAINS(text, "\nrun_ownership_escape_total 0\n");
     ASSERT_CONTAINS(text, "# TYPE custom_total counter\n"
@@ -536,7 +817,9 @@ TEST(registry_counters_as_prometheus_text)
         ASSERT_TRUE(t != NULL && t < first);
         series++;
     }
-    ASSERT_EQ(series, 1 + 9 + 2 + 4 + 3 + 1);
+    /* spawn, exit x 9 reasons, timeout x 2, kill x 3 + job, orphans,
+     * strays, steal, escape, custom. */
+    ASSERT_EQ(series, 1 + 9 + 2 + 4 + 4 + 1);
     free(copy);
     free(text);
     registry_close(reg);
@@ -1000,6 +1283,7 @@ TEST(events_are_json_lines_with_the_common_fields)
     ASSERT_EQ(json_integer_value(json_object_get(e, "run")), 0);
     json_decref(all);
     ASSERT_STR(events_type_name(EVENTS_LEASE_STEAL), "lease_steal");
+    ASSERT_STR(events_type_name(EVENTS_STRAY), "stray");
     ASSERT_STR(events_type_name(EVENTS_TYPE_COUNT), "unknown");
 }
 

@@ -8,6 +8,12 @@
  * verified before a signal goes out.  The owner then sees its child die and
  * finalizes the record as usual.  A run whose owner is dead is left to
  * reconciliation, which this verb runs.
+ *
+ * Strays (orphans an owner adopted as a subreaper that no run of it could
+ * claim) are no run's, so rein kill of a live owner's run never touches
+ * them: they might be another run's daemon.  Its owner ends them at its
+ * close; once the owner is dead, reconciliation does (rein kill of such a
+ * run, or rein reconcile), since every run of that owner is over by then.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -198,8 +204,9 @@ int cli_kill(int argc, char **argv)
             status = CLI_EXIT_FAILURE;
         } else {
             printf("run %lld: its owner is gone; reconciled (%zu orphaned "
-                   "runs ended, %zu lost)\n",
-                   (long long)id, st.orphans_reaped, st.lost);
+                   "runs ended, %zu lost; %zu strays ended)\n",
+                   (long long)id, st.orphans_reaped, st.lost,
+                   st.strays_reaped);
         }
         rein_sup_close(s);
         goto out;
@@ -273,9 +280,9 @@ int cli_reconcile(int argc, char **argv)
         return CLI_EXIT_FAILURE;
     }
     printf("owners dead %zu, alive %zu; runs stolen %zu; orphans ended %zu; "
-           "lost %zu\n",
+           "lost %zu; strays ended %zu, lost %zu\n",
            st.owners_dead, st.skipped_alive, st.runs_stolen,
-           st.orphans_reaped, st.lost);
+           st.orphans_reaped, st.lost, st.strays_reaped, st.strays_lost);
     rein_sup_close(s);
     return CLI_EXIT_OK;
 }

@@ -30,6 +30,7 @@ static const char *const events_names[EVENTS_TYPE_COUNT] = {
     [EVENTS_DESCENDANT] = "descendant",
     [EVENTS_ESCAPE] = "ownership_escape",
     [EVENTS_REGISTRY_ERROR] = "registry_error",
+    [EVENTS_STRAY] = "stray",
 };
 
 const char *events_type_name(events_type_t type)

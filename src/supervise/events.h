@@ -37,6 +37,7 @@ typedef enum events_type {
     EVENTS_DESCENDANT,     /* a new descendant of a run was remembered */
     EVENTS_ESCAPE,         /* a descendant left the run's boundary */
     EVENTS_REGISTRY_ERROR, /* a registry write failed (run goes on) */
+    EVENTS_STRAY,          /* an adopted orphan no run could claim */
     EVENTS_TYPE_COUNT
 } events_type_t;
 
@@ -52,7 +53,7 @@ typedef struct events_heartbeat {
 #define EVENTS_HEARTBEAT_INIT {false, 0, 0}
 
 /* "spawn" "output" "cancel" "exit" "cleanup" "reconcile" "lease_steal"
- * "descendant" "ownership_escape" "registry_error". */
+ * "descendant" "ownership_escape" "registry_error" "stray". */
 const char *events_type_name(events_type_t type);
 
 /* Opens (creating 0600) dir/events.jsonl for appending, as owner_id. */

@@ -112,6 +112,22 @@ static const char *const registry_migrations[REGISTRY_SCHEMA_VERSION] = {
     "  value INTEGER NOT NULL"
     ") STRICT;"
     "INSERT INTO sqlite_sequence (name, seq) VALUES ('runs', 999);",
+
+    /* 1 -> 2: strays, the orphans re-parented to an owner (a subreaper)
+     * that no run of it could claim.  Keyed by their owner, since no run
+     * is known to be theirs; the boot id is in the key because pid + start
+     * time name a process within one boot only.  RESTRICT, not CASCADE:
+     * a stray's row may be the only trace of a live process, so an owner
+     * cannot be forgotten while it has one; its strays leave it when
+     * reconcile takes them over (the steal) or ends them. */
+    "CREATE TABLE strays ("
+    "  owner TEXT NOT NULL REFERENCES owners (id) ON DELETE RESTRICT,"
+    "  boot_id TEXT NOT NULL,"
+    "  pid INTEGER NOT NULL,"
+    "  start_time INTEGER NOT NULL,"
+    "  seen_ms INTEGER NOT NULL,"
+    "  UNIQUE (owner, boot_id, pid, start_time)"
+    ") STRICT;",
 };
 
 _Static_assert(REGISTRY_FIRST_RUN_ID == 1000,
@@ -145,7 +161,11 @@ enum registry_stmt_id {
     ST_RUN_LIST_LIVE,
     ST_DESC_ADD,
     ST_DESC_LIST,
+    ST_STRAY_ADD,
+    ST_STRAY_DELETE,
+    ST_STRAY_LIST,
     ST_STEAL,
+    ST_STEAL_STRAYS,
     ST_COUNTER_ADD,
     ST_COUNTER_GET,
     ST_COUNTER_LIST,
@@ -159,7 +179,9 @@ static const char *const registry_sql[ST_COUNT] = {
     [ST_OWNER_GET] = "SELECT " OWNER_COLS " FROM owners WHERE id = ?",
     [ST_OWNER_LIST] = "SELECT " OWNER_COLS " FROM owners o WHERE EXISTS "
                       "(SELECT 1 FROM runs r WHERE r.owner = o.id "
-                      "AND r.state < 3) ORDER BY started_ms, id",
+                      "AND r.state < 3) OR EXISTS "
+                      "(SELECT 1 FROM strays s WHERE s.owner = o.id) "
+                      "ORDER BY started_ms, id",
     [ST_OWNER_EXPIRE] = "UPDATE owners SET lease_expires_ms = 0 WHERE id = ?",
     [ST_RUN_INSERT] = "INSERT INTO runs (" RUN_COLS ") VALUES (" RUN_PARAMS
                       ")",
@@ -174,8 +196,20 @@ static const char *const registry_sql[ST_COUNT] = {
                     "(run_id, pid, start_time, seen_ms) VALUES (?,?,?,?)",
     [ST_DESC_LIST] = "SELECT pid, start_time FROM descendants "
                      "WHERE run_id = ? ORDER BY rowid",
+    [ST_STRAY_ADD] = "INSERT OR IGNORE INTO strays "
+                     "(owner, boot_id, pid, start_time, seen_ms) "
+                     "VALUES (?,?,?,?,?)",
+    [ST_STRAY_DELETE] = "DELETE FROM strays WHERE owner = ? AND boot_id = ? "
+                        "AND pid = ? AND start_time = ?",
+    [ST_STRAY_LIST] = "SELECT owner, boot_id, pid, start_time, seen_ms "
+                      "FROM strays WHERE owner = ? ORDER BY rowid",
     [ST_STEAL] = "UPDATE runs SET owner = ?, updated_ms = ? "
                  "WHERE owner = ? AND state < 3",
+    /* OR REPLACE: the stealer may hold the same process as a stray of its
+     * own (a rein run by rein: the dead one's orphans come to its parent),
+     * and one row of it is enough. */
+    [ST_STEAL_STRAYS] = "UPDATE OR REPLACE strays SET owner = ? "
+                        "WHERE owner = ?",
     [ST_COUNTER_ADD] = "INSERT INTO counters (name, value) VALUES (?, ?) "
                        "ON CONFLICT (name) DO UPDATE "
                        "SET value = value + excluded.value",
@@ -1251,6 +1285,77 @@ fail:
     return rc;
 }
 
+/* --------------------------------------------------------------- strays */
+
+/* Binds the identity of x (owner, boot id, pid, start time) from 1. */
+static void registry_bind_stray(sqlite3_stmt *st, const stray_record_t *x)
+{
+    sqlite3_bind_text(st, 1, x->owner, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, x->boot_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, x->pid);
+    sqlite3_bind_int64(st, 4, (int64_t)x->start_time);
+}
+
+int registry_stray_add(registry_t *reg, const stray_record_t *x)
+{
+    sqlite3_stmt *st;
+    int rc = registry_write_stmt(reg, ST_STRAY_ADD, &st);
+    if (rc < 0)
+        return rc;
+    registry_bind_stray(st, x);
+    sqlite3_bind_int64(st, 5, x->seen_ms ? x->seen_ms : registry_now_ms());
+    rc = registry_step_done(reg, st, "add stray");
+    /* As for descendants: OR IGNORE leaves the foreign key to fail. */
+    if (rc == -EEXIST)
+        rc = registry_fail_code(reg, -ENOENT, "stray of unknown owner");
+    return registry_write_end(reg, rc);
+}
+
+int registry_stray_delete(registry_t *reg, const stray_record_t *x)
+{
+    sqlite3_stmt *st;
+    int rc = registry_write_stmt(reg, ST_STRAY_DELETE, &st);
+    if (rc < 0)
+        return rc;
+    registry_bind_stray(st, x);
+    rc = registry_step_done(reg, st, "delete stray");
+    return registry_write_end(reg, rc);
+}
+
+static int stray_row_read(sqlite3_stmt *st, void *elem)
+{
+    stray_record_t *x = elem;
+    memset(x, 0, sizeof *x);
+    registry_copy_fixed(x->owner, sizeof x->owner,
+                        sqlite3_column_text(st, 0));
+    registry_copy_fixed(x->boot_id, sizeof x->boot_id,
+                        sqlite3_column_text(st, 1));
+    x->pid = (pid_t)sqlite3_column_int64(st, 2);
+    x->start_time = (uint64_t)sqlite3_column_int64(st, 3);
+    x->seen_ms = sqlite3_column_int64(st, 4);
+    return 0;
+}
+
+static void stray_row_clear(void *elem)
+{
+    (void)elem; /* fixed fields only */
+}
+
+int registry_strays(registry_t *reg, const char *owner_id,
+                    stray_record_t **out, size_t *n)
+{
+    static const registry_rows_t rows = {sizeof **out, stray_row_read,
+                                         stray_row_clear, "list strays"};
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *st = NULL;
+    int rc = registry_stmt(reg, ST_STRAY_LIST, &st);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_text(st, 1, owner_id, -1, SQLITE_STATIC);
+    return registry_collect(reg, st, &rows, out, n);
+}
+
 /* ---------------------------------------------------------------- steal */
 
 /* Adds to a counter inside the caller's transaction. */
@@ -1267,9 +1372,12 @@ static int registry_counter_add_locked(registry_t *reg, const char *name,
 }
 
 int registry_steal(registry_t *reg, const char *from, const char *to,
-                   size_t *n)
+                   size_t *n, size_t *n_strays)
 {
-    *n = 0;
+    size_t strays_dummy;
+    if (!n_strays)
+        n_strays = &strays_dummy;
+    *n = *n_strays = 0;
     sqlite3_stmt *st;
     /* One BEGIN IMMEDIATE: of two stealers racing for the same runs, the
      * second finds them owned by the first and moves nothing. */
@@ -1283,7 +1391,18 @@ int registry_steal(registry_t *reg, const char *from, const char *to,
     if (rc < 0)
         goto out;
     size_t moved = (size_t)sqlite3_changes(reg->db);
-    if (moved == 0)
+    rc = registry_stmt(reg, ST_STEAL_STRAYS, &st);
+    if (rc < 0)
+        goto out;
+    sqlite3_bind_text(st, 1, to, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, from, -1, SQLITE_STATIC);
+    rc = registry_step_done(reg, st, "steal strays");
+    if (rc == -EEXIST) /* the foreign key: `to` is no owner */
+        rc = registry_fail_code(reg, -ENOENT, "strays stolen by no owner");
+    if (rc < 0)
+        goto out;
+    size_t moved_strays = (size_t)sqlite3_changes(reg->db);
+    if (moved == 0 && moved_strays == 0)
         goto out;
     rc = registry_stmt(reg, ST_OWNER_EXPIRE, &st);
     if (rc < 0)
@@ -1293,12 +1412,14 @@ int registry_steal(registry_t *reg, const char *from, const char *to,
     if (rc < 0)
         goto out;
     rc = registry_counter_add_locked(reg, "run_lease_steal_total", 1);
-    if (rc == 0)
+    if (rc == 0) {
         *n = moved;
+        *n_strays = moved_strays;
+    }
 out:
     rc = registry_write_end(reg, rc);
     if (rc < 0)
-        *n = 0;
+        *n = *n_strays = 0;
     return rc;
 }
 
@@ -1401,6 +1522,10 @@ static const struct registry_family {
      "mode", {"pid", "pgid", "cgroup"}},
     {"run_reconcile_orphans_total",
      "Orphans of a dead owner found and killed by reconcile.", NULL, {NULL}},
+    {"run_reconcile_strays_total",
+     "Strays of a dead owner (adopted orphans no run could claim) found "
+     "and killed by reconcile.",
+     NULL, {NULL}},
     {"run_lease_steal_total", "Stale owner leases taken over.", NULL, {NULL}},
     {"run_ownership_escape_total",
      "Descendants that left their run's session or cgroup.", NULL, {NULL}},

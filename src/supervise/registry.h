@@ -41,8 +41,10 @@
 #define REGISTRY_FILE "registry.db"
 #define REGISTRY_FIRST_RUN_ID 1000
 #define REGISTRY_BUSY_TIMEOUT_MS 5000
-/* The schema this code reads and writes (PRAGMA user_version). */
-#define REGISTRY_SCHEMA_VERSION 1
+/* The schema this code reads and writes (PRAGMA user_version).  2 added
+ * the strays table; a version 1 file is migrated when opened read-write,
+ * and a file newer than this is refused. */
+#define REGISTRY_SCHEMA_VERSION 2
 /* The state directory under $XDG_STATE_HOME or ~/.local/state. */
 #define REGISTRY_STATE_SUBDIR "rein"
 /* Room for registry_errmsg(): SQLite's message plus the path. */
@@ -177,7 +179,7 @@ int registry_owner_renew(registry_t *reg, const char *owner_id,
                          int64_t lease_expires_ms);
 int registry_owner_get(registry_t *reg, const char *owner_id,
                        owner_record_t *out);
-/* Every owner with a run that is not exited. */
+/* Every owner with a run that is not exited, or with a stray. */
 int registry_owner_list(registry_t *reg, owner_record_t **out, size_t *n);
 void owner_record_clear(owner_record_t *o);
 
@@ -211,15 +213,44 @@ int registry_descendant_add(registry_t *reg, int64_t run_id, pid_t pid,
 int registry_descendants(registry_t *reg, int64_t run_id, ptree_t *out);
 
 /*
- * Moves every non-exited run of owner `from` to owner `to`, atomically and
- * only if `from` still owns them, and records the steal (counter
- * run_lease_steal_total, once per steal that moved runs; from's lease is set
- * to 0 so it reads as expired).  *n: how many runs moved; 0 when another
- * stealer won the race.  Whether from is stale (lease expired, its lock
- * file's flock free) is the caller's decision, taken before the call.
+ * A stray: an orphan re-parented to an owner (rein as a subreaper) that no
+ * run of that owner could claim (several were live, and it had left their
+ * sessions).  Recorded under the owner, never under a run, so that ending
+ * one run never ends another's daemon; reconcile ends a dead owner's
+ * strays that are still the same process (boot id, pid, start time).
+ */
+typedef struct stray_record {
+    char owner[REGISTRY_OWNER_ID_LEN];
+    char boot_id[PROCFS_BOOT_ID_LEN];
+    pid_t pid;
+    uint64_t start_time;             /* /proc/<pid>/stat field 22 */
+    int64_t seen_ms;                 /* when adopted; 0 on add: now */
+} stray_record_t;
+
+/* Remembers a stray (idempotent: the same owner, boot id, pid and start
+ * time once).  -ENOENT when its owner is not in the registry. */
+int registry_stray_add(registry_t *reg, const stray_record_t *x);
+/* Forgets the stray of that owner, boot id, pid and start time; 0 also
+ * when there was none (a stray is forgotten once it is gone, and a write
+ * that failed before may have left nothing to forget). */
+int registry_stray_delete(registry_t *reg, const stray_record_t *x);
+/* The strays of owner_id, in the order they were recorded.  free() *out. */
+int registry_strays(registry_t *reg, const char *owner_id,
+                    stray_record_t **out, size_t *n);
+
+/*
+ * Moves every non-exited run and every stray of owner `from` to owner `to`,
+ * atomically and only if `from` still owns them, and records the steal
+ * (counter run_lease_steal_total, once per steal that moved anything;
+ * from's lease is set to 0 so it reads as expired).  *n: how many runs
+ * moved, *n_strays (may be NULL) how many strays; both 0 when another
+ * stealer won the race.  `to` must be an owner in the registry when `from`
+ * has strays (-ENOENT, nothing moved).  Whether from is stale (lease
+ * expired, its lock file's flock free) is the caller's decision, taken
+ * before the call.
  */
 int registry_steal(registry_t *reg, const char *from, const char *to,
-                   size_t *n);
+                   size_t *n, size_t *n_strays);
 
 /* Prometheus-style counters, e.g. "run_exit_total{reason=\"exit\"}".
  * -EINVAL for a name that is not a metric name with optional labels. */

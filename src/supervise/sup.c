@@ -33,6 +33,13 @@
  * leftovers until it has drained an output channel of its own, bounded by
  * its own windows (on_leader_exit, sup_run_release).
  *
+ * An orphan re-parented to us that no run can claim (several runs were
+ * live and it left their sessions: a double-fork daemon whose parent
+ * exited before any scan saw it) is a stray: ours, but no run's.  It is
+ * recorded under the owner (never under a run: ending one run must not end
+ * another's daemon), ended at rein_sup_close, and, after a crash, by the
+ * reconcile of the dead owner, if it is still the same process.
+ *
  * Several supervisors may share one state dir.  Each is an owner with an
  * flock'ed lock file and a lease renewed every REIN_SUP_HEARTBEAT_MS; a
  * supervisor reconciles only runs whose owner's lock is free (the owner
@@ -140,6 +147,14 @@ struct run {
     const char *kill_mode; /* for run_cleanup_kill_total{mode} */
 };
 
+/* An orphan re-parented to us (a subreaper) that no run could claim when
+ * it was adopted (see attribute): ours, but no run's. */
+struct stray {
+    pid_t pid;
+    uint64_t start_time;
+    bool recorded; /* its registry row is written (else: retried) */
+};
+
 struct rein_sup {
     loop_t *loop;
     registry_t *reg;
@@ -154,7 +169,8 @@ struct rein_sup {
     uint64_t t_heartbeat;
     uint64_t t_scan; /* the periodic scan (on_scan_tick), while armed */
     char *rbuf;
-    ptree_t strays; /* adopted orphans no run could claim */
+    struct stray *strays; /* adopted orphans no run could claim */
+    size_t n_strays;
 };
 
 static int64_t wall_ms(void)
@@ -1384,7 +1400,8 @@ static struct run *attribute(rein_sup_t *s, pid_t pid, const procfs_stat_t *st)
     }
     /* An orphan comes to a subreaper only from its own descendants: with
      * one live run, it is that run's (a fast double fork, seen by no scan
-     * and in no cgroup).  With several, it stays a stray, ended at close. */
+     * and in no cgroup).  With several, it is a stray: recorded under the
+     * owner (adopt_stray), ended at close, or by reconcile after a crash. */
     struct run *only = NULL;
     for (struct run *r = s->runs; r; r = r->next)
         if (r->state != REIN_RUN_EXITED) {
@@ -1403,9 +1420,75 @@ static bool is_leader(rein_sup_t *s, pid_t pid)
     return false;
 }
 
+static struct stray *find_stray(rein_sup_t *s, pid_t pid, uint64_t start)
+{
+    for (size_t i = 0; i < s->n_strays; i++)
+        if (s->strays[i].pid == pid && s->strays[i].start_time == start)
+            return &s->strays[i];
+    return NULL;
+}
+
+/* The registry's identity of stray x, as this owner records it. */
+static stray_record_t stray_row(const rein_sup_t *s, const struct stray *x)
+{
+    stray_record_t row;
+    memset(&row, 0, sizeof row);
+    memcpy(row.owner, s->owner, sizeof row.owner);
+    memcpy(row.boot_id, s->boot_id, sizeof row.boot_id);
+    row.pid = x->pid;
+    row.start_time = x->start_time;
+    return row;
+}
+
+/* Writes the stray's row if it is not written yet.  Best-effort, as for
+ * a run's row: a failure is an event, and the heartbeat tries again, so
+ * that a stray is on record before a crash if the registry allows it at
+ * all. */
+static void stray_record(rein_sup_t *s, struct stray *x)
+{
+    if (!s->reg || x->recorded)
+        return;
+    stray_record_t row = stray_row(s, x);
+    int rc = registry_stray_add(s->reg, &row);
+    if (rc == 0)
+        x->recorded = true;
+    else
+        event(s, EVENTS_REGISTRY_ERROR, 0,
+              json_pack("{s:s,s:i}", "error", rein_strerror(rc), "stray",
+                        (int)x->pid));
+}
+
+/* Keeps (pid, start) as a stray and records it before anything else. */
+static void adopt_stray(rein_sup_t *s, pid_t pid, uint64_t start)
+{
+    struct stray *v = realloc(s->strays, (s->n_strays + 1) * sizeof *v);
+    if (!v)
+        return;
+    s->strays = v;
+    struct stray *x = &s->strays[s->n_strays++];
+    *x = (struct stray){pid, start, false};
+    stray_record(s, x);
+    event(s, EVENTS_STRAY, 0,
+          json_pack("{s:i,s:I}", "pid", (int)pid, "start_time",
+                    (json_int_t)start));
+}
+
+/* Forgets stray i (it is gone): from memory, and its row.  A row that
+ * cannot be deleted now is found by a later reconcile, which sees the
+ * process gone and deletes it then. */
+static void drop_stray(rein_sup_t *s, size_t i)
+{
+    if (s->reg) {
+        stray_record_t row = stray_row(s, &s->strays[i]);
+        registry_stray_delete(s->reg, &row);
+    }
+    s->strays[i] = s->strays[--s->n_strays];
+}
+
 /* After SIGCHLD: children of ours that are no run's leader are orphans a
  * run's process left behind (we are a subreaper).  Claim them for their
- * run (an escape if they left its session), reap the dead ones. */
+ * run (an escape if they left its session), keep the rest as strays, reap
+ * the dead ones. */
 static void on_orphans(loop_t *l, void *data)
 {
     (void)l;
@@ -1422,20 +1505,91 @@ static void on_orphans(loop_t *l, void *data)
         if (is_leader(s, p) || procfs_read_stat(p, &st) < 0 ||
             st.session == getsid(0))
             continue;
+        struct stray *x = find_stray(s, p, st.start_time);
         if (st.state == 'Z') {
+            /* Our unreaped child: its pid is not reused before the
+             * waitid, so the stray it was is gone for sure. */
             siginfo_t info;
             waitid(P_PID, (id_t)p, &info, WEXITED | WNOHANG);
+            if (x)
+                drop_stray(s, (size_t)(x - s->strays));
             continue;
         }
+        /* A stray stays one: no run can have come to remember it since,
+         * it cannot rejoin a session, and "the only live run" (attribute's
+         * last rule) says nothing of an orphan adopted while others
+         * lived. */
+        if (x)
+            continue;
         struct run *r = attribute(s, p, &st);
-        if (r) {
+        if (r)
             consider(r, p, st.start_time);
-        } else {
-            ptree_t one = {&PTREE_MEMBER(p, st.start_time), 1};
-            ptree_merge(&s->strays, &one);
-        }
+        else
+            adopt_stray(s, p, st.start_time);
     }
     free(kids);
+}
+
+/* Captures every stray that is still the process adopted, with what it
+ * started, each member pinned. */
+static void capture_strays(rein_sup_t *s, ptree_t *t)
+{
+    t->v = NULL;
+    t->n = 0;
+    for (size_t i = 0; i < s->n_strays; i++) {
+        ptree_t one;
+        if (ptree_capture_pinned(s->strays[i].pid, &one) < 0)
+            continue;
+        /* The capture's own read must still be the stray adopted. */
+        if (one.n && one.v[0].start_time == s->strays[i].start_time)
+            ptree_merge(t, &one);
+        ptree_free(&one);
+    }
+}
+
+/* Reaps the members of t that are our zombie children (a stray, or a
+ * stray's child re-parented to us when the stray died first): the pid of
+ * an unreaped zombie cannot be reused, so pid + start time is still it. */
+static void reap_members(const ptree_t *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        procfs_stat_t st;
+        siginfo_t info;
+        if (procfs_read_stat(t->v[i].pid, &st) == 0 && st.state == 'Z' &&
+            st.ppid == getpid() && st.start_time == t->v[i].start_time)
+            waitid(P_PID, (id_t)t->v[i].pid, &info, WEXITED | WNOHANG);
+    }
+}
+
+/* rein_sup_close, once every run is over: KILL every stray and what it
+ * started (each verified by its start time, then pinned), reap them, and
+ * delete the rows of those gone.  No orphan is adopted here: a child of
+ * the host's in a session of its own that no scan took for an orphan
+ * stays the host's.  One that outlives REIN_SUP_KILL_BOUND_MS keeps its
+ * row, for the reconcile that follows our death. */
+static void end_strays(rein_sup_t *s)
+{
+    if (!s->n_strays)
+        return;
+    ptree_t t;
+    capture_strays(s, &t);
+    int killed = ptree_signal(&t, SIGKILL);
+    uint64_t t0 = loop_clock_ms();
+    while (ptree_count_alive(&t) &&
+           loop_clock_ms() - t0 < (uint64_t)REIN_SUP_KILL_BOUND_MS)
+        poll(NULL, 0, SUP_CHECK_MS);
+    reap_members(&t);
+    size_t survivors = 0;
+    for (size_t i = s->n_strays; i-- > 0;) {
+        if (procfs_alive(s->strays[i].pid, s->strays[i].start_time))
+            survivors++;
+        else
+            drop_stray(s, i); /* gone (reaped, or not that process) */
+    }
+    event(s, EVENTS_CLEANUP, 0,
+          json_pack("{s:b,s:i,s:i}", "incomplete", survivors > 0,
+                    "strays_killed", killed, "survivors", (int)survivors));
+    ptree_free(&t);
 }
 
 /* --------------------------------------------------------- owner, lease */
@@ -1450,6 +1604,8 @@ static void on_heartbeat(loop_t *l, uint64_t id, void *data)
         for (struct run *r = s->runs; r; r = r->next)
             if (r->state == REIN_RUN_RUNNING)
                 record(r); /* bytes and last output, at heartbeat pace */
+        for (size_t i = 0; i < s->n_strays; i++)
+            stray_record(s, &s->strays[i]); /* a failed write, again */
     }
     loop_timer_add(l, REIN_SUP_HEARTBEAT_MS, on_heartbeat, s,
                    &s->t_heartbeat);
@@ -1627,11 +1783,99 @@ static bool doom_orphan_run(rein_sup_t *s, const run_record_t *rec,
     return any;
 }
 
+/* Adds to d the tree of a dead owner's stray if it is still the process
+ * recorded: the same boot, and its pid pinned with the start time
+ * recorded.  True when it was. */
+static bool doom_stray(rein_sup_t *s, const stray_record_t *x,
+                       struct doomed *d)
+{
+    if (strcmp(x->boot_id, s->boot_id) != 0 || x->pid <= 1)
+        return false;
+    ptree_t t;
+    if (ptree_capture_pinned(x->pid, &t) < 0)
+        return false;
+    bool ours = t.n && t.v[0].start_time == x->start_time;
+    if (ours)
+        ptree_merge(&d->tree, &t);
+    ptree_free(&t);
+    return ours;
+}
+
+/* Reads the strays now ours in the registry into *v; those not in memory
+ * are a dead owner's, taken over by the steal: (*theirs)[i] says which,
+ * (*doomed_i)[i] which of them are still the process recorded (their trees
+ * added to d).  On failure nothing is allocated (*v NULL, *n 0). */
+static int doom_strays(rein_sup_t *s, struct doomed *d, stray_record_t **v,
+                       size_t *n, bool **theirs, bool **doomed_i)
+{
+    *theirs = *doomed_i = NULL;
+    int rc = registry_strays(s->reg, s->owner, v, n);
+    if (rc < 0)
+        return rc; /* registry_strays leaves *v NULL, *n 0 */
+    *theirs = calloc(*n ? *n : 1, sizeof **theirs);
+    *doomed_i = calloc(*n ? *n : 1, sizeof **doomed_i);
+    if (!*theirs || !*doomed_i) {
+        free(*theirs);
+        free(*doomed_i);
+        free(*v);
+        *v = NULL;
+        *n = 0;
+        *theirs = *doomed_i = NULL;
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < *n; i++) {
+        const stray_record_t *x = &(*v)[i];
+        /* Our own strays (this boot, adopted by this supervisor) are
+         * ended at our close, not here. */
+        if (!strcmp(x->boot_id, s->boot_id) &&
+            find_stray(s, x->pid, x->start_time))
+            continue;
+        (*theirs)[i] = true;
+        (*doomed_i)[i] = doom_stray(s, x, d);
+    }
+    return 0;
+}
+
+/* After doomed_end: forgets the dead owners' strays that are gone and
+ * counts them.  One that outlived the kill keeps its row (and is not
+ * counted): the next reconcile tries again. */
+static void settle_strays(rein_sup_t *s, stray_record_t *v, size_t n,
+                          const bool *theirs, const bool *doomed_i,
+                          rein_reconcile_stats_t *st)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!theirs[i])
+            continue;
+        const char *decision;
+        if (doomed_i[i] && procfs_alive(v[i].pid, v[i].start_time)) {
+            decision = "stray-survived";
+        } else {
+            registry_stray_delete(s->reg, &v[i]);
+            if (doomed_i[i]) {
+                decision = "stray-reaped";
+                st->strays_reaped++;
+                counter(s, "run_reconcile_strays_total");
+            } else {
+                decision = "stray-lost";
+                st->strays_lost++;
+            }
+        }
+        event(s, EVENTS_RECONCILE, 0,
+              json_pack("{s:s,s:i,s:I}", "decision", decision, "pid",
+                        (int)v[i].pid, "start_time",
+                        (json_int_t)v[i].start_time));
+    }
+}
+
 int rein_sup_reconcile(rein_sup_t *s, rein_reconcile_stats_t *out)
 {
     if (!s)
         return -EINVAL;
-    rein_reconcile_stats_t st = {0, 0, 0, 0, 0};
+    rein_reconcile_stats_t st;
+    memset(&st, 0, sizeof st);
+    stray_record_t *strays = NULL;
+    size_t n_strays = 0;
+    bool *stray_theirs = NULL, *stray_doomed = NULL;
     owner_record_t *owners = NULL;
     size_t n_owners = 0;
     struct doomed doomed = {{NULL, 0}, NULL, 0};
@@ -1653,13 +1897,17 @@ int rein_sup_reconcile(rein_sup_t *s, rein_reconcile_stats_t *out)
             continue;
         }
         st.owners_dead++;
-        size_t moved = 0;
-        /* The steal is recorded before any signal is sent. */
-        if (registry_steal(s->reg, o->id, s->owner, &moved) == 0 && moved) {
+        size_t moved = 0, moved_strays = 0;
+        /* The steal is recorded before any signal is sent; the owner's
+         * strays go with its runs, in the same transaction. */
+        if (registry_steal(s->reg, o->id, s->owner, &moved, &moved_strays) ==
+                0 &&
+            (moved || moved_strays)) {
             st.runs_stolen += moved;
             event(s, EVENTS_LEASE_STEAL, 0,
-                  json_pack("{s:s,s:s,s:i}", "from", o->id, "to", s->owner,
-                            "runs", (int)moved));
+                  json_pack("{s:s,s:s,s:i,s:i}", "from", o->id, "to",
+                            s->owner, "runs", (int)moved, "strays",
+                            (int)moved_strays));
         }
         if (lockfd >= 0) {
             unlink(o->lock_path);
@@ -1681,9 +1929,18 @@ int rein_sup_reconcile(rein_sup_t *s, rein_reconcile_stats_t *out)
     for (size_t i = 0; i < n; i++)
         if (!strcmp(runs[i].owner, s->owner) && !find_run(s, runs[i].id))
             orphan[i] = doom_orphan_run(s, &runs[i], &doomed);
+    /* And every stray now ours but not in memory: a dead owner's.  Where
+     * they cannot be read, the runs are still reconciled; the strays stay
+     * on record, ours now, for the next reconcile. */
+    if ((rc = doom_strays(s, &doomed, &strays, &n_strays, &stray_theirs,
+                          &stray_doomed)) < 0)
+        event(s, EVENTS_REGISTRY_ERROR, 0,
+              json_pack("{s:s,s:s}", "error", rein_strerror(rc), "strays",
+                        "not read"));
     /* One grace for all of them: TERM + CONT, wait, KILL what is left,
      * wait until it is gone. */
     doomed_end(&doomed);
+    settle_strays(s, strays, n_strays, stray_theirs, stray_doomed, &st);
     for (size_t i = 0; i < n; i++) {
         run_record_t *rec = &runs[i];
         if (strcmp(rec->owner, s->owner) != 0 || find_run(s, rec->id))
@@ -1714,6 +1971,9 @@ int rein_sup_reconcile(rein_sup_t *s, rein_reconcile_stats_t *out)
     }
     free(orphan);
     run_record_list_free(runs, n);
+    free(strays);
+    free(stray_theirs);
+    free(stray_doomed);
 done:
     for (size_t i = 0; i < n_owners; i++)
         owner_record_clear(&owners[i]);
@@ -1844,14 +2104,14 @@ void rein_sup_close(rein_sup_t *s)
                               SUP_DRAIN_MS))
             loop_run_once(s->loop, SUP_CHECK_MS);
         /* Strays no run claimed are still ours: nothing outlives rein. */
-        ptree_signal(&s->strays, SIGKILL);
+        end_strays(s);
     }
     while (s->runs) {
         struct run *r = s->runs;
         s->runs = r->next;
         run_free(r);
     }
-    ptree_free(&s->strays);
+    free(s->strays);
     if (s->lock_fd >= 0) {
         if (s->lock_path)
             unlink(s->lock_path);
