@@ -8,7 +8,9 @@
  * without the log path; a small output is shown whole when that is no
  * larger (SQ_WHOLE_BYTES_MAX at its edge), a `structured` grammar
  * keeps every outcome line, and a hazard in a line of bad UTF-8 is shown
- * rather than folded into a binary marker.
+ * rather than folded into a binary marker.  A view of a later part of a
+ * log numbers its bytes and lines as the log does, and a middle stepped
+ * over (squash_skip) is one `not scanned` marker, numbers going on past it.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
@@ -187,6 +189,119 @@ TEST(squash_raw_base_makes_byte_ranges_log_offsets)
              5000 + in.len);
     ASSERT_CONTAINS(out.p, want);
     buf_free(&in);
+    buf_free(&out);
+}
+
+/* A view of a later part of a log numbers its lines as the log does:
+ * gaps, repeat groups and the exit marker's count all go on from the
+ * lines before it, as byte ranges go on from raw_base. */
+TEST(squash_line_base_makes_line_numbers_the_logs)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    for (int i = 0; i < 400; i++)
+        buf_printf(&in, "line %d of some ordinary output\n", i);
+    for (int i = 0; i < 5; i++)
+        buf_append_str(&in, "error: the same failure again\n");
+    for (int i = 0; i < 400; i++)
+        buf_printf(&in, "more %d of some ordinary output\n", i);
+    sq_opts_t o = {.command = "tool", .log_path = "/l", .budget_bytes = 600,
+                   .raw_base = 5000, .line_base = 700};
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+    check_lines(&out, in.p);
+    ASSERT_TRUE(!strncmp(out.p, "[rein] exit 1 · 1505 lines\n", 28));
+    ASSERT_CONTAINS(out.p, "[rein] omitted 400 lines (lines 701-1100, bytes "
+                           "5000-");
+    ASSERT_CONTAINS(out.p, "(lines 1101-1105)");
+    /* the folded copies 4 and 5 are in the gap after the third */
+    ASSERT_CONTAINS(out.p, "(lines 1104-1505, bytes ");
+    buf_reset(&out);
+    /* A cut line is named by the log's number too. */
+    buf_reset(&in);
+    buf_append_str(&in, "a\nerror: ");
+    for (size_t i = 0; i < SQ_LINE_MAX + 10; i++)
+        buf_append_byte(&in, 'x');
+    buf_append_str(&in, "\n");
+    o.budget_bytes = 0;
+    o.line_base = 41;
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 0, 0, &out));
+    ASSERT_CONTAINS(out.p, "[rein] cut line 43 at 65536 bytes\nerror: xxx");
+    buf_free(&in);
+    buf_free(&out);
+}
+
+/* squash_skip: a middle nobody read is one marker with its byte range and
+ * its lines, numbers go on past it, what follows is classified afresh
+ * (the traceback before it owns nothing after it), and the small-output
+ * whole view, which would join its two sides, is never chosen. */
+TEST(squash_skip_marks_the_unread_middle_in_place)
+{
+    buf_t out = BUF_INIT;
+    sq_opts_t o = {.command = "tool", .log_path = "/l", .budget_bytes = 4000,
+                   .raw_base = 100, .line_base = 10};
+    squash_t *sq;
+    ASSERT_OK(squash_new(&o, collect, &out, &sq));
+    const char *head = "start\nerror: first at a.c:1\n"
+                       "Traceback (most recent call last):\n"
+                       "  File \"a.py\", line 1, in <module>\n";
+    ASSERT_OK(squash_feed(sq, head, strlen(head), 0));
+    /* Both zero is nothing; one zero is refused: every byte is on a line. */
+    ASSERT_OK(squash_skip(sq, 0, 0));
+    ASSERT_EQ(squash_skip(sq, 10, 0), -EINVAL);
+    ASSERT_EQ(squash_skip(sq, 0, 3), -EINVAL);
+    ASSERT_OK(squash_skip(sq, 5000, 70));
+    const char *tail = "    indented after the gap\n\n\nerror: second at b.c:2\nend";
+    ASSERT_OK(squash_feed(sq, tail, strlen(tail), 0));
+    ASSERT_OK(squash_finish(sq, 1, 0, 0));
+    size_t hl = strlen(head);
+    char want[512];
+    snprintf(want, sizeof want,
+             "[rein] exit 1 · 89 lines\n"
+             "[rein] omitted 1 line (line 11, bytes 100-106)\n"
+             "error: first at a.c:1\n"
+             "Traceback (most recent call last):\n"
+             "  File \"a.py\", line 1, in <module>\n"
+             "[rein] omitted 70 lines (lines 15-84, bytes %zu-%zu; not "
+             "scanned)\n"
+             "[rein] omitted 3 lines (lines 85-87, bytes %zu-%zu)\n"
+             "error: second at b.c:2\n"
+             "[rein] omitted 1 line (line 89, bytes %zu-%zu)\n"
+             "[rein] noise 2 lines (blank 2)\n"
+             "[rein] log /l\n",
+             100 + hl, 100 + hl + 5000, 100 + hl + 5000,
+             100 + hl + 5000 + 29, 100 + hl + 5000 + 29 + 23,
+             100 + hl + 5000 + strlen(tail));
+    ASSERT_STR(out.p, want);
+    squash_free(sq);
+
+    /* A small output would be shown whole; with a skip it never is, and
+     * the marker is there with no budget at all.  Text pending on a line
+     * ("partial") is ended as a line before the skip; lines after a skip
+     * of billions keep line bitmaps of their own size (the blank lines
+     * after it are still counted as noise, not marked as a gap). */
+    buf_reset(&out);
+    o = (sq_opts_t){.command = "tool", .log_path = "/l", .deferred = true};
+    ASSERT_OK(squash_new(&o, collect, &out, &sq));
+    ASSERT_OK(squash_feed(sq, "one\ntwo\npartial", 15, 0));
+    ASSERT_OK(squash_skip(sq, 1, 1000000000000000ull));
+    ASSERT_OK(squash_feed(sq, "\n\nerror: x\n", 11, 0));
+    ASSERT_OK(squash_finish(sq, 0, 0, 0));
+    ASSERT_STR(out.p, "[rein] exit 0 · 1000000000000006 lines\n"
+                      "[rein] omitted 3 lines (lines 1-3)\n"
+                      "[rein] omitted 1000000000000000 lines (lines 4-"
+                      "1000000000000003, "
+                      "bytes 15-16; not scanned)\n"
+                      "error: x\n"
+                      "[rein] noise 2 lines (blank 2)\n"
+                      "[rein] log /l\n");
+    squash_free(sq);
+
+    /* A streamed view has no place for it. */
+    o.deferred = false;
+    o.budget_bytes = 0;
+    o.cap_to_input = false;
+    ASSERT_OK(squash_new(&o, collect, &out, &sq));
+    ASSERT_EQ(squash_skip(sq, 10, 1), -EINVAL);
+    squash_free(sq);
     buf_free(&out);
 }
 

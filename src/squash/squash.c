@@ -28,6 +28,13 @@
  * A grammar of category `structured` (git status/log/diff, docker ps)
  * keeps every outcome line: its rows are paths, states and hashes, each a
  * fact, so none is folded into a template.
+ *
+ * A view of a later part of a log gives the log's byte offsets and line
+ * numbers (raw_base, line_base, added only as markers are written, so
+ * that the line bitmaps stay the size of the view), and a middle that was
+ * never read (squash_skip, the part of a huge output past what a view
+ * reads) is an item of its own, always shown as its marker, whose lines
+ * have no bits.
  */
 #include "squash/squash.h"
 
@@ -61,6 +68,8 @@ enum sq_role {
     SQ_R_BINARY,
     SQ_R_DEDUP,   /* first line of a grammar `dedup` noise group */
     SQ_R_TAIL,
+    SQ_R_SKIP,    /* lines first..lineno, not read (squash_skip): always
+                     shown as their marker */
 };
 
 /* What a line a hazard owns is worth when room is short.  A frame that
@@ -96,6 +105,11 @@ struct sq_bits {
     size_t bytes;
 };
 
+/* Lines stepped over by squash_skip: first .. first + lines - 1. */
+struct sq_skip {
+    uint64_t first, lines;
+};
+
 struct sq_tail {
     uint64_t lineno, raw_start, raw_end;
     char *text;
@@ -109,6 +123,9 @@ struct squash {
     char *command, *log_path;
     size_t budget;
     uint64_t raw_base; /* added to byte offsets in markers */
+    uint64_t line_base; /* added to line numbers in markers: the lines are
+                           numbered from 1 here, so that the bitmaps stay
+                           the size of this view, not of the log */
     bool deferred, cap;
     bool structured;    /* the grammar's category: every outcome kept */
     unsigned tail_lines;
@@ -127,6 +144,8 @@ struct squash {
     struct sq_bits noisebits; /* counted by the noise marker */
     struct sq_bits foldbits;  /* hazards and outcomes past their group's
                                  show limit: counted by its repeat marker */
+    struct sq_skip *skips;    /* in line order */
+    size_t nskips;
     /* A small output's every line, while it stays small (deferred only):
      * the whole view, shown instead of a condensed one that is no smaller */
     buf_t whole;
@@ -215,10 +234,16 @@ static int sq_item_render(const squash_t *sq, const struct sq_item *it,
     if (it->role == SQ_R_BINARY)
         return emit_binary(out, sq->raw_base + it->raw_start,
                            sq->raw_base + it->raw_end);
+    if (it->role == SQ_R_SKIP)
+        return emit_omitted_unscanned(out, it->lineno - it->first + 1,
+                                      sq->line_base + it->first,
+                                      sq->line_base + it->lineno,
+                                      sq->raw_base + it->raw_start,
+                                      sq->raw_base + it->raw_end);
     if (it->role == SQ_R_PROMPT)
         rc = emit_prompt(out);
     if (rc == 0 && it->cut)
-        rc = emit_cut(out, it->lineno, it->len);
+        rc = emit_cut(out, sq->line_base + it->lineno, it->len);
     if (rc == 0)
         rc = sq_line_out(out, sq->arena.p + it->off, it->len);
     return rc;
@@ -240,9 +265,30 @@ static int sq_group_render(const squash_t *sq, uint32_t group, size_t shown,
     return rc;
 }
 
-static void sq_bit_set(struct sq_bits *b, uint64_t lineno)
+/* A line's bit in the line bitmaps: its number less the lines skipped
+ * before it, so that a skip of millions of lines costs no bitmap; false
+ * for a skipped line, which has no bit. */
+static bool sq_bit_index(const squash_t *sq, uint64_t lineno, uint64_t *idx)
 {
-    size_t byte = (size_t)(lineno / 8);
+    uint64_t shift = 0;
+    for (size_t i = 0; i < sq->nskips; i++) {
+        const struct sq_skip *k = &sq->skips[i];
+        if (lineno < k->first)
+            break;
+        if (lineno - k->first < k->lines)
+            return false;
+        shift += k->lines;
+    }
+    *idx = lineno - shift;
+    return true;
+}
+
+static void sq_bit_set(const squash_t *sq, struct sq_bits *b, uint64_t lineno)
+{
+    uint64_t idx;
+    if (!sq_bit_index(sq, lineno, &idx))
+        return;
+    size_t byte = (size_t)(idx / 8);
     if (byte >= b->bytes) {
         size_t n = b->bytes ? b->bytes : 1024;
         while (n <= byte)
@@ -254,25 +300,33 @@ static void sq_bit_set(struct sq_bits *b, uint64_t lineno)
         b->p = p;
         b->bytes = n;
     }
-    b->p[byte] |= (uint8_t)(1u << (lineno % 8));
+    b->p[byte] |= (uint8_t)(1u << (idx % 8));
 }
 
-static void sq_bit_clear(struct sq_bits *b, uint64_t lineno)
+static void sq_bit_clear(const squash_t *sq, struct sq_bits *b,
+                         uint64_t lineno)
 {
-    size_t byte = (size_t)(lineno / 8);
+    uint64_t idx;
+    if (!sq_bit_index(sq, lineno, &idx))
+        return;
+    size_t byte = (size_t)(idx / 8);
     if (byte < b->bytes)
-        b->p[byte] &= (uint8_t)~(1u << (lineno % 8));
+        b->p[byte] &= (uint8_t)~(1u << (idx % 8));
 }
 
-static bool sq_bit_get(const struct sq_bits *b, uint64_t lineno)
+static bool sq_bit_get(const squash_t *sq, const struct sq_bits *b,
+                       uint64_t lineno)
 {
-    size_t byte = (size_t)(lineno / 8);
-    return byte < b->bytes && (b->p[byte] >> (lineno % 8)) & 1u;
+    uint64_t idx;
+    if (!sq_bit_index(sq, lineno, &idx))
+        return false;
+    size_t byte = (size_t)(idx / 8);
+    return byte < b->bytes && (b->p[byte] >> (idx % 8)) & 1u;
 }
 
 static void sq_noise_mark(squash_t *sq, uint64_t lineno)
 {
-    sq_bit_set(&sq->noisebits, lineno);
+    sq_bit_set(sq, &sq->noisebits, lineno);
 }
 
 /* Copies a line into t (its text NUL-terminated). */
@@ -427,11 +481,13 @@ static int sq_group_add(squash_t *sq, const sq_line_t *l, const char *loc,
         uint64_t h = SQ_EXACT_BASIS;
         for (size_t i = 0; i < l->len; i++)
             h = (h ^ (unsigned char)l->text[i]) * SQ_FNV_PRIME;
-        return dedup_add(sq->dd, h, l->text, l->len, l->lineno, loc, loclen,
+        return dedup_add(sq->dd, h, l->text, l->len,
+                         sq->line_base + l->lineno, loc, loclen,
                          group);
     }
     uint64_t h = dedup_template(l->text, l->len, &sq->tmpl);
-    return dedup_add(sq->dd, h, sq->tmpl.p, sq->tmpl.len, l->lineno, loc,
+    return dedup_add(sq->dd, h, sq->tmpl.p, sq->tmpl.len,
+                     sq->line_base + l->lineno, loc,
                      loclen, group);
 }
 
@@ -549,7 +605,7 @@ static int sq_unfold(squash_t *sq, const sq_line_t *cont)
     int rc = sq_item_add(sq, &head, SQ_R_HAZARD, sq->folded_group, &it);
     if (rc < 0)
         return rc;
-    sq_bit_clear(&sq->foldbits, f->lineno);
+    sq_bit_clear(sq, &sq->foldbits, f->lineno);
     sq->folded_valid = false;
     sq->head_shown = true;
     sq->last_head = (uint32_t)(sq->nitems - 1);
@@ -612,7 +668,7 @@ static int sq_on_line(const sq_line_t *l, void *data)
         sq->head_shown = cnt <= SQ_HAZARD_SHOW;
         sq->folded_valid = false;
         if (!sq->head_shown) {
-            sq_bit_set(&sq->foldbits, l->lineno);
+            sq_bit_set(sq, &sq->foldbits, l->lineno);
             return sq_fold_keep(sq, l, group);
         }
         if ((rc = sq_item_add(sq, l, SQ_R_HAZARD, group, &it)) < 0)
@@ -630,7 +686,7 @@ static int sq_on_line(const sq_line_t *l, void *data)
         if (cnt < 0)
             return cnt;
         if (cnt > SQ_OUTCOME_SHOW) {
-            sq_bit_set(&sq->foldbits, l->lineno);
+            sq_bit_set(sq, &sq->foldbits, l->lineno);
             return 0;
         }
         return sq_item_add(sq, l, SQ_R_OUTCOME, group, &it);
@@ -683,6 +739,7 @@ int squash_new(const sq_opts_t *opts, sq_emit_fn emit, void *data,
     sq->data = data;
     sq->budget = opts->budget_bytes;
     sq->raw_base = opts->raw_base;
+    sq->line_base = opts->line_base;
     sq->cap = opts->cap_to_input;
     sq->deferred = opts->deferred || sq->budget || sq->cap;
     sq->tail_lines = opts->tail_lines ? opts->tail_lines : SQ_TAIL_DEFAULT;
@@ -740,6 +797,7 @@ void squash_free(squash_t *sq)
     free(sq->ring);
     free(sq->noisebits.p);
     free(sq->foldbits.p);
+    free(sq->skips);
     free(sq->folded.text);
     free(sq->facts);
     buf_free(&sq->whole);
@@ -760,6 +818,46 @@ int squash_tick(squash_t *sq, uint64_t now_ms)
     if (sq->finished)
         return -EINVAL;
     return vt_tick(sq->vt, now_ms);
+}
+
+int squash_skip(squash_t *sq, uint64_t bytes, uint64_t lines)
+{
+    if (sq->finished || !sq->deferred || (bytes == 0) != (lines == 0))
+        return -EINVAL;
+    if (bytes == 0)
+        return 0;
+    struct sq_skip *k = realloc(sq->skips, (sq->nskips + 1) * sizeof *k);
+    if (!k)
+        return -ENOMEM;
+    sq->skips = k;
+    int rc = vt_skip(sq->vt, bytes, lines);
+    if (rc < 0)
+        return rc;
+    uint64_t raw, total;
+    vt_counts(sq->vt, &raw, &total, NULL);
+    sq->skips[sq->nskips++] = (struct sq_skip){total - lines + 1, lines};
+    struct sq_item *it;
+    sq_line_t l = {.text = "", .lineno = total, .raw_start = raw - bytes,
+                   .raw_end = raw};
+    if ((rc = sq_item_add(sq, &l, SQ_R_SKIP, UINT32_MAX, &it)) < 0)
+        return rc;
+    it->first = total - lines + 1;
+    /* The whole view would join the lines on either side as if nothing
+     * were between them. */
+    sq->whole_ok = false;
+    buf_free(&sq->whole);
+    /* What follows is judged afresh: a traceback before the gap does not
+     * own the first lines after it, nor can they unfold a hazard folded
+     * before it. */
+    classify_t *cls;
+    if ((rc = classify_new(sq->g, &cls)) < 0)
+        return rc;
+    classify_free(sq->cls);
+    sq->cls = cls;
+    sq->folded_valid = false;
+    sq->head_shown = false;
+    sq->frame_indent = SIZE_MAX;
+    return 0;
 }
 
 static int sq_item_cmp(const void *a, const void *b)
@@ -803,7 +901,7 @@ static void sq_noise_dropped(const squash_t *sq,
     for (size_t i = 0; i < sq->nitems; i++) {
         const struct sq_item *it = &sq->items[i];
         if (!it->selected || it->lineno == last ||
-            !sq_bit_get(&sq->noisebits, it->lineno))
+            !sq_bit_get(sq, &sq->noisebits, it->lineno))
             continue;
         int reason = it->role == SQ_R_DEDUP  ? CLS_NOISE_DEDUP
                      : it->role == SQ_R_TAIL ? CLS_NOISE_REPEAT
@@ -831,8 +929,8 @@ static uint64_t sq_noise_sum(const uint64_t counts[CLS_NOISE_REASONS])
 static bool sq_gap_matters(const squash_t *sq, uint64_t a, uint64_t b)
 {
     for (uint64_t l = a; l <= b; l++)
-        if (!sq_bit_get(&sq->noisebits, l) &&
-            (sq->budget || !sq_bit_get(&sq->foldbits, l)))
+        if (!sq_bit_get(sq, &sq->noisebits, l) &&
+            (sq->budget || !sq_bit_get(sq, &sq->foldbits, l)))
             return true;
     return false;
 }
@@ -852,7 +950,7 @@ static int sq_render(squash_t *sq, buf_t *out, int exit_code,
                      uint32_t *last_of_group, bool *dropped)
 {
     bool bytes = sq->budget != 0;
-    int rc = emit_exit(out, exit_code, duration_ms, lines);
+    int rc = emit_exit(out, exit_code, duration_ms, sq->line_base + lines);
     uint64_t last = 0, last_raw = 0, hidden_hazards = 0;
     size_t ng = dedup_group_count(sq->dd);
     *dropped = false;
@@ -879,16 +977,20 @@ static int sq_render(squash_t *sq, buf_t *out, int exit_code,
                 if (sq_gap_matters(sq, a, b) || hidden_hazards) {
                     uint64_t br[2] = {sq->raw_base + last_raw,
                                       sq->raw_base + it->raw_start};
-                    rc = emit_omitted(out, b - a + 1, a, b, bytes ? br : NULL,
+                    rc = emit_omitted(out, b - a + 1, sq->line_base + a,
+                                      sq->line_base + b, bytes ? br : NULL,
                                       hidden_hazards);
                 }
             }
         }
         hidden_hazards = 0;
+        if (it->role == SQ_R_SKIP)
+            *dropped = true;
         if (rc == 0 && it->cut && it->lineno == last &&
             last_raw < it->raw_start) {
             *dropped = true;
-            rc = emit_omitted_part(out, it->lineno, sq->raw_base + last_raw,
+            rc = emit_omitted_part(out, sq->line_base + it->lineno,
+                                   sq->raw_base + last_raw,
                                    sq->raw_base + it->raw_start);
         }
         if (rc == 0)
@@ -914,7 +1016,8 @@ static int sq_render(squash_t *sq, buf_t *out, int exit_code,
         if (lines > last && (sq_gap_matters(sq, last + 1, lines) || hidden_hazards)) {
             uint64_t br[2] = {sq->raw_base + last_raw,
                               sq->raw_base + raw_bytes};
-            rc = emit_omitted(out, lines - last, last + 1, lines,
+            rc = emit_omitted(out, lines - last, sq->line_base + last + 1,
+                              sq->line_base + lines,
                               bytes ? br : NULL, hidden_hazards);
         }
     }
@@ -934,6 +1037,8 @@ static int sq_render(squash_t *sq, buf_t *out, int exit_code,
  * and carets, then deduplicated and tail lines). */
 static bool sq_must(const squash_t *sq, const struct sq_item *it)
 {
+    if (it->role == SQ_R_SKIP)
+        return true; /* not a line: the marker of lines nobody read */
     return !sq->budget &&
            (it->role == SQ_R_HAZARD || it->role == SQ_R_OUTCOME ||
             (it->role == SQ_R_CONT && it->weight >= SQ_W_TEXT));
@@ -1003,7 +1108,7 @@ static int sq_plan(squash_t *sq, size_t budget, int exit_code,
         if (sq->items[i].role == SQ_R_TAIL)
             order[k++] = (uint32_t)i;
     for (size_t i = 0; i < n; i++)
-        sq->items[i].selected = false;
+        sq->items[i].selected = sq->items[i].role == SQ_R_SKIP;
 
     /* the fixed cost: everything but the items */
     buf_reset(out);
@@ -1106,7 +1211,7 @@ static int sq_whole_view(squash_t *sq, int exit_code, uint64_t duration_ms,
                          uint64_t lines, buf_t *out)
 {
     buf_t w = BUF_INIT;
-    int rc = emit_exit(&w, exit_code, duration_ms, lines);
+    int rc = emit_exit(&w, exit_code, duration_ms, sq->line_base + lines);
     if (rc == 0)
         rc = buf_append(&w, sq->whole.p, sq->whole.len);
     if (rc == 0 && w.len <= out->len) {
@@ -1169,7 +1274,7 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
     } else {
         /* Streaming: hazards are out; the summary follows them. */
         buf_t *o = &sq->out;
-        rc = emit_exit(o, exit_code, duration_ms, lines);
+        rc = emit_exit(o, exit_code, duration_ms, sq->line_base + lines);
         uint64_t shown = 0, prev_line = 0, prev_raw = 0;
         for (size_t i = 0; rc == 0 && i < sq->nitems; i++) {
             struct sq_item *it = &sq->items[i];
@@ -1177,7 +1282,8 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
             bool piece = it->cut && i && it->lineno == prev_line;
             shown += it->role != SQ_R_BINARY && !piece;
             if (piece && prev_raw < it->raw_start)
-                rc = emit_omitted_part(o, it->lineno, sq->raw_base + prev_raw,
+                rc = emit_omitted_part(o, sq->line_base + it->lineno,
+                                       sq->raw_base + prev_raw,
                                        sq->raw_base + it->raw_start);
             if (rc == 0 && !it->emitted)
                 rc = sq_item_render(sq, it, o);
@@ -1224,7 +1330,8 @@ void squash_stats(const squash_t *sq, sq_stats_t *out)
     out->noise = noise;
     uint64_t shown = 0;
     for (size_t i = 0; i < sq->nitems; i++)
-        shown += sq->items[i].selected && sq->items[i].role != SQ_R_BINARY;
+        shown += sq->items[i].selected && sq->items[i].role != SQ_R_BINARY &&
+                 sq->items[i].role != SQ_R_SKIP;
     out->omitted = sq->st.raw_lines > shown ? sq->st.raw_lines - shown : 0;
     if (sq->whole_shown)
         out->omitted = 0;
