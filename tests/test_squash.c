@@ -488,6 +488,83 @@ TEST(squash_a_cut_line_shows_its_first_and_last_piece_and_names_the_rest)
     buf_free(&out);
 }
 
+/* A traceback's exception line under a budget: from the smallest budget
+ * whose view can hold it beside the `Traceback` line (the edge) up, every
+ * view keeps both, and at the edge the view is exactly that size and has
+ * the exception line before any frame.  With the universal rules it
+ * closes the traceback's capture (the message the `Traceback` line
+ * lacks, so it ranks before the frames and excerpts); with python's
+ * grammar it is a hazard line of its own (below the edge it may be shown
+ * alone, the cheaper hazard).  The same holds for the whole traceback:
+ * from the budget it first fits, it stays.  Before, frames came first,
+ * and a line refused for the gap marker it needed was never tried again
+ * once its neighbours were shown: at a budget of 420 the view kept
+ * `    main()` and `raise ...` and dropped the exception line (or a
+ * frame) that would have fitted beside them, at 40 bytes more than the
+ * whole traceback. */
+TEST(squash_budget_keeps_a_tracebacks_exception_line_from_its_edge_up)
+{
+    char gdir[PATH_MAX];
+    tu_shipped_grammars(gdir, sizeof gdir);
+    const char *dirs[] = {gdir, NULL};
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    for (int i = 0; i < 400; i++) {
+        if (i == 300)
+            buf_append_str(&in, "Traceback (most recent call last):\n"
+                                "  File \"/app/x.py\", line 10, in <module>\n"
+                                "    main()\n"
+                                "  File \"/app/x.py\", line 7, in main\n"
+                                "    raise RuntimeError('disk full')\n"
+                                "RuntimeError: disk full\n");
+        buf_printf(&in, "[%05d] INFO processing item %d ok\n", i,
+                   (i * 7919) % 1000003);
+    }
+    static const char *const cmds[] = {"tool", "python3 app.py"};
+    for (size_t c = 0; c < 2; c++) {
+        size_t edge = 0, whole = 0;
+        /* The edges are at 272 and 354 bytes; the lines that took the
+         * room before were at 385 and 411-423. */
+        for (size_t budget = 240; budget <= 520; budget++) {
+            sq_opts_t o = {.command = cmds[c], .log_path = "/l",
+                           .budget_bytes = budget, .grammar_dirs = dirs};
+            buf_reset(&out);
+            ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+            ASSERT_INT(out.len, <=, budget);
+            bool has = strstr(out.p, "\nTraceback (most recent call last):\n") &&
+                       strstr(out.p, "\nRuntimeError: disk full\n");
+            if (has && !edge) {
+                edge = budget;
+                /* Exactly its size: a smaller budget could not hold it. */
+                ASSERT_EQ(out.len, budget);
+                ASSERT_CONTAINS(out.p, "Traceback (most recent call last):\n"
+                                       "[rein] omitted 4 lines (lines 302-305, "
+                                       "bytes 11690-11814)\n"
+                                       "RuntimeError: disk full\n");
+            }
+            if (edge && !has)
+                test_fail(__FILE__, __LINE__,
+                          "%s: shown at %zu, dropped at %zu:\n%s", cmds[c],
+                          edge, budget, out.p);
+            /* Likewise the whole traceback, once it fits. */
+            bool all = strstr(out.p, "Traceback (most recent call last):\n"
+                                     "  File \"/app/x.py\", line 10, in "
+                                     "<module>\n    main()\n  File "
+                                     "\"/app/x.py\", line 7, in main\n    "
+                                     "raise RuntimeError('disk full')\n"
+                                     "RuntimeError: disk full\n") != NULL;
+            if (all && !whole)
+                whole = budget;
+            if (whole && !all)
+                test_fail(__FILE__, __LINE__,
+                          "%s: whole at %zu, not at %zu:\n%s", cmds[c],
+                          whole, budget, out.p);
+        }
+        ASSERT_TRUE(edge > 0 && whole > edge);
+    }
+    buf_free(&in);
+    buf_free(&out);
+}
+
 TEST(squash_budget_is_never_passed_and_keeps_first_and_last_hazards)
 {
     buf_t in = BUF_INIT, out = BUF_INIT;

@@ -15,10 +15,12 @@
  *   deferred (budget, cap_to_input, or asked for): at the end, the exit
  *     marker heads the output, every item in line order with each gap
  *     marked in place.  With a budget the items are chosen by priority
- *     (hazard lines, first and last first; the lines they own that name
- *     a location; outcomes; their other lines by weight: message,
- *     excerpt, caret; deduplicated lines; the tail, latest first) until
- *     the rendered output would pass the budget.  The input cap is not a
+ *     (hazard lines, first and last first; the line closing a capture
+ *     with its message, as a traceback's exception line; the lines they
+ *     own that name a location; outcomes; their other lines by weight:
+ *     message, excerpt, caret; deduplicated lines; the tail, latest
+ *     first) until the rendered output would pass the budget, an item
+ *     refused being tried again once a neighbour is taken.  The input cap is not a
  *     budget: hazards, their location and message lines and outcomes are
  *     kept whatever it costs (sq_must), and when even that passes the
  *     cap the smaller of that view and the unplanned one is shown.  A
@@ -1044,6 +1046,35 @@ static bool sq_must(const squash_t *sq, const struct sq_item *it)
             (it->role == SQ_R_CONT && it->weight >= SQ_W_TEXT));
 }
 
+/* Leading blanks of an item's text. */
+static size_t sq_item_indent(const squash_t *sq, const struct sq_item *it)
+{
+    const char *t = sq->arena.p + it->off;
+    size_t i = 0;
+    while (i < it->len && (t[i] == ' ' || t[i] == '\t'))
+        i++;
+    return i;
+}
+
+/* The last line hazard item h owns when it carries a message (or a
+ * location) at the hazard's own indentation: the line that closes the
+ * capture, such as a traceback's exception line (`RuntimeError: disk
+ * full` under `Traceback (most recent call last):`), which says what the
+ * hazard line does not.  0 for none. */
+static size_t sq_closing(const squash_t *sq, size_t h)
+{
+    size_t i = h + 1;
+    while (i < sq->nitems && sq->items[i].role == SQ_R_CONT)
+        i++;
+    if (i == h + 1)
+        return 0;
+    const struct sq_item *it = &sq->items[i - 1];
+    if (it->weight < SQ_W_TEXT ||
+        sq_item_indent(sq, it) > sq_item_indent(sq, &sq->items[h]))
+        return 0;
+    return i - 1;
+}
+
 /* Chooses items for a budget by priority; see the file comment. */
 static int sq_plan(squash_t *sq, size_t budget, int exit_code,
                    uint64_t duration_ms, uint64_t lines, uint64_t raw_bytes,
@@ -1072,13 +1103,19 @@ static int sq_plan(squash_t *sq, size_t budget, int exit_code,
         if (a < b)
             order[k++] = heads[--b];
     }
-    /* The lines each hazard owns, by weight (locations, then excerpts,
-     * then carets; outcomes between the first two), and within a weight
-     * round-robin over the hazards by rank: rank 0 is a capture's last
-     * line (a traceback's exception line), then its first, second-to-last,
+    /* The lines each hazard owns: first the line closing each capture
+     * with the message its hazard line lacks (sq_closing); then by weight
+     * (locations, then excerpts, then carets; outcomes between the first
+     * two), and within a weight round-robin over the hazards by rank:
+     * rank 0 is a capture's last line, then its first, second-to-last,
      * second, ... so every hazard keeps its ends before any keeps its
      * middle. */
     size_t kh = k;
+    for (size_t x = 0; x < kh; x++) {
+        size_t c = sq_closing(sq, order[x]);
+        if (c)
+            order[k++] = (uint32_t)c;
+    }
     for (int w = SQ_W_LEVELS - 1; w >= 0; w--) {
         for (size_t rank = 0, more = 1; more; rank++) {
             more = 0;
@@ -1091,7 +1128,8 @@ static int sq_plan(squash_t *sq, size_t budget, int exit_code,
                 more = 1;
                 size_t pos = rank == 0 ? m - 1
                              : rank % 2 ? (rank - 1) / 2 : m - 1 - rank / 2;
-                if (sq->items[first + pos].weight == w)
+                if (sq->items[first + pos].weight == w &&
+                    !(rank == 0 && sq_closing(sq, order[x]) == first + pos))
                     order[k++] = (uint32_t)(first + pos);
             }
         }
@@ -1156,18 +1194,47 @@ static int sq_plan(squash_t *sq, size_t budget, int exit_code,
                 sq->items[i].selected = false;
     }
     /* The estimates above are pessimistic (a gap marker per item): with
-     * few items, fill what room is left by exact rendering. */
+     * few items, fill what room is left by exact rendering, in priority
+     * order.  An item shown makes the lines next to it cheaper (the gap
+     * marker between them goes), so a neighbour refused before it, which
+     * ranks higher, is tried again then: a traceback's exception line
+     * refused for the marker it needed is not left out while the lines
+     * around it are shown.  Each item is shown once, and each shown one
+     * retries two: the stack holds 2n + 1. */
+    bool *tried = NULL;
+    uint32_t *stack = NULL;
+    if (rc == 0 && n <= SQ_PLAN_EXACT_MAX &&
+        (!(tried = calloc(n ? n : 1, sizeof *tried)) ||
+         !(stack = malloc((2 * n + 1) * sizeof *stack))))
+        rc = -ENOMEM;
     for (size_t x = 0; rc == 0 && n <= SQ_PLAN_EXACT_MAX && x < k; x++) {
-        struct sq_item *it = &sq->items[order[x]];
-        if (it->selected || (it->role == SQ_R_CONT && !sq->items[it->head].selected))
-            continue;
-        it->selected = true;
-        buf_reset(out);
-        rc = sq_render(sq, out, exit_code, duration_ms, lines, raw_bytes,
-                       last_of_group, &dropped);
-        if (out->len > budget)
-            it->selected = false;
+        size_t ns = 0;
+        stack[ns++] = order[x];
+        tried[order[x]] = true;
+        while (rc == 0 && ns) {
+            uint32_t i = stack[--ns];
+            struct sq_item *it = &sq->items[i];
+            if (it->selected ||
+                (it->role == SQ_R_CONT && !sq->items[it->head].selected))
+                continue;
+            it->selected = true;
+            buf_reset(out);
+            rc = sq_render(sq, out, exit_code, duration_ms, lines, raw_bytes,
+                           last_of_group, &dropped);
+            if (out->len > budget) {
+                it->selected = false;
+                continue;
+            }
+            if (i > 0 && tried[i - 1] && !sq->items[i - 1].selected &&
+                sq->items[i - 1].lineno + 1 >= it->first)
+                stack[ns++] = i - 1;
+            if (i + 1 < n && tried[i + 1] && !sq->items[i + 1].selected &&
+                it->lineno + 1 >= sq->items[i + 1].first)
+                stack[ns++] = i + 1;
+        }
     }
+    free(tried);
+    free(stack);
     if (rc == 0) {
         buf_reset(out);
         rc = sq_render(sq, out, exit_code, duration_ms, lines, raw_bytes,
