@@ -588,8 +588,11 @@ static int codex_headtail_view(mcp_codex_t *cx, session_t *s,
     nl = memchr(p + head, '\n', len - head);
     size_t tcut = nl ? (size_t)(nl - p) + 1 : len;
     uint64_t gap = ch->omitted + (tcut - hcut);
-    uint64_t gap_nl = ch->newlines - buf_count(p, hcut, '\n') -
-                      buf_count(p + tcut, len - tcut, '\n');
+    uint64_t kept_nl = buf_count(p, hcut, '\n') +
+                       buf_count(p + tcut, len - tcut, '\n');
+    if (kept_nl > ch->newlines)
+        return -EIO; /* not the bytes the newlines were counted in */
+    uint64_t gap_nl = ch->newlines - kept_nl;
     /* It ends on a line end unless it runs to the end of an output that
      * stops mid-line. */
     uint64_t gap_lines = gap_nl + (tcut == len && !ch->ends_line);
@@ -688,6 +691,16 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
         out = cond;
         truncated = true;
         omitted = ch.bytes > out.len ? ch.bytes - out.len : 1;
+    } else if (ch.omitted) {
+        /* Not even that (a budget too small for the facts alone, or no
+         * memory): the raw head and tail are not contiguous, so no view
+         * is made of them as if they were; the tail that fits. */
+        buf_free(&cond);
+        truncated = out.len > x->budget;
+        if (truncated)
+            codex_tail_only(&out, x->budget);
+        if (truncated && before > out.len)
+            omitted += before - out.len;
     } else {
         buf_free(&cond);
         truncated = codex_fit(cx, session_command(s), session_log_path(s),
