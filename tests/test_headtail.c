@@ -1,5 +1,6 @@
 /* test_headtail.c — the head+tail buffer: Codex's goldens, the marker and
- * its byte range, drains, and a model check against a plain copy. */
+ * its byte range, drains, the raw bytes with their split, and a model
+ * check against a plain copy. */
 #include <stdlib.h>
 
 #include "base/headtail.h"
@@ -141,6 +142,30 @@ TEST(headtail_drain_resets_and_offsets_continue)
     ASSERT_OK(headtail_drain(ht, &b));
     ASSERT_OK(headtail_drain(ht, &b)); /* draining empty adds nothing */
     ASSERT_STR(b.p, "ABCDE\n[... 2 bytes omitted (bytes 17-19) ...]\nHIJKL");
+    buf_free(&b);
+    headtail_free(ht);
+}
+
+/* The bytes alone, for a caller that marks the omitted range itself:
+ * head then tail, the split given; clear then starts a new window. */
+TEST(headtail_render_raw_gives_the_split_and_clear_empties)
+{
+    headtail_t *ht = mk(10);
+    push(ht, "0123456789ab");
+    buf_t b = BUF_INIT;
+    size_t head = 99;
+    ASSERT_OK(headtail_render_raw(ht, &b, &head));
+    ASSERT_STR(b.p, "01234789ab");
+    ASSERT_EQ(head, 5);
+    ASSERT_EQ(headtail_omitted(ht), 2); /* unchanged */
+    headtail_clear(ht);
+    ASSERT_EQ(headtail_retained(ht), 0);
+    ASSERT_EQ(headtail_omitted(ht), 0);
+    ASSERT_EQ(headtail_start(ht), 12);
+    push(ht, "xyz");
+    buf_reset(&b);
+    ASSERT_OK(headtail_render_raw(ht, &b, NULL));
+    ASSERT_STR(b.p, "xyz");
     buf_free(&b);
     headtail_free(ht);
 }

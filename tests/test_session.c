@@ -2,7 +2,9 @@
  * test_session.c — the session store of unified exec: the LRU rule at its
  * edges, awaiting-input detection against real processes (read, select,
  * poll, epoll on a PTY and on a pipe; sleep and a foreign pipe never),
- * output delivered once (a split UTF-8 character held back, not mangled),
+ * output delivered once (a split UTF-8 character held back, not mangled)
+ * with its raw bytes and the newlines before and in it (also past the
+ * head+tail cap),
  * waits woken by a match, a deadline and an exit, pruning with small caps.
  */
 #include <errno.h>
@@ -196,15 +198,24 @@ TEST(session_output_once_and_utf8_held_across_polls)
     ASSERT_OK(rein_sup_write(sup, session_id(s), "one\n", 4));
     wait_woken(sup, &w);
     ASSERT_EQ(w.why, SESSION_WAKE_MATCH);
-    buf_t out = BUF_INIT;
+    buf_t out = BUF_INIT, raw = BUF_INIT;
     session_chunk_t c;
-    ASSERT_OK(session_take_output(s, &out, &c));
+    ASSERT_OK(session_take_output(s, &out, &raw, &c));
     ASSERT_STR(out.p, "one\n");
+    ASSERT_STR(raw.p, "one\n");
     ASSERT_EQ(c.from, 0);
     ASSERT_EQ(c.bytes, 4);
+    ASSERT_EQ(c.head, 4);
+    ASSERT_EQ(c.lines_before, 0);
+    ASSERT_EQ(c.newlines, 1);
+    ASSERT_TRUE(c.ends_line);
     buf_reset(&out);
-    ASSERT_OK(session_take_output(s, &out, &c));
+    buf_reset(&raw);
+    ASSERT_OK(session_take_output(s, &out, &raw, &c));
     ASSERT_EQ(out.len, 0); /* nothing repeated */
+    ASSERT_EQ(raw.len, 0);
+    ASSERT_EQ(c.lines_before, 1);
+    ASSERT_EQ(c.newlines, 0);
     /* é split across two writes: held back, then whole. */
     w.n = 0;
     wo.wait_for = "\\xc3";
@@ -215,20 +226,26 @@ TEST(session_output_once_and_utf8_held_across_polls)
     wait_woken(sup, &w);
     ASSERT_EQ(w.why, SESSION_WAKE_DEADLINE);
     buf_reset(&out);
-    ASSERT_OK(session_take_output(s, &out, &c));
+    buf_reset(&raw);
+    ASSERT_OK(session_take_output(s, &out, &raw, &c));
     ASSERT_STR(out.p, "a");
+    ASSERT_STR(raw.p, "a"); /* the held byte is in neither */
     ASSERT_EQ(c.from, 4);
     ASSERT_EQ(c.bytes, 1);
+    ASSERT_FALSE(c.ends_line);
     w.n = 0;
     ASSERT_OK(session_wait(s, &(session_wait_opts_t){.timeout_ms = 300},
                            on_woke, &w));
     ASSERT_OK(rein_sup_write(sup, session_id(s), "\xa9", 1));
     wait_woken(sup, &w);
     buf_reset(&out);
-    ASSERT_OK(session_take_output(s, &out, &c));
+    buf_reset(&raw);
+    ASSERT_OK(session_take_output(s, &out, &raw, &c));
     ASSERT_STR(out.p, "\xc3\xa9");
+    ASSERT_STR(raw.p, "\xc3\xa9");
     ASSERT_EQ(c.from, 5);
     ASSERT_EQ(c.bytes, 2);
+    ASSERT_EQ(c.lines_before, 1);
     /* EOF: the exit wakes the waiter, with all output there. */
     w.n = 0;
     ASSERT_OK(session_wait(s, &(session_wait_opts_t){.timeout_ms = T_WAIT_MS},
@@ -239,12 +256,13 @@ TEST(session_output_once_and_utf8_held_across_polls)
     ASSERT_EQ(w.why, SESSION_WAKE_EXIT);
     ASSERT_FALSE(session_running(s));
     buf_reset(&out);
-    ASSERT_OK(session_take_output(s, &out, &c));
+    ASSERT_OK(session_take_output(s, &out, NULL, &c));
     ASSERT_STR(out.p, "bye");
     int code;
     session_exit_info(s, &code, NULL, NULL, NULL);
     ASSERT_EQ(code, 0);
     buf_free(&out);
+    buf_free(&raw);
     session_release(s);
     ASSERT_TRUE(session_find(st, session_id(s)) == NULL);
     session_store_free(st);
@@ -310,6 +328,58 @@ TEST(session_prompt_keeps_its_last_bytes_at_the_cap)
     ASSERT_TRUE(p.len >= 10 && !memcmp(p.p + p.len - 10, "ABCDEFGHIJ", 10));
     ASSERT_EQ(p.p[0], '0');
     buf_free(&p);
+    session_store_free(st);
+    rein_sup_close(sup);
+}
+
+/* Past the head+tail cap the raw bytes are the head, then the tail, with
+ * the omitted range between them only named by `head`; newlines are
+ * counted as the output arrived, so the chunk knows how many lines the
+ * dropped middle held, and the next chunk how many came before it. */
+TEST(session_raw_output_and_newlines_past_the_cap)
+{
+    rein_sup_t *sup = open_sup();
+    session_store_opts_t so = {.sup = sup, .headtail_cap = 16};
+    session_store_t *st;
+    ASSERT_OK(session_store_new(&so, &st));
+    session_t *s = spawn(st, "seq 1 20; echo DONE; read x; printf 'tail'",
+                         false);
+    struct woke w = {0, 0};
+    ASSERT_OK(session_wait(s, &(session_wait_opts_t){.timeout_ms = T_WAIT_MS,
+                                                     .wait_for = "DONE"},
+                           on_woke, &w));
+    wait_woken(sup, &w);
+    ASSERT_EQ(w.why, SESSION_WAKE_MATCH);
+    buf_t out = BUF_INIT, raw = BUF_INIT;
+    session_chunk_t c;
+    ASSERT_OK(session_take_output(s, &out, &raw, &c));
+    /* "1\n".."20\n" is 51 bytes, "DONE\n" 5 more. */
+    ASSERT_EQ(c.from, 0);
+    ASSERT_EQ(c.bytes, 56);
+    ASSERT_EQ(c.omitted, 40);
+    ASSERT_EQ(c.head, 8);
+    ASSERT_MEM(raw.p, raw.len, "1\n2\n3\n4\n20\nDONE\n", 16);
+    ASSERT_EQ(c.newlines, 21);
+    ASSERT_EQ(c.lines_before, 0);
+    ASSERT_TRUE(c.ends_line);
+    ASSERT_CONTAINS(out.p, "[... 40 bytes omitted (bytes 8-48) ...]");
+    w.n = 0;
+    ASSERT_OK(session_wait(s, &(session_wait_opts_t){.timeout_ms = T_WAIT_MS},
+                           on_woke, &w));
+    ASSERT_OK(rein_sup_write(sup, session_id(s), "go\n", 3));
+    wait_woken(sup, &w);
+    ASSERT_EQ(w.why, SESSION_WAKE_EXIT);
+    buf_reset(&out);
+    buf_reset(&raw);
+    ASSERT_OK(session_take_output(s, &out, &raw, &c));
+    ASSERT_STR(raw.p, "tail");
+    ASSERT_EQ(c.from, 56);
+    ASSERT_EQ(c.lines_before, 21);
+    ASSERT_EQ(c.newlines, 0);
+    ASSERT_FALSE(c.ends_line);
+    buf_free(&out);
+    buf_free(&raw);
+    session_release(s);
     session_store_free(st);
     rein_sup_close(sup);
 }

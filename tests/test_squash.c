@@ -10,7 +10,10 @@
  * keeps every outcome line (in a compound command, each outcome goes by
  * the category of the grammar that matched it), a hazard in a line of bad
  * UTF-8 is shown rather than folded into a binary marker, and a line of
- * the command's that reads like a marker is escaped in every view.
+ * the command's that reads like a marker is escaped in every view.  A
+ * view of a later part of a log numbers its bytes and lines as the log
+ * does, and a middle stepped over (squash_skip) is one `not scanned`
+ * marker, numbers going on past it.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
@@ -192,6 +195,119 @@ TEST(squash_raw_base_makes_byte_ranges_log_offsets)
     buf_free(&out);
 }
 
+/* A view of a later part of a log numbers its lines as the log does:
+ * gaps, repeat groups and the exit marker's count all go on from the
+ * lines before it, as byte ranges go on from raw_base. */
+TEST(squash_line_base_makes_line_numbers_the_logs)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    for (int i = 0; i < 400; i++)
+        buf_printf(&in, "line %d of some ordinary output\n", i);
+    for (int i = 0; i < 5; i++)
+        buf_append_str(&in, "error: the same failure again\n");
+    for (int i = 0; i < 400; i++)
+        buf_printf(&in, "more %d of some ordinary output\n", i);
+    sq_opts_t o = {.command = "tool", .log_path = "/l", .budget_bytes = 600,
+                   .raw_base = 5000, .line_base = 700};
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+    check_lines(&out, in.p);
+    ASSERT_TRUE(!strncmp(out.p, "[rein] exit 1 · 1505 lines\n", 28));
+    ASSERT_CONTAINS(out.p, "[rein] omitted 400 lines (lines 701-1100, bytes "
+                           "5000-");
+    ASSERT_CONTAINS(out.p, "(lines 1101-1105)");
+    /* the folded copies 4 and 5 are in the gap after the third */
+    ASSERT_CONTAINS(out.p, "(lines 1104-1505, bytes ");
+    buf_reset(&out);
+    /* A cut line is named by the log's number too. */
+    buf_reset(&in);
+    buf_append_str(&in, "a\nerror: ");
+    for (size_t i = 0; i < SQ_LINE_MAX + 10; i++)
+        buf_append_byte(&in, 'x');
+    buf_append_str(&in, "\n");
+    o.budget_bytes = 0;
+    o.line_base = 41;
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 0, 0, &out));
+    ASSERT_CONTAINS(out.p, "[rein] cut line 43 at 65536 bytes\nerror: xxx");
+    buf_free(&in);
+    buf_free(&out);
+}
+
+/* squash_skip: a middle nobody read is one marker with its byte range and
+ * its lines, numbers go on past it, what follows is classified afresh
+ * (the traceback before it owns nothing after it), and the small-output
+ * whole view, which would join its two sides, is never chosen. */
+TEST(squash_skip_marks_the_unread_middle_in_place)
+{
+    buf_t out = BUF_INIT;
+    sq_opts_t o = {.command = "tool", .log_path = "/l", .budget_bytes = 4000,
+                   .raw_base = 100, .line_base = 10};
+    squash_t *sq;
+    ASSERT_OK(squash_new(&o, collect, &out, &sq));
+    const char *head = "start\nerror: first at a.c:1\n"
+                       "Traceback (most recent call last):\n"
+                       "  File \"a.py\", line 1, in <module>\n";
+    ASSERT_OK(squash_feed(sq, head, strlen(head), 0));
+    /* Both zero is nothing; one zero is refused: every byte is on a line. */
+    ASSERT_OK(squash_skip(sq, 0, 0));
+    ASSERT_EQ(squash_skip(sq, 10, 0), -EINVAL);
+    ASSERT_EQ(squash_skip(sq, 0, 3), -EINVAL);
+    ASSERT_OK(squash_skip(sq, 5000, 70));
+    const char *tail = "    indented after the gap\n\n\nerror: second at b.c:2\nend";
+    ASSERT_OK(squash_feed(sq, tail, strlen(tail), 0));
+    ASSERT_OK(squash_finish(sq, 1, 0, 0));
+    size_t hl = strlen(head);
+    char want[512];
+    snprintf(want, sizeof want,
+             "[rein] exit 1 · 89 lines\n"
+             "[rein] omitted 1 line (line 11, bytes 100-106)\n"
+             "error: first at a.c:1\n"
+             "Traceback (most recent call last):\n"
+             "  File \"a.py\", line 1, in <module>\n"
+             "[rein] omitted 70 lines (lines 15-84, bytes %zu-%zu; not "
+             "scanned)\n"
+             "[rein] omitted 3 lines (lines 85-87, bytes %zu-%zu)\n"
+             "error: second at b.c:2\n"
+             "[rein] omitted 1 line (line 89, bytes %zu-%zu)\n"
+             "[rein] noise 2 lines (blank 2)\n"
+             "[rein] log /l\n",
+             100 + hl, 100 + hl + 5000, 100 + hl + 5000,
+             100 + hl + 5000 + 29, 100 + hl + 5000 + 29 + 23,
+             100 + hl + 5000 + strlen(tail));
+    ASSERT_STR(out.p, want);
+    squash_free(sq);
+
+    /* A small output would be shown whole; with a skip it never is, and
+     * the marker is there with no budget at all.  Text pending on a line
+     * ("partial") is ended as a line before the skip; lines after a skip
+     * of billions keep line bitmaps of their own size (the blank lines
+     * after it are still counted as noise, not marked as a gap). */
+    buf_reset(&out);
+    o = (sq_opts_t){.command = "tool", .log_path = "/l", .deferred = true};
+    ASSERT_OK(squash_new(&o, collect, &out, &sq));
+    ASSERT_OK(squash_feed(sq, "one\ntwo\npartial", 15, 0));
+    ASSERT_OK(squash_skip(sq, 1, 1000000000000000ull));
+    ASSERT_OK(squash_feed(sq, "\n\nerror: x\n", 11, 0));
+    ASSERT_OK(squash_finish(sq, 0, 0, 0));
+    ASSERT_STR(out.p, "[rein] exit 0 · 1000000000000006 lines\n"
+                      "[rein] omitted 3 lines (lines 1-3)\n"
+                      "[rein] omitted 1000000000000000 lines (lines 4-"
+                      "1000000000000003, "
+                      "bytes 15-16; not scanned)\n"
+                      "error: x\n"
+                      "[rein] noise 2 lines (blank 2)\n"
+                      "[rein] log /l\n");
+    squash_free(sq);
+
+    /* A streamed view has no place for it. */
+    o.deferred = false;
+    o.budget_bytes = 0;
+    o.cap_to_input = false;
+    ASSERT_OK(squash_new(&o, collect, &out, &sq));
+    ASSERT_EQ(squash_skip(sq, 10, 1), -EINVAL);
+    squash_free(sq);
+    buf_free(&out);
+}
+
 TEST(squash_deferred_heads_with_exit_and_marks_gaps)
 {
     buf_t in = BUF_INIT, out = BUF_INIT;
@@ -370,6 +486,83 @@ TEST(squash_a_cut_line_shows_its_first_and_last_piece_and_names_the_rest)
         ASSERT_TRUE(strstr(out.p, "cccc") == NULL);
         ASSERT_INT(out.len, <, 2 * SQ_LINE_MAX);
         check_lines(&out, in.p);
+    }
+    buf_free(&in);
+    buf_free(&out);
+}
+
+/* A traceback's exception line under a budget: from the smallest budget
+ * whose view can hold it beside the `Traceback` line (the edge) up, every
+ * view keeps both, and at the edge the view is exactly that size and has
+ * the exception line before any frame.  With the universal rules it
+ * closes the traceback's capture (the message the `Traceback` line
+ * lacks, so it ranks before the frames and excerpts); with python's
+ * grammar it is a hazard line of its own (below the edge it may be shown
+ * alone, the cheaper hazard).  The same holds for the whole traceback:
+ * from the budget it first fits, it stays.  Before, frames came first,
+ * and a line refused for the gap marker it needed was never tried again
+ * once its neighbours were shown: at a budget of 420 the view kept
+ * `    main()` and `raise ...` and dropped the exception line (or a
+ * frame) that would have fitted beside them, at 40 bytes more than the
+ * whole traceback. */
+TEST(squash_budget_keeps_a_tracebacks_exception_line_from_its_edge_up)
+{
+    char gdir[PATH_MAX];
+    tu_shipped_grammars(gdir, sizeof gdir);
+    const char *dirs[] = {gdir, NULL};
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    for (int i = 0; i < 400; i++) {
+        if (i == 300)
+            buf_append_str(&in, "Traceback (most recent call last):\n"
+                                "  File \"/app/x.py\", line 10, in <module>\n"
+                                "    main()\n"
+                                "  File \"/app/x.py\", line 7, in main\n"
+                                "    raise RuntimeError('disk full')\n"
+                                "RuntimeError: disk full\n");
+        buf_printf(&in, "[%05d] INFO processing item %d ok\n", i,
+                   (i * 7919) % 1000003);
+    }
+    static const char *const cmds[] = {"tool", "python3 app.py"};
+    for (size_t c = 0; c < 2; c++) {
+        size_t edge = 0, whole = 0;
+        /* The edges are at 272 and 354 bytes; the lines that took the
+         * room before were at 385 and 411-423. */
+        for (size_t budget = 240; budget <= 520; budget++) {
+            sq_opts_t o = {.command = cmds[c], .log_path = "/l",
+                           .budget_bytes = budget, .grammar_dirs = dirs};
+            buf_reset(&out);
+            ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+            ASSERT_INT(out.len, <=, budget);
+            bool has = strstr(out.p, "\nTraceback (most recent call last):\n") &&
+                       strstr(out.p, "\nRuntimeError: disk full\n");
+            if (has && !edge) {
+                edge = budget;
+                /* Exactly its size: a smaller budget could not hold it. */
+                ASSERT_EQ(out.len, budget);
+                ASSERT_CONTAINS(out.p, "Traceback (most recent call last):\n"
+                                       "[rein] omitted 4 lines (lines 302-305, "
+                                       "bytes 11690-11814)\n"
+                                       "RuntimeError: disk full\n");
+            }
+            if (edge && !has)
+                test_fail(__FILE__, __LINE__,
+                          "%s: shown at %zu, dropped at %zu:\n%s", cmds[c],
+                          edge, budget, out.p);
+            /* Likewise the whole traceback, once it fits. */
+            bool all = strstr(out.p, "Traceback (most recent call last):\n"
+                                     "  File \"/app/x.py\", line 10, in "
+                                     "<module>\n    main()\n  File "
+                                     "\"/app/x.py\", line 7, in main\n    "
+                                     "raise RuntimeError('disk full')\n"
+                                     "RuntimeError: disk full\n") != NULL;
+            if (all && !whole)
+                whole = budget;
+            if (whole && !all)
+                test_fail(__FILE__, __LINE__,
+                          "%s: whole at %zu, not at %zu:\n%s", cmds[c],
+                          whole, budget, out.p);
+        }
+        ASSERT_TRUE(edge > 0 && whole > edge);
     }
     buf_free(&in);
     buf_free(&out);

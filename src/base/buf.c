@@ -108,3 +108,12 @@ void buf_free(buf_t *b)
     b->p = NULL;
     b->len = b->cap = 0;
 }
+
+size_t buf_count(const void *p, size_t n, unsigned char c)
+{
+    const unsigned char *s = p;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += s[i] == c;
+    return k;
+}

@@ -15,6 +15,7 @@
 #include "base/headtail.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,7 +207,9 @@ uint64_t headtail_start(const headtail_t *ht)
     return ht->start;
 }
 
-int headtail_render(const headtail_t *ht, buf_t *out)
+/* Appends head, the marker when marker is set and something was omitted,
+ * then tail. */
+static int headtail_render_as(const headtail_t *ht, buf_t *out, bool marker)
 {
     size_t old = out->len;
     int rc = buf_reserve(out, headtail_retained(ht));
@@ -214,7 +217,7 @@ int headtail_render(const headtail_t *ht, buf_t *out)
         return rc;
     if (ht->head_len && (rc = buf_append(out, ht->head, ht->head_len)) < 0)
         goto fail;
-    if (ht->omitted) {
+    if (marker && ht->omitted) {
         uint64_t a = ht->start + ht->head_len;
         rc = buf_printf(out,
                         "\n[... %" PRIu64 " bytes omitted (bytes %" PRIu64
@@ -240,11 +243,20 @@ fail:
     return rc;
 }
 
-int headtail_drain(headtail_t *ht, buf_t *out)
+int headtail_render(const headtail_t *ht, buf_t *out)
 {
-    int rc = headtail_render(ht, out);
-    if (rc < 0)
-        return rc;
+    return headtail_render_as(ht, out, true);
+}
+
+int headtail_render_raw(const headtail_t *ht, buf_t *out, size_t *head_len)
+{
+    if (head_len)
+        *head_len = ht->head_len;
+    return headtail_render_as(ht, out, false);
+}
+
+void headtail_clear(headtail_t *ht)
+{
     ht->start = ht->total;
     ht->omitted = 0;
     ht->head_len = 0;
@@ -261,5 +273,13 @@ int headtail_drain(headtail_t *ht, buf_t *out)
         ht->tail = NULL;
         ht->tail_alloc = 0;
     }
+}
+
+int headtail_drain(headtail_t *ht, buf_t *out)
+{
+    int rc = headtail_render(ht, out);
+    if (rc < 0)
+        return rc;
+    headtail_clear(ht);
     return 0;
 }

@@ -69,9 +69,16 @@ uint64_t headtail_start(const headtail_t *ht);
 /* Appends head, then the marker when something was omitted, then tail to
  * out.  ht is unchanged.  0 or -ENOMEM. */
 int headtail_render(const headtail_t *ht, buf_t *out);
-/* Like render, then empties ht (head, tail, omitted) so the next push
- * starts a new head at the current stream offset: each byte is delivered
- * once.  On -ENOMEM ht is left unchanged. */
+/* The bytes alone: head then tail with nothing between them, for a
+ * caller that marks the omitted range itself (it lies between the first
+ * *head_len bytes appended and the rest; head_len may be NULL).  ht is
+ * unchanged.  0 or -ENOMEM. */
+int headtail_render_raw(const headtail_t *ht, buf_t *out, size_t *head_len);
+/* Empties ht (head, tail, omitted) so the next push starts a new head at
+ * the current stream offset. */
+void headtail_clear(headtail_t *ht);
+/* Like render, then headtail_clear: each byte is delivered once.  On
+ * -ENOMEM ht is left unchanged. */
 int headtail_drain(headtail_t *ht, buf_t *out);
 
 #endif

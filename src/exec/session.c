@@ -59,6 +59,12 @@ struct session {
     headtail_t *ht;
     unsigned char carry[UTF8_SEQ_MAX]; /* incomplete UTF-8 held back */
     size_t ncarry;
+    /* Newlines in the whole stream, and in it before the undelivered
+     * output (the carry holds none): counted as the output arrives, so a
+     * result can number its lines as the log does even when its middle
+     * was never kept. */
+    uint64_t newlines, newlines_taken;
+    unsigned char last_byte; /* of the stream so far */
     uint64_t lru;
     bool stored, exited, freeing;
     int exit_code, signo;
@@ -305,6 +311,9 @@ static void on_run_output(rein_sup_t *sup, int64_t id, const void *data,
     (void)id;
     session_t *s = ud;
     headtail_push(s->ht, data, n); /* -ENOMEM: counted as omitted */
+    s->newlines += buf_count(data, n, '\n');
+    if (n)
+        s->last_byte = ((const unsigned char *)data)[n - 1];
     s->last_output_ms = wall_ms();
     session_track_prompt(s, data, n);
     if (s->vt)
@@ -531,36 +540,66 @@ static size_t utf8_incomplete_tail(const unsigned char *p, size_t n)
     return 0;
 }
 
-int session_take_output(session_t *s, buf_t *out, session_chunk_t *c)
+int session_take_output(session_t *s, buf_t *out, buf_t *raw,
+                        session_chunk_t *c)
 {
-    buf_t raw = BUF_INIT;
+    buf_t shown = BUF_INIT;
     int rc = 0;
-    uint64_t from = headtail_start(s->ht) - s->ncarry;
+    size_t carry = s->ncarry, head = 0;
+    uint64_t from = headtail_start(s->ht) - carry;
     uint64_t omitted = headtail_omitted(s->ht);
     uint64_t total = headtail_total(s->ht);
-    if (s->ncarry && (rc = buf_append(&raw, s->carry, s->ncarry)) < 0)
+    if (carry && (rc = buf_append(&shown, s->carry, carry)) < 0)
         goto done;
-    if ((rc = headtail_drain(s->ht, &raw)) < 0)
+    if ((rc = headtail_render(s->ht, &shown)) < 0)
         goto done;
+    if (raw) {
+        size_t raw0 = raw->len;
+        if ((carry && (rc = buf_append(raw, s->carry, carry)) < 0) ||
+            (rc = headtail_render_raw(s->ht, raw, &head)) < 0) {
+            raw->len = raw0;
+            goto done;
+        }
+        head += carry;
+    }
+    headtail_clear(s->ht);
     s->ncarry = 0;
+    /* Held back from the end of what is shown: that end is the tail's
+     * (or the head's, with nothing omitted), the end of the raw bytes
+     * too; after a marker (a tail lost to -ENOMEM) it is a newline and
+     * nothing is held. */
     size_t hold = s->exited ? 0
-                            : utf8_incomplete_tail((unsigned char *)raw.p,
-                                                   raw.len);
+                            : utf8_incomplete_tail((unsigned char *)shown.p,
+                                                   shown.len);
     if (hold) {
-        memcpy(s->carry, raw.p + raw.len - hold, hold);
+        memcpy(s->carry, shown.p + shown.len - hold, hold);
         s->ncarry = hold;
+        if (raw) {
+            raw->len -= hold;
+            raw->p[raw->len] = '\0';
+        }
     }
     utf8_dec_t d;
     utf8_init(&d);
-    if ((rc = utf8_decode(&d, raw.p, raw.len - hold, out)) == 0)
+    if ((rc = utf8_decode(&d, shown.p, shown.len - hold, out)) == 0)
         rc = utf8_finish(&d, out);
     if (c) {
         c->from = from;
         c->bytes = total - from - hold;
         c->omitted = omitted;
+        c->head = head;
+        /* Bytes held back are part of a character: no newline. */
+        c->lines_before = s->newlines_taken;
+        c->newlines = s->newlines - s->newlines_taken;
+        /* The last byte delivered: the stream's, unless some are held;
+         * then the one before them, which is in what is shown. */
+        c->ends_line = hold ? shown.len > hold &&
+                                  shown.p[shown.len - hold - 1] == '\n'
+                            : c->bytes > 0 && s->last_byte == '\n';
     }
+    s->newlines_taken = s->newlines;
 done:
-    buf_free(&raw);
+    buf_free(&shown);
     return rc;
 }
 

@@ -184,13 +184,23 @@ typedef struct session_chunk {
     uint64_t from;    /* stream offset of the first byte */
     uint64_t bytes;   /* stream bytes delivered, omitted ones included */
     uint64_t omitted; /* of those, dropped from memory (in the log only) */
+    size_t head;      /* raw bytes before the omitted ones (all of them
+                         when none were omitted) */
+    uint64_t lines_before; /* newlines in the stream before `from` */
+    uint64_t newlines;     /* newlines in the bytes delivered, omitted
+                              ones included (counted as they arrived) */
+    bool ends_line;        /* the last byte delivered is a newline */
 } session_chunk_t;
 
 /* Appends the undelivered output to out as valid UTF-8 (invalid bytes as
  * U+FFFD; an incomplete character at the end of a running session's output
  * is held for the next call), with a marker where the middle was dropped.
- * Each byte is delivered once.  0 or -ENOMEM. */
-int session_take_output(session_t *s, buf_t *out, session_chunk_t *c);
+ * raw (may be NULL) receives the same bytes as they were, without the
+ * marker: stream bytes [from, from + head) then, when some were omitted,
+ * the ones after them up to from + bytes.  Each byte is delivered once.
+ * 0 or -ENOMEM. */
+int session_take_output(session_t *s, buf_t *out, buf_t *raw,
+                        session_chunk_t *c);
 
 /* Checks now whether the session is blocked reading its input; *prompt
  * (may be NULL) receives the partial last line, VT-stripped. */

@@ -18,9 +18,15 @@
  *
  * Over max_output_tokens the model sees the squasher's condensed view
  * (hazards first, counts for the rest, the log path) rather than a blind
- * middle cut; the result is never over the budget.  A view with markers in
- * it shows a line of the command's that could pass for one escaped
- * (`[raw] [rein] ...`, docs/markers.md), the tail-only view too.
+ * middle cut; the result is never over the budget.  The view is made from
+ * the raw bytes, never the decoded text (whose U+FFFD and gap line would
+ * shift every offset), so its markers give the log's byte offsets and,
+ * from the newlines the session counted before the chunk, its line
+ * numbers, whichever way the chunk was read: from memory, from the log
+ * (past the 1 MiB buffer), or as the buffer's head and tail around a
+ * middle not read (past CODEX_SCAN_MAX).  A view with markers in it
+ * shows a line of the command's that could pass for one escaped (`[raw]
+ * [rein] ...`, docs/markers.md), the tail-only view too.
  */
 #include "mcp/codex.h"
 
@@ -422,41 +428,18 @@ static void codex_escape_lines(buf_t *out, const char *p, size_t n)
     }
 }
 
-/*
- * Fits text into budget bytes.  Within it: unchanged.  Over it: the
- * squasher's condensed view with that budget; if even that does not fit
- * (tiny budgets), the tail that does, after a marker when there is room,
- * its lines escaped as in the condensed view.
- * *shown_raw: bytes of the original text shown verbatim (for the omitted
- * count).  Returns whether anything was left out.
- */
-static bool codex_fit(mcp_codex_t *cx, const char *command,
-                      const char *log_path, int exit_code, uint64_t dur_ms,
-                      buf_t *text, size_t budget)
+/* The tail of text that fits budget bytes, starting on a line when one
+ * starts inside it, after a marker when there is room: the view when even
+ * the condensed one does not fit (tiny budgets).  Its lines are escaped as
+ * the condensed view's are: the escapes take room, so the tail starts a
+ * line later (or, in one long line, a few bytes later) until it fits. */
+static void codex_tail_only(buf_t *text, size_t budget)
 {
-    if (text->len <= budget)
-        return false;
-    buf_t cond = BUF_INIT;
-    codex_load_grammars(cx);
-    sq_opts_t so = {.command = command, .log_path = log_path,
-                    .budget_bytes = budget ? budget : 1,
-                    .grammars = cx->grammars};
-    int rc = budget ? squash_buffer(&so, text->p, text->len, exit_code,
-                                    dur_ms, &cond)
-                    : -EINVAL;
-    if (rc == 0 && cond.len <= budget && cond.len > 0) {
-        buf_free(text);
-        *text = cond;
-        return true;
-    }
-    buf_free(&cond);
-    /* The tail alone, starting on a line when one starts inside it, its
-     * lines escaped as the condensed view's are: the escapes take room,
-     * so the tail starts a line later (or, in one long line, a few bytes
-     * later) until it fits. */
     size_t mlen = strlen(CODEX_TAIL_MARKER), esc = strlen(EMIT_ESCAPE);
     bool marker = budget >= 4 * mlen;
     size_t room = marker ? budget - mlen : budget;
+    if (room > text->len)
+        room = text->len;
     size_t from = utf8_start(text->p, text->len, text->len - room);
     const char *nl = memchr(text->p + from, '\n', text->len - from);
     if (nl && (size_t)(nl + 1 - text->p) < text->len)
@@ -482,6 +465,41 @@ static bool codex_fit(mcp_codex_t *cx, const char *command,
     codex_escape_lines(&t, text->p + from, text->len - from);
     buf_free(text);
     *text = t;
+}
+
+/*
+ * Fits text (raw: the same output as it was, log bytes from ch->from)
+ * into budget bytes.  Within it: unchanged.  Over it: the squasher's
+ * condensed view of the raw bytes with that budget, its byte ranges and
+ * line numbers the log's; if even that does not fit (tiny budgets), the
+ * tail that does.  Returns whether anything was left out.
+ */
+static bool codex_fit(mcp_codex_t *cx, const char *command,
+                      const char *log_path, int exit_code, uint64_t dur_ms,
+                      const buf_t *raw, const session_chunk_t *ch,
+                      buf_t *text, size_t budget)
+{
+    if (text->len <= budget)
+        return false;
+    buf_t cond = BUF_INIT;
+    codex_load_grammars(cx);
+    sq_opts_t so = {.command = command, .log_path = log_path,
+                    .budget_bytes = budget ? budget : 1,
+                    .grammars = cx->grammars, .raw_base = ch->from,
+                    .line_base = ch->lines_before};
+    /* No raw bytes for a text (an -ENOMEM taking them): the text itself,
+     * its offsets shifted by its repairs, beats showing nothing. */
+    const buf_t *src = raw->len || !text->len ? raw : text;
+    int rc = budget ? squash_buffer(&so, src->p ? src->p : "", src->len,
+                                    exit_code, dur_ms, &cond)
+                    : -EINVAL;
+    if (rc == 0 && cond.len <= budget && cond.len > 0) {
+        buf_free(text);
+        *text = cond;
+        return true;
+    }
+    buf_free(&cond);
+    codex_tail_only(text, budget);
     return true;
 }
 
@@ -508,8 +526,8 @@ static void to_utf8(buf_t *raw, buf_t *out);
  * failure *cond is empty and the caller condenses the buffered text.
  */
 static int codex_from_log(mcp_codex_t *cx, session_t *s, uint64_t from,
-                          uint64_t len, int exit_code, uint64_t dur_ms,
-                          size_t budget, buf_t *cond)
+                          uint64_t len, uint64_t lines_before, int exit_code,
+                          uint64_t dur_ms, size_t budget, buf_t *cond)
 {
     const char *path = session_log_path(s);
     uint64_t ha, hb;
@@ -546,7 +564,7 @@ static int codex_from_log(mcp_codex_t *cx, session_t *s, uint64_t from,
     codex_load_grammars(cx);
     sq_opts_t so = {.command = session_command(s), .log_path = path,
                     .budget_bytes = budget, .grammars = cx->grammars,
-                    .raw_base = from};
+                    .raw_base = from, .line_base = lines_before};
     if (!(blk = malloc(CODEX_SCAN_BLOCK))) {
         rc = -ENOMEM;
         goto done;
@@ -596,6 +614,63 @@ static const char *codex_scan_error(int rc)
     }
 }
 
+/*
+ * The view of an output whose middle is neither in memory nor read from
+ * the log (past CODEX_SCAN_MAX, or in a range the log's cap dropped): the
+ * head and the tail the buffer kept (raw, split at ch->head), cut back to
+ * whole lines, condensed around one `not scanned` marker for everything
+ * between them, with log offsets and log line numbers.  The newlines of
+ * the middle were counted as it streamed past, so the marker gives its
+ * lines exactly.  0 (the view in *cond, within budget) or negative.
+ */
+static int codex_headtail_view(mcp_codex_t *cx, session_t *s,
+                               const buf_t *raw, const session_chunk_t *ch,
+                               int exit_code, uint64_t dur_ms, size_t budget,
+                               buf_t *cond)
+{
+    const char *p = raw->p ? raw->p : "";
+    size_t len = raw->len, head = ch->head < len ? ch->head : len;
+    if (!budget)
+        return -ENOSPC;
+    /* The middle takes the head's last partial line and the tail's first:
+     * each side then starts and ends a line, and the marker's lines are
+     * whole ones. */
+    const char *nl = memrchr(p, '\n', head);
+    size_t hcut = nl ? (size_t)(nl - p) + 1 : 0;
+    nl = memchr(p + head, '\n', len - head);
+    size_t tcut = nl ? (size_t)(nl - p) + 1 : len;
+    uint64_t gap = ch->omitted + (tcut - hcut);
+    uint64_t kept_nl = buf_count(p, hcut, '\n') +
+                       buf_count(p + tcut, len - tcut, '\n');
+    if (kept_nl > ch->newlines)
+        return -EIO; /* not the bytes the newlines were counted in */
+    uint64_t gap_nl = ch->newlines - kept_nl;
+    /* It ends on a line end unless it runs to the end of an output that
+     * stops mid-line. */
+    uint64_t gap_lines = gap_nl + (tcut == len && !ch->ends_line);
+    codex_load_grammars(cx);
+    sq_opts_t so = {.command = session_command(s),
+                    .log_path = session_log_path(s), .budget_bytes = budget,
+                    .grammars = cx->grammars, .raw_base = ch->from,
+                    .line_base = ch->lines_before};
+    squash_t *sq = NULL;
+    int rc = squash_new(&so, codex_collect, cond, &sq);
+    if (rc == 0)
+        rc = squash_feed(sq, p, hcut, 0);
+    if (rc == 0)
+        rc = squash_skip(sq, gap, gap_lines);
+    if (rc == 0)
+        rc = squash_feed(sq, p + tcut, len - tcut, 0);
+    if (rc == 0)
+        rc = squash_finish(sq, exit_code, dur_ms, 0);
+    squash_free(sq);
+    if (rc == 0 && (cond->len == 0 || cond->len > budget))
+        rc = -ENOSPC; /* the facts alone are over a tiny budget */
+    if (rc < 0)
+        cond->len = 0;
+    return rc;
+}
+
 /* ------------------------------------------------------------- results */
 
 static void xcall_free(struct xcall *x)
@@ -626,13 +701,14 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
 {
     mcp_codex_t *cx = x->cx;
     session_t *s = x->s;
-    buf_t out = BUF_INIT, prompt = BUF_INIT, text = BUF_INIT;
-    session_chunk_t ch = {0, 0, 0};
+    buf_t out = BUF_INIT, raw = BUF_INIT, prompt = BUF_INIT, text = BUF_INIT;
+    session_chunk_t ch;
+    memset(&ch, 0, sizeof ch);
     /* The input check drains what the process printed before blocking,
      * so it comes before taking the output. */
     bool awaiting = session_running(s) && why != SESSION_WAKE_PRUNED &&
                     session_check_input(s, &prompt);
-    session_take_output(s, &out, &ch);
+    session_take_output(s, &out, &raw, &ch);
     bool running = session_running(s);
     int code, signo;
     bool incomplete;
@@ -645,25 +721,43 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
      * so a hazard there is not lost with it. */
     buf_t cond = BUF_INIT;
     int scan = ch.omitted ? codex_from_log(cx, s, ch.from, ch.bytes,
+                                           ch.lines_before,
                                            running ? -1 : code,
                                            (uint64_t)(wall * 1000),
                                            x->budget, &cond)
                           : -ENOENT;
+    /* Past what a view reads from the log, the head and tail it kept are
+     * condensed around a marker for the middle; the buffered text (its
+     * gap line is not a marker) is shown only when that fails. */
+    bool headtail = scan < 0 && ch.omitted &&
+                    codex_headtail_view(cx, s, &raw, &ch, running ? -1 : code,
+                                        (uint64_t)(wall * 1000), x->budget,
+                                        &cond) == 0;
     if (scan == 1) { /* the whole output, from the log: nothing left out */
         buf_free(&out);
         out = cond;
         truncated = false;
         omitted = 0;
-    } else if (scan == 0) {
+    } else if (scan == 0 || headtail) {
         buf_free(&out);
         out = cond;
         truncated = true;
         omitted = ch.bytes > out.len ? ch.bytes - out.len : 1;
+    } else if (ch.omitted) {
+        /* Not even that (a budget too small for the facts alone, or no
+         * memory): the raw head and tail are not contiguous, so no view
+         * is made of them as if they were; the tail that fits. */
+        buf_free(&cond);
+        truncated = out.len > x->budget;
+        if (truncated)
+            codex_tail_only(&out, x->budget);
+        if (truncated && before > out.len)
+            omitted += before - out.len;
     } else {
         buf_free(&cond);
         truncated = codex_fit(cx, session_command(s), session_log_path(s),
                               running ? -1 : code, (uint64_t)(wall * 1000),
-                              &out, x->budget);
+                              &raw, &ch, &out, x->budget);
         if (truncated && before > out.len)
             omitted += before - out.len;
     }
@@ -698,8 +792,9 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
         buf_printf(&text,
                    "Truncated: %" PRIu64 " bytes not shown (over "
                    "max_output_tokens); this output covers log bytes "
-                   "%" PRIu64 "-%" PRIu64 "\n",
-                   omitted, ch.from, ch.from + ch.bytes);
+                   "%" PRIu64 "-%" PRIu64 ", from log line %" PRIu64 "\n",
+                   omitted, ch.from, ch.from + ch.bytes,
+                   ch.lines_before + 1);
     if (ch.omitted && scan == 0)
         buf_printf(&text,
                    "Omitted: %" PRIu64 " bytes over the 1 MiB buffer; the "
@@ -766,6 +861,7 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
 
     mcp_call_result_n(x->call, sc, text.p ? text.p : "", text.len);
     buf_free(&out);
+    buf_free(&raw);
     buf_free(&prompt);
     buf_free(&text);
     if (running)

@@ -71,6 +71,22 @@ int emit_omitted_part(buf_t *out, uint64_t lineno, uint64_t a, uint64_t b)
                       lineno, a, b);
 }
 
+int emit_omitted_unscanned(buf_t *out, uint64_t n, uint64_t first,
+                           uint64_t last, uint64_t a, uint64_t b)
+{
+    int rc = first == last
+                 ? buf_printf(out, EMIT_PREFIX "omitted %" PRIu64 " line%s (line %" PRIu64,
+                              n, n == 1 ? "" : "s", first)
+                 : buf_printf(out, EMIT_PREFIX "omitted %" PRIu64 " lines (lines %" PRIu64
+                              "-%" PRIu64, n, first, last);
+    /* Without the clause, a range with no `; N hazards` would say that
+     * none were there; nobody looked. */
+    if (rc == 0)
+        rc = buf_printf(out, ", bytes %" PRIu64 "-%" PRIu64 "; not scanned)\n",
+                        a, b);
+    return rc;
+}
+
 int emit_noise(buf_t *out, const uint64_t counts[CLS_NOISE_REASONS])
 {
     uint64_t total = 0;

@@ -43,6 +43,11 @@ int emit_omitted_total(buf_t *out, uint64_t n);
 /* "[rein] omitted part of line N (bytes A-B)": pieces of a cut line that
  * are not shown, between two that are (raw offsets, half-open). */
 int emit_omitted_part(buf_t *out, uint64_t lineno, uint64_t a, uint64_t b);
+/* [rein] omitted N lines (lines A-B, bytes X-Y; not scanned): a range of
+ * the log the view did not read (squash_skip), so whether it holds a
+ * hazard is unknown. */
+int emit_omitted_unscanned(buf_t *out, uint64_t n, uint64_t first,
+                           uint64_t last, uint64_t a, uint64_t b);
 /* [rein] noise N lines (progress a, blank b, ...) */
 int emit_noise(buf_t *out, const uint64_t counts[CLS_NOISE_REASONS]);
 /* [rein] repeat N× "template" (lines 1-4, 7, 9) */

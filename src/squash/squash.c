@@ -15,10 +15,12 @@
  *   deferred (budget, cap_to_input, or asked for): at the end, the exit
  *     marker heads the output, every item in line order with each gap
  *     marked in place.  With a budget the items are chosen by priority
- *     (hazard lines, first and last first; the lines they own that name
- *     a location; outcomes; their other lines by weight: message,
- *     excerpt, caret; deduplicated lines; the tail, latest first) until
- *     the rendered output would pass the budget.  The input cap is not a
+ *     (hazard lines, first and last first; the line closing a capture
+ *     with its message, as a traceback's exception line; the lines they
+ *     own that name a location; outcomes; their other lines by weight:
+ *     message, excerpt, caret; deduplicated lines; the tail, latest
+ *     first) until the rendered output would pass the budget, an item
+ *     refused being tried again once a neighbour is taken.  The input cap is not a
  *     budget: hazards, their location and message lines and outcomes are
  *     kept whatever it costs (sq_must), and when even that passes the
  *     cap the smaller of that view and the unplanned one is shown.  A
@@ -35,6 +37,13 @@
  * Every raw line leaves through emit_raw, whichever view it is in (an
  * item, the whole view, a streamed prompt), so a line of the command's
  * that reads `[rein] ...` is escaped and never passes for a marker.
+ *
+ * A view of a later part of a log gives the log's byte offsets and line
+ * numbers (raw_base, line_base, added only as markers are written, so
+ * that the line bitmaps stay the size of the view), and a middle that was
+ * never read (squash_skip, the part of a huge output past what a view
+ * reads) is an item of its own, always shown as its marker, whose lines
+ * have no bits.
  */
 #include "squash/squash.h"
 
@@ -68,6 +77,8 @@ enum sq_role {
     SQ_R_BINARY,
     SQ_R_DEDUP,   /* first line of a grammar `dedup` noise group */
     SQ_R_TAIL,
+    SQ_R_SKIP,    /* lines first..lineno, not read (squash_skip): always
+                     shown as their marker */
 };
 
 /* What a line a hazard owns is worth when room is short.  A frame that
@@ -103,6 +114,11 @@ struct sq_bits {
     size_t bytes;
 };
 
+/* Lines stepped over by squash_skip: first .. first + lines - 1. */
+struct sq_skip {
+    uint64_t first, lines;
+};
+
 struct sq_tail {
     uint64_t lineno, raw_start, raw_end;
     char *text;
@@ -116,6 +132,9 @@ struct squash {
     char *command, *log_path;
     size_t budget;
     uint64_t raw_base; /* added to byte offsets in markers */
+    uint64_t line_base; /* added to line numbers in markers: the lines are
+                           numbered from 1 here, so that the bitmaps stay
+                           the size of this view, not of the log */
     bool deferred, cap;
     bool structured;    /* the first grammar's category: every outcome
                            kept (a grammar's own outcomes go by its own) */
@@ -137,6 +156,8 @@ struct squash {
     struct sq_bits noisebits; /* counted by the noise marker */
     struct sq_bits foldbits;  /* hazards and outcomes past their group's
                                  show limit: counted by its repeat marker */
+    struct sq_skip *skips;    /* in line order */
+    size_t nskips;
     /* A small output's every line, while it stays small (deferred only):
      * the whole view, shown instead of a condensed one that is no smaller */
     buf_t whole;
@@ -220,10 +241,16 @@ static int sq_item_render(const squash_t *sq, const struct sq_item *it,
     if (it->role == SQ_R_BINARY)
         return emit_binary(out, sq->raw_base + it->raw_start,
                            sq->raw_base + it->raw_end);
+    if (it->role == SQ_R_SKIP)
+        return emit_omitted_unscanned(out, it->lineno - it->first + 1,
+                                      sq->line_base + it->first,
+                                      sq->line_base + it->lineno,
+                                      sq->raw_base + it->raw_start,
+                                      sq->raw_base + it->raw_end);
     if (it->role == SQ_R_PROMPT)
         rc = emit_prompt(out);
     if (rc == 0 && it->cut)
-        rc = emit_cut(out, it->lineno, it->len);
+        rc = emit_cut(out, sq->line_base + it->lineno, it->len);
     if (rc == 0)
         rc = emit_raw(out, sq->arena.p + it->off, it->len);
     return rc;
@@ -245,9 +272,30 @@ static int sq_group_render(const squash_t *sq, uint32_t group, size_t shown,
     return rc;
 }
 
-static void sq_bit_set(struct sq_bits *b, uint64_t lineno)
+/* A line's bit in the line bitmaps: its number less the lines skipped
+ * before it, so that a skip of millions of lines costs no bitmap; false
+ * for a skipped line, which has no bit. */
+static bool sq_bit_index(const squash_t *sq, uint64_t lineno, uint64_t *idx)
 {
-    size_t byte = (size_t)(lineno / 8);
+    uint64_t shift = 0;
+    for (size_t i = 0; i < sq->nskips; i++) {
+        const struct sq_skip *k = &sq->skips[i];
+        if (lineno < k->first)
+            break;
+        if (lineno - k->first < k->lines)
+            return false;
+        shift += k->lines;
+    }
+    *idx = lineno - shift;
+    return true;
+}
+
+static void sq_bit_set(const squash_t *sq, struct sq_bits *b, uint64_t lineno)
+{
+    uint64_t idx;
+    if (!sq_bit_index(sq, lineno, &idx))
+        return;
+    size_t byte = (size_t)(idx / 8);
     if (byte >= b->bytes) {
         size_t n = b->bytes ? b->bytes : 1024;
         while (n <= byte)
@@ -259,25 +307,33 @@ static void sq_bit_set(struct sq_bits *b, uint64_t lineno)
         b->p = p;
         b->bytes = n;
     }
-    b->p[byte] |= (uint8_t)(1u << (lineno % 8));
+    b->p[byte] |= (uint8_t)(1u << (idx % 8));
 }
 
-static void sq_bit_clear(struct sq_bits *b, uint64_t lineno)
+static void sq_bit_clear(const squash_t *sq, struct sq_bits *b,
+                         uint64_t lineno)
 {
-    size_t byte = (size_t)(lineno / 8);
+    uint64_t idx;
+    if (!sq_bit_index(sq, lineno, &idx))
+        return;
+    size_t byte = (size_t)(idx / 8);
     if (byte < b->bytes)
-        b->p[byte] &= (uint8_t)~(1u << (lineno % 8));
+        b->p[byte] &= (uint8_t)~(1u << (idx % 8));
 }
 
-static bool sq_bit_get(const struct sq_bits *b, uint64_t lineno)
+static bool sq_bit_get(const squash_t *sq, const struct sq_bits *b,
+                       uint64_t lineno)
 {
-    size_t byte = (size_t)(lineno / 8);
-    return byte < b->bytes && (b->p[byte] >> (lineno % 8)) & 1u;
+    uint64_t idx;
+    if (!sq_bit_index(sq, lineno, &idx))
+        return false;
+    size_t byte = (size_t)(idx / 8);
+    return byte < b->bytes && (b->p[byte] >> (idx % 8)) & 1u;
 }
 
 static void sq_noise_mark(squash_t *sq, uint64_t lineno)
 {
-    sq_bit_set(&sq->noisebits, lineno);
+    sq_bit_set(sq, &sq->noisebits, lineno);
 }
 
 /* Copies a line into t (its text NUL-terminated). */
@@ -432,11 +488,13 @@ static int sq_group_add(squash_t *sq, const sq_line_t *l, const char *loc,
         uint64_t h = SQ_EXACT_BASIS;
         for (size_t i = 0; i < l->len; i++)
             h = (h ^ (unsigned char)l->text[i]) * SQ_FNV_PRIME;
-        return dedup_add(sq->dd, h, l->text, l->len, l->lineno, loc, loclen,
+        return dedup_add(sq->dd, h, l->text, l->len,
+                         sq->line_base + l->lineno, loc, loclen,
                          group);
     }
     uint64_t h = dedup_template(l->text, l->len, &sq->tmpl);
-    return dedup_add(sq->dd, h, sq->tmpl.p, sq->tmpl.len, l->lineno, loc,
+    return dedup_add(sq->dd, h, sq->tmpl.p, sq->tmpl.len,
+                     sq->line_base + l->lineno, loc,
                      loclen, group);
 }
 
@@ -557,7 +615,7 @@ static int sq_unfold(squash_t *sq, const sq_line_t *cont)
     int rc = sq_item_add(sq, &head, SQ_R_HAZARD, sq->folded_group, &it);
     if (rc < 0)
         return rc;
-    sq_bit_clear(&sq->foldbits, f->lineno);
+    sq_bit_clear(sq, &sq->foldbits, f->lineno);
     sq->folded_valid = false;
     sq->head_shown = true;
     sq->last_head = (uint32_t)(sq->nitems - 1);
@@ -620,7 +678,7 @@ static int sq_on_line(const sq_line_t *l, void *data)
         sq->head_shown = cnt <= SQ_HAZARD_SHOW;
         sq->folded_valid = false;
         if (!sq->head_shown) {
-            sq_bit_set(&sq->foldbits, l->lineno);
+            sq_bit_set(sq, &sq->foldbits, l->lineno);
             return sq_fold_keep(sq, l, group);
         }
         if ((rc = sq_item_add(sq, l, SQ_R_HAZARD, group, &it)) < 0)
@@ -639,7 +697,7 @@ static int sq_on_line(const sq_line_t *l, void *data)
         if (cnt < 0)
             return cnt;
         if (cnt > SQ_OUTCOME_SHOW) {
-            sq_bit_set(&sq->foldbits, l->lineno);
+            sq_bit_set(sq, &sq->foldbits, l->lineno);
             return 0;
         }
         return sq_item_add(sq, l, SQ_R_OUTCOME, group, &it);
@@ -692,6 +750,7 @@ int squash_new(const sq_opts_t *opts, sq_emit_fn emit, void *data,
     sq->data = data;
     sq->budget = opts->budget_bytes;
     sq->raw_base = opts->raw_base;
+    sq->line_base = opts->line_base;
     sq->cap = opts->cap_to_input;
     sq->deferred = opts->deferred || sq->budget || sq->cap;
     sq->tail_lines = opts->tail_lines ? opts->tail_lines : SQ_TAIL_DEFAULT;
@@ -750,6 +809,7 @@ void squash_free(squash_t *sq)
     free(sq->ring);
     free(sq->noisebits.p);
     free(sq->foldbits.p);
+    free(sq->skips);
     free(sq->folded.text);
     free(sq->facts);
     buf_free(&sq->whole);
@@ -770,6 +830,46 @@ int squash_tick(squash_t *sq, uint64_t now_ms)
     if (sq->finished)
         return -EINVAL;
     return vt_tick(sq->vt, now_ms);
+}
+
+int squash_skip(squash_t *sq, uint64_t bytes, uint64_t lines)
+{
+    if (sq->finished || !sq->deferred || (bytes == 0) != (lines == 0))
+        return -EINVAL;
+    if (bytes == 0)
+        return 0;
+    struct sq_skip *k = realloc(sq->skips, (sq->nskips + 1) * sizeof *k);
+    if (!k)
+        return -ENOMEM;
+    sq->skips = k;
+    int rc = vt_skip(sq->vt, bytes, lines);
+    if (rc < 0)
+        return rc;
+    uint64_t raw, total;
+    vt_counts(sq->vt, &raw, &total, NULL);
+    sq->skips[sq->nskips++] = (struct sq_skip){total - lines + 1, lines};
+    struct sq_item *it;
+    sq_line_t l = {.text = "", .lineno = total, .raw_start = raw - bytes,
+                   .raw_end = raw};
+    if ((rc = sq_item_add(sq, &l, SQ_R_SKIP, UINT32_MAX, &it)) < 0)
+        return rc;
+    it->first = total - lines + 1;
+    /* The whole view would join the lines on either side as if nothing
+     * were between them. */
+    sq->whole_ok = false;
+    buf_free(&sq->whole);
+    /* What follows is judged afresh: a traceback before the gap does not
+     * own the first lines after it, nor can they unfold a hazard folded
+     * before it. */
+    classify_t *cls;
+    if ((rc = classify_new_set(sq->gs, sq->ng, &cls)) < 0)
+        return rc;
+    classify_free(sq->cls);
+    sq->cls = cls;
+    sq->folded_valid = false;
+    sq->head_shown = false;
+    sq->frame_indent = SIZE_MAX;
+    return 0;
 }
 
 static int sq_item_cmp(const void *a, const void *b)
@@ -813,7 +913,7 @@ static void sq_noise_dropped(const squash_t *sq,
     for (size_t i = 0; i < sq->nitems; i++) {
         const struct sq_item *it = &sq->items[i];
         if (!it->selected || it->lineno == last ||
-            !sq_bit_get(&sq->noisebits, it->lineno))
+            !sq_bit_get(sq, &sq->noisebits, it->lineno))
             continue;
         int reason = it->role == SQ_R_DEDUP  ? CLS_NOISE_DEDUP
                      : it->role == SQ_R_TAIL ? CLS_NOISE_REPEAT
@@ -841,8 +941,8 @@ static uint64_t sq_noise_sum(const uint64_t counts[CLS_NOISE_REASONS])
 static bool sq_gap_matters(const squash_t *sq, uint64_t a, uint64_t b)
 {
     for (uint64_t l = a; l <= b; l++)
-        if (!sq_bit_get(&sq->noisebits, l) &&
-            (sq->budget || !sq_bit_get(&sq->foldbits, l)))
+        if (!sq_bit_get(sq, &sq->noisebits, l) &&
+            (sq->budget || !sq_bit_get(sq, &sq->foldbits, l)))
             return true;
     return false;
 }
@@ -862,7 +962,7 @@ static int sq_render(squash_t *sq, buf_t *out, int exit_code,
                      uint32_t *last_of_group, bool *dropped)
 {
     bool bytes = sq->budget != 0;
-    int rc = emit_exit(out, exit_code, duration_ms, lines);
+    int rc = emit_exit(out, exit_code, duration_ms, sq->line_base + lines);
     uint64_t last = 0, last_raw = 0, hidden_hazards = 0;
     size_t ng = dedup_group_count(sq->dd);
     *dropped = false;
@@ -889,16 +989,20 @@ static int sq_render(squash_t *sq, buf_t *out, int exit_code,
                 if (sq_gap_matters(sq, a, b) || hidden_hazards) {
                     uint64_t br[2] = {sq->raw_base + last_raw,
                                       sq->raw_base + it->raw_start};
-                    rc = emit_omitted(out, b - a + 1, a, b, bytes ? br : NULL,
+                    rc = emit_omitted(out, b - a + 1, sq->line_base + a,
+                                      sq->line_base + b, bytes ? br : NULL,
                                       hidden_hazards);
                 }
             }
         }
         hidden_hazards = 0;
+        if (it->role == SQ_R_SKIP)
+            *dropped = true;
         if (rc == 0 && it->cut && it->lineno == last &&
             last_raw < it->raw_start) {
             *dropped = true;
-            rc = emit_omitted_part(out, it->lineno, sq->raw_base + last_raw,
+            rc = emit_omitted_part(out, sq->line_base + it->lineno,
+                                   sq->raw_base + last_raw,
                                    sq->raw_base + it->raw_start);
         }
         if (rc == 0)
@@ -924,7 +1028,8 @@ static int sq_render(squash_t *sq, buf_t *out, int exit_code,
         if (lines > last && (sq_gap_matters(sq, last + 1, lines) || hidden_hazards)) {
             uint64_t br[2] = {sq->raw_base + last_raw,
                               sq->raw_base + raw_bytes};
-            rc = emit_omitted(out, lines - last, last + 1, lines,
+            rc = emit_omitted(out, lines - last, sq->line_base + last + 1,
+                              sq->line_base + lines,
                               bytes ? br : NULL, hidden_hazards);
         }
     }
@@ -944,9 +1049,40 @@ static int sq_render(squash_t *sq, buf_t *out, int exit_code,
  * and carets, then deduplicated and tail lines). */
 static bool sq_must(const squash_t *sq, const struct sq_item *it)
 {
+    if (it->role == SQ_R_SKIP)
+        return true; /* not a line: the marker of lines nobody read */
     return !sq->budget &&
            (it->role == SQ_R_HAZARD || it->role == SQ_R_OUTCOME ||
             (it->role == SQ_R_CONT && it->weight >= SQ_W_TEXT));
+}
+
+/* Leading blanks of an item's text. */
+static size_t sq_item_indent(const squash_t *sq, const struct sq_item *it)
+{
+    const char *t = sq->arena.p + it->off;
+    size_t i = 0;
+    while (i < it->len && (t[i] == ' ' || t[i] == '\t'))
+        i++;
+    return i;
+}
+
+/* The last line hazard item h owns when it carries a message (or a
+ * location) at the hazard's own indentation: the line that closes the
+ * capture, such as a traceback's exception line (`RuntimeError: disk
+ * full` under `Traceback (most recent call last):`), which says what the
+ * hazard line does not.  0 for none. */
+static size_t sq_closing(const squash_t *sq, size_t h)
+{
+    size_t i = h + 1;
+    while (i < sq->nitems && sq->items[i].role == SQ_R_CONT)
+        i++;
+    if (i == h + 1)
+        return 0;
+    const struct sq_item *it = &sq->items[i - 1];
+    if (it->weight < SQ_W_TEXT ||
+        sq_item_indent(sq, it) > sq_item_indent(sq, &sq->items[h]))
+        return 0;
+    return i - 1;
 }
 
 /* Chooses items for a budget by priority; see the file comment. */
@@ -977,13 +1113,19 @@ static int sq_plan(squash_t *sq, size_t budget, int exit_code,
         if (a < b)
             order[k++] = heads[--b];
     }
-    /* The lines each hazard owns, by weight (locations, then excerpts,
-     * then carets; outcomes between the first two), and within a weight
-     * round-robin over the hazards by rank: rank 0 is a capture's last
-     * line (a traceback's exception line), then its first, second-to-last,
+    /* The lines each hazard owns: first the line closing each capture
+     * with the message its hazard line lacks (sq_closing); then by weight
+     * (locations, then excerpts, then carets; outcomes between the first
+     * two), and within a weight round-robin over the hazards by rank:
+     * rank 0 is a capture's last line, then its first, second-to-last,
      * second, ... so every hazard keeps its ends before any keeps its
      * middle. */
     size_t kh = k;
+    for (size_t x = 0; x < kh; x++) {
+        size_t c = sq_closing(sq, order[x]);
+        if (c)
+            order[k++] = (uint32_t)c;
+    }
     for (int w = SQ_W_LEVELS - 1; w >= 0; w--) {
         for (size_t rank = 0, more = 1; more; rank++) {
             more = 0;
@@ -996,7 +1138,8 @@ static int sq_plan(squash_t *sq, size_t budget, int exit_code,
                 more = 1;
                 size_t pos = rank == 0 ? m - 1
                              : rank % 2 ? (rank - 1) / 2 : m - 1 - rank / 2;
-                if (sq->items[first + pos].weight == w)
+                if (sq->items[first + pos].weight == w &&
+                    !(rank == 0 && sq_closing(sq, order[x]) == first + pos))
                     order[k++] = (uint32_t)(first + pos);
             }
         }
@@ -1013,7 +1156,7 @@ static int sq_plan(squash_t *sq, size_t budget, int exit_code,
         if (sq->items[i].role == SQ_R_TAIL)
             order[k++] = (uint32_t)i;
     for (size_t i = 0; i < n; i++)
-        sq->items[i].selected = false;
+        sq->items[i].selected = sq->items[i].role == SQ_R_SKIP;
 
     /* the fixed cost: everything but the items */
     buf_reset(out);
@@ -1061,18 +1204,47 @@ static int sq_plan(squash_t *sq, size_t budget, int exit_code,
                 sq->items[i].selected = false;
     }
     /* The estimates above are pessimistic (a gap marker per item): with
-     * few items, fill what room is left by exact rendering. */
+     * few items, fill what room is left by exact rendering, in priority
+     * order.  An item shown makes the lines next to it cheaper (the gap
+     * marker between them goes), so a neighbour refused before it, which
+     * ranks higher, is tried again then: a traceback's exception line
+     * refused for the marker it needed is not left out while the lines
+     * around it are shown.  Each item is shown once, and each shown one
+     * retries two: the stack holds 2n + 1. */
+    bool *tried = NULL;
+    uint32_t *stack = NULL;
+    if (rc == 0 && n <= SQ_PLAN_EXACT_MAX &&
+        (!(tried = calloc(n ? n : 1, sizeof *tried)) ||
+         !(stack = malloc((2 * n + 1) * sizeof *stack))))
+        rc = -ENOMEM;
     for (size_t x = 0; rc == 0 && n <= SQ_PLAN_EXACT_MAX && x < k; x++) {
-        struct sq_item *it = &sq->items[order[x]];
-        if (it->selected || (it->role == SQ_R_CONT && !sq->items[it->head].selected))
-            continue;
-        it->selected = true;
-        buf_reset(out);
-        rc = sq_render(sq, out, exit_code, duration_ms, lines, raw_bytes,
-                       last_of_group, &dropped);
-        if (out->len > budget)
-            it->selected = false;
+        size_t ns = 0;
+        stack[ns++] = order[x];
+        tried[order[x]] = true;
+        while (rc == 0 && ns) {
+            uint32_t i = stack[--ns];
+            struct sq_item *it = &sq->items[i];
+            if (it->selected ||
+                (it->role == SQ_R_CONT && !sq->items[it->head].selected))
+                continue;
+            it->selected = true;
+            buf_reset(out);
+            rc = sq_render(sq, out, exit_code, duration_ms, lines, raw_bytes,
+                           last_of_group, &dropped);
+            if (out->len > budget) {
+                it->selected = false;
+                continue;
+            }
+            if (i > 0 && tried[i - 1] && !sq->items[i - 1].selected &&
+                sq->items[i - 1].lineno + 1 >= it->first)
+                stack[ns++] = i - 1;
+            if (i + 1 < n && tried[i + 1] && !sq->items[i + 1].selected &&
+                it->lineno + 1 >= sq->items[i + 1].first)
+                stack[ns++] = i + 1;
+        }
     }
+    free(tried);
+    free(stack);
     if (rc == 0) {
         buf_reset(out);
         rc = sq_render(sq, out, exit_code, duration_ms, lines, raw_bytes,
@@ -1116,7 +1288,7 @@ static int sq_whole_view(squash_t *sq, int exit_code, uint64_t duration_ms,
                          uint64_t lines, buf_t *out)
 {
     buf_t w = BUF_INIT;
-    int rc = emit_exit(&w, exit_code, duration_ms, lines);
+    int rc = emit_exit(&w, exit_code, duration_ms, sq->line_base + lines);
     if (rc == 0)
         rc = buf_append(&w, sq->whole.p, sq->whole.len);
     if (rc == 0 && w.len <= out->len) {
@@ -1179,7 +1351,7 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
     } else {
         /* Streaming: hazards are out; the summary follows them. */
         buf_t *o = &sq->out;
-        rc = emit_exit(o, exit_code, duration_ms, lines);
+        rc = emit_exit(o, exit_code, duration_ms, sq->line_base + lines);
         uint64_t shown = 0, prev_line = 0, prev_raw = 0;
         for (size_t i = 0; rc == 0 && i < sq->nitems; i++) {
             struct sq_item *it = &sq->items[i];
@@ -1187,7 +1359,8 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
             bool piece = it->cut && i && it->lineno == prev_line;
             shown += it->role != SQ_R_BINARY && !piece;
             if (piece && prev_raw < it->raw_start)
-                rc = emit_omitted_part(o, it->lineno, sq->raw_base + prev_raw,
+                rc = emit_omitted_part(o, sq->line_base + it->lineno,
+                                       sq->raw_base + prev_raw,
                                        sq->raw_base + it->raw_start);
             if (rc == 0 && !it->emitted)
                 rc = sq_item_render(sq, it, o);
@@ -1234,7 +1407,8 @@ void squash_stats(const squash_t *sq, sq_stats_t *out)
     out->noise = noise;
     uint64_t shown = 0;
     for (size_t i = 0; i < sq->nitems; i++)
-        shown += sq->items[i].selected && sq->items[i].role != SQ_R_BINARY;
+        shown += sq->items[i].selected && sq->items[i].role != SQ_R_BINARY &&
+                 sq->items[i].role != SQ_R_SKIP;
     out->omitted = sq->st.raw_lines > shown ? sq->st.raw_lines - shown : 0;
     if (sq->whole_shown)
         out->omitted = 0;

@@ -77,6 +77,9 @@ typedef struct sq_opts {
     uint64_t raw_base;  /* the log offset of the first byte fed: byte
                            ranges in markers are offsets in the log named
                            by log_path, for a view of a later part of it */
+    uint64_t line_base; /* the lines of that log before the first byte
+                           fed (its newlines): line numbers in markers,
+                           and the exit marker's count, are the log's */
 } sq_opts_t;
 
 /* Copies of one hazard line (the same text) shown; more are counted in a
@@ -112,6 +115,15 @@ int squash_new(const sq_opts_t *opts, sq_emit_fn emit, void *data,
 int squash_feed(squash_t *sq, const void *data, size_t len, uint64_t now_ms);
 /* Lets time pass without bytes (partial-line and silence flushes). */
 int squash_tick(squash_t *sq, uint64_t now_ms);
+/* Steps over `bytes` bytes of the stream, holding `lines` lines, that are
+ * not fed (the middle of an output too large to read): byte and line
+ * numbers go on past them, and the view marks them in place with an
+ * `omitted` marker that says they were not scanned, whatever the budget.
+ * Text pending on an unfinished line is ended as a line first, and what
+ * follows is classified afresh (no hazard above it owns it).  A deferred
+ * view only; bytes and lines are both 0 (nothing) or both positive (every
+ * byte is on a line).  0, -EINVAL or -ENOMEM. */
+int squash_skip(squash_t *sq, uint64_t bytes, uint64_t lines);
 /* Ends the stream: flushes everything and emits the summary (exit marker,
  * counts, log path).  exit_code: status or 128+signal, or negative for a
  * command still running (`exit ?`); duration_ms. */

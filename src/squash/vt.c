@@ -60,9 +60,10 @@ struct vt {
     bool str_osc;      /* the string may end with BEL */
     size_t str_len;
 
-    uint64_t raw_off;        /* bytes fed so far */
+    uint64_t raw_off;        /* bytes fed (or skipped) so far */
     uint64_t line_raw_start; /* raw offset where the current line began */
-    uint64_t lines;          /* lines delivered (cut pieces count once) */
+    uint64_t lines;          /* lines delivered (cut pieces count once)
+                                or skipped */
     uint64_t text_bytes;
     uint64_t last_ms;
     buf_t scratch;           /* UTF-8 repair of an ill-formed line */
@@ -719,6 +720,22 @@ int vt_tick(vt_t *vt, uint64_t now_ms)
     vt->partial_sent = true;
     return vt_deliver(vt, vt->line.len, SQ_LINE_PARTIAL, vt->cut_active, false,
                       vt->raw_off);
+}
+
+int vt_skip(vt_t *vt, uint64_t bytes, uint64_t lines)
+{
+    int rc = 0;
+    vt->state = VT_GROUND;
+    if (vt->line.len)
+        rc = vt_end_line(vt, SQ_LINE_COMPLETE, vt->raw_off);
+    /* Whatever the skipped bytes set (colours, redraws, a cursor) is
+     * unknown: the line after them starts from a clean state. */
+    vt->fg = vt->bg = 0;
+    vt->redraw = 0;
+    vt->raw_off += bytes;
+    vt->lines += lines;
+    vt_line_reset(vt, vt->raw_off);
+    return rc;
 }
 
 int vt_finish(vt_t *vt)

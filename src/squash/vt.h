@@ -73,8 +73,14 @@ int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms);
 int vt_tick(vt_t *vt, uint64_t now_ms);
 /* Ends the stream: pending text becomes a PARTIAL line.  0 or negative. */
 int vt_finish(vt_t *vt);
-/* Stream totals: raw bytes fed, lines delivered (pieces of a cut line
- * count once) and the bytes of delivered text plus one newline each (the
+/* Steps over `bytes` raw bytes holding `lines` lines that are not fed
+ * (squash_skip): pending text is delivered as a line first, the escape
+ * state and colours start afresh, and the next line is numbered after the
+ * skipped ones, its offsets counted past them.  0 or the callback's
+ * negative return. */
+int vt_skip(vt_t *vt, uint64_t bytes, uint64_t lines);
+/* Stream totals: raw bytes fed or skipped, lines delivered or skipped
+ * (pieces of a cut line count once) and the bytes of delivered text plus one newline each (the
  * size of the stripped output, the denominator of the token ratio). */
 void vt_counts(const vt_t *vt, uint64_t *raw_bytes, uint64_t *lines,
                uint64_t *text_bytes);

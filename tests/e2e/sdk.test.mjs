@@ -9,7 +9,12 @@ import { McpError, LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/typ
 import { REIN_BIN, checkTool } from './lib.mjs';
 
 async function connect() {
-  const transport = new StdioClientTransport({ command: REIN_BIN, args: ['serve'], stderr: 'pipe' });
+  // The SDK passes a child only HOME, PATH and a few more unless told:
+  // without the environment, REIN_STATE_DIR (run-e2e.sh's temporary one)
+  // is lost and the server opens the user's own state dir.
+  const transport = new StdioClientTransport({
+    command: REIN_BIN, args: ['serve'], stderr: 'pipe', env: { ...process.env },
+  });
   const client = new Client({ name: 'rein-e2e', version: '1.0.0' });
   await client.connect(transport);
   return client;

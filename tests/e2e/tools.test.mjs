@@ -658,6 +658,105 @@ test('EPIPE on a closed stdin is reported, never fatal', async () => {
 // CODEX_SCAN_MAX (src/mcp/codex.h): the most log a condensed view reads.
 const SCAN_MAX = 64 * 1024 * 1024;
 
+// The log bytes [from, to) a condensed result covers, from its Truncated:
+// line, and the log line it starts on.
+function covers(text) {
+  const m = /\nTruncated: \d+ bytes not shown \(over max_output_tokens\); this output covers log bytes (\d+)-(\d+)(?:, from log line (\d+))?\n/.exec(text);
+  assert.ok(m, `no Truncated: line in ${JSON.stringify(text.slice(0, 600))}`);
+  return { from: Number(m[1]), to: Number(m[2]), line: Number(m[3]) };
+}
+
+// Checks a condensed view ending at log byte `to` against its log: every
+// line is a marker or a line of the log, nothing else (no bare gap line);
+// each `omitted` marker names whole lines of the log, its byte range
+// starting and ending on a line start (or at `to`) and its line numbers
+// the log's, as read_output's grep counts them (one more than the
+// newlines before); the exit marker counts the log's lines up to `to`.
+// Returns the omitted markers, parsed.
+function checkView(output, log, to) {
+  const nl = [];
+  for (let i = log.indexOf(10); i >= 0 && i < to; i = log.indexOf(10, i + 1)) nl.push(i);
+  const before = (off) => { // newlines in log[0, off)
+    let lo = 0, hi = nl.length;
+    while (lo < hi) { const m = (lo + hi) >> 1; if (nl[m] < off) lo = m + 1; else hi = m; }
+    return lo;
+  };
+  const linesTo = (off) => before(off) + (off > 0 && log[off - 1] !== 10 ? 1 : 0);
+  const text = log.subarray(0, to).toString();
+  for (const l of output.split('\n').slice(0, -1))
+    assert.ok(/^\[rein\] [a-z]+(?: .*)?$/.test(l) || text.includes(`${l}\n`) || text.endsWith(l),
+      `neither a marker nor a line of the log: ${JSON.stringify(l.slice(0, 200))}`);
+  const exit = /^\[rein\] (?:exit|signal) .*· (\d+) lines?$/m.exec(output);
+  assert.ok(exit, 'an exit marker');
+  assert.equal(Number(exit[1]), linesTo(to), 'the exit marker counts the log\'s lines');
+  const found = [];
+  for (const m of output.matchAll(/^\[rein\] omitted (\d+) lines? \(lines? (\d+)(?:-(\d+))?, bytes (\d+)-(\d+)(; not scanned)?[;)]/gm)) {
+    const [n, a, x, y] = [m[1], m[2], m[4], m[5]].map(Number);
+    const b = m[3] === undefined ? a : Number(m[3]);
+    assert.ok(x === 0 || log[x - 1] === 10, `${m[0]}: starts a line`);
+    assert.ok(y === to || log[y - 1] === 10, `${m[0]}: ends a line`);
+    assert.equal(a, before(x) + 1, `${m[0]}: its first line is the log's`);
+    assert.equal(b, linesTo(y), `${m[0]}: its last line is the log's`);
+    assert.equal(n, b - a + 1, `${m[0]}: its count`);
+    found.push({ a, b, x, y, unscanned: m[6] !== undefined });
+  }
+  return found;
+}
+
+test('markers of a later poll name log bytes and log lines, under and over 1 MiB', async () => {
+  const { client } = await connect();
+  try {
+    // Under 1 MiB: the condensed view is made from the buffered bytes.
+    const first = await call(client, 'exec_command', {
+      cmd: 'seq 1 20000; echo FIRST-DONE; read x; seq 1 20000 | sed "s/^/b/"; echo "x.c:1:1: error: SECOND"; seq 1 20000 | sed "s/^/c/"',
+      wait_for: 'FIRST-DONE', max_output_tokens: 200,
+    });
+    const s = first.structuredContent;
+    assert.ok(s.session_id);
+    const c0 = covers(first.content[0].text);
+    assert.deepEqual([c0.from, c0.to, c0.line], [0, 108894 + 11, 1]);
+    const firstText = (await call(client, 'write_stdin', { session_id: s.session_id, yield_time_ms: 5000 })).content[0].text;
+    assert.doesNotMatch(firstText, /Truncated:/, 'nothing new before the input');
+    const w = await call(client, 'write_stdin', { session_id: s.session_id, chars: 'go\n', yield_time_ms: 10000, max_output_tokens: 200 });
+    const out = w.structuredContent.output;
+    assert.equal(w.structuredContent.exit_code, 0);
+    const c = covers(w.content[0].text);
+    assert.equal(c.from, 108894 + 11, 'after "1".."20000" and "FIRST-DONE"');
+    assert.equal(c.line, 20002);
+    const log = readFileSync(w.structuredContent.log_path);
+    checkView(s.output, log, c0.to);
+    const marks = checkView(out, log, c.to);
+    // The gap before the error: its range ends where the error starts,
+    // and its last line is the one before the error's, as grep numbers it.
+    const m = /bytes (\d+)-(\d+)\)\nx\.c:1:1: error: SECOND$/m.exec(out);
+    assert.ok(m, out);
+    assert.equal(Number(m[1]), c.from);
+    const ro = (await call(client, 'read_output', { session_id: s.session_id, offset: Number(m[2]), length: 22 })).structuredContent;
+    assert.equal(ro.output, 'x.c:1:1: error: SECOND');
+    const g = (await call(client, 'read_output', { session_id: s.session_id, grep: 'error: SECOND' })).structuredContent;
+    assert.equal(Number(/^(\d+): /.exec(g.output)[1]), marks[0].b + 1);
+    assert.match(out, /^\[rein\] exit 0 · .*· 60002 lines$/m);
+
+    // Over 1 MiB: the view is made from the log.
+    const t = await exec(client, {
+      cmd: 'seq 1 100; echo FIRST-DONE; read x; seq 1 200000; echo "error: mid at y.c:9"; seq 1 200000',
+      wait_for: 'FIRST-DONE', max_output_tokens: 300,
+    });
+    const v = await call(client, 'write_stdin', { session_id: t.session_id, chars: 'go\n', yield_time_ms: 10000, max_output_tokens: 300 });
+    assert.match(v.content[0].text, /\nOmitted: \d+ bytes over the 1 MiB buffer; the condensed output was made from the log/);
+    const cv = covers(v.content[0].text);
+    assert.equal(cv.line, 102);
+    const vlog = readFileSync(v.structuredContent.log_path);
+    const vm = checkView(v.structuredContent.output, vlog, cv.to);
+    assert.equal(vm[0].a, 102);
+    const vg = (await call(client, 'read_output', { session_id: t.session_id, grep: 'error: mid' })).structuredContent;
+    assert.equal(Number(/^(\d+): /.exec(vg.output)[1]), 200102);
+    assert.ok(vm.some((k) => k.b === 200101), 'a gap ends on the line before the error');
+  } finally {
+    await client.close();
+  }
+});
+
 test('a hazard in the middle the 1 MiB buffer dropped is still shown, with log offsets', async () => {
   const { client } = await connect();
   try {
@@ -699,7 +798,7 @@ test('a hazard in the middle the 1 MiB buffer dropped is still shown, with log o
   }
 });
 
-test('CODEX_SCAN_MAX: a middle up to it is read from the log, past it the result says what was not', async () => {
+test('CODEX_SCAN_MAX: a middle up to it is read from the log, past it the head and tail are condensed around a marker', async () => {
   const { client } = await connect();
   try {
     // 33554430 bytes are whole lines of "ordinary\n", so the error starts a line.
@@ -707,11 +806,31 @@ test('CODEX_SCAN_MAX: a middle up to it is read from the log, past it the result
     const at = await call(client, 'exec_command', { cmd: cmd(SCAN_MAX), max_output_tokens: 300 });
     assert.match(at.content[0].text, /the condensed output was made from the log and covers them/);
     assert.match(at.structuredContent.output, /^error: boom at x\.c:3$/m);
-    const past = await call(client, 'exec_command', { cmd: cmd(SCAN_MAX + 1), max_output_tokens: 300 });
-    assert.match(past.content[0].text, /held in the log only \(over the 1 MiB buffer\); hazards among them are not shown \(the output is over the 64 MiB a condensed view reads from the log\): read_output with grep searches them\n/);
-    const id = Number(/logs\/(\d+)\.log/.exec(past.content[0].text)[1]);
-    const g = (await call(client, 'read_output', { session_id: id, grep: 'error: boom' })).structuredContent;
-    assert.match(g.output, /error: boom at x\.c:3/);
+    // One byte past it, in a later poll (its bytes and lines do not start
+    // at the log's first), ending mid-line: the head and tail the buffer
+    // kept are condensed, the middle between them is one marker that
+    // says it was not scanned, and every number is the log's.
+    const s = await exec(client, { cmd: `seq 1 5; echo READY; read x; ${cmd(SCAN_MAX + 1)}`, wait_for: 'READY' });
+    const past = await call(client, 'write_stdin', { session_id: s.session_id, chars: 'go\n', yield_time_ms: 30000, max_output_tokens: 300 });
+    const text = past.content[0].text;
+    assert.equal(past.structuredContent.exit_code, 0);
+    assert.match(text, /held in the log only \(over the 1 MiB buffer\); hazards among them are not shown \(the output is over the 64 MiB a condensed view reads from the log\): read_output with grep searches them\n/);
+    const c = covers(text);
+    assert.deepEqual([c.from, c.to, c.line], [16, 16 + SCAN_MAX + 1, 7]);
+    const out = past.structuredContent.output;
+    assert.ok(Buffer.byteLength(out) <= 1200);
+    assert.doesNotMatch(out, /^\[\.\.\./m, 'no bare gap line');
+    const log = readFileSync(past.structuredContent.log_path);
+    const marks = checkView(out, log, c.to);
+    const gap = marks.filter((k) => k.unscanned);
+    assert.equal(gap.length, 1, out);
+    // It holds the buffer's omitted middle and the error in it; the
+    // condensed head and tail are within the 1 MiB kept in memory.
+    assert.ok(gap[0].x <= c.from + 512 * 1024 && gap[0].y >= c.to - 512 * 1024, out);
+    assert.ok(gap[0].x <= c.from + 33554430 && gap[0].y > c.from + 33554430);
+    const g = (await call(client, 'read_output', { session_id: s.session_id, grep: 'error: boom' })).structuredContent;
+    const line = Number(/^(\d+): error: boom at x\.c:3$/m.exec(g.output)[1]);
+    assert.ok(line >= gap[0].a && line <= gap[0].b, `grep's line ${line} is in ${gap[0].a}-${gap[0].b}`);
   } finally {
     await client.close();
   }
