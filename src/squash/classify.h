@@ -16,6 +16,20 @@
  *          (core dumped)`), `terminate called ...`, dash's `sh: 1: x: not
  *          found`, make's `make: *** ...`, Ruby's `file:N:in ...
  *          (NameError)`, `curl: (6) ...`, mocha's `1 failing`;
+ *        - what test runners, checkers and git print as a test or step
+ *          fails: TAP's `not ok N` (not `# TODO` / `# SKIP`) owning its
+ *          `#` diagnostics and YAML block, Test::More's `#   Failed
+ *          test`, `Bail out!`; failure marks `✕ ✖ ✗ ✘ ×` opening a line
+ *          with the test's name, owning the deeper lines; jest's `  ●`
+ *          block; `Failed` opening a line, PHPUnit's `FAILURES!`,
+ *          rspec's `Failure/Error:` and `rspec ./x_spec.rb:12 #`, ctest's
+ *          `***Failed` and `1 - name (Failed)`; git's `CONFLICT (...):`,
+ *          `Automatic merge failed`, `! [rejected]`; ShellCheck's `^--
+ *          SC2086 (info):` and `In x.sh line 3:`; valgrind's errors and
+ *          nonzero counts (`==N== Invalid read`, `ERROR SUMMARY: 3
+ *          errors`, not `0 errors`) owning their `==N==` stacks; the
+ *          sanitizers' reports up to their `SUMMARY:`; `exit status 1`,
+ *          `exit code 1`, `exited with code 1`;
  *        - error / warning words at line start (`error:`, `E:`, `FAIL`)
  *          and anywhere (`ERROR`, `WARN`, `fatal:`, `Error 2`, the
  *          linker's `undefined reference to`, shells' `syntax error near
@@ -60,6 +74,11 @@
 /* An indented line is still read as a `file:N:` location or an exception
  * line (a test runner's failure detail) up to this indentation. */
 #define CLS_INDENT_MAX 8
+/* Lines a failed test's detail capture takes at most: the `#` diagnostics
+ * and YAML block under a TAP `not ok`, the deeper-indented lines under a
+ * failure mark (`✕ name`), jest's `●` block.  A failure's diff or stack
+ * fits; a capture that never meets its end cannot own a whole run. */
+#define CLS_TEST_DETAIL_MAX 60
 
 typedef enum cls_kind {
     CLS_UNKNOWN = 0,
