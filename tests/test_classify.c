@@ -5,11 +5,12 @@
  * the linker, shells, curl, Ruby, mocha, errno texts) beside harmless
  * look-alikes, the failure lines of popular test runners, checkers and
  * git in a table beside a table of their look-alikes, the detail a
- * failed test and a memory checker's report own, a BuildKit step prefix,
- * the scan windows of a long line at their edges, hazards in lines binary
- * for bad UTF-8, multiline capture and its limits, outcomes and progress
- * finals, prompts, and structure (blank, decoration, hints,
- * near-duplicates, diffs bypassing them).
+ * failed test and a memory checker's report own, a grammar's noise rule
+ * unable to hide a universal error, a BuildKit step prefix, the scan
+ * windows of a long line at their edges, hazards in lines binary for bad
+ * UTF-8, multiline capture and its limits, outcomes and progress finals,
+ * prompts, and structure (blank, decoration, hints, near-duplicates,
+ * diffs bypassing them).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,7 +190,7 @@ TEST(classify_grammar_tier_comes_first)
     static const char j[] =
         "{\"name\":\"t\",\"hazard\":[{\"id\":\"h\",\"pattern\":\"^BAD (?<file>\\\\S+):(?<line>\\\\d+)\","
         "\"severity\":\"warning\",\"multiline\":{\"continue\":\"^>\",\"max_lines\":2}}],"
-        "\"noise\":[{\"id\":\"e\",\"pattern\":\"^error: ignorable\"}]}";
+        "\"noise\":[{\"id\":\"e\",\"pattern\":\"^warning: ignorable\"}]}";
     ASSERT_OK(grammar_parse("t", j, sizeof j - 1, &g, &err));
     struct cl s = {0};
     ASSERT_OK(classify_new(g, &s.c));
@@ -202,7 +203,8 @@ TEST(classify_grammar_tier_comes_first)
     ASSERT_TRUE(cl(&s, "> 1").cont);
     ASSERT_TRUE(cl(&s, "> 2").cont);
     ASSERT_FALSE(cl(&s, "> 3").cont); /* max_lines */
-    r = cl(&s, "error: ignorable");
+    /* a warning the universal rules see may be the grammar's noise */
+    r = cl(&s, "warning: ignorable");
     ASSERT_TRUE(r.kind == CLS_NOISE && r.noise == CLS_NOISE_TOOL);
     classify_free(s.c);
     grammar_free(g);
@@ -757,4 +759,38 @@ TEST(classify_report_and_block_limits_at_their_edges)
     snprintf(l, sizeof l, "%*s\xe2\x97\x8f math \xe2\x80\xba adds", CLS_INDENT_MAX + 1, "");
     ASSERT_FALSE(cl(&s, l).kind == CLS_HAZARD);
     classify_free(s.c);
+}
+
+/* A grammar's noise rule may not hide a line the universal tier calls an
+ * error (a rule for `ok N` must not swallow `not ok N`); it may still
+ * count a universal warning as noise, and outcomes are its to call. */
+TEST(classify_grammar_noise_cannot_hide_a_universal_error)
+{
+    grammar_t *g;
+    buf_t err = BUF_INIT;
+    static const char j[] =
+        "{\"name\":\"t\",\"noise\":["
+        "{\"id\":\"tap-ok\",\"pattern\":\"ok \\\\d+\",\"action\":\"dedup\"},"
+        "{\"id\":\"merging\",\"pattern\":\"(?:Auto-merging|CONFLICT) \"},"
+        "{\"id\":\"deprecated\",\"pattern\":\"^npm warn deprecated \"}],"
+        "\"outcome\":[{\"id\":\"verdict\",\"pattern\":\"^FAIL\\\\t\"}]}";
+    ASSERT_OK(grammar_parse("t", j, sizeof j - 1, &g, &err));
+    struct cl s = {0};
+    ASSERT_OK(classify_new(g, &s.c));
+    cls_result_t r = cl(&s, "ok 1 - adds");
+    ASSERT_TRUE(r.kind == CLS_NOISE && r.noise == CLS_NOISE_DEDUP);
+    r = cl(&s, "not ok 2 - subtracts");
+    ASSERT_TRUE(r.kind == CLS_HAZARD && !r.warning);
+    ASSERT_STR(r.source, "universal");
+    ASSERT_STR(r.rule, "tap-not-ok");
+    /* and it owns its diagnostics as it would under no grammar */
+    ASSERT_TRUE(cl(&s, "# (in test file t/a.bats, line 9)").cont);
+    ASSERT_EQ(cl(&s, "ok 3 - multiplies").kind, CLS_NOISE);
+    ASSERT_EQ(cl(&s, "Auto-merging src/a.c").kind, CLS_NOISE);
+    ASSERT_EQ(cl(&s, "CONFLICT (content): Merge conflict in src/a.c").kind, CLS_HAZARD);
+    ASSERT_EQ(cl(&s, "npm warn deprecated inflight@1.0.6").kind, CLS_NOISE);
+    ASSERT_EQ(cl(&s, "FAIL\texample.com/calc\t0.003s").kind, CLS_OUTCOME);
+    classify_free(s.c);
+    grammar_free(g);
+    buf_free(&err);
 }

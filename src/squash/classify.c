@@ -23,6 +23,9 @@
  * indented under its mark) and a failed test's head is never the detail
  * of the hazard above it.
  *
+ * A grammar's rules come first, but its noise rules cannot hide a line
+ * these rules call an error; it may count a universal warning as noise.
+ *
  * Multiline capture keeps state between lines: after a hazard that owns the
  * lines below it (a traceback, a compiler's caret lines), the next line is
  * first offered to the capture; a line the capture refuses ends it and is
@@ -1718,6 +1721,15 @@ int classify_line(classify_t *c, const sq_line_t *line, cls_result_t *r)
     if (c->g) {
         grammar_match_t m;
         if (grammar_match(c->g, c->ctx, s, n, line->colours, &m) == 1) {
+            /* A grammar may count a warning the universal rules see as
+             * noise (npm's deprecation notices), and call a verdict an
+             * outcome, which is kept; it may not make an error noise: a
+             * rule for `ok N` must not hide `not ok N`. */
+            if (m.tier == GRAMMAR_NOISE && !blank &&
+                cls_universal_hazard(s, n, line->colours, &hit) && !hit.warning) {
+                cls_take_hit(c, line, &hit, r);
+                return 0;
+            }
             static const cls_kind_t kinds[GRAMMAR_TIERS] = {
                 CLS_HAZARD, CLS_OUTCOME, CLS_NOISE};
             cls_set(r, kinds[m.tier], grammar_name(m.grammar), m.id);

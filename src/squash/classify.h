@@ -3,7 +3,10 @@
  * prompt, or unknown.  First match wins, in three tiers:
  *
  *   1. the tool's grammar (hazard → outcome → noise, grammar.h), with its
- *      `multiline` capture of the lines that belong to a hazard;
+ *      `multiline` capture of the lines that belong to a hazard; but a
+ *      noise rule cannot hide a line the universal rules call an error
+ *      (a rule for `ok N` does not swallow `not ok N`): that line is the
+ *      universal hazard.  A universal warning may be a grammar's noise;
  *   2. universal rules, built in (they run on every line of every command,
  *      so they are hand-written scans, not regexes):
  *        - stack traces: Python tracebacks, Go panics and goroutine dumps,
