@@ -328,8 +328,10 @@ static inline bool sq_digit(char c)
 }
 
 /* Whether a line names a place in a file: `name.ext:N` (a path token
- * with a dot or slash, a colon, a digit), Python's `", line N`, or a
- * `line:col` pair opening an indented row. */
+ * with a dot or slash, a colon, a digit), Python's `", line N`, a path
+ * token then `, line N` or ` line N` (bats' `(in test file t/a.bats, line
+ * 12)`, Perl's and Test::More's `at t/a.t line 12.`), or a `line:col`
+ * pair opening an indented row. */
 static bool sq_names_location(const char *s, size_t n)
 {
     size_t j = 0;
@@ -348,6 +350,11 @@ static bool sq_names_location(const char *s, size_t n)
     bool pathish = false;
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
+        if (pathish && (c == ' ' || c == ',')) {
+            size_t w = c == ',' ? i + 1 : i;
+            if (w + 6 < n && !memcmp(s + w, " line ", 6) && sq_digit(s[w + 6]))
+                return true;
+        }
         if (c == ' ' || c == '(' || c == '"' || c == '\'' || c == '\t') {
             pathish = false;
             if (c == '"' && i + 8 < n && !memcmp(s + i, "\", line ", 8) &&
