@@ -763,7 +763,8 @@ TEST(classify_report_and_block_limits_at_their_edges)
 
 /* A grammar's noise rule may not hide a line the universal tier calls an
  * error (a rule for `ok N` must not swallow `not ok N`); it may still
- * count a universal warning as noise, and outcomes are its to call. */
+ * count a universal warning as noise, and outcomes are its to call, an
+ * error among them marked a failure (which the squasher does not fold). */
 TEST(classify_grammar_noise_cannot_hide_a_universal_error)
 {
     grammar_t *g;
@@ -773,7 +774,7 @@ TEST(classify_grammar_noise_cannot_hide_a_universal_error)
         "{\"id\":\"tap-ok\",\"pattern\":\"ok \\\\d+\",\"action\":\"dedup\"},"
         "{\"id\":\"merging\",\"pattern\":\"(?:Auto-merging|CONFLICT) \"},"
         "{\"id\":\"deprecated\",\"pattern\":\"^npm warn deprecated \"}],"
-        "\"outcome\":[{\"id\":\"verdict\",\"pattern\":\"^FAIL\\\\t\"}]}";
+        "\"outcome\":[{\"id\":\"verdict\",\"pattern\":\"^(?:FAIL|ok )\\\\t\"}]}";
     ASSERT_OK(grammar_parse("t", j, sizeof j - 1, &g, &err));
     struct cl s = {0};
     ASSERT_OK(classify_new(g, &s.c));
@@ -789,7 +790,20 @@ TEST(classify_grammar_noise_cannot_hide_a_universal_error)
     ASSERT_EQ(cl(&s, "Auto-merging src/a.c").kind, CLS_NOISE);
     ASSERT_EQ(cl(&s, "CONFLICT (content): Merge conflict in src/a.c").kind, CLS_HAZARD);
     ASSERT_EQ(cl(&s, "npm warn deprecated inflight@1.0.6").kind, CLS_NOISE);
-    ASSERT_EQ(cl(&s, "FAIL\texample.com/calc\t0.003s").kind, CLS_OUTCOME);
+    /* an outcome the universal rules call an error is marked a failure */
+    r = cl(&s, "FAIL\texample.com/calc\t0.003s");
+    ASSERT_TRUE(r.kind == CLS_OUTCOME && r.failure);
+    r = cl(&s, "ok \texample.com/calc\t0.003s");
+    ASSERT_TRUE(r.kind == CLS_OUTCOME && !r.failure);
+    classify_free(s.c);
+    grammar_free(g);
+    /* a structured grammar folds none of its outcomes: none is marked */
+    static const char st[] = "{\"name\":\"st\",\"category\":\"structured\","
+                             "\"outcome\":[{\"id\":\"row\",\"pattern\":\"^\\\\S\"}]}";
+    ASSERT_OK(grammar_parse("st", st, sizeof st - 1, &g, &err));
+    ASSERT_OK(classify_new(g, &s.c));
+    r = cl(&s, "FAIL\texample.com/calc\t0.003s");
+    ASSERT_TRUE(r.kind == CLS_OUTCOME && !r.failure);
     classify_free(s.c);
     grammar_free(g);
     buf_free(&err);

@@ -10,7 +10,8 @@
  * keeps every outcome line, and a hazard in a line of bad UTF-8 is shown
  * rather than folded into a binary marker; a failed TAP test is shown with
  * its diagnostic under any command's grammar, and under a budget it is
- * shown or counted, the line naming its file and line before what it got.
+ * shown or counted, the line naming its file and line before what it got;
+ * a grammar's failure verdicts (`FAIL\tpkg`) fold only with their copies.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
@@ -864,4 +865,34 @@ TEST(squash_a_failed_tap_test_under_a_budget)
     ASSERT_TRUE(shown && counted && located);
     buf_free(&bats);
     buf_free(&prove);
+}
+
+/* go test ./... with five failing packages: go's grammar calls each
+ * `FAIL\tpkg\t0.01s` an outcome, and outcomes fold by template, but a
+ * verdict the universal tier calls an error folds only with identical
+ * copies: every failing package is named in the view. */
+TEST(squash_every_failing_package_verdict_is_shown)
+{
+    char gdir[PATH_MAX];
+    tu_shipped_grammars(gdir, sizeof gdir);
+    const char *dirs[] = {gdir, NULL};
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    for (int i = 0; i < 300; i++)
+        buf_printf(&in, "=== RUN   TestX%d\n--- PASS: TestX%d (0.00s)\n", i, i);
+    for (char p = 'a'; p <= 'e'; p++)
+        buf_printf(&in, "--- FAIL: TestF_%c (0.00s)\n    f_test.go:9: bad %c\nFAIL\n"
+                        "FAIL\texample.com/%c\t0.01s\n", p, p, p);
+    sq_opts_t o = {.command = "go test ./...", .log_path = "/l", .grammar_dirs = dirs};
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+    for (char p = 'a'; p <= 'e'; p++) {
+        char want[64];
+        snprintf(want, sizeof want, "\nFAIL\texample.com/%c\t0.01s\n", p);
+        if (!strstr(out.p, want))
+            test_fail(__FILE__, __LINE__, "package %c's verdict is folded:\n%s", p, out.p);
+    }
+    /* the bare `FAIL` lines are copies of one another, and fold */
+    ASSERT_CONTAINS(out.p, "[rein] repeat 5\xc3\x97 \"FAIL\" (lines ");
+    check_lines(&out, in.p);
+    buf_free(&in);
+    buf_free(&out);
 }

@@ -66,6 +66,7 @@ struct classify {
     const char *ml_source, *ml_id;
     uint64_t prev_hash;
     bool in_diff;
+    bool structured;    /* the grammar's category: its outcomes fold not */
 };
 
 /* The index of the anywhere-words and the start words' first bytes, built
@@ -89,6 +90,7 @@ int classify_new(const grammar_t *g, classify_t **out)
     if (!c)
         return -ENOMEM;
     c->g = g;
+    c->structured = g && !strcmp(grammar_category(g), "structured");
     int rc = grammar_ctx_new(&c->ctx);
     if (rc < 0) {
         free(c);
@@ -1723,8 +1725,10 @@ int classify_line(classify_t *c, const sq_line_t *line, cls_result_t *r)
         if (grammar_match(c->g, c->ctx, s, n, line->colours, &m) == 1) {
             /* A grammar may count a warning the universal rules see as
              * noise (npm's deprecation notices), and call a verdict an
-             * outcome, which is kept; it may not make an error noise: a
-             * rule for `ok N` must not hide `not ok N`. */
+             * outcome, which is kept (as a failure, which no template
+             * folds: `FAIL\tpkg/c` is not a copy of `FAIL\tpkg/a`); it may
+             * not make an error noise: a rule for `ok N` must not hide
+             * `not ok N`. */
             if (m.tier == GRAMMAR_NOISE && !blank &&
                 cls_universal_hazard(s, n, line->colours, &hit) && !hit.warning) {
                 cls_take_hit(c, line, &hit, r);
@@ -1760,6 +1764,9 @@ int classify_line(classify_t *c, const sq_line_t *line, cls_result_t *r)
             } else if (m.tier == GRAMMAR_NOISE) {
                 r->noise = m.action == GRAMMAR_DEDUP ? CLS_NOISE_DEDUP
                                                      : CLS_NOISE_TOOL;
+            } else if (!c->structured && !blank) {
+                r->failure = cls_universal_hazard(s, n, line->colours, &hit) &&
+                             !hit.warning;
             }
             return 0;
         }

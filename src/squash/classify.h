@@ -7,6 +7,8 @@
  *      noise rule cannot hide a line the universal rules call an error
  *      (a rule for `ok N` does not swallow `not ok N`): that line is the
  *      universal hazard.  A universal warning may be a grammar's noise;
+ *      an outcome rule keeps its line an outcome, marked a `failure` when
+ *      the universal rules call it an error;
  *   2. universal rules, built in (they run on every line of every command,
  *      so they are hand-written scans, not regexes):
  *        - stack traces: Python tracebacks, Go panics and goroutine dumps,
@@ -112,6 +114,9 @@ typedef struct cls_result {
     const char *source;   /* grammar name, "universal" or "structure" */
     const char *rule;     /* rule id */
     bool has_loc;         /* file:line[:col] within the line */
+    bool failure;         /* an outcome the universal rules call an error
+                             (go's `FAIL\tpkg`): a verdict the squasher
+                             folds only with identical copies */
     size_t loc_off, loc_len;
 } cls_result_t;
 

@@ -633,7 +633,10 @@ static int sq_on_line(const sq_line_t *l, void *data)
          * template may fold them together. */
         if (sq->structured)
             return sq_item_add(sq, l, SQ_R_OUTCOME, UINT32_MAX, &it);
-        cnt = sq_group_add(sq, l, NULL, 0, false, &group);
+        /* A verdict the universal rules call an error (`FAIL\tpkg`) is
+         * grouped only with its identical copies: each package's is a
+         * fact. */
+        cnt = sq_group_add(sq, l, NULL, 0, r.failure, &group);
         if (cnt < 0)
             return cnt;
         if (cnt > SQ_OUTCOME_SHOW) {
