@@ -3,11 +3,15 @@
  * each language, compiler locations, keywords with their boundaries and
  * zero counts, colour), tools' own failure forms (signal deaths, make,
  * the linker, shells, curl, Ruby, mocha, errno texts) beside harmless
- * look-alikes, a BuildKit step prefix, the scan windows of a long line at
- * their edges, hazards in lines binary for bad UTF-8, multiline capture
- * and its limit, outcomes and progress finals, prompts, structure
- * (blank, decoration, hints, near-duplicates, diffs bypassing them), and
- * a compound command's several grammars (no noise rule hides a hazard).
+ * look-alikes, the failure lines of popular test runners, checkers and
+ * git in a table beside a table of their look-alikes, the detail a
+ * failed test and a memory checker's report own, a grammar's noise rule
+ * unable to hide a universal error, a BuildKit step prefix, the scan
+ * windows of a long line at their edges, hazards in lines binary for bad
+ * UTF-8, multiline capture and its limits, outcomes and progress finals,
+ * prompts, structure (blank, decoration, hints, near-duplicates, diffs
+ * bypassing them), and a compound command's several grammars (no noise
+ * rule hides a hazard).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -188,7 +192,7 @@ TEST(classify_grammar_tier_comes_first)
     static const char j[] =
         "{\"name\":\"t\",\"hazard\":[{\"id\":\"h\",\"pattern\":\"^BAD (?<file>\\\\S+):(?<line>\\\\d+)\","
         "\"severity\":\"warning\",\"multiline\":{\"continue\":\"^>\",\"max_lines\":2}}],"
-        "\"noise\":[{\"id\":\"e\",\"pattern\":\"^error: ignorable\"}]}";
+        "\"noise\":[{\"id\":\"e\",\"pattern\":\"^warning: ignorable\"}]}";
     ASSERT_OK(grammar_parse("t", j, sizeof j - 1, &g, &err));
     struct cl s = {0};
     ASSERT_OK(classify_new(g, &s.c));
@@ -201,7 +205,8 @@ TEST(classify_grammar_tier_comes_first)
     ASSERT_TRUE(cl(&s, "> 1").cont);
     ASSERT_TRUE(cl(&s, "> 2").cont);
     ASSERT_FALSE(cl(&s, "> 3").cont); /* max_lines */
-    r = cl(&s, "error: ignorable");
+    /* a warning the universal rules see may be the grammar's noise */
+    r = cl(&s, "warning: ignorable");
     ASSERT_TRUE(r.kind == CLS_NOISE && r.noise == CLS_NOISE_TOOL);
     classify_free(s.c);
     grammar_free(g);
@@ -211,7 +216,8 @@ TEST(classify_grammar_tier_comes_first)
 /* A compound command's grammars, tier by tier: when two disagree the most
  * visible verdict stands (hazard over outcome over noise), a tie goes to
  * the first, and a noise rule of one tool never hides a line the
- * universal rules call a hazard, which a single grammar's noise may. */
+ * universal rules call a hazard; a single grammar's noise may hide a
+ * warning, never an error. */
 TEST(classify_several_grammars_never_let_noise_hide_a_hazard)
 {
     static const char a_json[] =
@@ -219,7 +225,7 @@ TEST(classify_several_grammars_never_let_noise_hide_a_hazard)
         "{\"id\":\"a-both\",\"pattern\":\"^both\",\"severity\":\"warning\"}],"
         "\"outcome\":[{\"id\":\"a-done\",\"pattern\":\"^A done\"}],"
         "\"noise\":[{\"id\":\"a-chatter\",\"pattern\":\"^(?:B FAIL|B done|z)\"},"
-        "{\"id\":\"a-err\",\"pattern\":\"^error: \",\"action\":\"dedup\"}]}";
+        "{\"id\":\"a-err\",\"pattern\":\"^(?:error|warning): \",\"action\":\"dedup\"}]}";
     static const char b_json[] =
         "{\"name\":\"b\",\"hazard\":[{\"id\":\"b-fail\",\"pattern\":\"^B FAIL\"},"
         "{\"id\":\"b-both\",\"pattern\":\"^both\"}],"
@@ -252,19 +258,25 @@ TEST(classify_several_grammars_never_let_noise_hide_a_hazard)
         r = cl(&s, "z");
         ASSERT_TRUE(r.kind == CLS_NOISE && r.noise == CLS_NOISE_TOOL);
         ASSERT_TRUE(r.grammar == (order ? b : a));
-        /* a's noise rule on a line the universal rules call an error */
+        /* a's noise rule on a line the universal rules call an error,
+         * or only a warning */
         r = cl(&s, "error: linker failed");
         ASSERT_TRUE(r.kind == CLS_HAZARD && !r.warning && r.grammar == NULL);
         ASSERT_STR(r.source, "universal");
+        r = cl(&s, "warning: unused variable");
+        ASSERT_TRUE(r.kind == CLS_HAZARD && r.warning && r.grammar == NULL);
         classify_free(s.c);
     }
-    /* a alone speaks for every line: its noise stands */
+    /* a alone speaks for every line: its noise stands over a warning, but
+     * never over an error */
     struct cl s = {0};
     ASSERT_OK(classify_new_set(ab, 1, &s.c));
-    cls_result_t r = cl(&s, "error: linker failed");
+    cls_result_t r = cl(&s, "warning: unused variable");
     ASSERT_TRUE(r.kind == CLS_NOISE && r.noise == CLS_NOISE_DEDUP && r.grammar == a);
-    r = cl(&s, "B FAIL y");
-    ASSERT_TRUE(r.kind == CLS_NOISE);
+    r = cl(&s, "error: linker failed");
+    ASSERT_TRUE(r.kind == CLS_HAZARD && !r.warning && r.grammar == NULL);
+    r = cl(&s, "B done 2");
+    ASSERT_TRUE(r.kind == CLS_NOISE && r.grammar == a);
     classify_free(s.c);
     /* GRAMMAR_PER_COMMAND_MAX grammars at most */
     const grammar_t *many[GRAMMAR_PER_COMMAND_MAX + 1];
@@ -493,4 +505,387 @@ TEST(classify_binary_line_with_a_hazard_is_shown)
     cl_line(&s, err, SQ_LINE_BINARY, 0, 0);
     ASSERT_FALSE(cl(&s, "   10 |     foo = 1;").cont);
     classify_free(s.c);
+}
+
+/* The failure lines of popular tools, each as the tool prints it, and the
+ * severity the universal tier gives it (E error, W warning): they are
+ * hazards under any grammar and with none.  Each is judged by a fresh
+ * classifier, so no line is taken as the detail of the one above. */
+static const struct cl_case {
+    const char *line;
+    char want; /* 'E', 'W'; '-' for no hazard */
+} cl_failures[] = {
+    /* TAP: bats, prove, tape, node --test; Test::More's diagnostic */
+    {"not ok 1502 addition works", 'E'},
+    {"not ok 3 - should add numbers", 'E'},
+    {"    not ok 1 - nested subtest", 'E'},
+    {"not ok", 'E'},
+    {"not ok 7", 'E'},
+    {"Bail out! database not reachable", 'E'},
+    {"#   Failed test 'addition works'", 'E'},
+    /* failure marks: jest, bats (pretty), vitest, ava, node's spec */
+    {"  \xe2\x9c\x95 renders correctly (12 ms)", 'E'},
+    {"  \xe2\x9c\x97 renders correctly", 'E'},
+    {" \xe2\x9c\x97 addition works", 'E'},
+    {"   \xc3\x97 renders correctly 12ms", 'E'},
+    {"  \xe2\x9c\x98 adds numbers", 'E'},
+    {"\xe2\x9c\x96 should reject empty input (1.2ms)", 'E'},
+    {"  \xe2\x97\x8f math \xe2\x80\xba mean of three", 'E'},
+    /* git */
+    {"CONFLICT (content): Merge conflict in src/main.c", 'E'},
+    {"CONFLICT (modify/delete): a.txt deleted in HEAD and modified in feature.", 'E'},
+    {"Automatic merge failed; fix conflicts and then commit the result.", 'E'},
+    {" ! [rejected]        main -> main (fetch first)", 'E'},
+    {" ! [remote rejected] main -> main (pre-receive hook declined)", 'E'},
+    {"error: failed to push some refs to 'origin'", 'E'},
+    /* pytest, go test, cargo test */
+    {"FAILED tests/test_x.py::test_y - AssertionError: assert 1 == 2", 'E'},
+    {"ERROR tests/test_x.py::test_z - ModuleNotFoundError: No module named 'x'", 'E'},
+    {"E       assert 1 == 2", 'E'},
+    {"--- FAIL: TestAdd (0.00s)", 'E'},
+    {"FAIL\texample.com/calc\t0.003s", 'E'},
+    {"exit status 1", 'E'},
+    {"panic: test timed out after 10m0s", 'E'},
+    {"test tests::it_adds ... FAILED", 'E'},
+    {"test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured", 'E'},
+    {"error: test failed, to rerun pass `--lib`", 'E'},
+    /* rspec, mocha */
+    {"rspec ./spec/calc_spec.rb:12 # Calc adds numbers", 'E'},
+    {"rspec ./spec/calc_spec.rb[1:2:1] # Calc adds numbers", 'E'},
+    {"     Failure/Error: expect(add(1, 2)).to eq(4)", 'E'},
+    {"  1 failing", 'E'},
+    {"     AssertionError: expected 3 to equal 4", 'E'},
+    /* maven/surefire, gradle */
+    {"[ERROR] Tests run: 3, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: "
+     "0.05 s <<< FAILURE! - in com.x.CalcTest", 'E'},
+    {"testAdd(com.x.CalcTest)  Time elapsed: 0.01 sec  <<< FAILURE!", 'E'},
+    {"CalcTest > testAdd() FAILED", 'E'},
+    {"> Task :test FAILED", 'E'},
+    {"BUILD FAILED in 2s", 'E'},
+    {"FAILURE: Build failed with an exception.", 'E'},
+    /* ctest, dotnet test, PHPUnit, prove */
+    {"1/3 Test #1: calc_add .........................***Failed    0.01 sec", 'E'},
+    {"2/3 Test #2: calc_div .........................***Exception: SegFault  0.01 sec", 'E'},
+    {"3/3 Test #3: slow .............................***Timeout   1.50 sec", 'E'},
+    {"\t  1 - calc_add (Failed)", 'E'},
+    {"\t  2 - calc_div (SEGFAULT)", 'E'},
+    {"Errors while running CTest", 'E'},
+    {"The following tests FAILED:", 'E'},
+    {"  Failed CalcTests.Add [12 ms]", 'E'},
+    {"Failed!  - Failed:     1, Passed:     4, Skipped:     0, Total:     5", 'E'},
+    {"FAILURES!", 'E'},
+    {"ERRORS!", 'E'},
+    {"Failed asserting that 3 matches expected 4.", 'E'},
+    {"Failed 1/3000 subtests", 'E'},
+    {"  Failed test:  1502", 'E'},
+    {"Result: FAIL", 'E'},
+    /* ShellCheck: each finding makes it exit 1 */
+    {"      ^-- SC2086 (info): Double quote to prevent globbing and word splitting.", 'W'},
+    {"  ^----^ SC2148 (error): Tips depend on target shell and yours is unknown.", 'E'},
+    {"In deploy.sh line 3:", 'W'},
+    {"deploy.sh:3:7: note: Double quote to prevent globbing. [SC2086]", 'W'},
+    /* valgrind, the sanitizers */
+    {"==123== Invalid read of size 4", 'E'},
+    {"==123== Invalid write of size 1", 'E'},
+    {"==123== Conditional jump or move depends on uninitialised value(s)", 'E'},
+    {"==123== Invalid free() / delete / delete[] / realloc()", 'E'},
+    {"==123== 40 bytes in 1 blocks are definitely lost in loss record 1 of 1", 'E'},
+    {"==123==    definitely lost: 40 bytes in 1 blocks", 'E'},
+    {"==123== ERROR SUMMARY: 3 errors from 3 contexts (suppressed: 0 from 0)", 'E'},
+    {"==1234==ERROR: AddressSanitizer: heap-use-after-free on address 0x602000000010", 'E'},
+    {"==1==ERROR: LeakSanitizer: detected memory leaks", 'E'},
+    {"Direct leak of 40 byte(s) in 1 object(s) allocated from:", 'E'},
+    {"SUMMARY: AddressSanitizer: heap-use-after-free /app/t.c:5:3 in main", 'E'},
+    {"t.c:5:10: runtime error: signed integer overflow: 2147483647 + 1", 'E'},
+    {"WARNING: ThreadSanitizer: data race (pid=42)", 'W'},
+    /* deaths and memory */
+    {"Segmentation fault (core dumped)", 'E'},
+    {"Killed", 'E'},
+    {"Out of memory: Killed process 1234 (java) total-vm:123kB", 'E'},
+    {"java.lang.OutOfMemoryError: Java heap space", 'E'},
+    {"FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory", 'E'},
+    {"fatal error: runtime: out of memory", 'E'},
+    {"MemoryError", 'E'},
+    /* the usual words, and runners' reports of a child's status */
+    {"panic: runtime error: index out of range [5] with length 3", 'E'},
+    {"fatal: not a git repository (or any of the parent directories): .git", 'E'},
+    {"Traceback (most recent call last):", 'E'},
+    {"Error: Cannot find module 'express'", 'E'},
+    {"npm ERR! code ELIFECYCLE", 'E'},
+    {"npm error Lifecycle script `test` failed with error:", 'E'},
+    {"Command failed with exit code 1.", 'E'},
+    {"[0] npm run watch exited with code 1", 'E'},
+    {"Process completed with exit code 2.", 'E'},
+    {"rake aborted!", 'E'},
+    {"PHP Fatal error:  Uncaught Exception: boom in /app/a.php:3", 'E'},
+    {"CMake Error at CMakeLists.txt:3 (project):", 'E'},
+    {"ninja: build stopped: subcommand failed.", 'E'},
+};
+
+/* Their look-alikes in clean output: passes, zero counts, expected
+ * failures, prose, and the forms above one byte away from their shape. */
+static const char *const cl_harmless[] = {
+    "ok 12 - not ok in name",
+    "ok 1 case 1 passes",
+    "not ok 3 # TODO not implemented yet",
+    "not ok 4 - flaky network test # SKIP no network",
+    "not okay to proceed without a lock",
+    "not ok to merge yet, waiting for review",
+    "1..3000",
+    "# Subtest: not ok handling",
+    "# fail 0",
+    "#   Failed (TODO) test 'later'",
+    "Bail out of the loop early",
+    "  \xe2\x9c\x93 renders item 0 (4 ms)",
+    "  \xe2\x9c\x94 adds numbers",
+    "2 \xc3\x97 3 = 6",
+    "  \xe2\x9c\x95",
+    "\xe2\x97\x8f nginx.service - A high performance web server",
+    "  \xe2\x97\x8f Console",
+    "Merge made by the 'ort' strategy.",
+    "Auto-merging src/main.c",
+    "CONFLICT markers are gone",
+    "no conflicts found",
+    "resolve the conflict before you push",
+    "0 failed",
+    "3 passed, 0 failed",
+    "Failures: 0",
+    "Failed: 0",
+    "errors=0",
+    "no errors found",
+    "Tests run: 5, Failures: 0, Errors: 0, Skipped: 0",
+    "[INFO] Tests run: 5, Failures: 0, Errors: 0, Skipped: 0",
+    "Passed!  - Failed:     0, Passed:     5, Skipped:     0, Total:     5",
+    "  Passed CalcTests.Add [1 ms]",
+    "100% tests passed, 0 tests failed out of 3",
+    "1/3 Test #1: calc_add .........................   Passed    0.01 sec",
+    "\t  1 - calc_add (Passed)",
+    "==123== ERROR SUMMARY: 0 errors from 0 contexts (suppressed: 0 from 0)",
+    "==123==    definitely lost: 0 bytes in 0 blocks",
+    "==123== All heap blocks were freed -- no leaks are possible",
+    "==123== HEAP SUMMARY:",
+    "exit status 0",
+    "exit code 0",
+    "Process exited with code 0",
+    "the exit status of the last command is in $?",
+    "the test may fail if the network is down",
+    "retrying failed downloads is cheap",
+    "  1) Install the package",
+    "rspec spec/calc_spec.rb",
+    "3 examples, 0 failures",
+    "SC2086 is a good rule to know",
+    "In file included from src/a.h:3:",
+    "deploy.sh:3:7: note: quoted here",
+    " ! [up to date]      main -> main",
+};
+
+TEST(classify_failure_lines_of_popular_tools_are_hazards)
+{
+    buf_t why = BUF_INIT;
+    for (size_t i = 0; i < sizeof cl_failures / sizeof cl_failures[0]; i++) {
+        struct cl s = {0};
+        ASSERT_OK(classify_new(NULL, &s.c));
+        cls_result_t r = cl(&s, cl_failures[i].line);
+        char got = r.kind != CLS_HAZARD ? '-' : r.warning ? 'W' : 'E';
+        if (got != cl_failures[i].want)
+            buf_printf(&why, "  \"%s\": %c, want %c (%s/%s)\n", cl_failures[i].line,
+                       got, cl_failures[i].want, r.source, r.rule);
+        classify_free(s.c);
+    }
+    for (size_t i = 0; i < sizeof cl_harmless / sizeof cl_harmless[0]; i++) {
+        struct cl s = {0};
+        ASSERT_OK(classify_new(NULL, &s.c));
+        cls_result_t r = cl(&s, cl_harmless[i]);
+        if (r.kind == CLS_HAZARD)
+            buf_printf(&why, "  \"%s\": a hazard (%s/%s)\n", cl_harmless[i],
+                       r.source, r.rule);
+        classify_free(s.c);
+    }
+    if (why.len)
+        test_fail(__FILE__, __LINE__, "misjudged:\n%s", why.p);
+    buf_free(&why);
+}
+
+/* Summaries that count failures are outcomes, as `3 passed, 1 failed` is:
+ * kept, not hazards of their own. */
+TEST(classify_failure_counts_are_outcomes)
+{
+    struct cl s = {0};
+    ASSERT_OK(classify_new(NULL, &s.c));
+    ASSERT_EQ(cl(&s, "3 examples, 1 failure").kind, CLS_OUTCOME);
+    ASSERT_EQ(cl(&s, "There were 2 failures:").kind, CLS_OUTCOME);
+    ASSERT_EQ(cl(&s, "1 example, 0 failures").kind, CLS_OUTCOME);
+    classify_free(s.c);
+}
+
+/* A failed test owns the lines that explain it, and no more: TAP's `#`
+ * diagnostics and YAML block, a mark's deeper lines, jest's block with
+ * its blank lines; the next test, a `# Subtest:` head or a second
+ * Test::More failure ends it.  A failed test's head is never the detail
+ * of the hazard above it. */
+TEST(classify_failed_test_owns_its_detail)
+{
+    struct cl s = {0};
+    ASSERT_OK(classify_new(NULL, &s.c));
+    /* bats */
+    cls_result_t r = cl(&s, "not ok 1502 addition works");
+    ASSERT_TRUE(r.kind == CLS_HAZARD && !r.cont && !r.warning);
+    ASSERT_STR(r.rule, "tap-not-ok");
+    ASSERT_TRUE(cl(&s, "# (in test file test/math.bats, line 12)").cont);
+    ASSERT_TRUE(cl(&s, "#   `[ \"$result\" -eq 4 ]' failed").cont);
+    ASSERT_FALSE(cl(&s, "ok 1503 case 1503 passes").cont);
+    /* Test::More under prove -v: one failure's diagnostics, not the next's */
+    ASSERT_EQ(cl(&s, "not ok 3 - add").kind, CLS_HAZARD);
+    ASSERT_TRUE(cl(&s, "#   Failed test 'add'").cont);
+    ASSERT_TRUE(cl(&s, "#   at t/math.t line 12.").cont);
+    r = cl(&s, "#   Failed test 'sub'");
+    ASSERT_TRUE(r.kind == CLS_HAZARD && !r.cont);
+    ASSERT_TRUE(cl(&s, "#   at t/math.t line 15.").cont);
+    ASSERT_TRUE(cl(&s, "# Looks like you failed 2 tests of 30.").cont);
+    cl(&s, "");
+    /* node --test: the YAML block, then the next subtest's head */
+    ASSERT_EQ(cl(&s, "    not ok 1 - child").kind, CLS_HAZARD);
+    ASSERT_TRUE(cl(&s, "      ---").cont);
+    ASSERT_TRUE(cl(&s, "      error: 'Expected values to be strictly equal'").cont);
+    ASSERT_TRUE(cl(&s, "      ...").cont);
+    ASSERT_FALSE(cl(&s, "    # Subtest: sibling").kind == CLS_HAZARD);
+    ASSERT_FALSE(cl(&s, "    ok 2 - sibling").kind == CLS_HAZARD);
+    /* bats' pretty formatter: the mark owns its deeper lines only */
+    ASSERT_EQ(cl(&s, " \xe2\x9c\x97 addition works").kind, CLS_HAZARD);
+    ASSERT_TRUE(cl(&s, "   (in test file test/math.bats, line 12)").cont);
+    ASSERT_TRUE(cl(&s, "     `[ \"$result\" -eq 4 ]' failed").cont);
+    ASSERT_FALSE(cl(&s, " \xe2\x9c\x93 subtraction works").kind == CLS_HAZARD);
+    /* jest's tree: a failed test under its suite's FAIL line is a hazard
+     * of its own, and the next passed test is no part of it */
+    ASSERT_EQ(cl(&s, "FAIL src/math.test.js").kind, CLS_HAZARD);
+    ASSERT_TRUE(cl(&s, "  math").cont);
+    r = cl(&s, "    \xe2\x9c\x95 mean of three (3 ms)");
+    ASSERT_TRUE(r.kind == CLS_HAZARD && !r.cont);
+    ASSERT_FALSE(cl(&s, "    \xe2\x9c\x93 parse (1 ms)").kind == CLS_HAZARD);
+    cl(&s, "");
+    /* jest's block: through its blank lines to the next block */
+    ASSERT_EQ(cl(&s, "  \xe2\x97\x8f math \xe2\x80\xba mean of three").kind, CLS_HAZARD);
+    ASSERT_TRUE(cl(&s, "").cont);
+    ASSERT_TRUE(cl(&s, "    Expected: 2").cont);
+    ASSERT_TRUE(cl(&s, "").cont);
+    ASSERT_TRUE(cl(&s, "      at Object.toBe (jt/math.test.js:5:57)").cont);
+    r = cl(&s, "  \xe2\x97\x8f math \xe2\x80\xba parse");
+    ASSERT_TRUE(r.kind == CLS_HAZARD && !r.cont);
+    ASSERT_TRUE(cl(&s, "    Received: 3").cont);
+    ASSERT_FALSE(cl(&s, "PASS jt/ok.test.js").kind == CLS_HAZARD);
+    classify_free(s.c);
+}
+
+/* valgrind's error owns its stack (the `==N==` lines up to the blank
+ * one); a sanitizer's report owns everything up to its SUMMARY line. */
+TEST(classify_memory_checkers_own_their_reports)
+{
+    struct cl s = {0};
+    ASSERT_OK(classify_new(NULL, &s.c));
+    ASSERT_EQ(cl(&s, "==42== Invalid read of size 4").kind, CLS_HAZARD);
+    ASSERT_TRUE(cl(&s, "==42==    at 0x10914A: main (t.c:5)").cont);
+    ASSERT_TRUE(cl(&s, "==42==  Address 0x4a4f044 is 0 bytes after a block of size 4 alloc'd").cont);
+    ASSERT_FALSE(cl(&s, "==42== ").cont);
+    ASSERT_FALSE(cl(&s, "==42== HEAP SUMMARY:").kind == CLS_HAZARD);
+    ASSERT_EQ(cl(&s, "==7==ERROR: AddressSanitizer: heap-use-after-free on address 0x6").kind,
+              CLS_HAZARD);
+    ASSERT_TRUE(cl(&s, "READ of size 4 at 0x602000000010 thread T0").cont);
+    ASSERT_TRUE(cl(&s, "    #0 0x4c in main /app/t.c:5:3").cont);
+    ASSERT_TRUE(cl(&s, "").cont);
+    ASSERT_TRUE(cl(&s, "freed by thread T0 here:").cont);
+    ASSERT_TRUE(cl(&s, "SUMMARY: AddressSanitizer: heap-use-after-free /app/t.c:5:3 in main").cont);
+    ASSERT_FALSE(cl(&s, "Shadow bytes around the buggy address:").cont);
+    classify_free(s.c);
+}
+
+/* A failed test's detail capture takes CLS_TEST_DETAIL_MAX lines, and
+ * the next one is judged on its own. */
+TEST(classify_test_detail_capture_stops_at_its_limit)
+{
+    struct cl s = {0};
+    ASSERT_OK(classify_new(NULL, &s.c));
+    ASSERT_EQ(cl(&s, "not ok 1 - long diff").kind, CLS_HAZARD);
+    for (int i = 0; i < CLS_TEST_DETAIL_MAX; i++)
+        ASSERT_TRUE(cl(&s, "#   - expected line").cont);
+    ASSERT_FALSE(cl(&s, "#   - expected line").cont);
+    ASSERT_EQ(cl(&s, "  \xe2\x9c\x95 long").kind, CLS_HAZARD);
+    for (int i = 0; i < CLS_TEST_DETAIL_MAX; i++)
+        ASSERT_TRUE(cl(&s, "      detail").cont);
+    ASSERT_FALSE(cl(&s, "      detail").cont);
+    classify_free(s.c);
+}
+
+/* A memory checker's report without its end (a killed run) is captured
+ * up to CLS_TRACE_MAX lines; jest's `●` block head is read up to
+ * CLS_INDENT_MAX columns in (deeper, it is a bullet in some listing). */
+TEST(classify_report_and_block_limits_at_their_edges)
+{
+    struct cl s = {0};
+    ASSERT_OK(classify_new(NULL, &s.c));
+    ASSERT_EQ(cl(&s, "==7==ERROR: AddressSanitizer: SEGV on unknown address").kind,
+              CLS_HAZARD);
+    for (int i = 0; i < CLS_TRACE_MAX; i++)
+        ASSERT_TRUE(cl(&s, "    #0 0x4c in main /app/t.c:5:3").cont);
+    ASSERT_FALSE(cl(&s, "    #0 0x4c in main /app/t.c:5:3").cont);
+    cl(&s, "");
+    ASSERT_EQ(cl(&s, "==9== Invalid read of size 8").kind, CLS_HAZARD);
+    for (int i = 0; i < CLS_TRACE_MAX; i++)
+        ASSERT_TRUE(cl(&s, "==9==    by 0x10914A: f (t.c:5)").cont);
+    ASSERT_FALSE(cl(&s, "==9==    by 0x10914A: f (t.c:5)").cont);
+    cl(&s, "");
+    char l[64];
+    snprintf(l, sizeof l, "%*s\xe2\x97\x8f math \xe2\x80\xba adds", CLS_INDENT_MAX, "");
+    ASSERT_EQ(cl(&s, l).kind, CLS_HAZARD);
+    ASSERT_FALSE(cl(&s, "PASS src/a.test.js").cont); /* ends the block */
+    snprintf(l, sizeof l, "%*s\xe2\x97\x8f math \xe2\x80\xba adds", CLS_INDENT_MAX + 1, "");
+    ASSERT_FALSE(cl(&s, l).kind == CLS_HAZARD);
+    classify_free(s.c);
+}
+
+/* A grammar's noise rule may not hide a line the universal tier calls an
+ * error (a rule for `ok N` must not swallow `not ok N`); it may still
+ * count a universal warning as noise, and outcomes are its to call, an
+ * error among them marked a failure (which the squasher does not fold). */
+TEST(classify_grammar_noise_cannot_hide_a_universal_error)
+{
+    grammar_t *g;
+    buf_t err = BUF_INIT;
+    static const char j[] =
+        "{\"name\":\"t\",\"noise\":["
+        "{\"id\":\"tap-ok\",\"pattern\":\"ok \\\\d+\",\"action\":\"dedup\"},"
+        "{\"id\":\"merging\",\"pattern\":\"(?:Auto-merging|CONFLICT) \"},"
+        "{\"id\":\"deprecated\",\"pattern\":\"^npm warn deprecated \"}],"
+        "\"outcome\":[{\"id\":\"verdict\",\"pattern\":\"^(?:FAIL|ok )\\\\t\"}]}";
+    ASSERT_OK(grammar_parse("t", j, sizeof j - 1, &g, &err));
+    struct cl s = {0};
+    ASSERT_OK(classify_new(g, &s.c));
+    cls_result_t r = cl(&s, "ok 1 - adds");
+    ASSERT_TRUE(r.kind == CLS_NOISE && r.noise == CLS_NOISE_DEDUP);
+    r = cl(&s, "not ok 2 - subtracts");
+    ASSERT_TRUE(r.kind == CLS_HAZARD && !r.warning);
+    ASSERT_STR(r.source, "universal");
+    ASSERT_STR(r.rule, "tap-not-ok");
+    /* and it owns its diagnostics as it would under no grammar */
+    ASSERT_TRUE(cl(&s, "# (in test file t/a.bats, line 9)").cont);
+    ASSERT_EQ(cl(&s, "ok 3 - multiplies").kind, CLS_NOISE);
+    ASSERT_EQ(cl(&s, "Auto-merging src/a.c").kind, CLS_NOISE);
+    ASSERT_EQ(cl(&s, "CONFLICT (content): Merge conflict in src/a.c").kind, CLS_HAZARD);
+    ASSERT_EQ(cl(&s, "npm warn deprecated inflight@1.0.6").kind, CLS_NOISE);
+    /* an outcome the universal rules call an error is marked a failure */
+    r = cl(&s, "FAIL\texample.com/calc\t0.003s");
+    ASSERT_TRUE(r.kind == CLS_OUTCOME && r.failure);
+    r = cl(&s, "ok \texample.com/calc\t0.003s");
+    ASSERT_TRUE(r.kind == CLS_OUTCOME && !r.failure);
+    classify_free(s.c);
+    grammar_free(g);
+    /* a structured grammar folds none of its outcomes: none is marked */
+    static const char st[] = "{\"name\":\"st\",\"category\":\"structured\","
+                             "\"outcome\":[{\"id\":\"row\",\"pattern\":\"^\\\\S\"}]}";
+    ASSERT_OK(grammar_parse("st", st, sizeof st - 1, &g, &err));
+    ASSERT_OK(classify_new(g, &s.c));
+    r = cl(&s, "FAIL\texample.com/calc\t0.003s");
+    ASSERT_TRUE(r.kind == CLS_OUTCOME && !r.failure);
+    classify_free(s.c);
+    grammar_free(g);
+    buf_free(&err);
 }

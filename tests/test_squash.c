@@ -13,7 +13,10 @@
  * the command's that reads like a marker is escaped in every view.  A
  * view of a later part of a log numbers its bytes and lines as the log
  * does, and a middle stepped over (squash_skip) is one `not scanned`
- * marker, numbers going on past it.
+ * marker, numbers going on past it.  A failed TAP test is shown with its
+ * diagnostic under any command's grammar, and under a budget it is shown
+ * or counted, the line naming its file and line before what it got; a
+ * grammar's failure verdicts (`FAIL\tpkg`) fold only with their copies.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
@@ -1179,6 +1182,153 @@ TEST(squash_raw_lines_that_look_like_markers_are_escaped_in_every_view)
     ASSERT_OK(squash_buffer(&c, in.p, in.len, 0, 0, &out));
     ASSERT_CONTAINS(out.p, "[rein] cut line 1 at 11 bytes\n[raw] [rein] fake\n");
     check_escaped(&out, in.p);
+    buf_free(&in);
+    buf_free(&out);
+}
+
+/* A bats run (TAP): the plan, 3000 test points, the 1502nd failed with
+ * bats' two diagnostic lines under it. */
+static void bats_run(buf_t *in)
+{
+    buf_append_str(in, "1..3000\n");
+    for (int i = 1; i <= 3000; i++) {
+        if (i == 1502)
+            buf_append_str(in, "not ok 1502 addition works\n"
+                               "# (in test file test/math.bats, line 12)\n"
+                               "#   `[ \"$result\" -eq 4 ]' failed\n");
+        else
+            buf_printf(in, "ok %d case %d passes\n", i, i);
+    }
+}
+
+/* The `; N hazards` count of the first omitted marker naming one, or 0. */
+static unsigned long omitted_hazards(const char *out)
+{
+    for (const char *p = out; (p = strstr(p, "[rein] omitted ")); p++) {
+        const char *e = strchr(p, '\n'), *h = strstr(p, "; ");
+        if (h && (!e || h < e))
+            return strtoul(h + 2, NULL, 10);
+    }
+    return 0;
+}
+
+/* The audit's hidden failure: a TAP `not ok` is a hazard under every
+ * grammar and with none (make's, a shell script's, a runner of another
+ * language's), shown with the diagnostic naming its file and line, and
+ * no omitted marker claims a hazard it did not drop. */
+TEST(squash_a_failed_tap_test_is_shown_under_any_grammar)
+{
+    char gdir[PATH_MAX];
+    tu_shipped_grammars(gdir, sizeof gdir);
+    const char *dirs[] = {gdir, NULL};
+    buf_t in = BUF_INIT;
+    bats_run(&in);
+    static const char *const cmds[] = {
+        "make test", "bash ./run-tests.sh", "cat", "bats test/", "prove -v",
+        "cargo test", "pytest -q", "go test ./...", "npm test", "node --test",
+    };
+    for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
+        sq_opts_t o = {.command = cmds[c], .log_path = "/l", .grammar_dirs = dirs};
+        buf_t out = BUF_INIT;
+        ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+        if (!out.p || !strstr(out.p, "\nnot ok 1502 addition works\n"
+                                     "# (in test file test/math.bats, line 12)\n"
+                                     "#   `[ \"$result\" -eq 4 ]' failed\n"))
+            test_fail(__FILE__, __LINE__, "%s: the failed test is dropped:\n%s",
+                      cmds[c], out.p ? out.p : "");
+        if (omitted_hazards(out.p))
+            test_fail(__FILE__, __LINE__, "%s: a marker counts a hazard shown:\n%s",
+                      cmds[c], out.p);
+        check_lines(&out, in.p);
+        buf_free(&out);
+    }
+    buf_free(&in);
+}
+
+/* prove -v on a Test::More test file: 1200 test points, the 600th failed
+ * with Test::More's diagnostics: which test, where, what it got and what
+ * it expected. */
+static void prove_run(buf_t *in)
+{
+    buf_append_str(in, "1..1200\n");
+    for (int i = 1; i <= 1200; i++) {
+        if (i == 600)
+            buf_append_str(in, "not ok 600 - add 600 and 1\n"
+                               "#   Failed test 'add 600 and 1'\n"
+                               "#   at t/math.t line 8.\n"
+                               "#          got: '602'\n"
+                               "#     expected: '601'\n");
+        else
+            buf_printf(in, "ok %d - add %d and 1\n", i, i);
+    }
+}
+
+/* Under a budget a failed test comes first, and a budget too small for
+ * its line counts it in its omitted marker; of the lines it owns, the one
+ * naming its file and line comes before what it got and expected. */
+TEST(squash_a_failed_tap_test_under_a_budget)
+{
+    buf_t bats = BUF_INIT, prove = BUF_INIT;
+    bats_run(&bats);
+    prove_run(&prove);
+    bool shown = false, counted = false, located = false;
+    for (size_t b = 150; b <= 500; b += 2) {
+        sq_opts_t o = {.command = "make test", .log_path = "/l", .budget_bytes = b};
+        buf_t out = BUF_INIT;
+        ASSERT_OK(squash_buffer(&o, bats.p, bats.len, 1, 0, &out));
+        ASSERT_TRUE(out.len <= b);
+        bool head = strstr(out.p, "\nnot ok 1502 addition works\n") != NULL;
+        unsigned long n = omitted_hazards(out.p);
+        if (head ? n != 0 : n != 1)
+            test_fail(__FILE__, __LINE__, "budget %zu: %lu hazards counted:\n%s",
+                      b, n, out.p);
+        shown |= head;
+        counted |= !head;
+        check_lines(&out, bats.p);
+        buf_free(&out);
+
+        ASSERT_OK(squash_buffer(&o, prove.p, prove.len, 1, 0, &out));
+        ASSERT_TRUE(out.len <= b);
+        bool loc = strstr(out.p, "\n#   at t/math.t line 8.\n") != NULL;
+        bool msg = strstr(out.p, "\n#          got: '602'\n") ||
+                   strstr(out.p, "\n#     expected: '601'\n");
+        if (msg && !loc)
+            test_fail(__FILE__, __LINE__, "budget %zu: no location:\n%s", b, out.p);
+        located |= loc;
+        check_lines(&out, prove.p);
+        buf_free(&out);
+    }
+    ASSERT_TRUE(shown && counted && located);
+    buf_free(&bats);
+    buf_free(&prove);
+}
+
+/* go test ./... with five failing packages: go's grammar calls each
+ * `FAIL\tpkg\t0.01s` an outcome, and outcomes fold by template, but a
+ * verdict the universal tier calls an error folds only with identical
+ * copies: every failing package is named in the view. */
+TEST(squash_every_failing_package_verdict_is_shown)
+{
+    char gdir[PATH_MAX];
+    tu_shipped_grammars(gdir, sizeof gdir);
+    const char *dirs[] = {gdir, NULL};
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    for (int i = 0; i < 300; i++)
+        buf_printf(&in, "=== RUN   TestX%d\n--- PASS: TestX%d (0.00s)\n", i, i);
+    for (char p = 'a'; p <= 'e'; p++)
+        buf_printf(&in, "--- FAIL: TestF_%c (0.00s)\n    f_test.go:9: bad %c\nFAIL\n"
+                        "FAIL\texample.com/%c\t0.01s\n", p, p, p);
+    sq_opts_t o = {.command = "go test ./...", .log_path = "/l", .grammar_dirs = dirs};
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+    for (char p = 'a'; p <= 'e'; p++) {
+        char want[64];
+        snprintf(want, sizeof want, "\nFAIL\texample.com/%c\t0.01s\n", p);
+        if (!strstr(out.p, want))
+            test_fail(__FILE__, __LINE__, "package %c's verdict is folded:\n%s", p, out.p);
+    }
+    /* the bare `FAIL` lines are copies of one another, and fold */
+    ASSERT_CONTAINS(out.p, "[rein] repeat 5\xc3\x97 \"FAIL\" (lines ");
+    check_lines(&out, in.p);
     buf_free(&in);
     buf_free(&out);
 }

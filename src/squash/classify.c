@@ -13,6 +13,19 @@
  * (`Killed`, `not found`, `***`) count only in the form the tool that
  * prints them uses.
  *
+ * Test runners, checkers and git report a failure in forms of their own
+ * (a TAP `not ok`, a `✕` mark, `CONFLICT (content):`, valgrind's `==N==
+ * Invalid read`): cls_test_report knows them by the first byte after the
+ * indentation, so a line pays for one form at most, and each is matched
+ * in its exact shape so the look-alikes of a clean run (`ok 3 - not ok in
+ * name`, `ERROR SUMMARY: 0 errors`, `2 × 3`) are not hazards.  A failed
+ * test owns the lines that explain it (its `#` diagnostics, the lines
+ * indented under its mark) and a failed test's head is never the detail
+ * of the hazard above it.
+ *
+ * A grammar's rules come first, but its noise rules cannot hide a line
+ * these rules call an error; it may count a universal warning as noise.
+ *
  * Multiline capture keeps state between lines: after a hazard that owns the
  * lines below it (a traceback, a compiler's caret lines), the next line is
  * first offered to the capture; a line the capture refuses ends it and is
@@ -34,6 +47,11 @@ enum cls_ml {
     CLS_ML_INDENTED,    /* indented frames, Caused by:, ... N more */
     CLS_ML_CC,          /* source excerpt, carets, notes */
     CLS_ML_UNTIL_BLANK, /* everything up to a blank line */
+    CLS_ML_TAP,         /* a failed test point's `#` and deeper lines */
+    CLS_ML_DEEPER,      /* lines indented deeper than the hazard */
+    CLS_ML_DEEPER_GAPS, /* the same, and blank lines between them */
+    CLS_ML_VALGRIND,    /* `==N==` lines with something after the prefix */
+    CLS_ML_SANITIZER,   /* everything up to its `SUMMARY: ` line */
 };
 
 struct classify {
@@ -43,13 +61,16 @@ struct classify {
     enum cls_ml ml;
     const grammar_rule_t *ml_rule;
     unsigned ml_left;
+    size_t ml_indent;   /* the hazard's indentation (TAP, DEEPER) */
+    bool ml_tap_failed; /* a TAP capture holds a `#   Failed test` line */
     bool ml_warning;
     const char *ml_source, *ml_id;
     uint64_t prev_hash;
     bool in_diff;
 };
 
-/* The index of the anywhere-words, built once by the first classify_new. */
+/* The index of the anywhere-words and the start words' first bytes, built
+ * once by the first classify_new. */
 static pthread_once_t cls_any_once = PTHREAD_ONCE_INIT;
 static void cls_any_build(void);
 
@@ -106,6 +127,11 @@ static inline bool cls_alnum(unsigned char c)
 {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
            (c >= 'A' && c <= 'Z');
+}
+
+static inline bool cls_digit(unsigned char c)
+{
+    return c >= '0' && c <= '9';
 }
 
 static inline bool cls_space(unsigned char c)
@@ -215,13 +241,30 @@ struct cls_hit {
     bool warning;
     enum cls_ml ml;
     unsigned ml_max;
+    size_t ml_indent;
     const char *id;
     bool has_loc;
     size_t loc_off, loc_len;
 };
 
+/* ShellCheck's code closing a line: `... splitting. [SC2086]`. */
+static bool cls_shellcheck_tail(const char *s, size_t n)
+{
+    size_t e = n;
+    while (e > 0 && cls_space((unsigned char)s[e - 1]))
+        e--;
+    if (e < 8 || s[e - 1] != ']' || memcmp(s + e - 8, "[SC", 3))
+        return false;
+    for (size_t i = e - 5; i < e - 1; i++)
+        if (!cls_digit((unsigned char)s[i]))
+            return false;
+    return true;
+}
+
 /* `file:line[:col]: kind` at the start of the line (compilers, linters,
- * Python warnings).  Severity from the word after the location. */
+ * Python warnings).  Severity from the word after the location: a
+ * sanitizer's `runtime error:` is an error; a `note:` is no hazard unless
+ * it is a ShellCheck finding (`-f gcc` prints its info level so). */
 static bool cls_location(const char *s, size_t n, struct cls_hit *h)
 {
     size_t i = 0;
@@ -291,9 +334,14 @@ static bool cls_location(const char *s, size_t n, struct cls_hit *h)
         warn = true;
     else if (kl == 5 && !strncmp(k, "fatal", 5))
         err = true;
-    else if (kl == 4 && !strncmp(k, "note", 4))
-        return false;
-    else if (col)
+    else if (kl == 7 && !strncmp(k, "runtime", 7) &&
+             cls_prefix(k + kl, n - ks - kl, " error:"))
+        err = true;
+    else if (kl == 4 && !strncmp(k, "note", 4)) {
+        if (!cls_shellcheck_tail(s, n))
+            return false;
+        warn = true;
+    } else if (col)
         warn = true; /* a linter's `file:line:col: E302 ...` */
     if (!err && !warn)
         return false;
@@ -373,10 +421,12 @@ static bool cls_exception(const char *s, size_t n, bool indented,
 struct cls_word {
     const char *w;
     unsigned char len;
-    bool open; /* what follows is part of it: no right boundary */
+    bool open;  /* what follows is part of it: no right boundary */
+    bool count; /* a count follows, and only a nonzero one makes it */
 };
-#define CLS_W(s) {s, sizeof(s) - 1, false}
-#define CLS_WO(s) {s, sizeof(s) - 1, true}
+#define CLS_W(s) {s, sizeof(s) - 1, false, false}
+#define CLS_WO(s) {s, sizeof(s) - 1, true, false}
+#define CLS_WN(s) {s, sizeof(s) - 1, true, true}
 
 /* Words that make a hazard anywhere in a line (at a word boundary). */
 static const struct cls_word cls_err_anywhere[] = {
@@ -398,7 +448,10 @@ static const struct cls_word cls_err_anywhere[] = {
     /* musl's and glibc's assert(): `Assertion failed: n == 3 (t.c: ...)`,
      * `prog: t.c:42: f: Assertion `n == 3' failed.` */
     CLS_W("Assertion failed"), CLS_WO("Assertion `"),
-    {NULL, 0, false},
+    /* a child's nonzero status as a runner reports it: go's `exit status
+     * 1`, `Command failed with exit code 1`, `[0] x exited with code 1` */
+    CLS_WN("exit status"), CLS_WN("exit code"), CLS_WN("exited with code"),
+    {NULL, 0, false, false},
 };
 /* strerror() texts (and resolver failures) that only ever report a call
  * that failed, so a line quoting one is an error wherever it says it:
@@ -414,39 +467,72 @@ static const struct cls_word cls_err_errno[] = {
     CLS_W("Text file busy"), CLS_W("Device or resource busy"),
     CLS_W("Could not resolve host"), CLS_W("Name or service not known"),
     CLS_W("Temporary failure in name resolution"),
-    {NULL, 0, false},
+    {NULL, 0, false, false},
 };
 static const struct cls_word cls_warn_anywhere[] = {
     CLS_W("WARN"), CLS_W("WARNING"), CLS_W("warning:"), CLS_W("Warning:"),
-    CLS_W("WARN:"), {NULL, 0, false},
+    CLS_W("WARN:"), {NULL, 0, false, false},
 };
 /* Words that make a hazard when they open a line (or follow a tool name:
- * `npm error`, `cargo warning`). */
+ * `npm error`, `cargo warning`).  `Failed` opens a failure's report
+ * (`Failed 1/30 subtests`, dotnet's `  Failed Calc.Add [12 ms]`, PHPUnit's
+ * `Failed asserting that ...`, `Failed to start x.service`); a count of
+ * none (`Failed: 0`) is not one.  `rake aborted!`. */
 static const struct cls_word cls_err_start[] = {
     CLS_W("error"), CLS_W("Error"), CLS_W("fatal"), CLS_W("Fatal"),
     CLS_W("E:"), CLS_W("panic:"), CLS_W("FAIL"), CLS_W("ERROR"),
-    CLS_W("ERR!"), {NULL, 0, false},
+    CLS_W("ERR!"), CLS_W("Failed"), CLS_W("aborted!"),
+    {NULL, 0, false, false},
 };
 static const struct cls_word cls_warn_start[] = {
     CLS_W("warning"), CLS_W("Warning"), CLS_W("warn"), CLS_W("WARN"),
-    CLS_W("W:"), CLS_W("WARNING"), {NULL, 0, false},
+    CLS_W("W:"), CLS_W("WARNING"), {NULL, 0, false, false},
 };
 
-/* Does word w open s[i..n) as a whole word? */
-static bool cls_word_at(const char *s, size_t n, size_t i,
-                        const struct cls_word *w)
+/* A count that is not zero at s[i..n): an optional ':', blanks, digits not
+ * all '0', and the number ends there (`exit status 2`, `lost: 40 bytes`). */
+static bool cls_nonzero_count(const char *s, size_t n, size_t i)
+{
+    if (i < n && s[i] == ':')
+        i++;
+    size_t b = i;
+    while (i < n && s[i] == ' ')
+        i++;
+    size_t d = i;
+    bool nonzero = false;
+    while (i < n && cls_digit((unsigned char)s[i]))
+        nonzero |= s[i++] != '0';
+    return i > b && i > d && nonzero && (i == n || !cls_alnum((unsigned char)s[i]));
+}
+
+/* Does word w open s[i..n) as a whole word?  Every line meets a few
+ * dozen of these tests, so the first two bytes are compared before the
+ * call to memcmp, which most candidates never reach (each word has two
+ * bytes at least). */
+static inline bool cls_word_at(const char *s, size_t n, size_t i,
+                               const struct cls_word *w)
 {
     size_t l = w->len;
-    if (n - i < l || s[i] != w->w[0] || memcmp(s + i, w->w, l))
+    if (n - i < l || s[i] != w->w[0] || s[i + 1] != w->w[1] ||
+        memcmp(s + i + 2, w->w + 2, l - 2))
         return false;
+    if (w->count)
+        return cls_nonzero_count(s, n, i + l);
     char last = w->w[l - 1];
     if (w->open || last == ':' || last == '!' || last == '[')
         return true;
     return cls_right_ok(s, n, i + l);
 }
 
+/* The first bytes of the start words, filled by cls_any_build with the
+ * index below: where the byte at i is none of them (most lines open with
+ * a digit, a path or a lowercase word), no start word is tried. */
+static bool cls_start_first[256];
+
 static int cls_start_words(const char *s, size_t n, size_t i)
 {
+    if (i >= n || !cls_start_first[(unsigned char)s[i]])
+        return 0;
     for (const struct cls_word *w = cls_err_start; w->w; w++)
         if (cls_word_at(s, n, i, w) && !cls_zero(s, n, i, i + w->len))
             return 1;
@@ -496,6 +582,10 @@ static void cls_any_build(void)
         for (const struct cls_word *w = lists[l].list; w->w; w++)
             cls_any_tab[fill[(unsigned char)w->w[0]]++] =
                 (struct cls_any){w, lists[l].warning};
+    for (const struct cls_word *w = cls_err_start; w->w; w++)
+        cls_start_first[(unsigned char)w->w[0]] = true;
+    for (const struct cls_word *w = cls_warn_start; w->w; w++)
+        cls_start_first[(unsigned char)w->w[0]] = true;
 }
 
 /* Anywhere-words starting in s[from, to) (s[0, n) is the whole text, for
@@ -588,18 +678,13 @@ static size_t cls_trim_end(const char *s, size_t n)
     return n;
 }
 
-static inline bool cls_digit(unsigned char c)
-{
-    return c >= '0' && c <= '9';
-}
-
 /* How a shell words a death by signal (strsignal). */
 static const struct cls_word cls_deaths[] = {
     CLS_W("Killed"), CLS_W("Terminated"), CLS_W("Aborted"),
     CLS_W("Segmentation fault"), CLS_W("Bus error"),
     CLS_W("Illegal instruction"), CLS_W("Floating point exception"),
     CLS_W("Trace/breakpoint trap"), CLS_W("CPU time limit exceeded"),
-    CLS_W("File size limit exceeded"), {NULL, 0, false},
+    CLS_W("File size limit exceeded"), {NULL, 0, false, false},
 };
 
 /* A death word at i that ends the line (before e), ends it with
@@ -656,14 +741,27 @@ static bool cls_sh_not_found(const char *s, size_t n)
     return e > l && !memcmp(s + e - l, nf, l);
 }
 
-/* GNU make's fatal errors put `***` after a make or makefile name:
- * `make: *** No rule to make target 'x'.  Stop.`, `make[1]: *** [all]
- * Error 2`, `Makefile:5: *** missing separator.  Stop.`. */
-static bool cls_make_fatal(const char *s, size_t n)
+/* ctest's verdicts on a test, after its row of dots: `1/3 Test #1: add
+ * ....***Failed  0.01 sec`, `***Exception: SegFault`, `***Timeout`,
+ * `***Not Run`. */
+static const struct cls_word cls_ctest_stars[] = {
+    CLS_W("***Failed"), CLS_W("***Exception"), CLS_W("***Timeout"),
+    CLS_W("***Not Run"), {NULL, 0, false, false},
+};
+
+/* The `***` forms: GNU make's fatal errors put `***` after a make or
+ * makefile name (`make: *** No rule to make target 'x'.  Stop.`,
+ * `make[1]: *** [all] Error 2`, `Makefile:5: *** missing separator.
+ * Stop.`), ctest its verdicts (cls_ctest_stars).  The rule's id, or
+ * NULL. */
+static const char *cls_stars(const char *s, size_t n)
 {
     /* `*` is rare in output: memchr finds each quickly */
     for (const char *p = s; (p = memchr(p, '*', n - (size_t)(p - s))); p++) {
         size_t at = (size_t)(p - s);
+        for (const struct cls_word *w = cls_ctest_stars; w->w; w++)
+            if (cls_word_at(s, n, at, w))
+                return "ctest-failed";
         if (at < 2 || n - at < 4 || memcmp(p - 2, ": *** ", 6))
             continue;
         at -= 2;
@@ -671,9 +769,9 @@ static bool cls_make_fatal(const char *s, size_t n)
         while (b > 0 && !cls_space((unsigned char)s[b - 1]))
             b--;
         if (cls_has_ci(s + b, at - b, "make") || cls_has_ci(s + b, at - b, ".mk"))
-            return true;
+            return "make-fatal";
     }
-    return false;
+    return NULL;
 }
 
 /* Ruby's uncaught exception: `app.rb:3:in `<main>': message (NameError)`
@@ -747,10 +845,8 @@ static bool cls_tool_report(const char *s, size_t n, size_t scan,
         h->id = "sh-not-found";
         return true;
     }
-    if (cls_make_fatal(s, scan)) {
-        h->id = "make-fatal";
+    if ((h->id = cls_stars(s, scan)))
         return true;
-    }
     if (ind == 0 && cls_ruby_exception(s, n)) {
         h->id = "ruby-exception";
         h->ml = CLS_ML_INDENTED;
@@ -766,6 +862,432 @@ static bool cls_tool_report(const char *s, size_t n, size_t scan,
         return true;
     }
     return false;
+}
+
+/* ------------------------------------- test runners' and checkers' forms */
+
+/* TAP's failed test point (`not ok 3 - name`, bats' `not ok 3 name`, a
+ * subtest's indented one): `not ok`, then the end, a number or ` - `, so
+ * `not ok to merge` is prose.  Not one with a `# TODO` or `# SKIP`
+ * directive: TAP counts those as expected, not as failures. */
+static bool cls_tap_not_ok(const char *t, size_t tn)
+{
+    if (!cls_prefix(t, tn, "not ok"))
+        return false;
+    size_t i = 6;
+    if (i < tn) {
+        if (t[i] != ' ')
+            return false;
+        while (i < tn && t[i] == ' ')
+            i++;
+        if (i < tn && !cls_digit((unsigned char)t[i]) && t[i] != '-')
+            return false;
+    }
+    for (; i + 1 < tn; i++) {
+        if (t[i] != '#' || !cls_space((unsigned char)t[i - 1]))
+            continue;
+        size_t d = i + 1;
+        while (d < tn && cls_space((unsigned char)t[d]))
+            d++;
+        if (tn - d >= 4 && (cls_has_ci(t + d, 4, "todo") || cls_has_ci(t + d, 4, "skip")))
+            return false;
+    }
+    return true;
+}
+
+/* Test::More's diagnostic of a failed test, `#   Failed test 'name'` (on
+ * stderr: prove shows it while it reads the `not ok` line itself).  Not
+ * `#   Failed (TODO) test`. */
+static bool cls_tap_failed_diag(const char *t, size_t tn)
+{
+    static const char w[] = "Failed test";
+    if (tn < 2 || t[0] != '#' || !cls_space((unsigned char)t[1]))
+        return false;
+    size_t i = 1;
+    while (i < tn && cls_space((unsigned char)t[i]))
+        i++;
+    size_t e = i + sizeof w - 1;
+    return cls_prefix(t + i, tn - i, w) && (e == tn || t[e] == ' ');
+}
+
+/* The length of a test runner's failure mark opening t, or 0: ✕ (jest),
+ * ✖ (node's spec reporter), ✗ (bats), ✘ (ava), × (vitest). */
+static size_t cls_fail_mark(const char *t, size_t tn)
+{
+    const unsigned char *u = (const unsigned char *)t;
+    if (tn >= 3 && u[0] == 0xE2 && u[1] == 0x9C && u[2] >= 0x95 && u[2] <= 0x98)
+        return 3;
+    if (tn >= 2 && u[0] == 0xC3 && u[1] == 0x97)
+        return 2;
+    return 0;
+}
+
+/* jest's failed test's block head, `  ● suite › test name` (indented:
+ * systemctl's `● unit.service` opens a line), but not its `● Console`. */
+static bool cls_jest_block(const char *t, size_t tn)
+{
+    size_t e = cls_trim_end(t, tn);
+    return e > 4 && !memcmp(t, "\xe2\x97\x8f ", 4) && !cls_space((unsigned char)t[4]) &&
+           !(e == 11 && !memcmp(t + 4, "Console", 7));
+}
+
+/* git's merge conflicts: `CONFLICT (content): Merge conflict in x`,
+ * `CONFLICT (modify/delete): x deleted in HEAD and modified in y.`. */
+static bool cls_git_conflict(const char *s, size_t n)
+{
+    static const char w[] = "CONFLICT (";
+    size_t l = sizeof w - 1;
+    if (!cls_prefix(s, n, w))
+        return false;
+    const char *c = memchr(s + l, ')', n - l);
+    return c && c > s + l && (size_t)(c - s) + 1 < n && c[1] == ':';
+}
+
+/* rspec's list of failed examples, each a command to rerun it: `rspec
+ * ./spec/calc_spec.rb:12 # Calc adds` (or `[1:2:1]` for an id). */
+static bool cls_rspec_rerun(const char *s, size_t n)
+{
+    if (!cls_prefix(s, n, "rspec ./"))
+        return false;
+    const char *sp = memchr(s + 8, ' ', n - 8);
+    size_t e = sp ? (size_t)(sp - s) : n;
+    if (e + 2 > n || s[e + 1] != '#')
+        return false;
+    if (s[e - 1] == ']')
+        return memchr(s + 8, '[', e - 8) != NULL;
+    size_t d = e;
+    while (d > 8 && cls_digit((unsigned char)s[d - 1]))
+        d--;
+    return d < e && s[d - 1] == ':';
+}
+
+/* ShellCheck's finding under its caret, `  ^-- SC2086 (info): Double
+ * quote ...` or `^----^ SC2086 ...`: 1 for `(error)`, 2 for `(warning)`,
+ * `(info)` and `(style)` (each makes shellcheck exit 1), 0 for none. */
+static int cls_shellcheck_finding(const char *t, size_t tn)
+{
+    size_t i = 1;
+    while (i < tn && (t[i] == '-' || t[i] == '^'))
+        i++;
+    if (i < 3 || !cls_prefix(t + i, tn - i, " SC"))
+        return 0;
+    i += 3;
+    size_t d = i;
+    while (i < tn && cls_digit((unsigned char)t[i]))
+        i++;
+    if (i == d || !cls_prefix(t + i, tn - i, " ("))
+        return 0;
+    i += 2;
+    if (cls_prefix(t + i, tn - i, "error):"))
+        return 1;
+    if (cls_prefix(t + i, tn - i, "warning):") || cls_prefix(t + i, tn - i, "info):") ||
+        cls_prefix(t + i, tn - i, "style):"))
+        return 2;
+    return 0;
+}
+
+/* ShellCheck's head of its findings in one line: `In deploy.sh line 3:`.
+ * The length of `deploy.sh line 3` (from offset 3), or 0. */
+static size_t cls_shellcheck_head(const char *s, size_t n)
+{
+    size_t e = cls_trim_end(s, n), i = 3;
+    if (e < 11 || !cls_prefix(s, e, "In ") || s[e - 1] != ':')
+        return 0;
+    while (i < e && !cls_space((unsigned char)s[i]))
+        i++;
+    if (i == 3 || !cls_prefix(s + i, e - i, " line "))
+        return 0;
+    i += 6;
+    size_t d = i;
+    while (i < e && cls_digit((unsigned char)s[i]))
+        i++;
+    return i > d && i + 1 == e ? i - 3 : 0;
+}
+
+/* ctest's states of a test that did not pass, as its closing list shows
+ * them under `The following tests FAILED:`. */
+static const char *const cls_ctest_states[] = {
+    "Failed", "Timeout", "SEGFAULT", "Not Run", "Subprocess aborted",
+    "Exception", "Child aborted", "ILLEGAL", "OTHER_FAULT", NULL,
+};
+
+/* That list's lines: `\t  1 - calc_add (Failed)`. */
+static bool cls_ctest_listed(const char *t, size_t tn)
+{
+    size_t e = cls_trim_end(t, tn), i = 0;
+    if (e < 8 || t[e - 1] != ')')
+        return false; /* the cheap test first: most lines end otherwise */
+    while (i < e && cls_digit((unsigned char)t[i]))
+        i++;
+    if (i == 0 || !cls_prefix(t + i, e - i, " - "))
+        return false;
+    for (size_t k = 0; cls_ctest_states[k]; k++) {
+        size_t l = strlen(cls_ctest_states[k]);
+        if (e >= i + 3 + l + 3 && !memcmp(t + e - l - 3, " (", 2) &&
+            !memcmp(t + e - l - 1, cls_ctest_states[k], l))
+            return true;
+    }
+    return false;
+}
+
+/* valgrind's and the sanitizers' `==1234==` prefix: its length, or 0. */
+static size_t cls_pid_prefix(const char *s, size_t n)
+{
+    if (n < 5 || s[0] != '=' || s[1] != '=')
+        return 0;
+    size_t i = 2;
+    while (i < n && cls_digit((unsigned char)s[i]))
+        i++;
+    return i > 2 && i + 1 < n && s[i] == '=' && s[i + 1] == '=' ? i + 2 : 0;
+}
+
+/* Whether t opens with a sanitizer's name and a colon:
+ * `AddressSanitizer:`, `UndefinedBehaviorSanitizer:`, ... */
+static bool cls_sanitizer_named(const char *t, size_t tn)
+{
+    static const char san[] = "Sanitizer";
+    size_t i = 0, l = sizeof san - 1;
+    while (i < tn && cls_alnum((unsigned char)t[i]))
+        i++;
+    return i > l && i < tn && t[i] == ':' && !memcmp(t + i - l, san, l);
+}
+
+/* A sanitizer's report opening, after its pid prefix when it has one:
+ * `ERROR: AddressSanitizer: heap-use-after-free ...` (also LeakSanitizer,
+ * MemorySanitizer), `WARNING: ThreadSanitizer: data race`: 1 for ERROR,
+ * 2 for WARNING, 0 for none. */
+static int cls_sanitizer_head(const char *t, size_t tn)
+{
+    if (cls_prefix(t, tn, "ERROR: "))
+        return cls_sanitizer_named(t + 7, tn - 7) ? 1 : 0;
+    if (cls_prefix(t, tn, "WARNING: "))
+        return cls_sanitizer_named(t + 9, tn - 9) ? 2 : 0;
+    return 0;
+}
+
+/* memcheck's (and helgrind's) errors, each with its stack below it. */
+static const struct cls_word cls_valgrind_errors[] = {
+    CLS_WO("Invalid read of size"), CLS_WO("Invalid write of size"),
+    CLS_WO("Invalid free()"), CLS_WO("Mismatched free()"),
+    CLS_WO("Conditional jump or move depends on uninitialised"),
+    CLS_WO("Use of uninitialised value"), CLS_WO("Syscall param "),
+    CLS_WO("Source and destination overlap"),
+    CLS_WO("Process terminating with default action of signal"),
+    CLS_WO("Possible data race"), CLS_WO("Argument 'size' of function"),
+    {NULL, 0, false, false},
+};
+/* memcheck's counts: a hazard when they are not zero. */
+static const struct cls_word cls_valgrind_counts[] = {
+    CLS_WN("ERROR SUMMARY"), CLS_WN("definitely lost"), CLS_WN("possibly lost"),
+    {NULL, 0, false, false},
+};
+
+/* A line after valgrind's prefix (its text r, blanks skipped): 1 a
+ * hazard, -1 none whatever its words say (`ERROR SUMMARY: 0 errors`), 0
+ * for the other rules to judge.  *ml: it owns the `==N==` lines below. */
+static int cls_valgrind(const char *r, size_t rn, bool *ml)
+{
+    *ml = false;
+    for (const struct cls_word *w = cls_valgrind_errors; w->w; w++)
+        if (cls_word_at(r, rn, 0, w)) {
+            *ml = true;
+            return 1;
+        }
+    /* a leak's record: `40 bytes in 1 blocks are definitely lost in ...` */
+    if (cls_digit((unsigned char)r[0]) &&
+        (cls_has_ci(r, rn, " are definitely lost") || cls_has_ci(r, rn, " are possibly lost"))) {
+        *ml = true;
+        return 1;
+    }
+    for (const struct cls_word *w = cls_valgrind_counts; w->w; w++)
+        if (cls_prefix(r, rn, w->w))
+            return cls_word_at(r, rn, 0, w) ? 1 : -1;
+    return 0;
+}
+
+/* A sanitizer's report (cls_sanitizer_head's k) owns its lines up to its
+ * `SUMMARY:`: the access, the stacks, where the memory came from. */
+static int cls_sanitizer_hit(struct cls_hit *h, int k)
+{
+    h->id = "sanitizer";
+    h->warning = k == 2;
+    h->ml = CLS_ML_SANITIZER;
+    h->ml_max = CLS_TRACE_MAX;
+    return 1;
+}
+
+/* What test runners, checkers and git say as a test or a step fails, in
+ * their own forms rather than with an error word.  1 a hazard (in h), -1
+ * no hazard whatever the line's words say, 0 for the other rules.  It
+ * dispatches on the first byte after the indentation, so a line pays for
+ * one form at most. */
+static int cls_test_report(const char *s, size_t n, size_t ind, struct cls_hit *h)
+{
+    const char *t = s + ind;
+    size_t tn = n - ind, m, l;
+    int k;
+    bool ml;
+    if (!tn)
+        return 0;
+    switch ((unsigned char)t[0]) {
+    case 'n':
+        if (!ind && cls_prefix(t, tn, "ninja: build stopped: subcommand failed")) {
+            h->id = "ninja-stopped";
+            return 1;
+        }
+        /* TAP at any depth: subtests nest by indentation */
+        if (!cls_tap_not_ok(t, tn))
+            return 0;
+        h->id = "tap-not-ok";
+        h->ml = CLS_ML_TAP;
+        break;
+    case '#':
+        if (!cls_tap_failed_diag(t, tn))
+            return 0;
+        h->id = "tap-failed-diag";
+        h->ml = CLS_ML_TAP;
+        break;
+    case 'B':
+        if (ind || !cls_prefix(t, tn, "Bail out!"))
+            return 0;
+        h->id = "tap-bail-out";
+        return 1;
+    case 0xC3:
+    case 0xE2:
+        /* marks at any depth: runners nest them by suite */
+        if ((m = cls_fail_mark(t, tn)) && m + 1 < tn && t[m] == ' ' &&
+            !cls_space((unsigned char)t[m + 1])) {
+            h->id = "test-fail-mark";
+            h->ml = CLS_ML_DEEPER;
+            break;
+        }
+        if (ind && ind <= CLS_INDENT_MAX && cls_jest_block(t, tn)) {
+            h->id = "test-fail-block";
+            h->ml = CLS_ML_DEEPER_GAPS;
+            break;
+        }
+        return 0;
+    case 'A':
+        if (ind || !cls_prefix(t, tn, "Automatic merge failed"))
+            return 0;
+        h->id = "git-merge-failed";
+        return 1;
+    case 'C':
+        if (ind || !cls_git_conflict(t, tn))
+            return 0;
+        h->id = "git-conflict";
+        return 1;
+    case 'D':
+        if (!cls_prefix(t, tn, "Direct leak of "))
+            return 0;
+        h->id = "sanitizer-leak";
+        return 1;
+    case 'F':
+        /* rspec's `Failure/Error: expect(x)...` under its example;
+         * PHPUnit's verdict */
+        if (cls_prefix(t, tn, "Failure/Error:"))
+            h->id = "rspec-failure";
+        else if (!ind && cls_prefix(t, tn, "FAILURES!"))
+            h->id = "phpunit-failures";
+        else
+            return 0;
+        return 1;
+    case 'S':
+        /* `SUMMARY: UndefinedBehaviorSanitizer: ...` when no report of
+         * the sanitizer's owns it */
+        if (ind || !cls_prefix(t, tn, "SUMMARY: ") || !cls_sanitizer_named(t + 9, tn - 9))
+            return 0;
+        h->id = "sanitizer-summary";
+        return 1;
+    case '!':
+        if (ind > 1 || !(cls_prefix(t, tn, "! [rejected] ") ||
+                         cls_prefix(t, tn, "! [remote rejected] ")))
+            return 0;
+        h->id = "git-rejected";
+        return 1;
+    case 'r':
+        if (ind || !cls_rspec_rerun(t, tn))
+            return 0;
+        h->id = "rspec-rerun";
+        return 1;
+    case '^':
+        if (!(k = cls_shellcheck_finding(t, tn)))
+            return 0;
+        h->id = "shellcheck";
+        h->warning = k == 2;
+        return 1;
+    case 'I':
+        if (cls_prefix(t, tn, "Indirect leak of ")) {
+            h->id = "sanitizer-leak";
+            return 1;
+        }
+        if (ind || !(l = cls_shellcheck_head(t, tn)))
+            return 0;
+        h->id = "shellcheck-head";
+        h->warning = true;
+        h->has_loc = true;
+        h->loc_off = 3;
+        h->loc_len = l;
+        return 1;
+    case '=':
+        if (ind || !(m = cls_pid_prefix(t, tn)))
+            return 0;
+        if ((k = cls_sanitizer_head(t + m, tn - m)))
+            return cls_sanitizer_hit(h, k);
+        while (m < tn && cls_space((unsigned char)t[m]))
+            m++;
+        if (m == tn)
+            return 0;
+        if ((k = cls_valgrind(t + m, tn - m, &ml)) <= 0)
+            return k;
+        h->id = "valgrind";
+        if (ml) {
+            h->ml = CLS_ML_VALGRIND;
+            h->ml_max = CLS_TRACE_MAX;
+        }
+        return 1;
+    case 'E':
+    case 'W':
+        if (ind)
+            return 0;
+        /* PHPUnit's verdict on errors, ctest's closing line */
+        if (cls_prefix(t, tn, "ERRORS!")) {
+            h->id = "phpunit-errors";
+            return 1;
+        }
+        if (cls_prefix(t, tn, "Errors while running CTest")) {
+            h->id = "ctest-failed";
+            return 1;
+        }
+        /* a sanitizer's `ERROR: AddressSanitizer: ...` without a prefix */
+        if (!(k = cls_sanitizer_head(t, tn)))
+            return 0;
+        return cls_sanitizer_hit(h, k);
+    default:
+        if (!cls_digit((unsigned char)t[0]) || !cls_ctest_listed(t, tn))
+            return 0;
+        h->id = "ctest-failed";
+        return 1;
+    }
+    /* a failed test: it owns its detail below it */
+    h->ml_max = CLS_TEST_DETAIL_MAX;
+    h->ml_indent = ind;
+    return 1;
+}
+
+/* Whether a line opens a failed test of its own (a TAP `not ok`, a
+ * failure mark, jest's `●` block): it ends the capture of the hazard
+ * above it (`FAIL src/a.test.js` owns its indented lines) rather than
+ * being one of that hazard's lines. */
+static bool cls_failure_head(const char *s, size_t n)
+{
+    size_t ind = cls_indent(s, n);
+    if (ind == n)
+        return false;
+    unsigned char c = (unsigned char)s[ind];
+    struct cls_hit h;
+    memset(&h, 0, sizeof h);
+    return (c == 'n' || c == 0xE2 || c == 0xC3) && cls_test_report(s, n, ind, &h) == 1;
 }
 
 /* A BuildKit step prints its output as `#8 0.345 text` (step, seconds),
@@ -847,6 +1369,9 @@ static bool cls_universal_line(const char *s, size_t n, unsigned colours,
     }
     if (ind <= CLS_INDENT_MAX && cls_exception(t, tn, ind > 0, h))
         return true;
+    int tr = cls_test_report(s, n, ind, h);
+    if (tr)
+        return tr > 0;
     size_t scan = n < CLS_SCAN_MAX ? n : CLS_SCAN_MAX;
     if (cls_tool_report(s, n, scan, h))
         return true;
@@ -904,13 +1429,16 @@ static bool cls_universal_hazard(const char *s, size_t n, unsigned colours,
 }
 
 /* Continuation of a built-in capture: 1 belongs, 0 ends before the line;
- * *last: the line belongs and ends it. */
-static int cls_ml_builtin(enum cls_ml ml, const char *s, size_t n, bool *last)
+ * *last: the line belongs and ends it.  A line that opens a failed test
+ * of its own is never another hazard's (cls_failure_head). */
+static int cls_ml_builtin(classify_t *c, const char *s, size_t n, bool *last)
 {
     *last = false;
     bool blank = cls_blank(s, n);
     size_t ind = cls_indent(s, n);
-    switch (ml) {
+    if (!blank && c->ml != CLS_ML_SANITIZER && cls_failure_head(s, n))
+        return 0;
+    switch (c->ml) {
     case CLS_ML_PYTRACE:
         if (blank)
             return 0;
@@ -944,6 +1472,34 @@ static int cls_ml_builtin(enum cls_ml ml, const char *s, size_t n, bool *last)
     }
     case CLS_ML_UNTIL_BLANK:
         return !blank;
+    case CLS_ML_TAP:
+        /* the YAML block indented under it, its `#` diagnostics (bats'
+         * `# (in test file x.bats, line 12)`, Test::More's `#   at t/x.t
+         * line 12.`), but not the next subtest's `# Subtest:` nor a second
+         * failed test's `#   Failed test` (prove prints them in a row) */
+        if (blank || ind < c->ml_indent)
+            return 0;
+        if (ind > c->ml_indent)
+            return 1;
+        if (s[ind] != '#' || cls_prefix(s + ind, n - ind, "# Subtest:"))
+            return 0;
+        if (cls_tap_failed_diag(s + ind, n - ind)) {
+            if (c->ml_tap_failed)
+                return 0;
+            c->ml_tap_failed = true;
+        }
+        return 1;
+    case CLS_ML_DEEPER:
+        return !blank && ind > c->ml_indent;
+    case CLS_ML_DEEPER_GAPS:
+        return blank || ind > c->ml_indent;
+    case CLS_ML_VALGRIND: {
+        size_t p = cls_pid_prefix(s, n);
+        return p && !cls_blank(s + p, n - p);
+    }
+    case CLS_ML_SANITIZER:
+        *last = cls_prefix(s, n, "SUMMARY: ");
+        return 1;
     default:
         return 0;
     }
@@ -973,7 +1529,7 @@ static const struct cls_word cls_summary_start[] = {
     CLS_W("tests"), CLS_W("test result"), CLS_W("collected"), CLS_W("fetched"),
     CLS_W("downloaded"), CLS_W("created"), CLS_W("deleted"), CLS_W("wrote"),
     CLS_W("generated"), CLS_W("audited"), CLS_W("up to date"), CLS_W("ok"),
-    {NULL, 0, false},
+    {NULL, 0, false, false},
 };
 static const struct cls_word cls_count_words[] = {
     CLS_W("passed"), CLS_W("failed"), CLS_W("skipped"), CLS_W("error"),
@@ -984,7 +1540,8 @@ static const struct cls_word cls_count_words[] = {
     CLS_W("deselected"), CLS_W("xfailed"), CLS_W("xpassed"),
     CLS_W("insertions"), CLS_W("insertion"), CLS_W("deletions"),
     CLS_W("deletion"), CLS_W("modules"), CLS_W("crates"), CLS_W("newly"),
-    CLS_W("vulnerabilities"), {NULL, 0, false},
+    CLS_W("vulnerabilities"), CLS_W("failure"), CLS_W("failures"),
+    CLS_W("example"), CLS_W("examples"), {NULL, 0, false, false},
 };
 
 static bool cls_summary(const char *s, size_t n)
@@ -1165,20 +1722,20 @@ static void cls_set_grammar(classify_t *c, const grammar_match_t *m,
     }
 }
 
-/* With several grammars (a compound command), whether a noise verdict
- * would hide a line the universal rules call a hazard.  A grammar's noise
- * rule is written for its own tool's lines, but which tool printed a line
- * cannot be told, and noise is the one verdict that takes a line out of
- * the view: so a hazard stands.  A single grammar speaks for every line,
- * and its noise stands (`npm warn deprecated` is npm's noise, not a
- * warning, in `npm ci` alone). */
-static bool cls_noise_hides_hazard(const classify_t *c,
-                                   const grammar_match_t *m, const char *s,
-                                   size_t n, unsigned colours, bool blank)
+/* A universal hazard: the result, and the capture it starts. */
+static void cls_take_hit(classify_t *c, const sq_line_t *line,
+                         const struct cls_hit *h, cls_result_t *r)
 {
-    struct cls_hit h;
-    return c->ng > 1 && m->tier == GRAMMAR_NOISE && !blank &&
-           cls_universal_hazard(s, n, colours, &h);
+    cls_set_hit(r, h);
+    if (h->ml != CLS_ML_NONE && line->kind != SQ_LINE_PARTIAL) {
+        c->ml = h->ml;
+        c->ml_left = h->ml_max;
+        c->ml_indent = h->ml_indent;
+        c->ml_tap_failed = !strcmp(h->id, "tap-failed-diag");
+        c->ml_warning = h->warning;
+        c->ml_source = "universal";
+        c->ml_id = h->id;
+    }
 }
 
 int classify_line(classify_t *c, const sq_line_t *line, cls_result_t *r)
@@ -1199,7 +1756,7 @@ int classify_line(classify_t *c, const sq_line_t *line, cls_result_t *r)
         bool last = false;
         int in = c->ml == CLS_ML_GRAMMAR
                      ? grammar_rule_continues(c->ml_rule, c->ctx, s, n, &last)
-                     : cls_ml_builtin(c->ml, s, n, &last);
+                     : cls_ml_builtin(c, s, n, &last);
         if (in) {
             cls_set(r, CLS_HAZARD, c->ml_source, c->ml_id);
             r->cont = true;
@@ -1211,30 +1768,40 @@ int classify_line(classify_t *c, const sq_line_t *line, cls_result_t *r)
         c->ml = CLS_ML_NONE;
     }
     bool blank = cls_blank(s, n);
+    struct cls_hit hit;
     /* 1. the tool's grammars */
     grammar_match_t m;
     size_t which;
     if (c->ng &&
         grammar_match_any(c->gs, c->ng, c->ctx, s, n, line->colours, &m,
-                          &which) == 1 &&
-        !cls_noise_hides_hazard(c, &m, s, n, line->colours, blank)) {
+                          &which) == 1) {
+        /* A noise verdict yields to a hazard the universal rules see, when
+         * it would take out an error (a rule for `ok N` must not hide `not
+         * ok N`) or, with several grammars, any hazard: a noise rule is
+         * written for its own tool's lines, and which tool printed this
+         * one cannot be told.  A single grammar may count a warning as
+         * noise (npm's deprecation notices in `npm ci` alone). */
+        if (m.tier == GRAMMAR_NOISE && !blank &&
+            cls_universal_hazard(s, n, line->colours, &hit) &&
+            (!hit.warning || c->ng > 1)) {
+            cls_take_hit(c, line, &hit, r);
+            return 0;
+        }
         cls_set_grammar(c, &m, c->gs[which], s, n, r);
+        /* An outcome stays one, marked a failure when the universal rules
+         * call it an error, which no template folds (`FAIL\tpkg/c` is not
+         * a copy of `FAIL\tpkg/a`); a structured grammar's outcomes fold
+         * not at all. */
+        if (m.tier == GRAMMAR_OUTCOME && !blank &&
+            strcmp(grammar_category(c->gs[which]), "structured") != 0)
+            r->failure = cls_universal_hazard(s, n, line->colours, &hit) &&
+                         !hit.warning;
         return 0;
     }
     /* 2. universal rules */
-    if (!blank) {
-        struct cls_hit h;
-        if (cls_universal_hazard(s, n, line->colours, &h)) {
-            cls_set_hit(r, &h);
-            if (h.ml != CLS_ML_NONE && line->kind != SQ_LINE_PARTIAL) {
-                c->ml = h.ml;
-                c->ml_left = h.ml_max;
-                c->ml_warning = h.warning;
-                c->ml_source = "universal";
-                c->ml_id = h.id;
-            }
-            return 0;
-        }
+    if (!blank && cls_universal_hazard(s, n, line->colours, &hit)) {
+        cls_take_hit(c, line, &hit, r);
+        return 0;
     }
     if (line->kind == SQ_LINE_PARTIAL && !blank && classify_prompt(s, n)) {
         cls_set(r, CLS_PROMPT, "universal", "prompt");

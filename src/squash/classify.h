@@ -5,10 +5,14 @@
  *   1. the tool's grammar (hazard → outcome → noise, grammar.h), with its
  *      `multiline` capture of the lines that belong to a hazard; a
  *      compound command's several grammars tier by tier
- *      (grammar_match_any), and then a grammar's noise verdict yields to
- *      a hazard the universal rules see: a noise rule is written for one
- *      tool's lines, and in `npm ci && make` it may be looking at the
- *      other tool's, so it may not take a hazard out of the view;
+ *      (grammar_match_any).  A noise verdict cannot hide a line the
+ *      universal rules call an error (a rule for `ok N` does not swallow
+ *      `not ok N`): that line is the universal hazard; with several
+ *      grammars not a universal warning either (a noise rule is written
+ *      for one tool's lines, and in `npm ci && make` it may be looking at
+ *      the other tool's), while a single grammar's noise may quiet one;
+ *      an outcome rule keeps its line an outcome, marked a `failure` when
+ *      the universal rules call it an error;
  *   2. universal rules, built in (they run on every line of every command,
  *      so they are hand-written scans, not regexes):
  *        - stack traces: Python tracebacks, Go panics and goroutine dumps,
@@ -21,6 +25,20 @@
  *          (core dumped)`), `terminate called ...`, dash's `sh: 1: x: not
  *          found`, make's `make: *** ...`, Ruby's `file:N:in ...
  *          (NameError)`, `curl: (6) ...`, mocha's `1 failing`;
+ *        - what test runners, checkers and git print as a test or step
+ *          fails: TAP's `not ok N` (not `# TODO` / `# SKIP`) owning its
+ *          `#` diagnostics and YAML block, Test::More's `#   Failed
+ *          test`, `Bail out!`; failure marks `✕ ✖ ✗ ✘ ×` opening a line
+ *          with the test's name, owning the deeper lines; jest's `  ●`
+ *          block; `Failed` opening a line, PHPUnit's `FAILURES!`,
+ *          rspec's `Failure/Error:` and `rspec ./x_spec.rb:12 #`, ctest's
+ *          `***Failed` and `1 - name (Failed)`; git's `CONFLICT (...):`,
+ *          `Automatic merge failed`, `! [rejected]`; ShellCheck's `^--
+ *          SC2086 (info):` and `In x.sh line 3:`; valgrind's errors and
+ *          nonzero counts (`==N== Invalid read`, `ERROR SUMMARY: 3
+ *          errors`, not `0 errors`) owning their `==N==` stacks; the
+ *          sanitizers' reports up to their `SUMMARY:`; `exit status 1`,
+ *          `exit code 1`, `exited with code 1`;
  *        - error / warning words at line start (`error:`, `E:`, `FAIL`)
  *          and anywhere (`ERROR`, `WARN`, `fatal:`, `Error 2`, the
  *          linker's `undefined reference to`, shells' `syntax error near
@@ -65,6 +83,11 @@
 /* An indented line is still read as a `file:N:` location or an exception
  * line (a test runner's failure detail) up to this indentation. */
 #define CLS_INDENT_MAX 8
+/* Lines a failed test's detail capture takes at most: the `#` diagnostics
+ * and YAML block under a TAP `not ok`, the deeper-indented lines under a
+ * failure mark (`✕ name`), jest's `●` block.  A failure's diff or stack
+ * fits; a capture that never meets its end cannot own a whole run. */
+#define CLS_TEST_DETAIL_MAX 60
 
 typedef enum cls_kind {
     CLS_UNKNOWN = 0,
@@ -98,6 +121,9 @@ typedef struct cls_result {
                                  built-in rule decided */
     const char *rule;     /* rule id */
     bool has_loc;         /* file:line[:col] within the line */
+    bool failure;         /* an outcome the universal rules call an error
+                             (go's `FAIL\tpkg`): a verdict the squasher
+                             folds only with identical copies */
     size_t loc_off, loc_len;
 } cls_result_t;
 

@@ -389,8 +389,10 @@ static inline bool sq_digit(char c)
 }
 
 /* Whether a line names a place in a file: `name.ext:N` (a path token
- * with a dot or slash, a colon, a digit), Python's `", line N`, or a
- * `line:col` pair opening an indented row. */
+ * with a dot or slash, a colon, a digit), Python's `", line N`, a path
+ * token then `, line N` or ` line N` (bats' `(in test file t/a.bats, line
+ * 12)`, Perl's and Test::More's `at t/a.t line 12.`), or a `line:col`
+ * pair opening an indented row. */
 static bool sq_names_location(const char *s, size_t n)
 {
     size_t j = 0;
@@ -409,6 +411,11 @@ static bool sq_names_location(const char *s, size_t n)
     bool pathish = false;
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
+        if (pathish && (c == ' ' || c == ',')) {
+            size_t w = c == ',' ? i + 1 : i;
+            if (w + 6 < n && !memcmp(s + w, " line ", 6) && sq_digit(s[w + 6]))
+                return true;
+        }
         if (c == ' ' || c == '(' || c == '"' || c == '\'' || c == '\t') {
             pathish = false;
             if (c == '"' && i + 8 < n && !memcmp(s + i, "\", line ", 8) &&
@@ -693,7 +700,10 @@ static int sq_on_line(const sq_line_t *l, void *data)
         if (r.grammar ? !strcmp(grammar_category(r.grammar), "structured")
                       : sq->structured)
             return sq_item_add(sq, l, SQ_R_OUTCOME, UINT32_MAX, &it);
-        cnt = sq_group_add(sq, l, NULL, 0, false, &group);
+        /* A verdict the universal rules call an error (`FAIL\tpkg`) is
+         * grouped only with its identical copies: each package's is a
+         * fact. */
+        cnt = sq_group_add(sq, l, NULL, 0, r.failure, &group);
         if (cnt < 0)
             return cnt;
         if (cnt > SQ_OUTCOME_SHOW) {
@@ -1070,9 +1080,19 @@ static size_t sq_item_indent(const squash_t *sq, const struct sq_item *it)
  * location) at the hazard's own indentation: the line that closes the
  * capture, such as a traceback's exception line (`RuntimeError: disk
  * full` under `Traceback (most recent call last):`), which says what the
- * hazard line does not.  0 for none. */
+ * hazard line does not.  Only for a hazard line that announces what
+ * follows (it ends in a colon): one that says what failed itself (`not ok
+ * 3 - add`) keeps its location first, and its closing line (TAP's
+ * `expected: ...`) is one of its messages.  0 for none. */
 static size_t sq_closing(const squash_t *sq, size_t h)
 {
+    const struct sq_item *hz = &sq->items[h];
+    const char *t = sq->arena.p + hz->off;
+    size_t e = hz->len;
+    while (e && (t[e - 1] == ' ' || t[e - 1] == '\t' || t[e - 1] == '\r'))
+        e--;
+    if (!e || t[e - 1] != ':')
+        return 0;
     size_t i = h + 1;
     while (i < sq->nitems && sq->items[i].role == SQ_R_CONT)
         i++;
