@@ -112,6 +112,7 @@ int procfs_read_stat(pid_t pid, procfs_stat_t *out)
         case 6: out->session = (pid_t)strtol(t, NULL, 10); break;
         case 7: out->tty_nr = (int)strtol(t, NULL, 10); break;
         case 8: out->tpgid = (pid_t)strtol(t, NULL, 10); break;
+        case 9: out->flags = (unsigned)strtoul(t, NULL, 10); break;
         case 22:
             out->start_time = strtoull(t, NULL, 10);
             return 0;

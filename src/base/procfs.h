@@ -29,8 +29,13 @@ typedef struct procfs_stat {
     pid_t session;
     int tty_nr;
     pid_t tpgid;         /* foreground process group of its tty, or -1 */
+    unsigned flags;      /* field 9: the kernel's PF_* flags */
     uint64_t start_time; /* field 22: clock ticks after boot */
 } procfs_stat_t;
+
+/* PF_EXITING in procfs_stat_t.flags: the process has begun to exit (set
+ * before it leaves its cgroup, and long before it is a zombie). */
+#define PROCFS_PF_EXITING 0x00000004u
 
 /* Reads /proc/<pid>/stat.  -ESRCH when the process is gone. */
 int procfs_read_stat(pid_t pid, procfs_stat_t *out);

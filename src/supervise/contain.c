@@ -1123,22 +1123,43 @@ int contain_run_kill(contain_run_t *r)
     return contain_kill_by_signals(r);
 }
 
-bool contain_run_escaped(const contain_run_t *r, pid_t sid, pid_t pid)
+/* Whether st describes a process that is exiting or has exited: a zombie,
+ * or one past PF_EXITING, which the kernel sets before the process leaves
+ * its cgroup (whose files then read "/", as if it had left the run). */
+static bool contain_exiting(const procfs_stat_t *st)
+{
+    return st->state == 'Z' || st->state == 'X' ||
+           (st->flags & PROCFS_PF_EXITING);
+}
+
+/* Whether pid is still the process st describes and is not exiting. */
+static bool contain_same_live(pid_t pid, const procfs_stat_t *st)
+{
+    procfs_stat_t now;
+    return procfs_read_stat(pid, &now) == 0 && !contain_exiting(&now) &&
+           now.start_time == st->start_time;
+}
+
+bool contain_run_escaped(const contain_run_t *r, pid_t sid, pid_t pid,
+                         uint64_t start_time)
 {
     procfs_stat_t st;
     char cg[PATH_MAX];
-    if (procfs_read_stat(pid, &st) < 0)
+    if (procfs_read_stat(pid, &st) < 0 || contain_exiting(&st) ||
+        (start_time && st.start_time != start_time))
         return false;
-    if (st.session != sid)
-        return true;
-    if (r->v2_rel[0] && contain_cgroup_line(pid, NULL, cg, sizeof cg) == 0 &&
+    bool out = st.session != sid;
+    if (!out && r->v2_rel[0] &&
+        contain_cgroup_line(pid, NULL, cg, sizeof cg) == 0 &&
         !contain_within(cg, r->v2_rel))
-        return true;
-    if (r->pids_rel[0] &&
+        out = true;
+    if (!out && r->pids_rel[0] &&
         contain_cgroup_line(pid, "pids", cg, sizeof cg) == 0 &&
         !contain_within(cg, r->pids_rel))
-        return true;
-    return false;
+        out = true;
+    /* A process that begins to exit between the reads reads as in "/":
+     * only one still the same and not exiting after them has left. */
+    return out && contain_same_live(pid, &st);
 }
 
 void contain_run_free(contain_run_t *r)

@@ -142,7 +142,10 @@ int contain_cgroup_of(pid_t pid, char *out, size_t size);
 /* True when pid, a descendant of a run with session sid, left the run's
  * boundary: another session (setsid) or another cgroup (the v2 leaf, or
  * the pids cgroup).  Job-control groups inside the session are not
- * escapes.  False when pid is gone (nothing left to judge). */
-bool contain_run_escaped(const contain_run_t *r, pid_t sid, pid_t pid);
+ * escapes.  False when pid is gone, a zombie (its cgroup reads "/", as if
+ * it had left: a short-lived child must not end its run) or, with a
+ * start_time (0: unknown), another process that took the pid. */
+bool contain_run_escaped(const contain_run_t *r, pid_t sid, pid_t pid,
+                         uint64_t start_time);
 
 #endif

@@ -265,7 +265,7 @@ static void consider(struct run *r, pid_t p, uint64_t start)
 {
     if (!remember(r, p, start) || p == r->pid)
         return;
-    if (r->cr && contain_run_escaped(r->cr, r->pid, p)) {
+    if (r->cr && contain_run_escaped(r->cr, r->pid, p, start)) {
         counter(r->sup, "run_ownership_escape_total");
         event(r->sup, EVENTS_ESCAPE, r->id, json_pack("{s:i}", "pid", (int)p));
         cancel_run(r, REIN_REASON_OWNERSHIP_ESCAPE, SIGTERM, r->grace_ms);
