@@ -11,7 +11,11 @@
  *     error code on failure: -errno for system errors, or one of the REIN_E*
  *     codes of the table below.  rein_strerror() names either kind.
  *   - Results come back through out-parameters.  A NULL handle or
- *     out-parameter is -EINVAL, never a crash.
+ *     out-parameter is -EINVAL, never a crash.  The exceptions say so at
+ *     their declaration: functions that return a pid, a status or a bool,
+ *     and the key functions, whose buffers follow their size (a NULL or
+ *     too small buffer is REIN_ETOOSMALL) and whose "is it a key" answers
+ *     are 0 for a NULL out-parameter.
  *   - rein_xxx_free(NULL) is a no-op.  Memory handed to the caller is
  *     released with the matching _free function, or rein_free() for plain
  *     buffers.
@@ -264,7 +268,8 @@ void rein_proc_free(rein_proc_t *p);
 /* Frees an array of n handles and the array. */
 void rein_proc_list_free(rein_proc_t **list, size_t n);
 
-/* The pid the handle was opened on (it never changes). */
+/* The pid the handle was opened on (it never changes); -EINVAL for a
+ * NULL handle. */
 pid_t rein_proc_pid(const rein_proc_t *p);
 /* The current parent pid; -ESRCH once the process is gone. */
 pid_t rein_proc_ppid(const rein_proc_t *p);
@@ -278,7 +283,7 @@ void rein_strv_free(char **v);
  * process given its pid. */
 int rein_proc_kill_tree(rein_proc_t *p, int signo);
 /* Defaults: the process only, REIN_PROC_GRACEFUL_MS, REIN_PROC_TIMEOUT_MS,
- * SIGTERM. */
+ * SIGTERM.  NULL is a no-op. */
 void rein_proc_terminate_opts_init(rein_proc_terminate_opts_t *o);
 /* Graceful signal (+SIGCONT), wait, rescan, KILL, wait.  *exited says how
  * it ended; true at once when the process had already exited.  -EPERM as
@@ -296,7 +301,8 @@ int rein_proc_group_id(const rein_proc_t *p, pid_t *pgid);
 /* Handles on the current children (of every thread); *out is an array of
  * *n, free with rein_proc_list_free.  -ESRCH once the process is gone. */
 int rein_proc_children(const rein_proc_t *p, rein_proc_t ***out, size_t *n);
-/* RUNNING until the process has exited (a zombie counts as exited). */
+/* RUNNING until the process has exited (a zombie counts as exited);
+ * EXITED for a NULL handle (nothing runs under it). */
 rein_proc_status_t rein_proc_status(const rein_proc_t *p);
 
 /* ------------------------------------------------------------------ keys */
@@ -340,7 +346,8 @@ typedef struct rein_kitty_key {
     rein_kitty_event_t event;
 } rein_kitty_key_t;
 
-/* 1 and *out filled when data is one Kitty sequence, else 0. */
+/* 1 and *out filled when data is one Kitty sequence, else 0 (also for a
+ * NULL data or out). */
 int rein_kitty_parse(const void *data, size_t len, rein_kitty_key_t *out);
 bool rein_kitty_matches(const void *data, size_t len, uint32_t codepoint,
                         uint32_t modifier);

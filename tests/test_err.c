@@ -20,6 +20,7 @@ TEST(err_errno_codes_map_through)
     ASSERT_STR(rein_strerror(-ENOENT), "No such file or directory");
     ASSERT_STR(rein_err_name(-99999), "EUNKNOWN");
     ASSERT_STR(rein_strerror(-99999), "unknown error");
+    ASSERT_STR(rein_strerror(0), "success");
 }
 
 /* Every public call that returns an error code refuses a NULL handle or
@@ -53,6 +54,10 @@ TEST(err_null_handles_and_outputs_are_einval)
     ASSERT_EQ(rein_proc_kill_tree(NULL, SIGTERM), -EINVAL);
     ASSERT_EQ(rein_proc_terminate(NULL, NULL, &exited), -EINVAL);
     ASSERT_EQ(rein_proc_wait_for_exit(NULL, 0, NULL, &exited), -EINVAL);
+    /* those that return a pid, a status or nothing */
+    ASSERT_EQ(rein_proc_pid(NULL), -EINVAL);
+    ASSERT_EQ(rein_proc_status(NULL), REIN_PROC_EXITED);
+    rein_proc_terminate_opts_init(NULL);
     ASSERT_EQ(rein_sup_open(NULL, NULL), -EINVAL);
     ASSERT_EQ(rein_sup_fd(NULL), -EINVAL);
     ASSERT_EQ(rein_sup_run_once(NULL, 0), -EINVAL);
@@ -70,5 +75,11 @@ TEST(err_null_handles_and_outputs_are_einval)
     rein_sup_t *s;
     ASSERT_OK(rein_sup_open(&so, &s));
     ASSERT_EQ(rein_sup_info(s, 1, NULL), -EINVAL);
+    ASSERT_EQ(rein_sup_write(s, 1, NULL, 4), -EINVAL);
+    /* A spawn that fails leaves no id a caller could act on. */
+    int64_t id = 12345;
+    rein_run_opts_t bad = {.argv = NULL};
+    ASSERT_TRUE(rein_sup_spawn(s, &bad, &id) < 0);
+    ASSERT_EQ(id, 0);
     rein_sup_close(s);
 }

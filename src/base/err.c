@@ -22,7 +22,7 @@ const char *rein_strerror(int err)
     }
     if (err < 0 && err > -4096)
         return strerror(-err); /* glibc: never NULL, thread-safe for known codes */
-    return "unknown error";
+    return err == 0 ? "success" : "unknown error";
 }
 
 const char *rein_err_name(int err)

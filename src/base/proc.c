@@ -24,7 +24,6 @@
  */
 #include "base/proc.h"
 
-#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
@@ -256,8 +255,7 @@ void rein_proc_list_free(rein_proc_t **list, size_t n)
 
 pid_t rein_proc_pid(const rein_proc_t *p)
 {
-    assert(p);
-    return p->pid;
+    return p ? p->pid : -EINVAL;
 }
 
 pid_t rein_proc_ppid(const rein_proc_t *p)
@@ -346,7 +344,8 @@ fail:
 
 rein_proc_status_t rein_proc_status(const rein_proc_t *p)
 {
-    assert(p);
+    if (!p)
+        return REIN_PROC_EXITED;
     return proc_alive(p) ? REIN_PROC_RUNNING : REIN_PROC_EXITED;
 }
 
@@ -480,7 +479,8 @@ int rein_proc_kill_tree(rein_proc_t *p, int signo)
 
 void rein_proc_terminate_opts_init(rein_proc_terminate_opts_t *o)
 {
-    assert(o);
+    if (!o)
+        return;
     memset(o, 0, sizeof *o);
     o->graceful_ms = REIN_PROC_GRACEFUL_MS;
     o->timeout_ms = REIN_PROC_TIMEOUT_MS;

@@ -956,6 +956,8 @@ static int spawn_run(rein_sup_t *s, const rein_run_opts_t *o,
 
 int rein_sup_spawn(rein_sup_t *s, const rein_run_opts_t *o, int64_t *id)
 {
+    if (id)
+        *id = 0; /* no run: never an id a caller could act on */
     return spawn_run(s, o, NULL, NULL, NULL, id, NULL);
 }
 
@@ -1213,7 +1215,7 @@ static void flush_stdin(struct run *r)
 
 int rein_sup_write(rein_sup_t *s, int64_t id, const void *data, size_t len)
 {
-    if (!s)
+    if (!s || (!data && len))
         return -EINVAL;
     struct run *r = find_run(s, id);
     if (!r)
