@@ -519,7 +519,8 @@ void rein_sup_close(rein_sup_t *s);
 int rein_sup_fd(const rein_sup_t *s);
 /* Dispatches ready events, waiting up to timeout_ms (-1: until one). */
 int rein_sup_run_once(rein_sup_t *s, int timeout_ms);
-/* Starts a run; *id is its registry id (>= 1000, never reused). */
+/* Starts a run; *id is its registry id (>= 1000, never reused), or 0 when
+ * the run could not start. */
 int rein_sup_spawn(rein_sup_t *s, const rein_run_opts_t *o, int64_t *id);
 /* Writes to the run's stdin (PTY or kept pipe).  REIN_EINPUT_CLOSED after
  * rein_sup_close_stdin on a pipe (rein closed it), -EPIPE when the process
