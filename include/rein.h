@@ -218,8 +218,9 @@ int rein_pty_start(rein_pty_t *p, const rein_pty_start_opts_t *opts,
  * -EIO when the command ended meanwhile (a kill from another thread ends a
  * waiting write that way).  Called while start is still setting up, it
  * waits for the terminal to exist.  From the chunk callback it never
- * waits: what the terminal cannot take at once is queued and written, in
- * order, as room comes; -ENOBUFS (nothing queued) when that would leave
+ * waits, not even for another thread's write that waits for room (its
+ * bytes then follow all of that write's): what the terminal cannot take
+ * at once is queued and written, in order, as room comes; -ENOBUFS (nothing queued) when that would leave
  * more than REIN_PTY_WRITE_QUEUE_MAX bytes waiting.  (A write from another
  * thread may go out before bytes the callback left queued.) */
 int rein_pty_write(rein_pty_t *p, const void *data, size_t len);

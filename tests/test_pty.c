@@ -5,6 +5,8 @@
  * ended by a kill), and no output lost at exit.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sched.h>
@@ -357,8 +359,8 @@ struct stuck {
     pthread_t th;
     _Atomic pid_t tid;
     bool fired;
-    int rc;
-    uint64_t took_ms, kill_ms;
+    int rc, cb_rc;
+    uint64_t took_ms, kill_ms, cb_ms;
 };
 
 static void *stuck_writer(void *arg)
@@ -402,7 +404,13 @@ static void on_chunk_stuck(const char *s, size_t n, void *data)
         ASSERT_INT(test_now_ms(), <, deadline);
         sched_yield();
     }
+    /* A write from the callback while that write holds the terminal:
+     * held for later, never waited for (it used to wait out the other
+     * write's timeout, and the loop, a kill with it, stood still). */
     uint64_t t0 = test_now_ms();
+    w->cb_rc = rein_pty_write(w->p, "z", 1);
+    w->cb_ms = test_now_ms() - t0;
+    t0 = test_now_ms();
     ASSERT_OK(rein_pty_kill(w->p));
     w->kill_ms = test_now_ms() - t0;
 }
@@ -422,10 +430,88 @@ TEST(pty_kill_ends_a_write_stuck_on_a_child_that_never_reads)
     /* The kill did not wait for the write, and the write ended with the
      * child instead of running out its timeout. */
     ASSERT_INT(w.kill_ms, <, REIN_PTY_WRITE_TIMEOUT_MS / 5);
+    ASSERT_OK(w.cb_rc);
+    ASSERT_INT(w.cb_ms, <, REIN_PTY_WRITE_TIMEOUT_MS / 5);
     ASSERT_INT(w.rc, <, 0);
     ASSERT_INT(w.rc, !=, -ETIMEDOUT);
     ASSERT_INT(w.took_ms, <, REIN_PTY_WRITE_TIMEOUT_MS);
     rein_pty_free(w.p);
+}
+
+/* A write of another thread's that waits for room, and a callback write
+ * held behind it meanwhile: once the child reads, the held bytes follow
+ * every byte of the other write, none lost, none interleaved. */
+struct held {
+    rein_pty_t *p;
+    pthread_t th;
+    pid_t tid;
+    bool fired;
+    char flag[PATH_MAX];
+    buf_t out;
+    int rc, cb_rc;
+};
+
+#define T_HELD_BYTES 20000
+
+static void *held_writer(void *arg)
+{
+    struct held *h = arg;
+    h->tid = (pid_t)syscall(SYS_gettid);
+    char *a = malloc(T_HELD_BYTES);
+    memset(a, 'a', T_HELD_BYTES);
+    h->rc = rein_pty_write(h->p, a, T_HELD_BYTES);
+    free(a);
+    return NULL;
+}
+
+static void on_chunk_held(const char *s, size_t n, void *data)
+{
+    struct held *h = data;
+    buf_append(&h->out, s, n);
+    if (h->fired || !strstr(h->out.p, "READY"))
+        return;
+    h->fired = true;
+    ASSERT_EQ(pthread_create(&h->th, NULL, held_writer, h), 0);
+    uint64_t deadline = test_now_ms() + REIN_PTY_WRITE_TIMEOUT_MS / 2;
+    while (!h->tid || !in_poll(h->tid)) {
+        ASSERT_INT(test_now_ms(), <, deadline);
+        sched_yield();
+    }
+    h->cb_rc = rein_pty_write(h->p, "Z", 1);
+    int fd = open(h->flag, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    ASSERT_INT(fd, >=, 0);
+    close(fd);
+}
+
+TEST(pty_callback_write_held_behind_another_write_follows_it)
+{
+    struct held h = {0};
+    snprintf(h.flag, sizeof h.flag, "%s/go", test_tmpdir());
+    ASSERT_OK(rein_pty_new(&h.p));
+    char cmd[PATH_MAX + 128];
+    snprintf(cmd, sizeof cmd,
+             "stty raw -echo; echo READY; while [ ! -e %s ]; do sleep 0.01; "
+             "done; exec head -c %d",
+             h.flag, T_HELD_BYTES + 1);
+    rein_pty_start_opts_t o = {.command = cmd, .on_chunk = on_chunk_held,
+                               .data = &h, .timeout_ms = 30000};
+    rein_run_result_t res;
+    ASSERT_OK(rein_pty_start(h.p, &o, &res));
+    ASSERT_TRUE(h.fired);
+    ASSERT_EQ(pthread_join(h.th, NULL), 0);
+    ASSERT_OK(h.rc);
+    ASSERT_OK(h.cb_rc);
+    ASSERT_TRUE(res.has_exit_code);
+    ASSERT_EQ(res.exit_code, 0);
+    const char *body = strstr(h.out.p, "READY") + 5;
+    size_t as = 0;
+    const char *z = strchr(body, 'Z');
+    ASSERT_TRUE(z != NULL);
+    for (const char *q = body; q < z; q++)
+        as += *q == 'a';
+    ASSERT_EQ(as, T_HELD_BYTES); /* every 'a' came before the 'Z' */
+    rein_pty_free(h.p);
+    buf_free(&h.out);
 }
 
 /* Writes from the chunk callback: what the first output asks for. */

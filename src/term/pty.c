@@ -28,7 +28,11 @@
  * thread: waiting there for room would stop the reading, and a child that
  * echoes (or prints) would then never read more input, so the write is
  * handed to the supervisor's queue (rein_sup_write), which the loop
- * flushes as the terminal takes it.
+ * flushes as the terminal takes it.  Nor may it wait for `write_mu` while
+ * another thread's write waits for room (the loop would stop, and a kill
+ * with it): it only tries the lock, and when another write holds it, its
+ * bytes are `held` until that write is done, which then wakes the loop to
+ * hand them on, so that bytes of two writes never interleave.
  */
 #include "rein.h"
 
@@ -67,6 +71,7 @@ struct rein_pty {
     unsigned cols, rows;
     int wake_fd; /* eventfd: rein_pty_kill wakes the running loop */
     atomic_bool kill_req;
+    buf_t held; /* with mu: callback bytes waiting for another write */
     rein_sup_t *sup; /* made on the first start, kept until free */
 };
 
@@ -122,6 +127,7 @@ void rein_pty_free(rein_pty_t *p)
     pthread_cond_destroy(&p->ready);
     pthread_mutex_destroy(&p->mu);
     pthread_mutex_destroy(&p->write_mu);
+    buf_free(&p->held);
     free(p);
 }
 
@@ -171,6 +177,21 @@ static void on_exit_run(rein_sup_t *s, int64_t id, const rein_run_info_t *i,
     r->done = true;
 }
 
+/* On the loop's thread: hands bytes the chunk callback left `held` to the
+ * supervisor's queue, unless another thread's write still runs (it wakes
+ * the loop again when it is done). */
+static void pty_hand_on_held(rein_pty_t *p)
+{
+    if (pthread_mutex_trylock(&p->write_mu) != 0)
+        return;
+    pthread_mutex_lock(&p->mu);
+    if (p->held.len && p->running && !p->setting_up)
+        rein_sup_write(p->sup, p->id, p->held.p, p->held.len);
+    buf_reset(&p->held);
+    pthread_mutex_unlock(&p->mu);
+    pthread_mutex_unlock(&p->write_mu);
+}
+
 static void cancel(struct pty_run *r)
 {
     rein_sup_cancel(r->p->sup, r->id, SIGTERM, REIN_PTY_KILL_DRAIN_MS);
@@ -186,6 +207,7 @@ static void on_wake(loop_t *l, int fd, unsigned ev, void *data)
     (void)n;
     if (atomic_exchange(&r->p->kill_req, false))
         cancel(r);
+    pty_hand_on_held(r->p);
 }
 
 static void on_cancel(loop_t *l, int fd, unsigned ev, void *data)
@@ -311,6 +333,7 @@ out:
         close(p->master);
     p->master = -1;
     atomic_store(&p->kill_req, false);
+    buf_free(&p->held); /* for a command that has ended */
     pthread_mutex_unlock(&p->mu);
     buf_free(&r.out);
     return rc;
@@ -330,13 +353,17 @@ static int pty_wait_ready(rein_pty_t *p)
 }
 
 /* A write from the chunk callback (the loop's thread): queued behind what
- * already waits, never waited for.  With p->mu held. */
-static int pty_write_queued(rein_pty_t *p, const void *data, size_t len)
+ * already waits, never waited for; held back while another thread's write
+ * holds write_mu (`own`: this call holds it).  With p->mu held. */
+static int pty_write_queued(rein_pty_t *p, const void *data, size_t len,
+                            bool own)
 {
-    size_t waiting = sup_run_pending(p->sup, p->id);
+    size_t waiting = sup_run_pending(p->sup, p->id) + p->held.len;
     if (waiting > REIN_PTY_WRITE_QUEUE_MAX ||
         len > REIN_PTY_WRITE_QUEUE_MAX - waiting)
         return -ENOBUFS;
+    if (!own || p->held.len)
+        return buf_append(&p->held, data, len) < 0 ? -ENOMEM : 0;
     int rc = rein_sup_write(p->sup, p->id, data, len);
     return rc == REIN_ENOTRUNNING ? -EIO : rc;
 }
@@ -348,15 +375,23 @@ int rein_pty_write(rein_pty_t *p, const void *data, size_t len)
     int rc = 0, fd = -1;
     if (!p || (!data && len))
         return -EINVAL;
-    pthread_mutex_lock(&p->write_mu);
     pthread_mutex_lock(&p->mu);
     bool on_loop = p->running && pthread_equal(pthread_self(), p->loop_thread);
     if (on_loop) {
-        /* Set-up runs on this thread too, so it is over by now. */
-        rc = p->setting_up ? REIN_EPTY_IDLE : pty_write_queued(p, data, len);
+        /* Set-up runs on this thread too, so it is over by now.  Only
+         * try write_mu: another thread's write may hold it for seconds. */
+        bool own = pthread_mutex_trylock(&p->write_mu) == 0;
+        rc = p->setting_up ? REIN_EPTY_IDLE
+                           : pty_write_queued(p, data, len, own);
         pthread_mutex_unlock(&p->mu);
-        goto out;
+        if (own)
+            pthread_mutex_unlock(&p->write_mu);
+        return rc;
     }
+    /* write_mu before mu, as everywhere: drop mu to take it. */
+    pthread_mutex_unlock(&p->mu);
+    pthread_mutex_lock(&p->write_mu);
+    pthread_mutex_lock(&p->mu);
     if ((rc = pty_wait_ready(p)) == 0 &&
         (fd = fcntl(p->master, F_DUPFD_CLOEXEC, 0)) < 0)
         rc = -errno;
@@ -408,7 +443,15 @@ int rein_pty_write(rein_pty_t *p, const void *data, size_t len)
 out:
     if (fd >= 0)
         close(fd);
+    pthread_mutex_lock(&p->mu);
+    bool held = p->held.len > 0 && p->running;
+    pthread_mutex_unlock(&p->mu);
     pthread_mutex_unlock(&p->write_mu);
+    if (held) { /* the loop hands on what the callback wrote meanwhile */
+        uint64_t one = 1;
+        if (write(p->wake_fd, &one, sizeof one) < 0 && errno != EAGAIN)
+            rc = rc ? rc : -errno;
+    }
     return rc;
 }
 
