@@ -482,6 +482,11 @@ typedef struct rein_run_info {
     bool cleanup_incomplete;
     size_t n_survivors;
     const pid_t *survivors;
+    /* Output that never reached the log (a full disk, a write error): its
+     * byte count and the first error (-errno), 0 when the log is whole.
+     * `bytes` still counts it. */
+    uint64_t log_lost;
+    int log_error;
 } rein_run_info_t;
 
 typedef void (*rein_output_fn)(rein_sup_t *s, int64_t id, const void *data,

@@ -80,6 +80,9 @@ static void setup(void)
 /* Runs rein with args (NULL-terminated, "rein" not included), stdin from
  * fd_in (-1: /dev/null), in its own session (so no /dev/tty), in cwd.
  * Returns the exit code; stdout and stderr in out and err. */
+static int run_argv(const char *const *argv, int fd_in, const char *cwd,
+                    buf_t *out, buf_t *err);
+
 static int run_rein(const char *const *args, int fd_in, const char *cwd,
                     buf_t *out, buf_t *err)
 {
@@ -88,6 +91,13 @@ static int run_rein(const char *const *args, int fd_in, const char *cwd,
     for (; args[n - 1]; n++)
         argv[n] = args[n - 1];
     argv[n] = NULL;
+    return run_argv(argv, fd_in, cwd, out, err);
+}
+
+/* As run_rein, for a whole argv (rein under a wrapper). */
+static int run_argv(const char *const *argv, int fd_in, const char *cwd,
+                    buf_t *out, buf_t *err)
+{
     int po[2], pe[2];
     ASSERT_EQ(pipe2(po, O_CLOEXEC), 0);
     ASSERT_EQ(pipe2(pe, O_CLOEXEC), 0);
@@ -888,6 +898,37 @@ TEST_T(run_killed_by_sigkill_leaves_its_command_to_reconcile, 60)
  * arrives, from a regular file (read as the child takes it) and a pipe. */
 #define RUN_TEST_BIG_LINES 40000
 #define RUN_TEST_LINE_LEN 105 /* with its newline */
+
+/* A log the disk refuses part of (here a file size limit, as a full disk
+ * would): the run goes on and keeps the command's status, and the view,
+ * stderr and --json all say the log is incomplete.  It used to say
+ * nothing, and the `log` marker promised every byte. */
+TEST_T(run_says_when_its_log_is_incomplete, 60)
+{
+    setup();
+    const char *argv[] = {
+        "/bin/bash", "-c",
+        "ulimit -f 1024; trap '' XFSZ; exec \"$0\" \"$@\"", rein_path(),
+        "run", "--json", "--",
+        "seq 1 300000; echo 'x.c:1:1: error: late'; exit 3", NULL};
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    ASSERT_EQ(run_argv(argv, -1, NULL, &out, &err), 3);
+    json_error_t je;
+    json_t *o = json_loads(out.p, 0, &je);
+    ASSERT_TRUE(o != NULL);
+    const char *e = json_string_value(json_object_get(o, "error"));
+    ASSERT_TRUE(e != NULL);
+    ASSERT_CONTAINS(e, "the log is incomplete: ");
+    ASSERT_CONTAINS(e, "(File too large)");
+    ASSERT_CONTAINS(err.p, ": the log is incomplete: ");
+    const char *view = json_string_value(json_object_get(o, "output"));
+    ASSERT_CONTAINS(view, "x.c:1:1: error: late");
+    ASSERT_CONTAINS(view, " (incomplete: ");
+    ASSERT_CONTAINS(view, " bytes lost)\n");
+    json_decref(o);
+    buf_free(&out);
+    buf_free(&err);
+}
 
 TEST_T(run_killed_while_exiting_keeps_the_commands_exit_code, 60)
 {

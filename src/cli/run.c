@@ -110,7 +110,10 @@ struct run {
     loop_t *loop; /* the supervisor's */
     int64_t id;   /* the run's registry id; 0 until it started */
     pid_t pid;    /* its leader, for --json's "ran" */
-    char error[256]; /* why it did not start, for --json's "error" */
+    char error[256]; /* why it did not start (or its log is incomplete),
+                        for --json's "error" */
+    uint64_t log_lost; /* output bytes that never reached the log */
+    int log_error;
     bool done;    /* the supervisor reported the run exited */
     bool closing; /* run_close: a run it ends is no longer shown */
     int exit_code;
@@ -346,6 +349,8 @@ static void run_on_exit(rein_sup_t *s, int64_t id, const rein_run_info_t *i,
     /* No exit status only when the leader outlived every kill (the
      * supervisor gave up on it): that is rein failing, not the command. */
     r->exit_code = i->exit_code >= 0 ? i->exit_code : CLI_EXIT_FAILURE;
+    r->log_lost = i->log_lost;
+    r->log_error = i->log_error;
     run_stdin_stop(r);
 }
 
@@ -1023,6 +1028,17 @@ int cli_run(int argc, char **argv, bool shorthand)
         /* run_free's rein_sup_close ends the child: never left behind. */
         fprintf(stderr, "rein: event loop: %s\n", rein_strerror(rc));
         goto out;
+    }
+    if (r.log_lost) {
+        /* The view's `log` marker says so too; the exit status stays the
+         * command's, since the command did not fail. */
+        snprintf(r.error, sizeof r.error,
+                 "the log is incomplete: %llu bytes of output could not be "
+                 "written to it (%s)",
+                 (unsigned long long)r.log_lost,
+                 rein_strerror(r.log_error ? r.log_error : -EIO));
+        squash_log_lost(r.sq, r.log_lost);
+        fprintf(stderr, "rein: %s: %s\n", r.log_path, r.error);
     }
     run_summary(&r);
     if (r.mode == MODE_JSON)

@@ -166,8 +166,13 @@ int emit_prompt(buf_t *out)
                       SQ_PARTIAL_MS);
 }
 
-int emit_log(buf_t *out, const char *path)
+int emit_log(buf_t *out, const char *path, uint64_t lost)
 {
+    if (lost)
+        return buf_printf(out,
+                          EMIT_PREFIX "log %s (incomplete: %" PRIu64
+                                      " bytes lost)\n",
+                          path, lost);
     return buf_printf(out, EMIT_PREFIX "log %s\n", path);
 }
 

@@ -61,8 +61,9 @@ int emit_binary(buf_t *out, uint64_t start, uint64_t end);
 int emit_cut(buf_t *out, uint64_t lineno, size_t at);
 /* [rein] prompt (no newline for 500ms) */
 int emit_prompt(buf_t *out);
-/* [rein] log PATH */
-int emit_log(buf_t *out, const char *path);
+/* [rein] log PATH, or [rein] log PATH (incomplete: N bytes lost) when
+ * lost bytes of the output never reached it */
+int emit_log(buf_t *out, const char *path, uint64_t lost);
 
 /* Whether a raw line of n bytes must be shown after EMIT_ESCAPE: its
  * first visible text, past any EMIT_ESCAPE prefixes, is `[rein]`.  What

@@ -130,6 +130,7 @@ struct squash {
     sq_emit_fn emit;
     void *data;
     char *command, *log_path;
+    uint64_t log_lost; /* bytes that never reached the log (squash_log_lost) */
     size_t budget;
     uint64_t raw_base; /* added to byte offsets in markers */
     uint64_t line_base; /* added to line numbers in markers: the lines are
@@ -1048,7 +1049,7 @@ static int sq_render(squash_t *sq, buf_t *out, int exit_code,
     if (rc == 0 && sq_noise_sum(noise))
         rc = emit_noise(out, noise);
     if (rc == 0 && *dropped && sq->log_path)
-        rc = emit_log(out, sq->log_path);
+        rc = emit_log(out, sq->log_path, sq->log_lost);
     return rc;
 }
 
@@ -1323,6 +1324,12 @@ static int sq_whole_view(squash_t *sq, int exit_code, uint64_t duration_ms,
     return rc;
 }
 
+void squash_log_lost(squash_t *sq, uint64_t lost)
+{
+    if (sq)
+        sq->log_lost = lost;
+}
+
 int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
                   uint64_t now_ms)
 {
@@ -1407,7 +1414,7 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
             rc = emit_noise(o, counts);
         dropped = lines > shown;
         if (rc == 0 && dropped && sq->log_path)
-            rc = emit_log(o, sq->log_path);
+            rc = emit_log(o, sq->log_path, sq->log_lost);
     }
     free(last_of_group);
     sq_send(sq, &sq->out);

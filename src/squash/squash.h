@@ -124,6 +124,9 @@ int squash_tick(squash_t *sq, uint64_t now_ms);
  * view only; bytes and lines are both 0 (nothing) or both positive (every
  * byte is on a line).  0, -EINVAL or -ENOMEM. */
 int squash_skip(squash_t *sq, uint64_t bytes, uint64_t lines);
+/* Says that lost bytes of the output never reached the log (a full disk):
+ * the `log` marker then names the log as incomplete.  Before finish. */
+void squash_log_lost(squash_t *sq, uint64_t lost);
 /* Ends the stream: flushes everything and emits the summary (exit marker,
  * counts, log path).  exit_code: status or 128+signal, or negative for a
  * command still running (`exit ?`); duration_ms. */

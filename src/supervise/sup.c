@@ -112,6 +112,8 @@ struct run {
     rein_exit_fn on_exit;
     void *data;
     bool tty;
+    uint64_t log_lost; /* bytes that never reached the log */
+    int log_err;       /* the first error writing it, or 0 */
     pid_t pid;
     int pidfd;
     uint64_t start_time;
@@ -470,7 +472,10 @@ static void finalize(struct run *r)
     }
     if (r->log) {
         r->rec.bytes = spool_bytes(r->log);
-        spool_close(r->log);
+        int ferr = spool_flush(r->log);
+        r->log_lost = spool_dropped(r->log);
+        int cerr = spool_close(r->log);
+        r->log_err = ferr ? ferr : cerr;
         r->log = NULL;
     }
     r->rec.ended_ms = wall_ms();
@@ -1354,6 +1359,8 @@ int rein_sup_info(rein_sup_t *s, int64_t id, rein_run_info_t *out)
     out->cgroup = r->rec.cgroup;
     out->log_path = r->rec.log_path;
     out->bytes = r->log ? spool_bytes(r->log) : r->rec.bytes;
+    out->log_lost = r->log ? spool_dropped(r->log) : r->log_lost;
+    out->log_error = r->log_err;
     out->started_ms = r->rec.started_ms;
     out->ended_ms = r->rec.ended_ms;
     out->last_output_ms = r->rec.last_output_ms;
