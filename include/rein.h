@@ -464,6 +464,11 @@ typedef struct rein_sup_opts {
     const char *containment; /* NULL: $REIN_CONTAINMENT, else the best one */
     bool ephemeral;          /* no state dir, registry or events */
     bool no_reconcile;       /* do not reconcile dead owners at open */
+    /* When rein_sup_open fails and errmsg is given: which step and which
+     * file ("registry /x/registry.db: file is not a database"),
+     * NUL-terminated within errlen bytes; "" when the code says it all. */
+    char *errmsg;
+    size_t errlen;
 } rein_sup_opts_t;
 
 typedef struct rein_run_info {

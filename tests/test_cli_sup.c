@@ -71,7 +71,7 @@ static void owner_exit(rein_sup_t *s, int64_t id, const rein_run_info_t *i,
 static void owner_child(int fd)
 {
     rein_sup_t *s;
-    rein_sup_opts_t so = {NULL, NULL, false, true};
+    rein_sup_opts_t so = {.no_reconcile = true};
     if (rein_sup_open(&so, &s) < 0)
         _exit(100);
     struct owner_report rep = {REIN_REASON_NONE, 0, false};

@@ -903,6 +903,48 @@ TEST_T(run_killed_by_sigkill_leaves_its_command_to_reconcile, 60)
  * would): the run goes on and keeps the command's status, and the view,
  * stderr and --json all say the log is incomplete.  It used to say
  * nothing, and the `log` marker promised every byte. */
+/* A damaged state dir: the message names the part that is wrong and its
+ * file, not "cannot create a log" with the registry's errno. */
+TEST(run_names_what_is_wrong_with_the_state_dir)
+{
+    setup();
+    static const struct {
+        const char *what; /* what is planted in the state dir */
+        const char *says;
+    } cases[] = {
+        {"registry.db", "/registry.db: enable WAL: file is not a database"},
+        {"events.jsonl/", "/events.jsonl: Is a directory"},
+        {"logs@", "/logs: Not a directory"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char dir[PATH_MAX], path[PATH_MAX + 32];
+        snprintf(dir, sizeof dir, "%s/bad%zu", test_tmpdir(), i);
+        ASSERT_OK(mkdir(dir, 0700));
+        /* A trailing '/' plants a directory, '@' a dangling symlink,
+         * nothing a file of junk. */
+        const char *w = cases[i].what;
+        size_t wl = strlen(w);
+        char kind = w[wl - 1];
+        bool plain = kind != '/' && kind != '@';
+        snprintf(path, sizeof path, "%s/%.*s", dir, (int)(plain ? wl : wl - 1),
+                 w);
+        if (kind == '/')
+            ASSERT_OK(mkdir(path, 0700));
+        else if (kind == '@')
+            ASSERT_OK(symlink("/nonexistent/rein-test", path));
+        else
+            write_file(path, "this is no database, not at all\n", 0600);
+        setenv("REIN_STATE_DIR", dir, 1);
+        const char *args[] = {"run", "--", "echo", "hi", NULL};
+        buf_t out = BUF_INIT, err = BUF_INIT;
+        ASSERT_EQ(run_rein(args, -1, NULL, &out, &err), 125);
+        ASSERT_CONTAINS(err.p, cases[i].says);
+        ASSERT_TRUE(out.len == 0 || !strstr(out.p, "hi"));
+        buf_free(&out);
+        buf_free(&err);
+    }
+}
+
 TEST_T(run_says_when_its_log_is_incomplete, 60)
 {
     setup();

@@ -288,6 +288,11 @@ TEST(spool_mkdir_private_errors)
     ASSERT_EQ(spool_mkdir_private(file), -ENOTDIR);
     path_in_tmp(dir, sizeof dir, "plain/sub");
     ASSERT_EQ(spool_mkdir_private(dir), -ENOTDIR);
+    /* a dangling symlink is no directory either (not "File exists") */
+    char link[PATH_MAX];
+    path_in_tmp(link, sizeof link, "dangling");
+    ASSERT_OK(symlink("/nonexistent/rein-test", link));
+    ASSERT_EQ(spool_mkdir_private(link), -ENOTDIR);
     ASSERT_EQ(spool_mkdir_private(""), -EINVAL);
     ASSERT_EQ(spool_mkdir_private(NULL), -EINVAL);
     ASSERT_OK(spool_mkdir_private("/")); /* the root exists */

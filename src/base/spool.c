@@ -249,6 +249,9 @@ static int spool_mkdir_one(const char *path)
          * (e.g. "/home") are fine: we only need it to exist. */
         if (stat(path, &st) == 0)
             return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+        /* A name that exists but leads nowhere: a dangling symlink. */
+        if (e == EEXIST && errno == ENOENT)
+            return -ENOTDIR;
     }
     return -e;
 }

@@ -196,11 +196,14 @@ int cli_kill(int argc, char **argv)
         registry_close(reg);
         reg = NULL;
         rein_sup_t *s = NULL;
-        rein_sup_opts_t so = {NULL, NULL, false, true};
+        char why[512];
+        rein_sup_opts_t so = {.no_reconcile = true, .errmsg = why,
+                              .errlen = sizeof why};
         rein_reconcile_stats_t st;
         if ((rc = rein_sup_open(&so, &s)) < 0 ||
             (rc = rein_sup_reconcile(s, &st)) < 0) {
-            fprintf(stderr, "rein kill: reconcile: %s\n", rein_strerror(rc));
+            fprintf(stderr, "rein kill: reconcile: %s\n",
+                    !s && why[0] ? why : rein_strerror(rc));
             status = CLI_EXIT_FAILURE;
         } else {
             printf("run %lld: its owner is gone; reconciled (%zu orphaned "
@@ -269,13 +272,16 @@ int cli_reconcile(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     rein_sup_t *s = NULL;
-    rein_sup_opts_t so = {NULL, NULL, false, true};
+    char why[512];
+    rein_sup_opts_t so = {.no_reconcile = true, .errmsg = why,
+                          .errlen = sizeof why};
     rein_reconcile_stats_t st;
     int rc = rein_sup_open(&so, &s);
     if (rc == 0)
         rc = rein_sup_reconcile(s, &st);
     if (rc < 0) {
-        fprintf(stderr, "rein reconcile: %s\n", rein_strerror(rc));
+        fprintf(stderr, "rein reconcile: %s\n",
+                !s && why[0] ? why : rein_strerror(rc));
         rein_sup_close(s);
         return CLI_EXIT_FAILURE;
     }

@@ -617,7 +617,8 @@ static int run_narrate_begin(struct run *r)
 static int run_open(struct run *r)
 {
     static const int sigs[] = {SIGWINCH, SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-    rein_sup_opts_t so = {NULL, NULL, false, false};
+    char why[512];
+    rein_sup_opts_t so = {.errmsg = why, .errlen = sizeof why};
     char dir[PATH_MAX];
     const char *forced = getenv("REIN_CONTAINMENT");
     int rc = rein_sup_open(&so, &r->sup);
@@ -636,10 +637,16 @@ static int run_open(struct run *r)
                                ? dir
                                : "($XDG_STATE_HOME/rein or "
                                  "~/.local/state/rein)";
-        fprintf(stderr,
-                "rein: cannot create a log in the state dir %s: %s; not run "
-                "(set REIN_STATE_DIR to a writable directory)\n",
-                name, rein_strerror(rc));
+        if (why[0])
+            fprintf(stderr,
+                    "rein: state dir %s: %s; not run (set REIN_STATE_DIR "
+                    "to another directory)\n",
+                    name, why);
+        else
+            fprintf(stderr,
+                    "rein: cannot create a log in the state dir %s: %s; not "
+                    "run (set REIN_STATE_DIR to a writable directory)\n",
+                    name, rein_strerror(rc));
         return CLI_EXIT_FAILURE;
     }
     r->loop = sup_loop(r->sup);

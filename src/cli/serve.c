@@ -54,6 +54,7 @@ struct serve {
     bool stopping;
     bool input_ended; /* stdin reached EOF (not a signal, not EPIPE) */
     bool sessions_done;
+    char why[512]; /* rein_sup_open's step that failed, or "" */
 };
 
 static const char serve_instructions[] =
@@ -203,7 +204,8 @@ static int set_up(struct serve *sv, const char *state_dir, const char **what)
     if (sigaction(SIGPIPE, &ign, NULL) < 0)
         return -errno;
     *what = "supervisor";
-    rein_sup_opts_t so = {.state_dir = state_dir};
+    rein_sup_opts_t so = {.state_dir = state_dir, .errmsg = sv->why,
+                          .errlen = sizeof sv->why};
     rc = rein_sup_open(&so, &sv->sup);
     if (rc < 0)
         return rc;
@@ -254,7 +256,7 @@ int cli_serve(int argc, char **argv)
     int rc = set_up(&sv, state_dir, &what);
     if (rc < 0) {
         fprintf(stderr, "rein serve: cannot set up the %s: %s\n", what,
-                rein_strerror(rc));
+                sv.why[0] ? sv.why : rein_strerror(rc));
         goto out;
     }
 

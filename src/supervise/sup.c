@@ -48,6 +48,7 @@
 #include "rein.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
@@ -2000,14 +2001,28 @@ fail:
 
 /* ------------------------------------------------------- open and close */
 
+/* The step rein_sup_open failed at, for the caller's errmsg. */
+__attribute__((format(printf, 2, 3))) static void
+sup_open_msg(const rein_sup_opts_t *o, const char *fmt, ...)
+{
+    if (!o->errmsg || !o->errlen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(o->errmsg, o->errlen, fmt, ap);
+    va_end(ap);
+}
+
 int rein_sup_open(const rein_sup_opts_t *o, rein_sup_t **out)
 {
-    rein_sup_opts_t dflt = {NULL, NULL, false, false};
+    rein_sup_opts_t dflt = {.state_dir = NULL};
     int rc;
     if (!out)
         return -EINVAL;
     if (!o)
         o = &dflt;
+    if (o->errmsg && o->errlen)
+        o->errmsg[0] = '\0';
     rein_sup_t *s = calloc(1, sizeof *s);
     if (!s)
         return -ENOMEM;
@@ -2031,24 +2046,40 @@ int rein_sup_open(const rein_sup_opts_t *o, rein_sup_t **out)
         char dir[PATH_MAX];
         if (o->state_dir)
             snprintf(dir, sizeof dir, "%s", o->state_dir);
-        else if ((rc = registry_state_dir(dir, sizeof dir)) < 0)
+        else if ((rc = registry_state_dir(dir, sizeof dir)) < 0) {
+            sup_open_msg(o, "state dir: %s", rein_strerror(rc));
             goto fail;
+        }
         if (!(s->state_dir = strdup(dir))) {
             rc = -ENOMEM;
             goto fail;
         }
         char logs[PATH_MAX];
         snprintf(logs, sizeof logs, "%s/logs", s->state_dir);
-        if ((rc = spool_mkdir_private(logs)) < 0)
+        if ((rc = spool_mkdir_private(logs)) < 0) {
+            sup_open_msg(o, "logs dir %s: %s", logs, rein_strerror(rc));
             goto fail;
+        }
         if (!(s->logs_dir = strdup(logs))) {
             rc = -ENOMEM;
             goto fail;
         }
-        if ((rc = registry_open(s->state_dir, &s->reg)) < 0 ||
-            (rc = take_lock(s)) < 0 ||
-            (rc = events_open(s->state_dir, s->owner, &s->ev)) < 0)
+        char rmsg[256] = "";
+        if ((rc = registry_open_ex(s->state_dir, false, &s->reg, rmsg,
+                                   sizeof rmsg)) < 0) {
+            sup_open_msg(o, "%s", rmsg[0] ? rmsg : rein_strerror(rc));
             goto fail;
+        }
+        if ((rc = take_lock(s)) < 0) {
+            sup_open_msg(o, "owner lock in %s/owners: %s", s->state_dir,
+                         rein_strerror(rc));
+            goto fail;
+        }
+        if ((rc = events_open(s->state_dir, s->owner, &s->ev)) < 0) {
+            sup_open_msg(o, "event log %s/events.jsonl: %s", s->state_dir,
+                         rein_strerror(rc));
+            goto fail;
+        }
         owner_record_t me;
         memset(&me, 0, sizeof me);
         memcpy(me.id, s->owner, sizeof me.id);
