@@ -637,16 +637,10 @@ static int run_open(struct run *r)
                                ? dir
                                : "($XDG_STATE_HOME/rein or "
                                  "~/.local/state/rein)";
-        if (why[0])
-            fprintf(stderr,
-                    "rein: state dir %s: %s; not run (set REIN_STATE_DIR "
-                    "to another directory)\n",
-                    name, why);
-        else
-            fprintf(stderr,
-                    "rein: cannot create a log in the state dir %s: %s; not "
-                    "run (set REIN_STATE_DIR to a writable directory)\n",
-                    name, rein_strerror(rc));
+        fprintf(stderr,
+                "rein: cannot create a log in the state dir %s: %s; not run "
+                "(set REIN_STATE_DIR to a writable directory)\n",
+                name, why[0] ? why : rein_strerror(rc));
         return CLI_EXIT_FAILURE;
     }
     r->loop = sup_loop(r->sup);

@@ -2046,10 +2046,8 @@ int rein_sup_open(const rein_sup_opts_t *o, rein_sup_t **out)
         char dir[PATH_MAX];
         if (o->state_dir)
             snprintf(dir, sizeof dir, "%s", o->state_dir);
-        else if ((rc = registry_state_dir(dir, sizeof dir)) < 0) {
-            sup_open_msg(o, "state dir: %s", rein_strerror(rc));
-            goto fail;
-        }
+        else if ((rc = registry_state_dir(dir, sizeof dir)) < 0)
+            goto fail; /* the code says it all: the caller names the dir */
         if (!(s->state_dir = strdup(dir))) {
             rc = -ENOMEM;
             goto fail;
