@@ -918,10 +918,20 @@ int session_wait(session_t *s, const session_wait_opts_t *o,
         return 0;
     }
     if (s->re) {
-        /* Output already waiting may hold the match. */
+        /* Output already waiting may hold the match: its head, then its
+         * tail, each on its own (they are not contiguous, and rein's gap
+         * line between them is no output a pattern may match). */
         buf_t pending = BUF_INIT;
-        if (headtail_render(s->ht, &pending) == 0 && pending.len)
-            session_match(s, pending.p, pending.len);
+        size_t head = 0;
+        if (headtail_render_raw(s->ht, &pending, &head) == 0 && pending.len) {
+            if (!headtail_omitted(s->ht))
+                head = pending.len; /* one contiguous stretch */
+            session_match(s, pending.p, head);
+            if (head < pending.len && !s->wake_due) {
+                buf_reset(&s->window);
+                session_match(s, pending.p + head, pending.len - head);
+            }
+        }
         buf_free(&pending);
     }
     loop_timer_add(l, o->timeout_ms, on_deadline, s, &s->t_deadline);

@@ -1090,6 +1090,43 @@ test('an integer past 64 bits gets an answer naming it, not silence', async () =
   }
 });
 
+test('wait_for never matches the gap rein puts between a buffer\'s head and tail', async () => {
+  const { client } = await connect();
+  try {
+    const r = await exec(client, {
+      cmd: "sleep 0.5; head -c 3000000 /dev/zero | tr '\\0' a; echo END; exec sleep 60", yield_time_ms: 250,
+    });
+    assert.ok(r.session_id);
+    // All of it is in the log, none delivered: the buffer holds its head
+    // and tail around a gap of about 2 MB.
+    const t0 = Date.now();
+    while (!existsSync(r.log_path) || statSync(r.log_path).size < 3000004) {
+      assert.ok(Date.now() - t0 < POLL_LIMIT_MS, 'the output reached the log');
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    // The gap's own line does not match: the poll waits out its yield.
+    let t1 = Date.now();
+    await write(client, { session_id: r.session_id, yield_time_ms: 5000, wait_for: 'bytes omitted' });
+    assert.ok(Date.now() - t1 >= 4500, `returned after ${Date.now() - t1} ms: matched rein's gap line`);
+    const q = await exec(client, {
+      cmd: "sleep 0.5; head -c 3000000 /dev/zero | tr '\\0' a; echo END; exec sleep 60", yield_time_ms: 250,
+    });
+    const t2 = Date.now();
+    while (!existsSync(q.log_path) || statSync(q.log_path).size < 3000004) {
+      assert.ok(Date.now() - t2 < POLL_LIMIT_MS, 'the output reached the log');
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    // The tail's own text does, at once.
+    t1 = Date.now();
+    await write(client, { session_id: q.session_id, yield_time_ms: 20000, wait_for: 'aEND' });
+    assert.ok(Date.now() - t1 < 10000, `returned after ${Date.now() - t1} ms`);
+    await call(client, 'kill_session', { session_id: q.session_id });
+    await call(client, 'kill_session', { session_id: r.session_id });
+  } finally {
+    await client.close();
+  }
+});
+
 test('a silent wait keeps a short client timeout alive with progress', async () => {
   const { client } = await connect();
   try {
