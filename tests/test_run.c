@@ -9,7 +9,12 @@
  * the supervisor on the state dir: `rein ps` and `rein logs` know it, its
  * log is logs/<id>.log there, a state dir that cannot hold the registry
  * means nothing runs, and a `rein run` killed by SIGKILL leaves its command
- * for `rein reconcile`.
+ * for `rein reconcile`.  With its own stdin at its end, rein answers every
+ * cooked read of the command's terminal with EOF (two prompts, `cat;
+ * cat`, password prompts), hangs up a raw-mode wait on the terminal alone
+ * after its grace (each job's group, then the run when SIGHUP is
+ * ignored), and leaves alone what may still get input: an open stdin
+ * pipe, a terminal stdin, a wait that also watches something else.
  *
  * Synchronisation is always on output (a line appearing) or on a FIFO the
  * test opens, never on sleeps; poll timeouts only bound a failing test.
@@ -35,6 +40,7 @@
 
 #include "base/buf.h"
 #include "base/spawn.h"
+#include "cli/cli.h"
 #include "supervise/registry.h"
 #include "harness.h"
 #include "term/ptyio.h"
@@ -1122,4 +1128,445 @@ TEST_T(run_forwards_more_stdin_than_it_holds, 60)
     ASSERT_STR(out.p, want);
     buf_free(&out);
     buf_free(&err);
+}
+
+/* ------------------------------------------- with its stdin at its end */
+
+/* Runs rein like run_rein, but waits at most ms for it: a rein still
+ * running then is killed (its whole group; its command goes with the PTY)
+ * and fails the test, since a hang is what these tests look for.
+ * *took_ms (may be NULL) is how long it ran. */
+static int run_rein_within(const char *const *args, int fd_in, uint64_t ms,
+                           buf_t *out, buf_t *err, uint64_t *took_ms)
+{
+    const char *argv[64] = {rein_path()};
+    size_t n = 1;
+    for (; args[n - 1]; n++)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    int po[2], pe[2];
+    ASSERT_EQ(pipe2(po, O_CLOEXEC | O_NONBLOCK), 0);
+    ASSERT_EQ(pipe2(pe, O_CLOEXEC | O_NONBLOCK), 0);
+    spawn_opts_t o;
+    spawn_opts_init(&o);
+    o.file = argv[0];
+    o.argv = argv;
+    o.fd_in = fd_in;
+    o.fd_out = po[1];
+    o.fd_err = pe[1];
+    o.cwd = test_tmpdir();
+    pid_t pid;
+    int pidfd, code;
+    uint64_t t0 = test_now_ms(), end = t0 + ms;
+    ASSERT_OK(spawn_start(&o, &pid, &pidfd, NULL));
+    g_rein = pid;
+    close(po[1]);
+    close(pe[1]);
+    struct pollfd p[2] = {{.fd = po[0], .events = POLLIN},
+                          {.fd = pe[0], .events = POLLIN}};
+    buf_t *to[2] = {out, err};
+    while (p[0].fd >= 0 || p[1].fd >= 0) {
+        uint64_t now = test_now_ms();
+        if (now >= end) {
+            kill(-pid, SIGKILL);
+            test_fail(__FILE__, __LINE__,
+                      "rein still running after %llu ms; output \"%s\"",
+                      (unsigned long long)ms, out->p ? out->p : "");
+        }
+        if (poll(p, 2, (int)(end - now)) <= 0)
+            continue;
+        for (int i = 0; i < 2; i++) {
+            char b[4096];
+            ssize_t k;
+            if (p[i].fd < 0 || !p[i].revents)
+                continue;
+            while ((k = read(p[i].fd, b, sizeof b)) > 0)
+                buf_append(to[i], b, (size_t)k);
+            if (k == 0) {
+                close(p[i].fd);
+                p[i].fd = -1;
+            }
+        }
+    }
+    ASSERT_OK(spawn_reap(pid, pidfd, &code));
+    g_rein = -1;
+    if (took_ms)
+        *took_ms = test_now_ms() - t0;
+    if (pidfd >= 0)
+        close(pidfd);
+    return code;
+}
+
+/* Watches rein's pidfd for ms: fails the test if rein ends meanwhile.
+ * A bounded look for something that must not happen (a hang-up), not a
+ * synchronisation: what follows waits on output. */
+static void expect_running_for(pid_t pid, int pidfd, uint64_t ms)
+{
+    uint64_t end = test_now_ms() + ms;
+    for (uint64_t now; (now = test_now_ms()) < end;) {
+        if (pidfd < 0) {
+            /* No pidfd (valgrind): poll the process itself. */
+            siginfo_t si = {0};
+            ASSERT_EQ(waitid(P_PID, (id_t)pid, &si,
+                             WEXITED | WNOHANG | WNOWAIT), 0);
+            if (si.si_pid == pid)
+                test_fail(__FILE__, __LINE__, "rein ended early");
+            struct pollfd none = {.fd = -1};
+            poll(&none, 1, 20);
+            continue;
+        }
+        struct pollfd p = {.fd = pidfd, .events = POLLIN};
+        if (poll(&p, 1, (int)(end - now)) > 0)
+            test_fail(__FILE__, __LINE__, "rein ended early");
+    }
+}
+
+/* True when s (may be NULL) does not contain needle. */
+static bool lacks(const char *s, const char *needle)
+{
+    return !s || !strstr(s, needle);
+}
+
+/* Counts the lines of out that are markers of kind (e.g. "hangup"), each
+ * checked against the marker syntax. */
+static int markers_of(const buf_t *out, const char *kind)
+{
+    char prefix[64];
+    int n = 0;
+    snprintf(prefix, sizeof prefix, "[rein] %s ", kind);
+    for (const char *p = out->p; p && *p;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len >= strlen(prefix) && !strncmp(p, prefix, strlen(prefix))) {
+            ASSERT_TRUE(tu_is_marker(p, len));
+            n++;
+        }
+        p = e ? e + 1 : p + len;
+    }
+    return n;
+}
+
+TEST(run_input_over_answers_every_cooked_read_with_eof)
+{
+    setup();
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    char path[PATH_MAX];
+
+    /* Two prompts, /dev/null: each read gets its own EOF. */
+    const char *two[] = {"run", "--raw", "--", "/bin/sh", "-c",
+                         "printf 'first? '; read a; printf 'second? '; "
+                         "read b; echo done",
+                         NULL};
+    ASSERT_EQ(run_rein_within(two, -1, RUN_TEST_STEP_MS, &out, &err, NULL),
+              0);
+    ASSERT_STR(out.p, "first? second? done\n");
+
+    /* A file: its lines, then an EOF for each cat. */
+    snprintf(path, sizeof path, "%s/in.txt", test_tmpdir());
+    write_file(path, "abc\n", 0600);
+    const char *cats[] = {"run", "--raw", "--", "/bin/sh", "-c",
+                          "cat; cat; echo done", NULL};
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    buf_reset(&out);
+    ASSERT_EQ(run_rein_within(cats, fd, RUN_TEST_STEP_MS, &out, &err, NULL),
+              0);
+    close(fd);
+    ASSERT_STR(out.p, "abc\ndone\n");
+
+    /* A last line without its newline: the first EOF delivers it. */
+    write_file(path, "abc", 0600);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    buf_reset(&out);
+    ASSERT_EQ(run_rein_within(cats, fd, RUN_TEST_STEP_MS, &out, &err, NULL),
+              0);
+    close(fd);
+    ASSERT_STR(out.p, "abcdone\n");
+
+    /* No stdin at all (fd 0 closed) is input over too. */
+    char script[PATH_MAX + 128];
+    snprintf(script, sizeof script,
+             "exec <&-; exec '%s' run --raw -- /bin/sh -c "
+             "'read a; read b; echo done'",
+             rein_path());
+    const char *closed[] = {"/bin/sh", "-c", script, NULL};
+    spawn_opts_t o;
+    spawn_opts_init(&o);
+    o.file = closed[0];
+    o.argv = closed;
+    buf_reset(&out);
+    ASSERT_EQ(tu_run(&o, &out), 0);
+    ASSERT_STR(out.p, "done\n");
+    buf_free(&out);
+    buf_free(&err);
+}
+
+/* Password prompts turn echo off and flush what is queued (TCSAFLUSH):
+ * an EOF sent ahead of them was lost, and they waited for ever. */
+TEST(run_input_over_ends_password_prompts_with_eof)
+{
+    setup();
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    const char *sh[] = {"run", "--", "/bin/sh", "-c",
+                        "printf 'Password: '; stty -echo; read -r pw; "
+                        "echo \"read=$?\"; printf 'Again: '; read -r pw2; "
+                        "echo \"again=$?\"; stty echo; exit 4",
+                        NULL};
+    ASSERT_EQ(run_rein_within(sh, -1, RUN_TEST_STEP_MS, &out, &err, NULL), 4);
+    ASSERT_CONTAINS(out.p, "Password: read=1");
+    ASSERT_CONTAINS(out.p, "Again: again=1");
+    ASSERT_EQ(markers_of(&out, "hangup"), 0);
+
+    /* Python's getpass: EOFError at once, as with < /dev/null. */
+    spawn_opts_t o;
+    spawn_opts_init(&o);
+    const char *probe[] = {"python3", "-c", "import getpass", NULL};
+    o.file = probe[0];
+    o.argv = probe;
+    buf_reset(&out);
+    if (tu_run(&o, &out) != 0)
+        SKIP("no python3");
+    const char *py[] = {"run", "--", "python3", "-c",
+                        "import getpass; getpass.getpass()", NULL};
+    buf_reset(&out);
+    ASSERT_EQ(run_rein_within(py, -1, RUN_TEST_STEP_MS, &out, &err, NULL), 1);
+    ASSERT_CONTAINS(out.p, "Password: ");
+    ASSERT_CONTAINS(out.p, "EOFError");
+    buf_free(&out);
+    buf_free(&err);
+}
+
+TEST(run_input_over_hangs_up_a_raw_read_after_the_grace)
+{
+    setup();
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    uint64_t took;
+    const char *a[] = {"run", "--", "/bin/sh", "-c",
+                       "printf 'key? '; stty raw -echo; "
+                       "dd bs=1 count=1 2>/dev/null | od -An -tx1; "
+                       "echo not-reached",
+                       NULL};
+    ASSERT_EQ(run_rein_within(a, -1, RUN_NO_INPUT_HANGUP_MS + RUN_TEST_STEP_MS,
+                              &out, &err, &took),
+              128 + SIGHUP);
+    ASSERT_TRUE(took >= RUN_NO_INPUT_HANGUP_MS);
+    ASSERT_EQ(markers_of(&out, "hangup"), 1);
+    ASSERT_CONTAINS(out.p, "[rein] hangup SIGHUP · terminal read in raw mode");
+    ASSERT_CONTAINS(out.p, "[rein] signal SIGHUP · exit 129");
+    ASSERT_CONTAINS(out.p, "key? ");
+    ASSERT_TRUE(lacks(out.p, "not-reached"));
+
+    /* --raw: stdout is the command's alone, the marker goes to stderr;
+     * --json: the object says so. */
+    const char *r[] = {"run", "--raw", "--", "/bin/sh", "-c",
+                       "stty raw -echo; dd bs=1 count=1 2>/dev/null", NULL};
+    buf_reset(&out);
+    ASSERT_EQ(run_rein_within(r, -1, RUN_NO_INPUT_HANGUP_MS + RUN_TEST_STEP_MS,
+                              &out, &err, NULL),
+              128 + SIGHUP);
+    ASSERT_EQ(out.len, 0u);
+    ASSERT_EQ(markers_of(&err, "hangup"), 1);
+    const char *j[] = {"run", "--json", "--", "/bin/sh", "-c",
+                       "stty raw -echo; dd bs=1 count=1 2>/dev/null", NULL};
+    buf_reset(&out);
+    ASSERT_EQ(run_rein_within(j, -1, RUN_NO_INPUT_HANGUP_MS + RUN_TEST_STEP_MS,
+                              &out, &err, NULL),
+              128 + SIGHUP);
+    json_t *o = json_loads(out.p, 0, NULL);
+    ASSERT_TRUE(o != NULL);
+    json_t *h = json_object_get(o, "hangup");
+    ASSERT_STR(json_string_value(json_object_get(h, "signal")), "SIGHUP");
+    ASSERT_TRUE(json_integer_value(json_object_get(h, "after_ms")) >=
+                RUN_NO_INPUT_HANGUP_MS);
+    json_decref(o);
+    buf_free(&out);
+    buf_free(&err);
+}
+
+/* SIGHUP ignored: the next wait of the same kind ends the run (TERM to all
+ * of it, then KILL after the supervisor's grace). */
+TEST(run_input_over_hangup_ignored_ends_the_run)
+{
+    setup();
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    uint64_t took;
+    const char *a[] = {"run", "--", "/bin/sh", "-c",
+                       "trap '' HUP; stty raw -echo; dd bs=1 count=1", NULL};
+    ASSERT_EQ(run_rein_within(a, -1,
+                              2 * RUN_NO_INPUT_HANGUP_MS + RUN_TEST_STEP_MS,
+                              &out, &err, &took),
+              128 + SIGTERM);
+    ASSERT_TRUE(took >= 2 * RUN_NO_INPUT_HANGUP_MS);
+    ASSERT_EQ(markers_of(&out, "hangup"), 2);
+    ASSERT_CONTAINS(out.p, "[rein] hangup SIGHUP · ");
+    ASSERT_CONTAINS(out.p, "[rein] hangup SIGTERM · terminal read in raw "
+                           "mode");
+    buf_free(&out);
+    buf_free(&err);
+}
+
+/* Job control: each job is a process group of its own, and each that
+ * waits for keys gets its own SIGHUP; the shell goes on after them. */
+TEST(run_input_over_hangs_up_each_job_of_a_job_control_shell)
+{
+    setup();
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    const char *a[] = {"run", "--raw", "--", "/bin/sh", "-c",
+                       "set -m; sh -c 'stty raw -echo; dd bs=1 count=1'; "
+                       "echo \"one=$?\"; stty raw -echo; dd bs=1 count=1; "
+                       "echo \"two=$?\"",
+                       NULL};
+    ASSERT_EQ(run_rein_within(a, -1,
+                              2 * RUN_NO_INPUT_HANGUP_MS + RUN_TEST_STEP_MS,
+                              &out, &err, NULL),
+              0);
+    ASSERT_CONTAINS(out.p, "one=129");
+    ASSERT_CONTAINS(out.p, "two=129");
+    ASSERT_EQ(markers_of(&err, "hangup"), 2);
+    ASSERT_TRUE(lacks(err.p, "[rein] hangup SIGTERM"));
+    buf_free(&out);
+    buf_free(&err);
+}
+
+/* A wait with a timeout of its own is not hung up before
+ * RUN_NO_INPUT_HANGUP_TIMED_MS: a read with VTIME longer than the
+ * untimed grace ends by itself, and reads nothing (no EOF was queued
+ * ahead of it to come out as a byte); one repeated for ever is hung up. */
+TEST_T(run_input_over_timed_waits_get_the_longer_grace, 90)
+{
+    setup();
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    char cmd[256];
+    uint64_t took;
+    /* VTIME is in tenths of a second: twice the untimed grace. */
+    snprintf(cmd, sizeof cmd,
+             "stty raw -echo min 0 time %d; "
+             "dd bs=1 count=1 2>/dev/null | od -An -tx1; echo end",
+             2 * RUN_NO_INPUT_HANGUP_MS / 100);
+    const char *a[] = {"run", "--raw", "--", "/bin/sh", "-c", cmd, NULL};
+    ASSERT_EQ(run_rein_within(a, -1, RUN_TEST_STEP_MS, &out, &err, &took), 0);
+    ASSERT_STR(out.p, "end\n");
+    ASSERT_EQ(markers_of(&err, "hangup"), 0);
+    ASSERT_TRUE(took >= 2 * RUN_NO_INPUT_HANGUP_MS);
+
+    snprintf(cmd, sizeof cmd,
+             "stty raw -echo min 0 time %d; "
+             "while :; do dd bs=1 count=1 2>/dev/null; done",
+             RUN_NO_INPUT_HANGUP_MS / 200);
+    const char *b[] = {"run", "--raw", "--", "/bin/sh", "-c", cmd, NULL};
+    buf_reset(&out);
+    buf_reset(&err);
+    ASSERT_EQ(run_rein_within(b, -1,
+                              RUN_NO_INPUT_HANGUP_TIMED_MS + RUN_TEST_STEP_MS,
+                              &out, &err, &took),
+              128 + SIGHUP);
+    ASSERT_EQ(markers_of(&err, "hangup"), 1);
+    ASSERT_TRUE(took >= RUN_NO_INPUT_HANGUP_TIMED_MS);
+    buf_free(&out);
+    buf_free(&err);
+}
+
+/* Raw mode alone is no wait: a command that never reads runs its course,
+ * as does one that waits on its terminal and something else (the other
+ * side may still answer, as ssh's socket does). */
+TEST(run_input_over_leaves_commands_that_do_not_wait_on_the_terminal_alone)
+{
+    setup();
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "stty raw -echo; sleep %d.%d; echo ok",
+             2 * RUN_NO_INPUT_HANGUP_MS / 1000,
+             2 * RUN_NO_INPUT_HANGUP_MS % 1000 / 100);
+    const char *a[] = {"run", "--json", "--", "/bin/sh", "-c", cmd, NULL};
+    ASSERT_EQ(run_rein_within(a, -1, RUN_TEST_STEP_MS, &out, &err, NULL), 0);
+    json_t *o = json_loads(out.p, 0, NULL);
+    ASSERT_TRUE(o != NULL);
+    ASSERT_TRUE(json_is_null(json_object_get(o, "hangup")));
+    ASSERT_EQ(json_integer_value(json_object_get(o, "eofs")), 0);
+    ASSERT_CONTAINS(json_string_value(json_object_get(o, "output")), "ok");
+    json_decref(o);
+
+    char fifo[PATH_MAX];
+    snprintf(fifo, sizeof fifo, "%s/other", test_tmpdir());
+    ASSERT_EQ(mkfifo(fifo, 0600), 0);
+    const char *argv[] = {rein_path(), "run", "--raw", "--", helper_path(),
+                          "rawpoll", fifo, NULL};
+    pid_t pid;
+    int pidfd;
+    int fd = rein_start_piped(argv, &pid, &pidfd);
+    buf_reset(&out);
+    expect_fd(fd, &out, "READY");
+    expect_running_for(pid, pidfd, 2 * RUN_NO_INPUT_HANGUP_MS);
+    int w = open(fifo, O_WRONLY | O_CLOEXEC);
+    ASSERT_TRUE(w >= 0);
+    ASSERT_EQ(write(w, "x", 1), 1);
+    close(w);
+    tu_read_all(fd, &out);
+    close(fd);
+    int code;
+    ASSERT_OK(spawn_reap(pid, pidfd, &code));
+    g_rein = -1;
+    if (pidfd >= 0)
+        close(pidfd);
+    ASSERT_EQ(code, 0);
+    ASSERT_CONTAINS(out.p, "fifo");
+    buf_free(&out);
+    buf_free(&err);
+}
+
+/* stdin a pipe whose writer lives: input may still come, so no read is
+ * answered and no raw wait hung up; what comes later is forwarded. */
+TEST(run_open_stdin_pipe_is_waited_for)
+{
+    setup();
+    int p[2];
+    ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+    const char *argv[] = {rein_path(), "run", "--raw", "--", "/bin/sh", "-c",
+                          "echo ready; read a; echo \"got $a\"; "
+                          "stty raw -echo; "
+                          "dd bs=1 count=1 2>/dev/null | od -An -tx1",
+                          NULL};
+    pid_t pid;
+    int pidfd;
+    int fd = tu_spawn_piped(argv, SPAWN_SESSION, p[0], &pid, &pidfd);
+    g_rein = pid;
+    close(p[0]);
+    buf_t out = BUF_INIT;
+    expect_fd(fd, &out, "ready");
+    expect_running_for(pid, pidfd, 2 * RUN_NO_INPUT_HANGUP_MS);
+    ASSERT_TRUE(lacks(out.p, "got"));
+    ASSERT_EQ(write(p[1], "hello\n", 6), 6);
+    expect_fd(fd, &out, "got hello");
+    expect_running_for(pid, pidfd, 2 * RUN_NO_INPUT_HANGUP_MS);
+    ASSERT_EQ(write(p[1], "z", 1), 1);
+    expect_fd(fd, &out, "7a");
+    close(p[1]);
+    tu_read_all(fd, &out);
+    close(fd);
+    int code;
+    ASSERT_OK(spawn_reap(pid, pidfd, &code));
+    g_rein = -1;
+    if (pidfd >= 0)
+        close(pidfd);
+    ASSERT_EQ(code, 0);
+    ASSERT_TRUE(lacks(out.p, "[rein] hangup"));
+    buf_free(&out);
+}
+
+/* stdin a terminal: a person may still type, whatever the wait. */
+TEST(run_terminal_stdin_is_never_hung_up)
+{
+    setup();
+    struct tty t;
+    const char *a[] = {"run", "--raw", "--", "/bin/sh", "-c",
+                       "echo ready; stty raw -echo; "
+                       "dd bs=1 count=1 2>/dev/null | od -An -tx1",
+                       NULL};
+    tty_start(&t, a, 80, 24);
+    tty_expect(&t, "ready");
+    expect_running_for(t.pid, t.pidfd, 2 * RUN_NO_INPUT_HANGUP_MS);
+    tty_send(&t, "q");
+    tty_expect(&t, "71");
+    ASSERT_EQ(tty_finish(&t), 0);
+    ASSERT_TRUE(lacks(t.out.p, "[rein] hangup"));
+    buf_free(&t.out);
 }

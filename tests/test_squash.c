@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -1330,5 +1331,22 @@ TEST(squash_every_failing_package_verdict_is_shown)
     ASSERT_CONTAINS(out.p, "[rein] repeat 5\xc3\x97 \"FAIL\" (lines ");
     check_lines(&out, in.p);
     buf_free(&in);
+    buf_free(&out);
+}
+
+/* The hangup marker (`rein run` with its input over) in both forms: its
+ * exact text, and the marker syntax every kind follows. */
+TEST(emit_hangup_markers_follow_the_syntax)
+{
+    buf_t out = BUF_INIT;
+    ASSERT_OK(emit_hangup(&out, SIGHUP, 1234, 0));
+    ASSERT_STR(out.p, "[rein] hangup SIGHUP · terminal read in raw mode for "
+                      "1.23s, stdin at its end\n");
+    ASSERT_TRUE(tu_is_marker(out.p, out.len - 1));
+    buf_reset(&out);
+    ASSERT_OK(emit_hangup(&out, SIGTERM, 1000, 2000));
+    ASSERT_STR(out.p, "[rein] hangup SIGTERM · terminal read in raw mode "
+                      "1.00s after SIGHUP; SIGKILL after 2.00s\n");
+    ASSERT_TRUE(tu_is_marker(out.p, out.len - 1));
     buf_free(&out);
 }

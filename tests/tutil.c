@@ -220,6 +220,16 @@ static bool tu_match(pcre2_code *re, const char *s, size_t n)
     return rc >= 0;
 }
 
+bool tu_is_marker(const char *line, size_t n)
+{
+    buf_t why = BUF_INIT;
+    pcre2_code *re = tu_re(TU_MARKER_RE, 0, &why);
+    bool yes = re && tu_match(re, line, n);
+    pcre2_code_free(re);
+    buf_free(&why);
+    return yes;
+}
+
 bool tu_judge(json_t *cs, const buf_t *raw, const buf_t *out, tu_verdict_t *v,
               buf_t *why)
 {

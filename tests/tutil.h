@@ -48,6 +48,8 @@ char *tu_loop_read_line(loop_t *l, int fd, buf_t *acc, uint64_t timeout_ms);
 
 /* The marker syntax of docs/markers.md. */
 #define TU_MARKER_RE "^\\[rein\\] [a-z]+(?: .*)?$"
+/* Whether the n bytes at line (no newline) are a marker in that syntax. */
+bool tu_is_marker(const char *line, size_t n);
 
 /* Reads a whole file into b (b->p is never NULL after success). */
 bool tu_read_file(const char *path, buf_t *b);

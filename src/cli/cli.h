@@ -21,6 +21,22 @@
 #define CLI_EXIT_NOEXEC 126   /* the command exists but cannot be executed */
 #define CLI_EXIT_NOTFOUND 127 /* the command was not found */
 
+/* `rein run` once its own stdin has ended (not a terminal; run.c): how
+ * long the command's terminal foreground may wait for keys in raw mode,
+ * on the terminal alone, before rein hangs it up.  Nothing can end such a
+ * wait, so any delay is pure loss; the second is there because the
+ * terminal's mode and the wait are read at two instants, and a program
+ * may flip to raw mode for a moment (a shell's line editor between
+ * commands) without meaning to wait in it: several looks have to agree
+ * first. */
+#define RUN_NO_INPUT_HANGUP_MS 1000
+/* The same for a wait with a timeout of its own (select, poll, epoll, or a
+ * read with VMIN 0): longer than a terminal query waits for its answer
+ * (termenv, behind many Go CLIs, waits 5 s for a colour report), so a
+ * program that asks and goes on is not cut short, while one that keeps
+ * waiting for keys by timeouts (top's refresh) is still hung up. */
+#define RUN_NO_INPUT_HANGUP_TIMED_MS 10000
+
 /*
  * Opens the registry of the state directory for an operator tool: read-write
  * when possible (creating an empty one on first use), else read-only, so a

@@ -26,7 +26,8 @@
  * open the state dir) ends the orphaned command.
  *
  * This file adds what a proxy needs, on the supervisor's own loop: stdin
- * forwarded (rein_sup_write, with EOF characters after piped input ends),
+ * forwarded (rein_sup_write; after piped input ends, EOF and hang-up as
+ * below),
  * SIGWINCH resizing the PTY, SIGINT, SIGTERM, SIGHUP and SIGQUIT forwarded
  * to the job in the PTY's foreground, and the real terminal's mode
  * following the PTY's (raw when the child goes raw; echo off when the child
@@ -34,6 +35,30 @@
  * While the real terminal stays cooked it echoes what the person types, and
  * the PTY echoes it into the output as well: that copy is part of the
  * output (and the log), as it would be on a plain terminal.
+ *
+ * When rein's own stdin ends (a file, a pipe, /dev/null, or no stdin at
+ * all; never a terminal, where a person can still type), the command's
+ * input is over for good, as it would be with `< /dev/null`.  A PTY has
+ * no end of input of its own, so rein keeps answering for it (the
+ * "awaiting input" facts of exec/awaiting.h, looked at on a timer that
+ * backs off from RUN_INPUT_CHECK_MIN_MS to RUN_INPUT_CHECK_MAX_MS):
+ *
+ *   - cooked (ICANON): whenever the terminal's foreground blocks reading
+ *     it and nothing is queued there, one EOF character (VEOF), so that
+ *     read returns 0: every read, not only the first (`read a; read b`,
+ *     `cat; cat`, getpass).  Never ahead of a read: a queued EOF would
+ *     reach a later raw-mode reader as a NUL byte;
+ *   - raw: no EOF exists that a program understands.  A wait for keys
+ *     that only the terminal can end is hung up like a terminal that went
+ *     away — SIGHUP to the foreground group — after RUN_NO_INPUT_HANGUP_MS
+ *     (RUN_NO_INPUT_HANGUP_TIMED_MS when the wait has a timeout, so a
+ *     query of the terminal that gives up by itself is left alone), and if
+ *     the same group waits so again, the run is cancelled (TERM, the
+ *     supervisor's grace, KILL).  Each is a `hangup` marker.  A wait that
+ *     also watches something else (ssh's socket) is never hung up.
+ *
+ * While stdin is still open (a pipe whose writer lives), input may still
+ * come, and nothing is answered for it.
  *
  * No state dir, no run: when the state dir cannot hold the registry and the
  * log, rein refuses (125, one line naming the dir) instead of falling back
@@ -67,6 +92,7 @@
 #include "base/buf.h"
 #include "base/loop.h"
 #include "base/utf8.h"
+#include "exec/awaiting.h"
 #include "rein.h"
 #include "squash/emit.h"
 #include "squash/narrate.h"
@@ -92,6 +118,17 @@
 #define RUN_DEFAULT_ROWS 40
 /* The longest answer read from /dev/tty for the danger question. */
 #define RUN_ANSWER_MAX 64
+/* Once the command's input is over: the first and the longest interval
+ * between looks at what its terminal's foreground waits in.  The interval
+ * doubles while no read is answered and drops back to the first when one
+ * is, since a read answered with EOF is often followed by the next (`cat;
+ * cat`).  10 ms keeps such a sequence quick; 160 ms bounds the /proc
+ * scans of a long run that never reads to about six a second. */
+#define RUN_INPUT_CHECK_MIN_MS 10
+#define RUN_INPUT_CHECK_MAX_MS 160
+/* Looks in a row that find no such wait before its clock starts over: one
+ * may fall between two waits (a redraw), two mean the program moved on. */
+#define RUN_NO_INPUT_MISSES 2
 
 enum run_mode { MODE_CONDENSED, MODE_RAW, MODE_JSON, MODE_CONTEXT };
 enum run_term { TERM_COOKED, TERM_NOECHO, TERM_RAW };
@@ -130,6 +167,19 @@ struct run {
 
     /* stdin */
     bool in_watched, in_eof, in_file;
+    /* The command's input is over (stdin ended, not a terminal): its
+     * terminal's reads are answered (see the top of file). */
+    bool input_over;
+    uint64_t input_timer;
+    uint64_t input_check_ms; /* the delay before the next look */
+    uint64_t raw_since;      /* first look at the current raw wait; 0 */
+    unsigned raw_misses;     /* looks in a row without it */
+    int hangups;             /* SIGHUPs sent, plus one for the cancel */
+    bool cancelled;          /* the run was cancelled for a raw wait */
+    pid_t hup_pgrp;          /* the foreground group of the last SIGHUP */
+    int hangup_sig;          /* the last hang-up's signal, for --json */
+    uint64_t hangup_after_ms; /* the wait before the first, for --json */
+    uint64_t eofs;           /* reads answered with EOF, for --json */
     int room_fd; /* while stdin waits for the child: a dup of the PTY
                     master, watched for room; else -1 */
     bool last_in_nl;
@@ -352,6 +402,8 @@ static void run_on_exit(rein_sup_t *s, int64_t id, const rein_run_info_t *i,
     r->log_lost = i->log_lost;
     r->log_error = i->log_error;
     run_stdin_stop(r);
+    loop_timer_del(r->loop, r->input_timer);
+    r->input_timer = 0;
 }
 
 /* ---------------------------------------------------------------- stdin */
@@ -418,14 +470,156 @@ static bool run_forward(struct run *r, const void *p, size_t n)
     return false;
 }
 
-/* Adds the EOF character for the child: one to end a line read, two when
- * the last line had no newline (the first only delivers the line). */
+/* Passes on a ^D the person typed at a cooked terminal (stdin is one):
+ * one EOF character to end a line read, two when the last line had no
+ * newline (the first only delivers the line). */
 static void run_send_eof(struct run *r)
 {
     if (!r->last_in_nl)
         rein_sup_close_stdin(r->sup, r->id);
     rein_sup_close_stdin(r->sup, r->id);
     r->last_in_nl = true;
+}
+
+/* ------------------------------------------------- the input is over */
+
+/* Shows a marker of rein's own beside the command's output: on a line of
+ * its own in a view (after the command's partial line, if any), on
+ * stderr under --raw (whose stdout is the command's bytes only), only in
+ * the object under --json. */
+static void run_marker(struct run *r, const buf_t *m)
+{
+    if (r->mode == MODE_JSON)
+        return;
+    if (r->mode == MODE_RAW) {
+        run_write_fd(STDERR_FILENO, m->p, m->len);
+        return;
+    }
+    if (!r->out_nl)
+        run_out(r, "\n", 1);
+    run_out(r, m->p, m->len);
+}
+
+/* A look that found no raw-mode wait on the terminal alone. */
+static void run_raw_miss(struct run *r)
+{
+    if (r->raw_since && ++r->raw_misses >= RUN_NO_INPUT_MISSES) {
+        r->raw_since = 0;
+        r->raw_misses = 0;
+    }
+}
+
+/* Hangs up the terminal's foreground: it waited for keys in raw mode for
+ * waited_ms with nobody to press them.  As the kernel does when a
+ * terminal goes away: SIGHUP to the foreground group (which the
+ * supervisor sends only to a group of the run's own session).  A group
+ * that gets one and waits so again ignores it: then the run is cancelled
+ * (TERM + CONT to all of it, the supervisor's grace, KILL).  Another
+ * group waiting later (the job-control shell whose vi was hung up) gets
+ * its own SIGHUP first. */
+static void run_hangup(struct run *r, uint64_t waited)
+{
+    buf_t b = BUF_INIT;
+    pid_t fg = tcgetpgrp(sup_run_fd(r->sup, r->id));
+    r->raw_since = 0;
+    r->raw_misses = 0;
+    if (!r->hangups || fg != r->hup_pgrp) {
+        if (rein_sup_signal(r->sup, r->id, SIGHUP) < 0)
+            return; /* not running any more: its exit is on the way */
+        if (!r->hangups)
+            r->hangup_after_ms = waited;
+        r->hup_pgrp = fg;
+        r->hangup_sig = SIGHUP;
+        emit_hangup(&b, SIGHUP, waited, 0);
+    } else {
+        if (rein_sup_cancel(r->sup, r->id, SIGTERM, -1) < 0)
+            return;
+        r->cancelled = true;
+        r->hangup_sig = SIGTERM;
+        emit_hangup(&b, SIGTERM, waited, REIN_SUP_GRACE_MS);
+    }
+    r->hangups++;
+    run_marker(r, &b);
+    buf_free(&b);
+}
+
+/* One look at the command's terminal with its input over.  True when a
+ * read was answered (or our last bytes are still going in), so the next
+ * look comes soon. */
+static bool run_input_check(struct run *r)
+{
+    int fd = sup_run_fd(r->sup, r->id);
+    struct termios t;
+    struct stat in;
+    awaiting_t aw;
+    if (fd < 0)
+        return false;
+    if (sup_run_pending(r->sup, r->id) > 0)
+        return true; /* what stdin gave is not all in yet */
+    /* Something queued (a line, or our last EOF not read yet): a read
+     * would not block, and a second EOF would wait ahead of a reader. */
+    if (sup_run_input_queued(r->sup, r->id) != 0 || tcgetattr(fd, &t) < 0 ||
+        sup_run_input(r->sup, r->id, &in) < 0 ||
+        awaiting_scan(r->pid, true, &in, &aw) < 0 || !aw.waiting) {
+        run_raw_miss(r);
+        return false;
+    }
+    if (t.c_lflag & ICANON) {
+        /* A cooked read, blocked with nothing queued: the EOF ends it,
+         * whatever else the wait watches (/dev/null is always readable). */
+        r->raw_since = 0;
+        r->raw_misses = 0;
+        if (rein_sup_close_stdin(r->sup, r->id) < 0)
+            return false;
+        r->eofs++;
+        return true;
+    }
+    if (!aw.sole) {
+        run_raw_miss(r); /* the other side may still wake it */
+        return false;
+    }
+    /* A raw read with VMIN 0 returns when VTIME runs out (or at once). */
+    bool timed = aw.timed || (aw.read && t.c_cc[VMIN] == 0);
+    uint64_t now = loop_clock_ms();
+    r->raw_misses = 0;
+    if (!r->raw_since)
+        r->raw_since = now;
+    uint64_t waited = now - r->raw_since;
+    if (waited >= (timed ? RUN_NO_INPUT_HANGUP_TIMED_MS
+                         : RUN_NO_INPUT_HANGUP_MS))
+        run_hangup(r, waited);
+    return false;
+}
+
+static void run_on_input_check(loop_t *l, uint64_t id, void *data)
+{
+    (void)id;
+    struct run *r = data;
+    r->input_timer = 0;
+    if (r->done || r->closing || r->cancelled)
+        return; /* after the cancel the supervisor ends the run */
+    if (run_input_check(r))
+        r->input_check_ms = RUN_INPUT_CHECK_MIN_MS;
+    else if ((r->input_check_ms *= 2) > RUN_INPUT_CHECK_MAX_MS)
+        r->input_check_ms = RUN_INPUT_CHECK_MAX_MS;
+    loop_timer_add(l, r->input_check_ms, run_on_input_check, r,
+                   &r->input_timer);
+}
+
+/* rein's stdin ended for good: nothing more is read, and (stdin not being
+ * a terminal) the command's input is over, its reads answered from now on
+ * (see the top of file).  No EOF is sent now: one sent before anybody
+ * reads would wait in the terminal for the next reader, who may be in raw
+ * mode and take it for a key. */
+static void run_input_over(struct run *r)
+{
+    run_stdin_stop(r);
+    if (r->input_over || r->in_tty || r->done || r->closing || !r->id)
+        return;
+    r->input_over = true;
+    r->input_check_ms = RUN_INPUT_CHECK_MIN_MS;
+    loop_timer_add(r->loop, r->input_check_ms, run_on_input_check, r,
+                   &r->input_timer);
 }
 
 /* Reads a chunk of stdin and forwards it; false at EOF or error. */
@@ -435,10 +629,12 @@ static bool run_read_stdin(struct run *r)
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
         return true;
     if (n <= 0) {
-        run_send_eof(r);
-        /* A pipe or file ends for good; a terminal's ^D does not. */
-        if (!r->in_tty)
-            run_stdin_stop(r);
+        /* A terminal's ^D ends one read of the person's, not the input:
+         * it is passed on as it is.  A pipe or file ends for good. */
+        if (r->in_tty)
+            run_send_eof(r);
+        else
+            run_input_over(r);
         return false;
     }
     r->last_in_nl = r->rbuf[n - 1] == '\n' || r->rbuf[n - 1] == '\r';
@@ -731,7 +927,7 @@ static int run_loop(struct run *r)
         r->in_file = true; /* a regular file or /dev/null */
         run_pump_file(r);
     } else if (rc < 0) {
-        r->in_eof = true; /* stdin closed: nothing to forward */
+        run_input_over(r); /* stdin closed: there is no input at all */
     } else {
         r->in_watched = true;
     }
@@ -824,6 +1020,15 @@ static void run_json(struct run *r, char **argv)
     json_object_set_new(o, "warnings", json_integer((json_int_t)st.warnings));
     json_object_set_new(o, "omitted", json_integer((json_int_t)st.omitted));
     json_object_set_new(o, "interactive", json_boolean(r->went_raw));
+    /* With the input over (see the top of file): reads answered with EOF,
+     * and the hang-up, if rein had to. */
+    json_object_set_new(o, "eofs", json_integer((json_int_t)r->eofs));
+    json_object_set_new(
+        o, "hangup",
+        r->hangups ? json_pack("{s:s, s:I}", "signal",
+                               r->hangup_sig == SIGHUP ? "SIGHUP" : "SIGTERM",
+                               "after_ms", (json_int_t)r->hangup_after_ms)
+                   : json_null());
     json_object_set_new(o, "output",
                         json_stringn(r->collected.p ? r->collected.p : "",
                                      r->collected.len));
@@ -871,7 +1076,8 @@ static void run_close(struct run *r)
     run_stdin_stop(r);
     loop_timer_del(r->loop, r->tick_timer);
     loop_timer_del(r->loop, r->poll_timer);
-    r->tick_timer = r->poll_timer = 0;
+    loop_timer_del(r->loop, r->input_timer);
+    r->tick_timer = r->poll_timer = r->input_timer = 0;
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         loop_signal_del(r->loop, sigs[i]);
     rein_sup_close(r->sup);

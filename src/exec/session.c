@@ -8,7 +8,7 @@
  * finalize paths, so those callbacks only record and schedule; waking a
  * waiter and freeing happen on zero-delay timers.
  *
- * Awaiting input is read from /proc (see session.h for the method): the
+ * Awaiting input is read from /proc (see exec/awaiting.h): the
  * decision rests on what the kernel says a process is blocked in, so a
  * process that printed "Password:" and went on computing, or one asleep in
  * nanosleep, is never taken for one waiting at a prompt.
@@ -19,15 +19,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/select.h>
-#include <sys/syscall.h>
-#include <sys/sysmacros.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 #include <vterm.h>
@@ -37,17 +31,13 @@
 
 #include "base/headtail.h"
 #include "base/loop.h"
-#include "base/procfs.h"
 #include "base/utf8.h"
+#include "exec/awaiting.h"
 #include "supervise/sup.h"
 #include "term/ptyio.h"
 
 /* Ids of pruned sessions queued for the next result. */
 #define SESSION_PRUNED_QUEUE 64
-/* /dev/tty: major 5, minor 0 (TTYAUX_MAJOR). */
-#define SESSION_DEVTTY_MAJOR 5
-/* Longest line of /proc/<pid>/syscall: nr, 6 args, sp, pc. */
-#define SESSION_SYSCALL_LINE 256
 
 struct session {
     session_store_t *st;
@@ -605,168 +595,6 @@ done:
 
 /* ------------------------------------------------------ awaiting input */
 
-/* Decodes /proc's tty_nr (new_encode_dev) into a dev_t. */
-static dev_t tty_nr_dev(int nr)
-{
-    unsigned u = (unsigned)nr;
-    return makedev((u >> 8) & 0xfff, (u & 0xff) | ((u >> 12) & 0xfff00));
-}
-
-/* Does fd of pid refer to our input?  ctty: pid's controlling terminal,
- * for fds opened through /dev/tty. */
-static bool fd_is_input(pid_t pid, long fd, bool tty, const struct stat *in,
-                        dev_t ctty)
-{
-    char path[64];
-    struct stat st;
-    if (fd < 0)
-        return false;
-    snprintf(path, sizeof path, "/proc/%d/fd/%ld", (int)pid, fd);
-    if (stat(path, &st) < 0)
-        return false;
-    if (tty) {
-        if (!S_ISCHR(st.st_mode))
-            return false;
-        return st.st_rdev == in->st_rdev ||
-               (major(st.st_rdev) == SESSION_DEVTTY_MAJOR &&
-                minor(st.st_rdev) == 0 && ctty == in->st_rdev);
-    }
-    return S_ISFIFO(st.st_mode) && st.st_ino == in->st_ino &&
-           st.st_dev == in->st_dev;
-}
-
-/* Reads n bytes at addr of pid's memory. */
-static int read_mem(pid_t pid, unsigned long addr, void *buf, size_t n)
-{
-    struct iovec lo = {buf, n}, re = {(void *)addr, n};
-    if (process_vm_readv(pid, &lo, 1, &re, 1, 0) == (ssize_t)n)
-        return 0;
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    ssize_t got = pread(fd, buf, n, (off_t)addr);
-    close(fd);
-    return got == (ssize_t)n ? 0 : -EIO;
-}
-
-/* epoll: is one of the targets in /proc/<pid>/fdinfo/<epfd> our input,
- * watched for reading? */
-static bool epoll_watches_input(pid_t pid, long epfd, bool tty,
-                                const struct stat *in, dev_t ctty)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/fdinfo/%ld", (int)pid, epfd);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return false;
-    bool yes = false;
-    while (!yes && fgets(line, sizeof line, f)) {
-        int tfd;
-        unsigned ev;
-        if (sscanf(line, "tfd: %d events: %x", &tfd, &ev) == 2 &&
-            (ev & EPOLLIN))
-            yes = fd_is_input(pid, tfd, tty, in, ctty);
-    }
-    fclose(f);
-    return yes;
-}
-
-/* Is pid asleep in a syscall waiting on our input? */
-static bool proc_reads_input(pid_t pid, bool tty, const struct stat *in,
-                             dev_t ctty)
-{
-    char path[64], line[SESSION_SYSCALL_LINE];
-    snprintf(path, sizeof path, "/proc/%d/syscall", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    ssize_t n = read(fd, line, sizeof line - 1);
-    close(fd);
-    if (n <= 0)
-        return false;
-    line[n] = 0;
-    long nr;
-    unsigned long a[6];
-    if (sscanf(line, "%ld %lx %lx %lx %lx %lx %lx", &nr, &a[0], &a[1], &a[2],
-               &a[3], &a[4], &a[5]) != 7)
-        return false; /* "running", or -1 (not in a syscall) */
-    switch (nr) {
-    case SYS_read:
-    case SYS_readv:
-        return fd_is_input(pid, (long)a[0], tty, in, ctty);
-#ifdef SYS_select
-    case SYS_select:
-#endif
-    case SYS_pselect6: {
-        long nfds = (long)a[0];
-        if (nfds <= 0 || !a[1])
-            return false;
-        if (nfds > FD_SETSIZE)
-            nfds = FD_SETSIZE;
-        fd_set set;
-        size_t bytes = ((size_t)nfds + 63) / 64 * 8;
-        if (read_mem(pid, a[1], &set, bytes) < 0)
-            return fd_is_input(pid, 0, tty, in, ctty);
-        for (long f = 0; f < nfds; f++)
-            if (FD_ISSET((int)f, &set) && fd_is_input(pid, f, tty, in, ctty))
-                return true;
-        return false;
-    }
-#ifdef SYS_poll
-    case SYS_poll:
-#endif
-    case SYS_ppoll: {
-        size_t cnt = a[1] < SESSION_POLL_MAX_FDS ? a[1] : SESSION_POLL_MAX_FDS;
-        struct pollfd pf[SESSION_POLL_MAX_FDS];
-        if (!cnt)
-            return false;
-        if (read_mem(pid, a[0], pf, cnt * sizeof pf[0]) < 0)
-            return fd_is_input(pid, 0, tty, in, ctty);
-        for (size_t i = 0; i < cnt; i++)
-            if ((pf[i].events & (POLLIN | POLLRDNORM)) &&
-                fd_is_input(pid, pf[i].fd, tty, in, ctty))
-                return true;
-        return false;
-    }
-#ifdef SYS_epoll_wait
-    case SYS_epoll_wait:
-#endif
-    case SYS_epoll_pwait:
-#ifdef SYS_epoll_pwait2
-    case SYS_epoll_pwait2:
-#endif
-        return epoll_watches_input(pid, (long)a[0], tty, in, ctty);
-    default:
-        return false;
-    }
-}
-
-int session_blocked_on_input(pid_t leader, bool tty, const struct stat *input,
-                             bool *out)
-{
-    procfs_stat_t lst;
-    *out = false;
-    if (procfs_read_stat(leader, &lst) < 0)
-        return -ESRCH;
-    pid_t *desc = NULL;
-    size_t n = 0;
-    procfs_descendants(leader, &desc, &n);
-    for (size_t i = 0; i <= n && i < SESSION_SCAN_MAX_PROCS && !*out; i++) {
-        pid_t p = i == 0 ? leader : desc[i - 1];
-        procfs_stat_t st;
-        if (procfs_read_stat(p, &st) < 0 || st.state != 'S')
-            continue;
-        /* On a terminal only the foreground group may read it. */
-        if (tty && (lst.tpgid <= 0 || st.pgrp != lst.tpgid))
-            continue;
-        *out = proc_reads_input(p, tty, input, tty_nr_dev(st.tty_nr));
-    }
-    free(desc);
-    return 0;
-}
-
 /* The prompt as the model should read it: the text after the last CR
  * (a redrawn line shows its last frame), escape sequences and control
  * bytes removed. */
@@ -810,9 +638,9 @@ static void prompt_clean(const char *p, size_t n, buf_t *out)
 bool session_check_input(session_t *s, buf_t *prompt)
 {
     struct stat in;
-    bool aw = false;
+    awaiting_t aw;
     if (s->exited || sup_run_input(s->st->sup, s->id, &in) < 0 ||
-        session_blocked_on_input(s->pid, s->tty, &in, &aw) < 0 || !aw)
+        awaiting_scan(s->pid, s->tty, &in, &aw) < 0 || !aw.waiting)
         return false;
     /* What it printed before blocking is in the pipe or the terminal:
      * read it now, so the result shows the prompt it is waiting at. */

@@ -11,7 +11,7 @@
  *   - a waiter: one call at a time collecting output until a deadline, a
  *     `wait_for` match, the run's exit, or the run blocking on input;
  *   - awaiting-input detection from kernel state (see
- *     session_blocked_on_input below), never from the text alone;
+ *     exec/awaiting.h), never from the text alone;
  *   - an LRU stamp: the store holds at most max_live sessions; at the cap
  *     the least recently used one is pruned, never one of the
  *     protected_n most recently used, exited ones first (Codex's rule).
@@ -48,10 +48,6 @@
  * output before it, so a match may span reads without rescanning
  * megabytes. */
 #define SESSION_MATCH_WINDOW (16u * 1024u)
-/* Processes of one session examined per awaiting-input check. */
-#define SESSION_SCAN_MAX_PROCS 64
-/* poll(2) entries read from a blocked process when looking for its input. */
-#define SESSION_POLL_MAX_FDS 64
 /* Bytes of a TTY session's log replayed into a new screen. */
 #define SESSION_SCREEN_REPLAY_MAX (1u << 20)
 
@@ -202,34 +198,10 @@ typedef struct session_chunk {
 int session_take_output(session_t *s, buf_t *out, buf_t *raw,
                         session_chunk_t *c);
 
-/* Checks now whether the session is blocked reading its input; *prompt
- * (may be NULL) receives the partial last line, VT-stripped. */
+/* Checks now whether the session is blocked reading its input
+ * (awaiting_scan: any wait on it, shared or timed too); *prompt (may be
+ * NULL) receives the partial last line, VT-stripped. */
 bool session_check_input(session_t *s, buf_t *prompt);
-
-/*
- * Awaiting input, from kernel state alone.  The candidates are, in TTY
- * mode, the processes of the terminal's foreground process group (tpgid
- * of the leader's /proc stat) among the leader and its descendants; in
- * pipe mode, the leader and all its descendants.  A candidate is reading
- * input when it sleeps (state S) in a syscall (/proc/<pid>/syscall) that
- * waits on an fd referring to `input` — the PTY (same st_rdev, or
- * /dev/tty while the PTY is its controlling terminal) or our stdin pipe
- * (same inode):
- *
- *   read/readv(fd)                  that fd;
- *   select/pselect6(n, readfds)     any fd set in readfds;
- *   poll/ppoll(fds, n)              any entry with POLLIN;
- *   epoll_wait/pwait(epfd)          any target fd with EPOLLIN in
- *                                   /proc/<pid>/fdinfo/<epfd>.
- *
- * fd sets and poll arrays are read from the process's memory
- * (process_vm_readv; allowed for our own descendants).  A process asleep
- * in anything else (nanosleep, wait4, a socket) is not reading input:
- * `sleep 30` is never awaiting.  *out is the answer; 0, or -ESRCH when
- * the leader is gone.
- */
-int session_blocked_on_input(pid_t leader, bool tty, const struct stat *input,
-                             bool *out);
 
 /* Renders the terminal screen of a TTY session (libvterm, created on the
  * first call from the log's last SESSION_SCREEN_REPLAY_MAX bytes and fed

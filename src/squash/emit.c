@@ -166,6 +166,28 @@ int emit_prompt(buf_t *out)
                       SQ_PARTIAL_MS);
 }
 
+int emit_hangup(buf_t *out, int signo, uint64_t waited_ms,
+                uint64_t kill_after_ms)
+{
+    const char *sig = signo > 0 && signo < NSIG ? sigabbrev_np(signo) : NULL;
+    int rc = buf_printf(out, EMIT_PREFIX "hangup SIG%s · ", sig ? sig : "?");
+    /* The first hang-up is the terminal going away; a second one, with
+     * the supervisor's grace before KILL, is rein ending the run. */
+    if (rc == 0 && !kill_after_ms)
+        rc = buf_printf(out,
+                        "terminal read in raw mode for %" PRIu64
+                        ".%02" PRIu64 "s, stdin at its end\n",
+                        waited_ms / 1000, (waited_ms % 1000) / 10);
+    else if (rc == 0)
+        rc = buf_printf(out,
+                        "terminal read in raw mode %" PRIu64 ".%02" PRIu64
+                        "s after SIGHUP; SIGKILL after %" PRIu64
+                        ".%02" PRIu64 "s\n",
+                        waited_ms / 1000, (waited_ms % 1000) / 10,
+                        kill_after_ms / 1000, (kill_after_ms % 1000) / 10);
+    return rc;
+}
+
 int emit_log(buf_t *out, const char *path, uint64_t lost)
 {
     if (lost)

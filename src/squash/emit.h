@@ -61,6 +61,13 @@ int emit_binary(buf_t *out, uint64_t start, uint64_t end);
 int emit_cut(buf_t *out, uint64_t lineno, size_t at);
 /* [rein] prompt (no newline for 500ms) */
 int emit_prompt(buf_t *out);
+/* [rein] hangup SIGHUP · terminal read in raw mode for 1.00s, stdin at
+ * its end — `rein run` hung up the command's terminal: its input is over
+ * and it waits for keys nobody can press (signo SIGHUP, kill_after_ms 0);
+ * or, when that did not end the wait, [rein] hangup SIGTERM · terminal
+ * read in raw mode 1.00s after SIGHUP; SIGKILL after 2.00s. */
+int emit_hangup(buf_t *out, int signo, uint64_t waited_ms,
+                uint64_t kill_after_ms);
 /* [rein] log PATH, or [rein] log PATH (incomplete: N bytes lost) when
  * lost bytes of the output never reached it */
 int emit_log(buf_t *out, const char *path, uint64_t lost);

@@ -2198,6 +2198,27 @@ int sup_run_input(rein_sup_t *s, int64_t id, struct stat *st)
     return fstat(fd, st) < 0 ? -errno : 0;
 }
 
+/* poll(2) on the slave we hold answers for the line discipline: in
+ * canonical mode POLLIN means a complete line or an EOF is queued, in raw
+ * mode that VMIN bytes are.  The kernel moves what the master wrote into
+ * the line discipline before it answers (n_tty_poll flushes the PTY's
+ * buffer work), so bytes written a moment ago are counted. */
+int sup_run_input_queued(rein_sup_t *s, int64_t id)
+{
+    struct run *r = find_run(s, id);
+    if (!r)
+        return REIN_ENORUN;
+    if (!r->tty)
+        return -ENOTTY;
+    if (r->slave < 0)
+        return -EPIPE;
+    struct pollfd p = {.fd = r->slave, .events = POLLIN};
+    int n = poll(&p, 1, 0);
+    if (n < 0)
+        return -errno;
+    return n > 0 && (p.revents & POLLIN) ? 1 : 0;
+}
+
 /* Reads what the run's output fd holds now, without waiting: a caller that
  * learned the run is blocked (awaiting input) gets everything it printed
  * before answering. */

@@ -73,6 +73,13 @@ int sup_spawn_ex(rein_sup_t *s, const rein_run_opts_t *o,
  * stdin pipe.  0, REIN_ENORUN, or -EPIPE when stdin is closed (or the
  * terminal already released). */
 int sup_run_input(rein_sup_t *s, int64_t id, struct stat *st);
+/* Whether a tty run's terminal holds input its processes can read now
+ * without waiting: 1 (a complete line or an EOF in canonical mode, VMIN
+ * bytes in raw mode), 0 (none: a reader would block), REIN_ENORUN,
+ * -ENOTTY for a pipe run, -EPIPE once the terminal is released.  `rein
+ * run` answers a blocked read with EOF only when nothing is queued, so
+ * one EOF at most waits in the terminal. */
+int sup_run_input_queued(rein_sup_t *s, int64_t id);
 /* Reads (and hands to on_output) what the run's output fd holds now. */
 void sup_run_drain(rein_sup_t *s, int64_t id);
 /* Ends the hold sup_spawn_extra_t.on_leader_exit put on run id's exit

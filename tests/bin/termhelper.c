@@ -10,8 +10,15 @@
  *   termhelper hazard FIFO
  *                      prints an error line, then blocks reading FIFO until
  *                      the test opens and closes it, prints done, exits 0.
+ *   termhelper rawpoll FIFO
+ *                      puts its terminal in raw mode, prints READY, then
+ *                      polls the terminal and FIFO together, with no
+ *                      timeout (as ssh polls its terminal and its socket);
+ *                      prints "fifo" and exits 0 when FIFO has data,
+ *                      "tty" and exits 3 when the terminal does.
  */
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -63,6 +70,24 @@ int main(int argc, char **argv)
             ;
         say("done\n");
         return 0;
+    }
+    if (argc >= 3 && !strcmp(argv[1], "rawpoll")) {
+        struct termios saved, t;
+        /* Read-write: the FIFO never reports a hang-up of its writers. */
+        int fd = open(argv[2], O_RDWR | O_CLOEXEC);
+        if (fd < 0 || tcgetattr(0, &saved) < 0)
+            return 2;
+        t = saved;
+        cfmakeraw(&t);
+        tcsetattr(0, TCSANOW, &t);
+        say("READY\r\n");
+        struct pollfd p[2] = {{.fd = 0, .events = POLLIN},
+                              {.fd = fd, .events = POLLIN}};
+        while (poll(p, 2, -1) < 0)
+            ;
+        tcsetattr(0, TCSANOW, &saved);
+        say(p[1].revents & POLLIN ? "fifo\n" : "tty\n");
+        return p[1].revents & POLLIN ? 0 : 3;
     }
     return 2;
 }
