@@ -1475,23 +1475,21 @@ static int sq_plan(squash_t *sq, size_t budget, const struct sq_view *v,
         rc = sq_render(sq, out, NULL, v, &dropped);
     }
     /* Past the budget still (the facts alone do not fit): every gap costs
-     * a marker, so the view with nothing dropped may be the smaller. */
+     * a marker, so the view with nothing dropped may be the smaller.  It
+     * is measured, and rendered only when it is: a second copy of a view
+     * of every line would double the memory the view takes. */
     if (rc == 0 && out->len > budget) {
-        buf_t all = BUF_INIT;
         for (size_t i = 0; i < n; i++) {
             base[i] = sq->items[i].selected;
             sq->items[i].selected = true;
         }
-        rc = sq_render(sq, &all, NULL, v, &dropped);
-        if (rc == 0 && all.len < out->len) {
-            buf_free(out);
-            *out = all;
-            all = (buf_t)BUF_INIT;
+        if (sq_measure(sq, &scratch, v, &rc) < out->len && rc == 0) {
+            buf_reset(out);
+            rc = sq_render(sq, out, NULL, v, &dropped);
         } else {
             for (size_t i = 0; i < n; i++)
                 sq->items[i].selected = base[i];
         }
-        buf_free(&all);
     }
 done:
     buf_free(&scratch);
