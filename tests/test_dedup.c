@@ -1,8 +1,11 @@
 /*
  * test_dedup.c — templates (numbers, versions, hashes, UUIDs, times, URLs,
  * paths become {}), the template length edge, groups that keep every
- * line and location, and the group limit.
+ * line and location, the group limit, and the caps on what one group
+ * keeps (runs of lines, distinct locations) at their edges.
  */
+#include <stdio.h>
+
 #include "harness.h"
 #include "squash/dedup.h"
 
@@ -64,10 +67,16 @@ TEST(dedup_groups_keep_every_line_and_location)
     ASSERT_EQ(dedup_count(d, g1), 2);
     ASSERT_STR(dedup_template_text(d, g1), "t {}");
     size_t n;
-    const uint64_t *l = dedup_lines(d, g1, &n);
+    uint64_t more;
+    const dedup_run_t *r = dedup_runs(d, g1, &n, &more);
     ASSERT_EQ(n, 2);
-    ASSERT_EQ(l[0], 3);
-    ASSERT_EQ(l[1], 9);
+    ASSERT_EQ(r[0].first, 3);
+    ASSERT_EQ(r[0].last, 3);
+    ASSERT_EQ(r[1].first, 9);
+    ASSERT_EQ(r[1].last, 9);
+    ASSERT_EQ(more, 0);
+    ASSERT_TRUE(dedup_locations_vary(d, g1));
+    ASSERT_FALSE(dedup_locations_vary(d, g2));
     buf_t out = BUF_INIT;
     ASSERT_OK(dedup_locations(d, g1, 0, &out));
     ASSERT_STR(out.p, "a.c:1:2, b.c:5");
@@ -90,5 +99,90 @@ TEST(dedup_group_limit_at_its_edge)
     ASSERT_EQ(g, UINT32_MAX);
     /* an existing group still counts */
     ASSERT_EQ(dedup_add(d, 1, "x", 1, 9, NULL, 0, &g), 2);
+    dedup_free(d);
+}
+
+TEST(dedup_runs_kept_at_their_edge)
+{
+    dedup_t *d;
+    ASSERT_OK(dedup_new(&d));
+    uint32_t g;
+    /* DEDUP_RUNS_MAX runs of two lines each (2-3, 5-6, ...): all kept */
+    uint64_t line = 2;
+    for (int r = 0; r < DEDUP_RUNS_MAX; r++, line += 3) {
+        ASSERT_TRUE(dedup_add(d, 5, "t", 1, line, NULL, 0, &g) > 0);
+        ASSERT_TRUE(dedup_add(d, 5, "t", 1, line + 1, NULL, 0, &g) > 0);
+    }
+    size_t n;
+    uint64_t more;
+    const dedup_run_t *r = dedup_runs(d, g, &n, &more);
+    ASSERT_EQ(n, DEDUP_RUNS_MAX);
+    ASSERT_EQ(more, 0);
+    ASSERT_EQ(r[DEDUP_RUNS_MAX - 1].first, line - 3);
+    ASSERT_EQ(r[DEDUP_RUNS_MAX - 1].last, line - 2);
+    /* the last run still grows by the next line */
+    ASSERT_TRUE(dedup_add(d, 5, "t", 1, line - 1, NULL, 0, &g) > 0);
+    r = dedup_runs(d, g, &n, &more);
+    ASSERT_EQ(r[DEDUP_RUNS_MAX - 1].last, line - 1);
+    ASSERT_EQ(more, 0);
+    /* a run past the cap is counted, not kept, and so is what follows,
+     * even a line next to it */
+    ASSERT_TRUE(dedup_add(d, 5, "t", 1, line + 1, NULL, 0, &g) > 0);
+    ASSERT_TRUE(dedup_add(d, 5, "t", 1, line + 2, NULL, 0, &g) > 0);
+    r = dedup_runs(d, g, &n, &more);
+    ASSERT_EQ(n, DEDUP_RUNS_MAX);
+    ASSERT_EQ(more, 2);
+    ASSERT_EQ(dedup_count(d, g), 2 * DEDUP_RUNS_MAX + 3);
+    /* a million members of one line cost one group of bounded size: the
+     * count is exact, the kept runs stay DEDUP_RUNS_MAX */
+    for (uint64_t i = 0; i < 1000000; i++)
+        ASSERT_TRUE(dedup_add(d, 5, "t", 1, 100 + 2 * i, NULL, 0, &g) > 0);
+    r = dedup_runs(d, g, &n, &more);
+    ASSERT_EQ(n, DEDUP_RUNS_MAX);
+    ASSERT_EQ(more, 1000002);
+    dedup_free(d);
+}
+
+TEST(dedup_locations_distinct_and_capped_at_their_edge)
+{
+    dedup_t *d;
+    ASSERT_OK(dedup_new(&d));
+    uint32_t g;
+    char loc[32];
+    /* one location, however many members: kept once, and no `at` */
+    for (int i = 0; i < 1000; i++)
+        ASSERT_TRUE(dedup_add(d, 5, "t", 1, (uint64_t)i + 1, "a.c:1:1", 7,
+                              &g) > 0);
+    ASSERT_EQ(dedup_location_count(d, g), 1);
+    ASSERT_FALSE(dedup_locations_vary(d, g));
+    /* DEDUP_LOCATIONS_MAX distinct ones in all: every one kept, in order */
+    for (int i = 1; i < DEDUP_LOCATIONS_MAX; i++) {
+        int n = snprintf(loc, sizeof loc, "f%d.c:%d", i, i);
+        ASSERT_TRUE(dedup_add(d, 5, "t", 1, 2000 + (uint64_t)i, loc,
+                              (size_t)n, &g) > 0);
+        /* a repeat of a kept one is not kept again */
+        ASSERT_TRUE(dedup_add(d, 5, "t", 1, 3000 + (uint64_t)i, "a.c:1:1", 7,
+                              &g) > 0);
+    }
+    ASSERT_EQ(dedup_location_count(d, g), DEDUP_LOCATIONS_MAX);
+    ASSERT_EQ(dedup_locations_more(d, g), 0);
+    ASSERT_TRUE(dedup_locations_vary(d, g));
+    buf_t out = BUF_INIT;
+    ASSERT_OK(dedup_locations(d, g, 0, &out));
+    ASSERT_TRUE(!strncmp(out.p, "a.c:1:1, f1.c:1, f2.c:2, ", 25));
+    snprintf(loc, sizeof loc, ", f%d.c:%d", DEDUP_LOCATIONS_MAX - 1,
+             DEDUP_LOCATIONS_MAX - 1);
+    ASSERT_TRUE(out.len > strlen(loc) &&
+                !strcmp(out.p + out.len - strlen(loc), loc));
+    /* one more distinct location: counted, not kept; nor a repeat of it */
+    ASSERT_TRUE(dedup_add(d, 5, "t", 1, 9000, "z.c:9", 5, &g) > 0);
+    ASSERT_TRUE(dedup_add(d, 5, "t", 1, 9001, "z.c:9", 5, &g) > 0);
+    ASSERT_TRUE(dedup_add(d, 5, "t", 1, 9002, "f1.c:1", 6, &g) > 0);
+    ASSERT_EQ(dedup_location_count(d, g), DEDUP_LOCATIONS_MAX);
+    ASSERT_EQ(dedup_locations_more(d, g), 2);
+    buf_reset(&out);
+    ASSERT_OK(dedup_locations(d, g, DEDUP_LOCATIONS_MAX - 1, &out));
+    ASSERT_STR(out.p, loc + 2);
+    buf_free(&out);
     dedup_free(d);
 }

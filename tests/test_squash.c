@@ -17,6 +17,9 @@
  * diagnostic under any command's grammar, and under a budget it is shown
  * or counted, the line naming its file and line before what it got; a
  * grammar's failure verdicts (`FAIL\tpkg`) fold only with their copies.
+ * Condensing is linear in the lines: 200k distinct hazards in every view
+ * finish far inside a timeout the quadratic render took minutes for, and
+ * a million copies of one hazard cost a group of bounded size.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
@@ -26,6 +29,7 @@
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "base/buf.h"
@@ -1349,4 +1353,215 @@ TEST(emit_hangup_markers_follow_the_syntax)
                       "1.00s after SIGHUP; SIGKILL after 2.00s\n");
     ASSERT_TRUE(tu_is_marker(out.p, out.len - 1));
     buf_free(&out);
+}
+
+/* ------------------------------------------------------------ scale */
+
+/* Seconds each scale test may take: some 30 times what it needs on a
+ * plain build, 5 times under ASan on a loaded machine (valgrind's runs
+ * scale it by REIN_TEST_TIMEOUT_SCALE, and theirs are smaller), and far
+ * under the minutes the quadratic code took for the same input
+ * (sq_render's per-group pass over every item, the streamed summary's
+ * per-group pass, sq_plan's per-rank pass over every hazard and its one
+ * render per dropped item). */
+#define SCALE_TIMEOUT_S 30
+/* Hazard lines of distinct text in the scale tests: past
+ * DEDUP_GROUPS_MAX, so groups are at their cap and lines beyond it are
+ * groupless. */
+#define SCALE_HAZARDS 200000
+/* gcc diagnostics (three lines each) in the budget scale test: 20000
+ * took the quadratic plan 49 s under a 200 KB budget. */
+#define SCALE_DIAGNOSTICS 100000
+
+/* n, or under valgrind (REIN_VALGRIND=1, .ci/run) vg: what memcheck gets
+ * through in seconds while still taking the paths n takes. */
+static size_t scale(size_t n, size_t vg)
+{
+    const char *env = getenv("REIN_VALGRIND");
+    return env && !strcmp(env, "1") ? vg : n;
+}
+
+/* The audit's input: `seq 1 n | sed 's/$/ foo.c:1:1: error: e/'`. */
+static void distinct_hazards(buf_t *in, size_t n)
+{
+    for (size_t i = 1; i <= n; i++)
+        ASSERT_OK(buf_printf(in, "%zu foo.c:1:1: error: e\n", i));
+}
+
+TEST_T(squash_many_distinct_hazards_in_linear_time, SCALE_TIMEOUT_S)
+{
+    /* past DEDUP_GROUPS_MAX under valgrind too: lines without a group */
+    size_t n = scale(SCALE_HAZARDS, DEDUP_GROUPS_MAX + 1000);
+    buf_t in = BUF_INIT, out = BUF_INIT, want = BUF_INIT;
+    distinct_hazards(&in, n);
+    /* deferred under the input cap: every hazard, nothing else */
+    sq_opts_t o = {.command = "sh", .log_path = "/l"};
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+    ASSERT_OK(buf_printf(&want, "[rein] exit 1 · %zu lines\n", n));
+    ASSERT_OK(buf_append(&want, in.p, in.len));
+    ASSERT_MEM(out.p, out.len, want.p, want.len);
+    /* streamed: each as it comes, then the exit marker */
+    buf_reset(&out);
+    squash_t *sq;
+    sq_opts_t so = {.command = "sh", .log_path = "/l"};
+    ASSERT_OK(squash_new(&so, collect, &out, &sq));
+    ASSERT_OK(squash_feed(sq, in.p, in.len, 0));
+    ASSERT_OK(squash_finish(sq, 1, 0, 0));
+    squash_free(sq);
+    buf_reset(&want);
+    ASSERT_OK(buf_append(&want, in.p, in.len));
+    ASSERT_OK(buf_printf(&want, "[rein] exit 1 · %zu lines\n", n));
+    ASSERT_MEM(out.p, out.len, want.p, want.len);
+    buf_free(&in);
+    buf_free(&out);
+    buf_free(&want);
+}
+
+/* The hazards a budgeted view shows plus those its omitted markers count
+ * (`; N hazards`): every one of them, whatever the budget dropped. */
+static size_t hazards_accounted(const buf_t *out, const char *mark)
+{
+    size_t n = 0;
+    const char *p = out->p, *end = p + out->len;
+    while (p < end) {
+        const char *e = memchr(p, '\n', (size_t)(end - p));
+        ASSERT_TRUE(e != NULL);
+        if (!strncmp(p, "[rein] omitted ", 15)) {
+            const char *h = memchr(p, ';', (size_t)(e - p));
+            n += h ? strtoul(h + 1, NULL, 10) : 0;
+        } else if (memmem(p, (size_t)(e - p), mark, strlen(mark))) {
+            n++;
+        }
+        p = e + 1;
+    }
+    return n;
+}
+
+TEST_T(squash_many_diagnostics_under_a_budget_in_linear_time, SCALE_TIMEOUT_S)
+{
+    /* gcc's three lines a diagnostic (its excerpt and caret are lines
+     * the hazard owns): the plan orders, estimates and drops them all.
+     * 20000 of them still need more than SQ_PLAN_DROP_STEPS drops under
+     * the larger budget, so the bisection runs under valgrind as well */
+    size_t n = scale(SCALE_DIAGNOSTICS, 20000);
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    for (size_t i = 1; i <= n; i++)
+        ASSERT_OK(buf_printf(&in, "src/f%zu.c:%zu:5: error: 'x' undeclared\n"
+                                  "   %zu |     return x;\n"
+                                  "      |            ^\n", i, i, i));
+    static const size_t budgets[] = {4096, 200000};
+    for (size_t b = 0; b < sizeof budgets / sizeof *budgets; b++) {
+        sq_opts_t o = {.command = "gcc -c f.c", .log_path = "/l",
+                       .budget_bytes = budgets[b]};
+        buf_reset(&out);
+        ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+        ASSERT_TRUE(out.len <= budgets[b]);
+        ASSERT_CONTAINS(out.p, "src/f1.c:1:5: error: 'x' undeclared\n");
+        char last[64];
+        snprintf(last, sizeof last, "\nsrc/f%zu.c:%zu:5: error: ", n, n);
+        ASSERT_CONTAINS(out.p, last);
+        ASSERT_EQ(hazards_accounted(&out, ": error: "), n);
+    }
+    /* the input cap keeps every diagnostic line and drops excerpts and
+     * carets (a plan that drops most of 2n lines) */
+    sq_opts_t o = {.command = "gcc -c f.c", .log_path = "/l"};
+    buf_reset(&out);
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+    ASSERT_TRUE(out.len <= in.len + 4096);
+    ASSERT_EQ(hazards_accounted(&out, ": error: "), n);
+    buf_free(&in);
+    buf_free(&out);
+}
+
+/* The high-water mark of this process's resident memory, in KiB. */
+static long max_rss_kib(void)
+{
+    struct rusage ru;
+    ASSERT_OK(getrusage(RUSAGE_SELF, &ru));
+    return ru.ru_maxrss;
+}
+
+/* What a million copies of one hazard may add to the resident memory,
+ * in KiB: a group keeps DEDUP_RUNS_MAX runs and DEDUP_LOCATIONS_MAX
+ * locations however many members it has, and the line bitmaps cost a
+ * bit a line.  Keeping every member's line number and location (as
+ * before) took some 18 MiB. */
+#define SCALE_COPIES_RSS_KIB (6 * 1024)
+
+TEST_T(squash_a_million_copies_of_one_hazard_cost_bounded_memory,
+       SCALE_TIMEOUT_S)
+{
+    size_t n = scale(1000000, 100000);
+    static const char line[] = "foo.c:1:1: error: e\n";
+    char chunk[64 * (sizeof line - 1)];
+    for (size_t i = 0; i < 64; i++)
+        memcpy(chunk + i * (sizeof line - 1), line, sizeof line - 1);
+    buf_t out = BUF_INIT;
+    ASSERT_OK(buf_reserve(&out, 4096));
+    long before = max_rss_kib();
+    sq_opts_t o = {.command = "sh", .log_path = "/l", .cap_to_input = true};
+    squash_t *sq;
+    ASSERT_OK(squash_new(&o, collect, &out, &sq));
+    for (size_t i = 0; i < n; i += 64)
+        ASSERT_OK(squash_feed(sq, chunk,
+                              (n - i < 64 ? n - i : 64) * (sizeof line - 1), 0));
+    ASSERT_OK(squash_finish(sq, 1, 0, 0));
+    long grown = max_rss_kib() - before;
+    squash_free(sq);
+    char want[256];
+    snprintf(want, sizeof want,
+             "[rein] exit 1 · %zu lines\n%s%s%s"
+             "[rein] repeat %zu× \"foo.c:1:1: error: e\" (lines 1-%zu)\n"
+             "[rein] log /l\n",
+             n, line, line, line, n, n);
+    ASSERT_STR(out.p, want);
+    /* resident memory is what valgrind and ASan shadow, not the
+     * squasher's: judged on a plain build only */
+    const char *vg = getenv("REIN_VALGRIND");
+#if defined(__SANITIZE_ADDRESS__)
+    vg = "1";
+#endif
+    if (!(vg && !strcmp(vg, "1")) && grown > SCALE_COPIES_RSS_KIB)
+        test_fail(__FILE__, __LINE__, "resident memory grew by %ld KiB "
+                  "(at most %d)", grown, SCALE_COPIES_RSS_KIB);
+    buf_free(&out);
+}
+
+TEST(squash_at_marker_lists_distinct_locations_up_to_its_cap)
+{
+    dedup_t *d;
+    ASSERT_OK(dedup_new(&d));
+    uint32_t g;
+    char loc[32];
+    buf_t out = BUF_INIT;
+    /* one location, repeated: kept once, and nothing varies */
+    ASSERT_EQ(dedup_add(d, 1, "e", 1, 1, "a.c:1", 5, &g), 1);
+    ASSERT_EQ(dedup_add(d, 1, "e", 1, 2, "a.c:1", 5, &g), 2);
+    ASSERT_FALSE(dedup_locations_vary(d, g));
+    ASSERT_EQ(dedup_add(d, 1, "e", 1, 3, "b.c:2", 5, &g), 3);
+    ASSERT_OK(emit_at(&out, d, g));
+    ASSERT_STR(out.p, "[rein] at a.c:1, b.c:2\n");
+    /* DEDUP_LOCATIONS_MAX in all: listed, no count */
+    for (int i = 2; i < DEDUP_LOCATIONS_MAX; i++) {
+        int k = snprintf(loc, sizeof loc, "f.c:%d", i);
+        ASSERT_TRUE(dedup_add(d, 1, "e", 1, 10 + (uint64_t)i, loc, (size_t)k,
+                              &g) > 0);
+    }
+    buf_reset(&out);
+    ASSERT_OK(emit_at(&out, d, g));
+    snprintf(loc, sizeof loc, ", f.c:%d\n", DEDUP_LOCATIONS_MAX - 1);
+    ASSERT_TRUE(out.len > strlen(loc) &&
+                !strcmp(out.p + out.len - strlen(loc), loc));
+    ASSERT_TRUE(strstr(out.p, "more") == NULL);
+    /* one past it: the members there are counted, and the marker says so */
+    ASSERT_TRUE(dedup_add(d, 1, "e", 1, 500, "z.c:1", 5, &g) > 0);
+    ASSERT_TRUE(dedup_add(d, 1, "e", 1, 501, "y.c:1", 5, &g) > 0);
+    buf_reset(&out);
+    ASSERT_OK(emit_at(&out, d, g));
+    snprintf(loc, sizeof loc, ", f.c:%d, +2 more\n", DEDUP_LOCATIONS_MAX - 1);
+    ASSERT_TRUE(out.len > strlen(loc) &&
+                !strcmp(out.p + out.len - strlen(loc), loc));
+    ASSERT_TRUE(strstr(out.p, "z.c") == NULL);
+    buf_free(&out);
+    dedup_free(d);
 }

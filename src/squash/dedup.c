@@ -8,7 +8,10 @@
  * URLs, paths and `file:line:col` alike, without a regex per line: the
  * template runs on every line of the output.
  *
- * Groups live in an open-addressing table keyed by the 64-bit hash.
+ * Groups live in an open-addressing table keyed by the 64-bit hash.  A
+ * group's memory is bounded whatever its size (dedup.h): the runs it
+ * lists and the locations it names are capped, the rest only counted, so
+ * that a member costs O(1) time and, past the caps, no memory.
  */
 #include "squash/dedup.h"
 
@@ -140,11 +143,15 @@ bool dedup_high_entropy(const char *line, size_t len)
 struct dedup_group {
     uint64_t hash;
     uint32_t count;
+    uint32_t nruns;
     char *tmpl;
-    uint64_t *lines;
-    size_t nlines, caplines;
-    char *locs;       /* "a\0b\0c\0" */
-    size_t locs_len, locs_cap, nlocs;
+    dedup_run_t runs[DEDUP_RUNS_MAX];
+    uint64_t runs_more;  /* members past the runs kept */
+    char *locs;          /* "a\0b\0c\0", distinct */
+    size_t locs_len, locs_cap;
+    uint64_t *lochash;   /* the hash of each location kept */
+    uint32_t nlocs, caplocs;
+    uint64_t locs_more;  /* members at a location not kept */
 };
 
 struct dedup {
@@ -166,8 +173,8 @@ void dedup_free(dedup_t *d)
         return;
     for (size_t i = 0; i < d->n; i++) {
         free(d->g[i].tmpl);
-        free(d->g[i].lines);
         free(d->g[i].locs);
+        free(d->g[i].lochash);
     }
     free(d->g);
     free(d->slots);
@@ -189,6 +196,61 @@ static int dedup_rehash(dedup_t *d)
     free(d->slots);
     d->slots = s;
     d->nslots = ns;
+    return 0;
+}
+
+/* The location text kept at index i of a group (NUL-terminated). */
+static const char *dedup_loc_at(const struct dedup_group *g, size_t i)
+{
+    const char *p = g->locs;
+    while (i--)
+        p += strlen(p) + 1;
+    return p;
+}
+
+/* Records a member's location: kept when the group has not seen it and
+ * has room, else counted when it is new.  A location is looked up by its
+ * hash among the at most DEDUP_LOCATIONS_MAX kept, and a hash that matches
+ * is checked against the text, so two locations are never taken for one. */
+static int dedup_loc_add(struct dedup_group *g, const char *loc,
+                         size_t loc_len)
+{
+    uint64_t h = dedup_fnv(DEDUP_FNV_OFFSET, loc, loc_len);
+    for (uint32_t i = 0; i < g->nlocs; i++) {
+        if (g->lochash[i] != h)
+            continue;
+        const char *k = dedup_loc_at(g, i);
+        if (strlen(k) == loc_len && !memcmp(k, loc, loc_len))
+            return 0;
+    }
+    if (g->nlocs == DEDUP_LOCATIONS_MAX) {
+        g->locs_more++;
+        return 0;
+    }
+    if (g->nlocs == g->caplocs) {
+        uint32_t cap = g->caplocs ? g->caplocs * 2 : 2;
+        if (cap > DEDUP_LOCATIONS_MAX)
+            cap = DEDUP_LOCATIONS_MAX;
+        uint64_t *p = realloc(g->lochash, cap * sizeof *p);
+        if (!p)
+            return -ENOMEM;
+        g->lochash = p;
+        g->caplocs = cap;
+    }
+    if (g->locs_len + loc_len + 1 > g->locs_cap) {
+        size_t cap = (g->locs_cap ? g->locs_cap : 64);
+        while (cap < g->locs_len + loc_len + 1)
+            cap *= 2;
+        char *p = realloc(g->locs, cap);
+        if (!p)
+            return -ENOMEM;
+        g->locs = p;
+        g->locs_cap = cap;
+    }
+    memcpy(g->locs + g->locs_len, loc, loc_len);
+    g->locs_len += loc_len;
+    g->locs[g->locs_len++] = '\0';
+    g->lochash[g->nlocs++] = h;
     return 0;
 }
 
@@ -225,31 +287,14 @@ int dedup_add(dedup_t *d, uint64_t h, const char *tmpl, size_t tmpl_len,
             return -ENOMEM;
         d->slots[k] = (uint32_t)++d->n;
     }
-    if (g->nlines == g->caplines) {
-        size_t cap = g->caplines ? g->caplines * 2 : 4;
-        uint64_t *p = realloc(g->lines, cap * sizeof *p);
-        if (!p)
-            return -ENOMEM;
-        g->lines = p;
-        g->caplines = cap;
-    }
-    g->lines[g->nlines++] = lineno;
-    if (loc && loc_len) {
-        if (g->locs_len + loc_len + 1 > g->locs_cap) {
-            size_t cap = (g->locs_cap ? g->locs_cap : 64);
-            while (cap < g->locs_len + loc_len + 1)
-                cap *= 2;
-            char *p = realloc(g->locs, cap);
-            if (!p)
-                return -ENOMEM;
-            g->locs = p;
-            g->locs_cap = cap;
-        }
-        memcpy(g->locs + g->locs_len, loc, loc_len);
-        g->locs_len += loc_len;
-        g->locs[g->locs_len++] = '\0';
-        g->nlocs++;
-    }
+    if (g->nruns && !g->runs_more && lineno == g->runs[g->nruns - 1].last + 1)
+        g->runs[g->nruns - 1].last = lineno;
+    else if (g->nruns < DEDUP_RUNS_MAX && !g->runs_more)
+        g->runs[g->nruns++] = (dedup_run_t){lineno, lineno};
+    else
+        g->runs_more++;
+    if (loc && loc_len && dedup_loc_add(g, loc, loc_len) < 0)
+        return -ENOMEM;
     *group = (uint32_t)(g - d->g);
     return (int)++g->count;
 }
@@ -269,10 +314,12 @@ const char *dedup_template_text(const dedup_t *d, uint32_t group)
     return group < d->n ? d->g[group].tmpl : "";
 }
 
-const uint64_t *dedup_lines(const dedup_t *d, uint32_t group, size_t *n)
+const dedup_run_t *dedup_runs(const dedup_t *d, uint32_t group, size_t *n,
+                              uint64_t *more)
 {
-    *n = group < d->n ? d->g[group].nlines : 0;
-    return group < d->n ? d->g[group].lines : NULL;
+    *n = group < d->n ? d->g[group].nruns : 0;
+    *more = group < d->n ? d->g[group].runs_more : 0;
+    return group < d->n ? d->g[group].runs : NULL;
 }
 
 size_t dedup_location_count(const dedup_t *d, uint32_t group)
@@ -280,18 +327,15 @@ size_t dedup_location_count(const dedup_t *d, uint32_t group)
     return group < d->n ? d->g[group].nlocs : 0;
 }
 
+uint64_t dedup_locations_more(const dedup_t *d, uint32_t group)
+{
+    return group < d->n ? d->g[group].locs_more : 0;
+}
+
 bool dedup_locations_vary(const dedup_t *d, uint32_t group)
 {
-    if (group >= d->n || d->g[group].nlocs < 2)
-        return false;
-    const struct dedup_group *g = &d->g[group];
-    const char *first = g->locs, *p = g->locs;
-    for (size_t i = 0; i < g->nlocs; i++) {
-        if (strcmp(p, first))
-            return true;
-        p += strlen(p) + 1;
-    }
-    return false;
+    /* the locations kept are distinct, and one past them differs */
+    return group < d->n && (d->g[group].nlocs > 1 || d->g[group].locs_more);
 }
 
 int dedup_locations(const dedup_t *d, uint32_t group, size_t skip, buf_t *out)

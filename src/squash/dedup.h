@@ -5,9 +5,13 @@
  *
  * A template keeps a line's words and replaces each variable token with
  * `{}`, so `npm warn deprecated inflight@1.0.6: ...` and `... glob@7.2.3:
- * ...` are one group.  Groups remember every member's line number and, for
- * hazards, every location (`file:line[:col]`): dedup never merges a
- * hazard's location away, the `at` marker lists them all.
+ * ...` are one group.  A group counts every member; it keeps the runs of
+ * consecutive line numbers that a marker lists (the first
+ * DEDUP_RUNS_MAX, the members past them only counted) and, for hazards,
+ * each distinct location (`file:line[:col]`) up to DEDUP_LOCATIONS_MAX,
+ * counting the members at the others.  So a group costs bounded memory
+ * and a bounded marker however many members it has: a million copies of
+ * one line are one group of a few hundred bytes.
  */
 #ifndef REIN_SQUASH_DEDUP_H
 #define REIN_SQUASH_DEDUP_H
@@ -26,6 +30,21 @@
 /* Groups tracked; past this, new templates are not grouped (each line is
  * its own group). */
 #define DEDUP_GROUPS_MAX 65536
+/* Runs of consecutive member line numbers a group keeps ("1-4, 7, 9" is
+ * three): the ones a repeat marker lists (EMIT_RANGES_MAX); members past
+ * them are counted ("+N more").  Bounded so that a group of a million
+ * scattered members costs no million line numbers. */
+#define DEDUP_RUNS_MAX 6
+/* Distinct locations a group keeps for its `at` marker, in order of first
+ * sight; members at further locations are counted (docs/markers.md).  A
+ * marker is one line for a reader: 64 locations of a typical `path:l:c`
+ * make about 2 KB of it, well under SQ_LINE_MAX. */
+#define DEDUP_LOCATIONS_MAX 64
+
+/* Members with consecutive line numbers first..last. */
+typedef struct dedup_run {
+    uint64_t first, last;
+} dedup_run_t;
 
 /* Writes line's template to out (replacing its contents) and returns the
  * template's 64-bit hash (FNV-1a over the whole templated line).  out may
@@ -44,10 +63,13 @@ typedef struct dedup dedup_t;
 int dedup_new(dedup_t **out);
 void dedup_free(dedup_t *d);
 /* Adds a line with template hash h to its group (made on first sight).
- * loc, when not NULL, is the hazard's location text (copied).  Sets *group
- * to the group index and returns the group's count after adding, or
- * -ENOMEM.  When DEDUP_GROUPS_MAX groups exist, a new template gets
- * *group = UINT32_MAX and count 1. */
+ * loc, when not NULL, is the hazard's location text (copied unless the
+ * group has it already, or has DEDUP_LOCATIONS_MAX others).  Line numbers
+ * are expected in ascending order (a run grows by lineno == last + 1).
+ * Sets *group to the group index and returns the group's count after
+ * adding, or -ENOMEM.  When DEDUP_GROUPS_MAX groups exist, a new template
+ * gets *group = UINT32_MAX and count 1.  O(1) but for the location check,
+ * which compares with at most DEDUP_LOCATIONS_MAX hashes. */
 int dedup_add(dedup_t *d, uint64_t h, const char *tmpl, size_t tmpl_len,
               uint64_t lineno, const char *loc, size_t loc_len,
               uint32_t *group);
@@ -55,12 +77,19 @@ int dedup_add(dedup_t *d, uint64_t h, const char *tmpl, size_t tmpl_len,
 size_t dedup_group_count(const dedup_t *d);
 uint32_t dedup_count(const dedup_t *d, uint32_t group);
 const char *dedup_template_text(const dedup_t *d, uint32_t group);
-/* Member line numbers (ascending) of a group. */
-const uint64_t *dedup_lines(const dedup_t *d, uint32_t group, size_t *n);
-/* Locations recorded for a group, as "a, b, c" into out (appended). */
+/* The first DEDUP_RUNS_MAX runs of member line numbers of a group, in
+ * the order added; *more is set to the members not in them. */
+const dedup_run_t *dedup_runs(const dedup_t *d, uint32_t group, size_t *n,
+                              uint64_t *more);
+/* The distinct locations kept for a group, as "a, b, c" into out
+ * (appended), from the skip-th on. */
 int dedup_locations(const dedup_t *d, uint32_t group, size_t skip,
                     buf_t *out);
+/* Distinct locations kept (at most DEDUP_LOCATIONS_MAX). */
 size_t dedup_location_count(const dedup_t *d, uint32_t group);
+/* Members whose location was not kept: at one of the locations past
+ * DEDUP_LOCATIONS_MAX. */
+uint64_t dedup_locations_more(const dedup_t *d, uint32_t group);
 /* Whether a group's locations are not all the same one (an `at` marker
  * would add nothing to a line that names its one location). */
 bool dedup_locations_vary(const dedup_t *d, uint32_t group);

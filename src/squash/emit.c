@@ -106,33 +106,37 @@ int emit_noise(buf_t *out, const uint64_t counts[CLS_NOISE_REASONS])
     return rc;
 }
 
-/* "1-4, 7, 9" with at most EMIT_RANGES_MAX ranges, then ", +N more". */
-static int emit_ranges(buf_t *out, const uint64_t *l, size_t n)
+/* "1-4, 7, 9" with at most EMIT_RANGES_MAX ranges, then ", +N more"
+ * (members, not ranges).  O(ranges): a group keeps no more runs than a
+ * marker lists, and counts the members past them. */
+static int emit_ranges(buf_t *out, const dedup_run_t *r, size_t n,
+                       uint64_t more)
 {
-    size_t ranges = 0, i = 0;
     int rc = 0;
-    while (i < n && rc == 0) {
-        size_t j = i;
-        while (j + 1 < n && l[j + 1] == l[j] + 1)
-            j++;
-        if (ranges == EMIT_RANGES_MAX)
-            return buf_printf(out, ", +%zu more", n - i);
-        rc = j > i ? buf_printf(out, "%s%" PRIu64 "-%" PRIu64, ranges ? ", " : "",
-                                l[i], l[j])
-                   : buf_printf(out, "%s%" PRIu64, ranges ? ", " : "", l[i]);
-        ranges++;
-        i = j + 1;
+    size_t i = 0;
+    for (; i < n && rc == 0; i++) {
+        if (i == EMIT_RANGES_MAX)
+            break;
+        rc = r[i].last > r[i].first
+                 ? buf_printf(out, "%s%" PRIu64 "-%" PRIu64, i ? ", " : "",
+                              r[i].first, r[i].last)
+                 : buf_printf(out, "%s%" PRIu64, i ? ", " : "", r[i].first);
     }
+    for (size_t j = i; j < n; j++)
+        more += r[j].last - r[j].first + 1;
+    if (rc == 0 && more)
+        rc = buf_printf(out, ", +%" PRIu64 " more", more);
     return rc;
 }
 
 int emit_repeat(buf_t *out, uint32_t count, const char *tmpl,
-                const uint64_t *lines, size_t nlines)
+                const dedup_run_t *runs, size_t nruns, uint64_t more)
 {
+    bool one = more == 0 && nruns == 1 && runs[0].first == runs[0].last;
     int rc = buf_printf(out, EMIT_PREFIX "repeat %u× \"%s\" (line%s ", count,
-                        tmpl, nlines == 1 ? "" : "s");
+                        tmpl, one ? "" : "s");
     if (rc == 0)
-        rc = emit_ranges(out, lines, nlines);
+        rc = emit_ranges(out, runs, nruns, more);
     if (rc == 0)
         rc = buf_append(out, ")\n", 2);
     return rc;
@@ -143,6 +147,9 @@ int emit_at(buf_t *out, const dedup_t *d, uint32_t group)
     int rc = buf_append_str(out, EMIT_PREFIX "at ");
     if (rc == 0)
         rc = dedup_locations(d, group, 0, out);
+    uint64_t more = dedup_locations_more(d, group);
+    if (rc == 0 && more)
+        rc = buf_printf(out, ", +%" PRIu64 " more", more);
     if (rc == 0)
         rc = buf_append_byte(out, '\n');
     return rc;

@@ -27,8 +27,9 @@
 /* A raw line that could be read as a marker is shown after this prefix
  * (emit_raw_escaped, docs/markers.md "Raw lines that look like markers"). */
 #define EMIT_ESCAPE "[raw] "
-/* A list of line numbers shows at most this many ranges, then "+N more". */
-#define EMIT_RANGES_MAX 6
+/* A list of line numbers shows at most this many ranges, then "+N more":
+ * the runs a dedup group keeps. */
+#define EMIT_RANGES_MAX DEDUP_RUNS_MAX
 
 /* [rein] exit N · 2.31s · 1400 lines   (duration left out when 0),
  * [rein] signal SIGKILL · exit 137 · ... when N is 128 + a signal, or
@@ -50,10 +51,13 @@ int emit_omitted_unscanned(buf_t *out, uint64_t n, uint64_t first,
                            uint64_t last, uint64_t a, uint64_t b);
 /* [rein] noise N lines (progress a, blank b, ...) */
 int emit_noise(buf_t *out, const uint64_t counts[CLS_NOISE_REASONS]);
-/* [rein] repeat N× "template" (lines 1-4, 7, 9) */
+/* [rein] repeat N× "template" (lines 1-4, 7, 9[, +M more]): the runs of
+ * member line numbers (at most EMIT_RANGES_MAX are listed), and `more`
+ * members past them. */
 int emit_repeat(buf_t *out, uint32_t count, const char *tmpl,
-                const uint64_t *lines, size_t nlines);
-/* [rein] at f:1:2, f:3:4 — every location of a hazard group */
+                const dedup_run_t *runs, size_t nruns, uint64_t more);
+/* [rein] at f:1:2, f:3:4[, +K more] — the distinct locations of a hazard
+ * group (DEDUP_LOCATIONS_MAX at most), and the members at others */
 int emit_at(buf_t *out, const dedup_t *d, uint32_t group);
 /* [rein] binary N bytes (bytes A-B) */
 int emit_binary(buf_t *out, uint64_t start, uint64_t end);

@@ -38,6 +38,14 @@
  * item, the whole view, a streamed prompt), so a line of the command's
  * that reads `[rein] ...` is escaped and never passes for a marker.
  *
+ * Condensing is O(n log n) in lines at worst, and its memory linear in
+ * what it keeps: every line costs O(1) on the way in (a dedup group keeps
+ * bounded runs and locations, the bitmaps a bit); a render is one pass
+ * over the items and the groups (a gap's lines are counted by popcount,
+ * sq_rank); a plan orders in passes over the items, and checks its
+ * estimate with a few renders and then a bisection, never one render per
+ * item; and a streamed line's text is let go once it is out.
+ *
  * A view of a later part of a log gives the log's byte offsets and line
  * numbers (raw_base, line_base, added only as markers are written, so
  * that the line bitmaps stay the size of the view), and a middle that was
@@ -68,6 +76,15 @@
 #define SQ_PLAN_EXACT_MAX 512
 /* Bytes a repeat marker adds to its template while planning. */
 #define SQ_REPEAT_COST 72
+/* A plan over budget after its estimates drops its least important items
+ * one at a time, rendering the view after each, for this many items; then
+ * it finds how many more to drop by bisection (O(log n) renders, not one
+ * per item: under a budget, 200k diagnostics whose gap markers the
+ * estimate undercounts drop some 2000 more).  Bisection takes the view's
+ * size as growing with what is kept, which a gap marker can break by a
+ * few bytes; the single steps keep the exact first fit for the plans that
+ * need only a few (the corpus and the fixtures need at most 2). */
+#define SQ_PLAN_DROP_STEPS 8
 
 enum sq_role {
     SQ_R_HAZARD = 0,
@@ -104,8 +121,38 @@ struct sq_item {
     uint8_t role;
     uint8_t weight;   /* SQ_R_CONT: enum sq_weight */
     bool cut;
+    bool escaped;     /* shown after EMIT_ESCAPE (emit_raw_escaped) */
     bool emitted;     /* streamed already */
     bool selected;
+};
+
+/* A dedup group while a view is rendered (sq_render fills it): where its
+ * marker goes, and what a plan's measuring render knows of it. */
+struct sq_grp {
+    uint32_t last;    /* the last selected item of the group's blocks,
+                         UINT32_MAX: none */
+    uint32_t shown;   /* selected members */
+    bool hazard;      /* the last selected member is a hazard */
+    size_t cost[2];   /* bytes of its markers (by `hazard`), once rendered
+                         in full; 0: not yet */
+};
+
+/* What the deferred view says of the whole run, and the scratch of its
+ * renders. */
+struct sq_view {
+    int exit_code;
+    uint64_t duration_ms, lines, raw_bytes;
+    struct sq_grp *grp; /* dedup_group_count() entries */
+};
+
+/* The lines a gap marker must count (not noise, and, unless under an
+ * explicit budget, not folded into a group's repeat marker), as a bitmap
+ * over the line bitmaps' index with a popcount before each word: whether
+ * a gap has one is O(1) however long it is (sq_gap_matters). */
+struct sq_rank {
+    uint64_t *words, *before;
+    size_t nwords;
+    uint64_t nbits;   /* bits 1..nbits-1 are lines (bit 0 is none) */
 };
 
 /* Line bitmaps: which lines are noise, which are folded into a group. */
@@ -159,6 +206,7 @@ struct squash {
                                  show limit: counted by its repeat marker */
     struct sq_skip *skips;    /* in line order */
     size_t nskips;
+    struct sq_rank rank;      /* built at the end (deferred views) */
     /* A small output's every line, while it stays small (deferred only):
      * the whole view, shown instead of a condensed one that is no smaller */
     buf_t whole;
@@ -226,6 +274,7 @@ static int sq_item_add(squash_t *sq, const sq_line_t *l, enum sq_role role,
     it->group = group;
     it->role = (uint8_t)role;
     it->cut = l->cut;
+    it->escaped = emit_raw_escaped(l->text, l->len);
     it->head = UINT32_MAX;
     if (buf_append(&sq->arena, l->text, l->len) < 0)
         return -ENOMEM;
@@ -234,9 +283,12 @@ static int sq_item_add(squash_t *sq, const sq_line_t *l, enum sq_role role,
     return 0;
 }
 
-/* Renders one item's lines (markers it carries, then its text). */
+/* Renders one item's lines (markers it carries, then its text).  With
+ * extra (a plan measuring a view), its raw text is counted there instead
+ * of written: a plan renders many times, and copying every line each time
+ * would cost the view's bytes per render. */
 static int sq_item_render(const squash_t *sq, const struct sq_item *it,
-                          buf_t *out)
+                          buf_t *out, size_t *extra)
 {
     int rc = 0;
     if (it->role == SQ_R_BINARY)
@@ -252,24 +304,36 @@ static int sq_item_render(const squash_t *sq, const struct sq_item *it,
         rc = emit_prompt(out);
     if (rc == 0 && it->cut)
         rc = emit_cut(out, sq->line_base + it->lineno, it->len);
-    if (rc == 0)
+    if (rc == 0 && extra)
+        *extra += (it->escaped ? strlen(EMIT_ESCAPE) : 0) + it->len + 1;
+    else if (rc == 0)
         rc = emit_raw(out, sq->arena.p + it->off, it->len);
     return rc;
 }
 
 /* The repeat (and, for hazards, at) markers of a group with members not
- * shown. */
-static int sq_group_render(const squash_t *sq, uint32_t group, size_t shown,
-                           bool hazard, buf_t *out)
+ * shown.  They depend on the group alone, so with extra (a plan
+ * measuring) a group's markers are written once and then counted by the
+ * size they had (gr->cost): an identical hazard's template is its whole
+ * line. */
+static int sq_group_render(const squash_t *sq, uint32_t group,
+                           struct sq_grp *gr, buf_t *out, size_t *extra)
 {
-    if (group == UINT32_MAX || dedup_count(sq->dd, group) <= shown)
+    if (group == UINT32_MAX || dedup_count(sq->dd, group) <= gr->shown)
         return 0;
-    size_t n;
-    const uint64_t *lines = dedup_lines(sq->dd, group, &n);
+    if (extra && gr->cost[gr->hazard]) {
+        *extra += gr->cost[gr->hazard];
+        return 0;
+    }
+    size_t n, at = out->len;
+    uint64_t more;
+    const dedup_run_t *runs = dedup_runs(sq->dd, group, &n, &more);
     int rc = emit_repeat(out, dedup_count(sq->dd, group),
-                         dedup_template_text(sq->dd, group), lines, n);
-    if (rc == 0 && hazard && dedup_locations_vary(sq->dd, group))
+                         dedup_template_text(sq->dd, group), runs, n, more);
+    if (rc == 0 && gr->hazard && dedup_locations_vary(sq->dd, group))
         rc = emit_at(out, sq->dd, group);
+    if (rc == 0)
+        gr->cost[gr->hazard] = out->len - at;
     return rc;
 }
 
@@ -476,9 +540,18 @@ static int sq_stream(squash_t *sq, struct sq_item *it)
 {
     if (sq->deferred)
         return 0;
-    int rc = sq_item_render(sq, it, &sq->out);
+    int rc = sq_item_render(sq, it, &sq->out, NULL);
     it->emitted = true;
     sq_send(sq, &sq->out);
+    /* A streamed line is never rendered again (the summary renders only
+     * what was not streamed), so its text need not stay: a stream of a
+     * million hazards keeps their items, not their bytes. */
+    if (it->off + it->len == sq->arena.len) {
+        sq->arena.len = it->off;
+        if (sq->arena.p)
+            sq->arena.p[it->off] = '\0';
+        it->len = 0;
+    }
     return rc;
 }
 
@@ -821,6 +894,8 @@ void squash_free(squash_t *sq)
     free(sq->noisebits.p);
     free(sq->foldbits.p);
     free(sq->skips);
+    free(sq->rank.words);
+    free(sq->rank.before);
     free(sq->folded.text);
     free(sq->facts);
     buf_free(&sq->whole);
@@ -945,17 +1020,70 @@ static uint64_t sq_noise_sum(const uint64_t counts[CLS_NOISE_REASONS])
     return n;
 }
 
+/* The bitmap word w (64 line bits from bit 64w) of b. */
+static uint64_t sq_bits_word(const struct sq_bits *b, size_t w)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < 8 && w * 8 + i < b->bytes; i++)
+        v |= (uint64_t)b->p[w * 8 + i] << (8 * i);
+    return v;
+}
+
+/* Builds sq->rank for lines 1..lines (less the skipped ones): a line
+ * matters when it is no noise and, unless under an explicit budget, not
+ * folded into a group.  The bitmaps are final once the input has ended. */
+static int sq_rank_build(squash_t *sq, uint64_t lines)
+{
+    uint64_t skipped = 0;
+    for (size_t i = 0; i < sq->nskips; i++)
+        skipped += sq->skips[i].lines;
+    struct sq_rank *r = &sq->rank;
+    r->nbits = lines - skipped + 1;
+    r->nwords = (size_t)(r->nbits / 64) + 1;
+    if (!(r->words = malloc(r->nwords * sizeof *r->words)) ||
+        !(r->before = malloc((r->nwords + 1) * sizeof *r->before)))
+        return -ENOMEM;
+    r->before[0] = 0;
+    for (size_t w = 0; w < r->nwords; w++) {
+        uint64_t v = ~sq_bits_word(&sq->noisebits, w);
+        if (!sq->budget)
+            v &= ~sq_bits_word(&sq->foldbits, w);
+        if (w == 0)
+            v &= ~1ull; /* no line 0 */
+        if (w == r->nwords - 1 && r->nbits % 64)
+            v &= (1ull << (r->nbits % 64)) - 1;
+        else if (w == r->nwords - 1)
+            v = 0;
+        r->words[w] = v;
+        r->before[w + 1] = r->before[w] + (uint64_t)__builtin_popcountll(v);
+    }
+    return 0;
+}
+
+/* Lines that matter among bits 0..x-1. */
+static uint64_t sq_rank_of(const struct sq_rank *r, uint64_t x)
+{
+    size_t w = (size_t)(x / 64);
+    unsigned b = (unsigned)(x % 64);
+    return r->before[w] +
+           (b ? (uint64_t)__builtin_popcountll(r->words[w] &
+                                               ((1ull << b) - 1))
+              : 0);
+}
+
 /* Has [a, b] (line numbers) a line no other marker counts?  Noise lines
  * are in the noise marker; a line folded into a hazard or outcome group is
  * in the group's repeat marker, which is rendered whenever the group has a
- * line shown: always, unless an explicit budget may drop them all. */
+ * line shown: always, unless an explicit budget may drop them all.  A
+ * skipped line has no bit and counts (a gap never spans one: its item is
+ * always shown); so does a line past the bitmaps. */
 static bool sq_gap_matters(const squash_t *sq, uint64_t a, uint64_t b)
 {
-    for (uint64_t l = a; l <= b; l++)
-        if (!sq_bit_get(sq, &sq->noisebits, l) &&
-            (sq->budget || !sq_bit_get(sq, &sq->foldbits, l)))
-            return true;
-    return false;
+    uint64_t ia, ib;
+    if (!sq_bit_index(sq, a, &ia) || !sq_bit_index(sq, b, &ib) ||
+        ib - ia != b - a || ib >= sq->rank.nbits)
+        return true;
+    return sq_rank_of(&sq->rank, ib + 1) > sq_rank_of(&sq->rank, ia);
 }
 
 /* The group whose repeat marker an item's block ends with: its own, or,
@@ -967,24 +1095,40 @@ static uint32_t sq_block_group(const squash_t *sq, const struct sq_item *it)
     return it->group;
 }
 
-/* Renders the deferred output of the selected items into out. */
-static int sq_render(squash_t *sq, buf_t *out, int exit_code,
-                     uint64_t duration_ms, uint64_t lines, uint64_t raw_bytes,
-                     uint32_t *last_of_group, bool *dropped)
+/* Renders the deferred output of the selected items into out.  With extra,
+ * a plan measuring: the view's size is out->len + *extra (raw lines and
+ * known group markers are counted, not written).  O(items + groups + the
+ * bytes written): a group's markers go after its last shown block, and
+ * what it shows is counted in one pass before. */
+static int sq_render(squash_t *sq, buf_t *out, size_t *extra,
+                     const struct sq_view *v, bool *dropped)
 {
     bool bytes = sq->budget != 0;
-    int rc = emit_exit(out, exit_code, duration_ms, sq->line_base + lines);
+    uint64_t lines = v->lines;
+    int rc = emit_exit(out, v->exit_code, v->duration_ms,
+                       sq->line_base + lines);
     uint64_t last = 0, last_raw = 0, hidden_hazards = 0;
     size_t ng = dedup_group_count(sq->dd);
+    struct sq_grp *grp = v->grp;
     *dropped = false;
-    for (size_t g = 0; g < ng; g++)
-        last_of_group[g] = UINT32_MAX;
+    for (size_t g = 0; g < ng; g++) {
+        grp[g].last = UINT32_MAX;
+        grp[g].shown = 0;
+        grp[g].hazard = false;
+    }
     /* A group's marker comes after the block of its last shown member:
      * the lines that member owns are its, not the marker's. */
     for (size_t i = 0; i < sq->nitems; i++) {
-        uint32_t g = sq_block_group(sq, &sq->items[i]);
-        if (sq->items[i].selected && g < ng)
-            last_of_group[g] = (uint32_t)i;
+        const struct sq_item *it = &sq->items[i];
+        uint32_t g = sq_block_group(sq, it);
+        if (!it->selected)
+            continue;
+        if (g < ng)
+            grp[g].last = (uint32_t)i;
+        if (it->group < ng) {
+            grp[it->group].shown++;
+            grp[it->group].hazard = it->role == SQ_R_HAZARD;
+        }
     }
     for (size_t i = 0; rc == 0 && i < sq->nitems; i++) {
         const struct sq_item *it = &sq->items[i];
@@ -1017,18 +1161,11 @@ static int sq_render(squash_t *sq, buf_t *out, int exit_code,
                                    sq->raw_base + it->raw_start);
         }
         if (rc == 0)
-            rc = sq_item_render(sq, it, out);
-        if (rc == 0 && bg < ng && last_of_group[bg] == i) {
-            size_t shown = 0;
-            bool hazard = false;
-            for (size_t j = 0; j <= i; j++)
-                if (sq->items[j].selected && sq->items[j].group == bg) {
-                    shown++;
-                    hazard = sq->items[j].role == SQ_R_HAZARD;
-                }
-            if (dedup_count(sq->dd, bg) > shown)
+            rc = sq_item_render(sq, it, out, extra);
+        if (rc == 0 && bg < ng && grp[bg].last == i) {
+            if (dedup_count(sq->dd, bg) > grp[bg].shown)
                 *dropped = true;
-            rc = sq_group_render(sq, bg, shown, hazard, out);
+            rc = sq_group_render(sq, bg, &grp[bg], out, extra);
         }
         if (it->lineno > last)
             last = it->lineno;
@@ -1038,7 +1175,7 @@ static int sq_render(squash_t *sq, buf_t *out, int exit_code,
         *dropped = true;
         if (lines > last && (sq_gap_matters(sq, last + 1, lines) || hidden_hazards)) {
             uint64_t br[2] = {sq->raw_base + last_raw,
-                              sq->raw_base + raw_bytes};
+                              sq->raw_base + v->raw_bytes};
             rc = emit_omitted(out, lines - last, sq->line_base + last + 1,
                               sq->line_base + lines,
                               bytes ? br : NULL, hidden_hazards);
@@ -1051,6 +1188,18 @@ static int sq_render(squash_t *sq, buf_t *out, int exit_code,
     if (rc == 0 && *dropped && sq->log_path)
         rc = emit_log(out, sq->log_path, sq->log_lost);
     return rc;
+}
+
+/* The size of the view of the selected items, rendered in measure mode
+ * into scratch; 0 on error (*rc set). */
+static size_t sq_measure(squash_t *sq, buf_t *scratch,
+                         const struct sq_view *v, int *rc)
+{
+    size_t extra = 0;
+    bool dropped;
+    buf_reset(scratch);
+    *rc = sq_render(sq, scratch, &extra, v, &dropped);
+    return *rc < 0 ? 0 : scratch->len + extra;
 }
 
 /* Whether a plan keeps this item whatever its cost.  Only an explicit
@@ -1106,25 +1255,65 @@ static size_t sq_closing(const squash_t *sq, size_t h)
     return i - 1;
 }
 
-/* Chooses items for a budget by priority; see the file comment. */
-static int sq_plan(squash_t *sq, size_t budget, int exit_code,
-                   uint64_t duration_ms, uint64_t lines, uint64_t raw_bytes,
-                   uint32_t *last_of_group, buf_t *out)
+/* Unselects item gone, and the lines it owns when it is a hazard (they
+ * follow it, up to the next hazard). */
+static void sq_unselect(squash_t *sq, uint32_t gone)
+{
+    sq->items[gone].selected = false;
+    for (size_t i = gone + 1;
+         i < sq->nitems && sq->items[i].role != SQ_R_HAZARD; i++)
+        if (sq->items[i].role == SQ_R_CONT && sq->items[i].head == gone)
+            sq->items[i].selected = false;
+}
+
+/* The selection once the last d of the nd droppable items (drop, in
+ * priority order) are dropped, from the selection before any (base); as
+ * d single sq_unselect calls would leave it, in one pass. */
+static void sq_drop_to(squash_t *sq, const bool *base, const uint32_t *pos,
+                       size_t nd, size_t d)
+{
+    for (size_t i = 0; i < sq->nitems; i++) {
+        struct sq_item *it = &sq->items[i];
+        bool gone = pos[i] != UINT32_MAX && pos[i] >= nd - d;
+        bool head_gone = it->role == SQ_R_CONT && it->head != UINT32_MAX &&
+                         pos[it->head] != UINT32_MAX &&
+                         pos[it->head] >= nd - d;
+        it->selected = base[i] && !gone && !head_gone;
+    }
+}
+
+/* Chooses items for a budget by priority; see the file comment.
+ * O(n log n) renders' worth at most: ordering is one pass per weight
+ * over the lines the hazards own, the estimate one pass, the exact check
+ * SQ_PLAN_DROP_STEPS renders and then a bisection, and the exact fill
+ * only for SQ_PLAN_EXACT_MAX items or fewer. */
+static int sq_plan(squash_t *sq, size_t budget, const struct sq_view *v,
+                   buf_t *out)
 {
     size_t n = sq->nitems, k = 0;
     bool dropped;
-    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
-    if (!order)
-        return -ENOMEM;
-    /* hazard lines: first, last, second, second-to-last, ... */
+    int rc = 0;
     size_t nh = 0;
     for (size_t i = 0; i < n; i++)
         nh += sq->items[i].role == SQ_R_HAZARD;
-    uint32_t *heads = malloc((nh ? nh : 1) * sizeof *heads);
-    if (!heads) {
-        free(order);
-        return -ENOMEM;
+    size_t nalloc = n ? n : 1, halloc = nh ? nh : 1;
+    uint32_t *order = malloc(nalloc * sizeof *order);
+    uint32_t *heads = malloc(halloc * sizeof *heads);
+    uint32_t *ncont = malloc(halloc * sizeof *ncont);
+    uint32_t *closing = malloc(halloc * sizeof *closing);
+    uint32_t *alive = malloc(halloc * sizeof *alive);
+    uint32_t *sel = malloc(nalloc * sizeof *sel);
+    uint32_t *pos = malloc(nalloc * sizeof *pos);
+    bool *base = malloc(nalloc * sizeof *base);
+    bool *tried = NULL;
+    uint32_t *stack = NULL;
+    buf_t scratch = BUF_INIT;
+    if (!order || !heads || !ncont || !closing || !alive || !sel || !pos ||
+        !base) {
+        rc = -ENOMEM;
+        goto done;
     }
+    /* hazard lines: first, last, second, second-to-last, ... */
     nh = 0;
     for (size_t i = 0; i < n; i++)
         if (sq->items[i].role == SQ_R_HAZARD)
@@ -1140,29 +1329,38 @@ static int sq_plan(squash_t *sq, size_t budget, int exit_code,
      * two), and within a weight round-robin over the hazards by rank:
      * rank 0 is a capture's last line, then its first, second-to-last,
      * second, ... so every hazard keeps its ends before any keeps its
-     * middle. */
+     * middle.  Each hazard's lines are counted once, and a round visits
+     * only the hazards with lines left at its rank (alive), so a weight
+     * costs the lines owned, not hazards × the longest capture. */
     size_t kh = k;
     for (size_t x = 0; x < kh; x++) {
-        size_t c = sq_closing(sq, order[x]);
-        if (c)
-            order[k++] = (uint32_t)c;
+        size_t first = order[x] + 1, m = 0;
+        while (first + m < n && sq->items[first + m].role == SQ_R_CONT)
+            m++;
+        ncont[x] = (uint32_t)m;
+        closing[x] = (uint32_t)sq_closing(sq, order[x]);
+        if (closing[x])
+            order[k++] = closing[x];
     }
     for (int w = SQ_W_LEVELS - 1; w >= 0; w--) {
-        for (size_t rank = 0, more = 1; more; rank++) {
-            more = 0;
-            for (size_t x = 0; x < kh; x++) {
-                size_t first = order[x] + 1, m = 0;
-                while (first + m < n && sq->items[first + m].role == SQ_R_CONT)
-                    m++;
+        size_t na = 0;
+        for (size_t x = 0; x < kh; x++)
+            if (ncont[x])
+                alive[na++] = (uint32_t)x;
+        for (size_t rank = 0; na; rank++) {
+            size_t keep = 0;
+            for (size_t a = 0; a < na; a++) {
+                size_t x = alive[a], first = order[x] + 1, m = ncont[x];
                 if (rank >= m)
                     continue;
-                more = 1;
-                size_t pos = rank == 0 ? m - 1
-                             : rank % 2 ? (rank - 1) / 2 : m - 1 - rank / 2;
-                if (sq->items[first + pos].weight == w &&
-                    !(rank == 0 && sq_closing(sq, order[x]) == first + pos))
-                    order[k++] = (uint32_t)(first + pos);
+                alive[keep++] = (uint32_t)x;
+                size_t p = rank == 0 ? m - 1
+                           : rank % 2 ? (rank - 1) / 2 : m - 1 - rank / 2;
+                if (sq->items[first + p].weight == w &&
+                    !(rank == 0 && closing[x] == first + p))
+                    order[k++] = (uint32_t)(first + p);
             }
+            na = keep;
         }
         for (size_t i = 0; w == SQ_W_LOC && i < n; i++)
             if (sq->items[i].role == SQ_R_OUTCOME)
@@ -1180,14 +1378,8 @@ static int sq_plan(squash_t *sq, size_t budget, int exit_code,
         sq->items[i].selected = sq->items[i].role == SQ_R_SKIP;
 
     /* the fixed cost: everything but the items */
-    buf_reset(out);
-    int rc = sq_render(sq, out, exit_code, duration_ms, lines, raw_bytes,
-                       last_of_group, &dropped);
-    size_t used = out->len;
+    size_t used = sq_measure(sq, &scratch, v, &rc);
     size_t nsel = 0;
-    uint32_t *sel = malloc((n ? n : 1) * sizeof *sel);
-    if (!sel)
-        rc = -ENOMEM;
     for (size_t x = 0; rc == 0 && x < k; x++) {
         struct sq_item *it = &sq->items[order[x]];
         if (it->role == SQ_R_CONT && !sq->items[it->head].selected)
@@ -1206,23 +1398,43 @@ static int sq_plan(squash_t *sq, size_t budget, int exit_code,
         it->selected = true;
         sel[nsel++] = order[x];
     }
-    /* exact check: drop the least important until it fits */
-    while (rc == 0) {
-        buf_reset(out);
-        rc = sq_render(sq, out, exit_code, duration_ms, lines, raw_bytes,
-                       last_of_group, &dropped);
-        size_t x = nsel;
-        while (x > 0 && sq_must(sq, &sq->items[sel[x - 1]]))
-            x--;
-        if (rc < 0 || out->len <= budget || x == 0)
+    /* Exact check: drop the least important until it fits (the items
+     * that must stay are never dropped).  The first SQ_PLAN_DROP_STEPS
+     * one at a time; past them, the fewest further drops that fit are
+     * found by bisection over the same order. */
+    size_t nd = 0, d = 0;
+    for (size_t i = 0; i < n; i++) {
+        pos[i] = UINT32_MAX;
+        base[i] = sq->items[i].selected;
+    }
+    for (size_t x = 0; x < nsel; x++)
+        if (!sq_must(sq, &sq->items[sel[x]])) {
+            pos[sel[x]] = (uint32_t)nd;
+            sel[nd++] = sel[x]; /* the droppable ones, in order */
+        }
+    for (;;) {
+        size_t size = sq_measure(sq, &scratch, v, &rc);
+        if (rc < 0 || size <= budget || d == nd)
             break;
-        uint32_t gone = sel[x - 1];
-        memmove(&sel[x - 1], &sel[x], (nsel - x) * sizeof *sel);
-        nsel--;
-        sq->items[gone].selected = false;
-        for (size_t i = 0; i < n; i++)
-            if (sq->items[i].role == SQ_R_CONT && sq->items[i].head == gone)
-                sq->items[i].selected = false;
+        if (d == SQ_PLAN_DROP_STEPS) {
+            /* size(d) > budget: find the least d' in (d, nd] that fits,
+             * or nd when none does */
+            size_t lo = d, hi = nd;
+            sq_drop_to(sq, base, pos, nd, hi);
+            bool fits = sq_measure(sq, &scratch, v, &rc) <= budget;
+            while (rc == 0 && fits && hi - lo > 1) {
+                size_t mid = lo + (hi - lo) / 2;
+                sq_drop_to(sq, base, pos, nd, mid);
+                if (sq_measure(sq, &scratch, v, &rc) <= budget)
+                    hi = mid;
+                else
+                    lo = mid;
+            }
+            sq_drop_to(sq, base, pos, nd, hi);
+            break;
+        }
+        sq_unselect(sq, sel[nd - 1 - d]);
+        d++;
     }
     /* The estimates above are pessimistic (a gap marker per item): with
      * few items, fill what room is left by exact rendering, in priority
@@ -1232,10 +1444,8 @@ static int sq_plan(squash_t *sq, size_t budget, int exit_code,
      * refused for the marker it needed is not left out while the lines
      * around it are shown.  Each item is shown once, and each shown one
      * retries two: the stack holds 2n + 1. */
-    bool *tried = NULL;
-    uint32_t *stack = NULL;
     if (rc == 0 && n <= SQ_PLAN_EXACT_MAX &&
-        (!(tried = calloc(n ? n : 1, sizeof *tried)) ||
+        (!(tried = calloc(nalloc, sizeof *tried)) ||
          !(stack = malloc((2 * n + 1) * sizeof *stack))))
         rc = -ENOMEM;
     for (size_t x = 0; rc == 0 && n <= SQ_PLAN_EXACT_MAX && x < k; x++) {
@@ -1249,10 +1459,7 @@ static int sq_plan(squash_t *sq, size_t budget, int exit_code,
                 (it->role == SQ_R_CONT && !sq->items[it->head].selected))
                 continue;
             it->selected = true;
-            buf_reset(out);
-            rc = sq_render(sq, out, exit_code, duration_ms, lines, raw_bytes,
-                           last_of_group, &dropped);
-            if (out->len > budget) {
+            if (sq_measure(sq, &scratch, v, &rc) > budget) {
                 it->selected = false;
                 continue;
             }
@@ -1264,39 +1471,37 @@ static int sq_plan(squash_t *sq, size_t budget, int exit_code,
                 stack[ns++] = i + 1;
         }
     }
-    free(tried);
-    free(stack);
     if (rc == 0) {
         buf_reset(out);
-        rc = sq_render(sq, out, exit_code, duration_ms, lines, raw_bytes,
-                       last_of_group, &dropped);
+        rc = sq_render(sq, out, NULL, v, &dropped);
     }
     /* Past the budget still (the facts alone do not fit): every gap costs
-     * a marker, so the view with nothing dropped may be the smaller. */
+     * a marker, so the view with nothing dropped may be the smaller.  It
+     * is measured, and rendered only when it is: a second copy of a view
+     * of every line would double the memory the view takes. */
     if (rc == 0 && out->len > budget) {
-        bool *was = malloc((n ? n : 1) * sizeof *was);
-        buf_t all = BUF_INIT;
-        if (!was)
-            rc = -ENOMEM;
-        for (size_t i = 0; rc == 0 && i < n; i++) {
-            was[i] = sq->items[i].selected;
+        for (size_t i = 0; i < n; i++) {
+            base[i] = sq->items[i].selected;
             sq->items[i].selected = true;
         }
-        if (rc == 0)
-            rc = sq_render(sq, &all, exit_code, duration_ms, lines, raw_bytes,
-                           last_of_group, &dropped);
-        if (rc == 0 && all.len < out->len) {
-            buf_free(out);
-            *out = all;
-            all = (buf_t)BUF_INIT;
+        if (sq_measure(sq, &scratch, v, &rc) < out->len && rc == 0) {
+            buf_reset(out);
+            rc = sq_render(sq, out, NULL, v, &dropped);
         } else {
-            for (size_t i = 0; was && i < n; i++)
-                sq->items[i].selected = was[i];
+            for (size_t i = 0; i < n; i++)
+                sq->items[i].selected = base[i];
         }
-        buf_free(&all);
-        free(was);
     }
+done:
+    buf_free(&scratch);
+    free(tried);
+    free(stack);
+    free(base);
+    free(pos);
     free(sel);
+    free(alive);
+    free(closing);
+    free(ncont);
     free(heads);
     free(order);
     return rc;
@@ -1359,8 +1564,10 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
     }
 
     size_t ng = dedup_group_count(sq->dd);
-    uint32_t *last_of_group = malloc((ng ? ng : 1) * sizeof *last_of_group);
-    if (!last_of_group)
+    struct sq_view v = {.exit_code = exit_code, .duration_ms = duration_ms,
+                        .lines = lines, .raw_bytes = raw_bytes,
+                        .grp = calloc(ng ? ng : 1, sizeof *v.grp)};
+    if (!v.grp)
         return -ENOMEM;
     size_t budget = sq->budget ? sq->budget : sq->cap ? (size_t)text_bytes : 0;
     bool dropped = false;
@@ -1368,11 +1575,11 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
         for (size_t i = 0; i < sq->nitems; i++)
             sq->items[i].selected = true;
         buf_reset(&sq->out);
-        rc = sq_render(sq, &sq->out, exit_code, duration_ms, lines, raw_bytes,
-                       last_of_group, &dropped);
+        rc = sq_rank_build(sq, lines);
+        if (rc == 0)
+            rc = sq_render(sq, &sq->out, NULL, &v, &dropped);
         if (rc == 0 && budget && sq->out.len > budget)
-            rc = sq_plan(sq, budget, exit_code, duration_ms, lines, raw_bytes,
-                         last_of_group, &sq->out);
+            rc = sq_plan(sq, budget, &v, &sq->out);
         if (rc == 0 && sq->whole_ok)
             rc = sq_whole_view(sq, exit_code, duration_ms, lines, &sq->out);
     } else {
@@ -1390,21 +1597,19 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
                                        sq->raw_base + prev_raw,
                                        sq->raw_base + it->raw_start);
             if (rc == 0 && !it->emitted)
-                rc = sq_item_render(sq, it, o);
+                rc = sq_item_render(sq, it, o, NULL);
             prev_line = it->lineno;
             prev_raw = it->raw_end;
+            /* what each group shows, counted in the same pass */
+            if (it->group < ng) {
+                v.grp[it->group].shown++;
+                v.grp[it->group].hazard |= it->role == SQ_R_HAZARD;
+            }
         }
-        for (size_t gi = 0; rc == 0 && gi < ng; gi++) {
-            size_t cnt = 0;
-            bool hz = false;
-            for (size_t i = 0; i < sq->nitems; i++)
-                if (sq->items[i].group == gi) {
-                    cnt++;
-                    hz |= sq->items[i].role == SQ_R_HAZARD;
-                }
-            if (cnt && dedup_count(sq->dd, (uint32_t)gi) > cnt)
-                rc = sq_group_render(sq, (uint32_t)gi, cnt, hz, o);
-        }
+        for (size_t gi = 0; rc == 0 && gi < ng; gi++)
+            if (v.grp[gi].shown &&
+                dedup_count(sq->dd, (uint32_t)gi) > v.grp[gi].shown)
+                rc = sq_group_render(sq, (uint32_t)gi, &v.grp[gi], o, NULL);
         uint64_t counts[CLS_NOISE_REASONS];
         sq_noise_dropped(sq, counts);
         uint64_t noise = sq_noise_sum(counts);
@@ -1416,7 +1621,7 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
         if (rc == 0 && dropped && sq->log_path)
             rc = emit_log(o, sq->log_path, sq->log_lost);
     }
-    free(last_of_group);
+    free(v.grp);
     sq_send(sq, &sq->out);
     return rc;
 }

@@ -83,8 +83,9 @@ typedef struct sq_opts {
 } sq_opts_t;
 
 /* Copies of one hazard line (the same text) shown; more are counted in a
- * `repeat` marker whose `at` marker lists every location.  Hazards that
- * differ are all shown: a name or a location is a fact. */
+ * `repeat` marker (and an `at` marker names the group's distinct
+ * locations when they differ).  Hazards that differ are all shown: a name
+ * or a location is a fact. */
 #define SQ_HAZARD_SHOW 3
 /* Outcome lines shown per template (progress bars, per-file summaries);
  * a grammar of category `structured` (git status/log/diff, docker ps)
