@@ -196,7 +196,7 @@ int cli_kill(int argc, char **argv)
         registry_close(reg);
         reg = NULL;
         rein_sup_t *s = NULL;
-        char why[512];
+        char why[512] = "";
         rein_sup_opts_t so = {.no_reconcile = true, .errmsg = why,
                               .errlen = sizeof why};
         rein_reconcile_stats_t st;
@@ -272,7 +272,7 @@ int cli_reconcile(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     rein_sup_t *s = NULL;
-    char why[512];
+    char why[512] = "";
     rein_sup_opts_t so = {.no_reconcile = true, .errmsg = why,
                           .errlen = sizeof why};
     rein_reconcile_stats_t st;

@@ -813,7 +813,7 @@ static int run_narrate_begin(struct run *r)
 static int run_open(struct run *r)
 {
     static const int sigs[] = {SIGWINCH, SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-    char why[512];
+    char why[512] = "";
     rein_sup_opts_t so = {.errmsg = why, .errlen = sizeof why};
     char dir[PATH_MAX];
     const char *forced = getenv("REIN_CONTAINMENT");
