@@ -144,6 +144,8 @@ struct run {
     uint64_t t_xidle, t_xmax;
     uint64_t last_output_mono, last_scan_mono, kill_start_mono;
     ptree_t known; /* every descendant seen: pid + start time */
+    ptree_t unsaved;   /* known members whose registry row a write failed to
+                          add: the heartbeat tries again */
     events_heartbeat_t hb;
     pid_t *survivors;
     size_t n_survivors;
@@ -250,8 +252,17 @@ static bool remember(struct run *r, pid_t pid, uint64_t start)
     ptree_t one = {&PTREE_MEMBER(pid, start), 1};
     if (ptree_merge(&r->known, &one) < 0)
         return false;
-    if (r->sup->reg && pid != r->pid)
-        registry_descendant_add(r->sup->reg, r->id, pid, start);
+    if (r->sup->reg && pid != r->pid) {
+        int rc = registry_descendant_add(r->sup->reg, r->id, pid, start);
+        if (rc < 0) {
+            /* Best-effort, as a run's row: a member not on record is one
+             * a crash would leave to no one, so it is tried again. */
+            ptree_merge(&r->unsaved, &one);
+            event(r->sup, EVENTS_REGISTRY_ERROR, r->id,
+                  json_pack("{s:s,s:i}", "error", rein_strerror(rc),
+                            "descendant", (int)pid));
+        }
+    }
     if (pid != r->pid)
         event(r->sup, EVENTS_DESCENDANT, r->id,
               json_pack("{s:i,s:I}", "pid", (int)pid, "start_time",
@@ -885,6 +896,7 @@ static void run_free(struct run *r)
     spool_close(r->log);
     contain_run_free(r->cr);
     ptree_free(&r->known);
+    ptree_free(&r->unsaved);
     buf_free(&r->pending_in);
     run_record_clear(&r->rec);
     free(r->survivors);
@@ -1604,6 +1616,29 @@ static void end_strays(rein_sup_t *s)
 
 /* --------------------------------------------------------- owner, lease */
 
+/* Writes the rows of members whose first write failed; those written, or
+ * gone (nothing left to end), leave the list.  After a failure the rest
+ * wait for the next heartbeat: each failure may have cost the registry's
+ * busy timeout, on the loop. */
+static void save_descendants(struct run *r)
+{
+    size_t k = 0;
+    bool failed = false;
+    for (size_t i = 0; i < r->unsaved.n; i++) {
+        ptree_member_t *m = &r->unsaved.v[i];
+        if (ptree_member_alive(m) &&
+            (failed || registry_descendant_add(r->sup->reg, r->id, m->pid,
+                                               m->start_time) < 0)) {
+            failed = true;
+            r->unsaved.v[k++] = *m;
+            continue;
+        }
+        if (m->pidfd >= 0)
+            close(m->pidfd);
+    }
+    r->unsaved.n = k;
+}
+
 static void on_heartbeat(loop_t *l, uint64_t id, void *data)
 {
     (void)id;
@@ -1611,9 +1646,11 @@ static void on_heartbeat(loop_t *l, uint64_t id, void *data)
     s->t_heartbeat = 0;
     if (s->reg) {
         registry_owner_renew(s->reg, s->owner, wall_ms() + REIN_SUP_LEASE_MS);
-        for (struct run *r = s->runs; r; r = r->next)
+        for (struct run *r = s->runs; r; r = r->next) {
             if (r->state == REIN_RUN_RUNNING)
                 record(r); /* bytes and last output, at heartbeat pace */
+            save_descendants(r); /* failed writes, again */
+        }
         for (size_t i = 0; i < s->n_strays; i++)
             stray_record(s, &s->strays[i]); /* a failed write, again */
     }
