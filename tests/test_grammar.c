@@ -44,6 +44,19 @@ struct det {
     const char *cmd, *want;
 };
 
+/* The grammars shipped in the tree. */
+static grammar_set_t *shipped_set(void)
+{
+    char gdir[PATH_MAX];
+    tu_shipped_grammars(gdir, sizeof gdir);
+    const char *dirs[] = {gdir, NULL};
+    grammar_set_t *set;
+    buf_t errs = BUF_INIT;
+    ASSERT_OK(grammar_set_load(&set, dirs, &errs));
+    buf_free(&errs);
+    return set;
+}
+
 static void check_detect(const grammar_set_t *set, grammar_ctx_t *ctx,
                          const struct det *det, size_t n)
 {
@@ -473,13 +486,8 @@ TEST(grammar_set_compiles_patterns_on_first_use_and_reports_broken_ones)
  * the router finds it, and a tool's name as an argument is never taken. */
 TEST(grammar_detects_wrapped_and_compound_commands)
 {
-    char gdir[PATH_MAX];
-    tu_shipped_grammars(gdir, sizeof gdir);
-    const char *dirs[] = {gdir, NULL};
-    grammar_set_t *set;
+    grammar_set_t *set = shipped_set();
     grammar_ctx_t *ctx;
-    buf_t errs = BUF_INIT;
-    ASSERT_OK(grammar_set_load(&set, dirs, &errs));
     ASSERT_OK(grammar_ctx_new(&ctx));
     static const struct det det[] = {
         /* wrappers the router knows, with their options and operands */
@@ -567,7 +575,6 @@ TEST(grammar_detects_wrapped_and_compound_commands)
     ASSERT_TRUE(grammar_set_detect(set, ctx, NULL) == NULL);
     grammar_ctx_free(ctx);
     grammar_set_free(set);
-    buf_free(&errs);
 }
 
 /* GRAMMAR_PER_COMMAND_MAX at its edge: a line of that many tools gets
@@ -575,13 +582,8 @@ TEST(grammar_detects_wrapped_and_compound_commands)
  * one left out.  A grammar named twice counts once. */
 TEST(grammar_detects_at_most_grammar_per_command_max_per_line)
 {
-    char gdir[PATH_MAX];
-    tu_shipped_grammars(gdir, sizeof gdir);
-    const char *dirs[] = {gdir, NULL};
-    grammar_set_t *set;
+    grammar_set_t *set = shipped_set();
     grammar_ctx_t *ctx;
-    buf_t errs = BUF_INIT;
-    ASSERT_OK(grammar_set_load(&set, dirs, &errs));
     ASSERT_OK(grammar_ctx_new(&ctx));
     /* distinct tools, each with its own grammar */
     static const char *const tools[][2] = {
@@ -611,5 +613,4 @@ TEST(grammar_detects_at_most_grammar_per_command_max_per_line)
     }
     grammar_ctx_free(ctx);
     grammar_set_free(set);
-    buf_free(&errs);
 }

@@ -554,6 +554,19 @@ struct quiet {
 /* Starts quiet_supervisor_child at level and waits until the escapee has
  * left the run's session and its parent has exited (it is then the
  * supervisor's, a subreaper's, child). */
+/* Holds the registry as another writer would: an open write transaction
+ * in *lock, until the caller rolls it back. */
+static void registry_hold(sqlite3 **lock)
+{
+    char db[PATH_MAX + 32];
+    state_dir(db, sizeof db);
+    snprintf(db + strlen(db), sizeof db - strlen(db), "/%s", REGISTRY_FILE);
+    ASSERT_EQ(sqlite3_open(db, lock), SQLITE_OK);
+    sqlite3_busy_timeout(*lock, REGISTRY_BUSY_TIMEOUT_MS);
+    ASSERT_EQ(sqlite3_exec(*lock, "BEGIN IMMEDIATE", NULL, NULL, NULL),
+              SQLITE_OK);
+}
+
 static void quiet_start_locked(const char *level, const char *pidfile,
                                struct quiet *q, sqlite3 **lock);
 
@@ -588,16 +601,8 @@ static void quiet_start_locked(const char *level, const char *pidfile,
     ASSERT_EQ(sscanf(line, "%lld %d", &id, &leader), 2);
     q->id = id;
     q->leader = leader;
-    if (lock) {
-        char db[PATH_MAX + 32];
-        state_dir(db, sizeof db);
-        snprintf(db + strlen(db), sizeof db - strlen(db), "/%s",
-                 REGISTRY_FILE);
-        ASSERT_EQ(sqlite3_open(db, lock), SQLITE_OK);
-        sqlite3_busy_timeout(*lock, REGISTRY_BUSY_TIMEOUT_MS);
-        ASSERT_EQ(sqlite3_exec(*lock, "BEGIN IMMEDIATE", NULL, NULL, NULL),
-                  SQLITE_OK);
-    }
+    if (lock)
+        registry_hold(lock);
     wait_for_file(pidfile);
     q->esc = read_pid_file(pidfile);
     procfs_stat_t st;
@@ -879,12 +884,13 @@ struct strays_case {
     char owner[REGISTRY_OWNER_ID_LEN];
 };
 
-/* Starts strays_supervisor_child and waits until its daemon is the
- * supervisor's child and then on record (bounded polls: the registry is
- * another process's).  True when it is recorded as a stray of the owner;
- * false when a scan saw it below its leader first (it is then that run's
- * descendant, and an escape). */
-static bool strays_start(const char *pidfile, struct strays_case *c)
+/* Forks strays_supervisor_child and reads its report: the runs' ids, the
+ * owner, and (once its pidfile is there) the daemon, and the leader of
+ * the daemon's run in *leader.  With lock, the registry is held
+ * (registry_hold) as soon as the runs are reported, before the first
+ * scan can adopt the daemon. */
+static void strays_spawn(const char *pidfile, struct strays_case *c,
+                         sqlite3 **lock, pid_t *leader)
 {
     int p[2];
     ASSERT_OK(pipe(p));
@@ -904,12 +910,27 @@ static bool strays_start(const char *pidfile, struct strays_case *c)
     ASSERT_EQ(sscanf(line, "%lld %d %lld %d", &a, &la, &b, &lb), 4);
     c->ids[0] = a;
     c->ids[1] = b;
+    *leader = lb;
     owner_of(c->ids[0], c->owner);
+    if (lock)
+        registry_hold(lock);
     wait_for_file(pidfile);
     c->daemon = read_pid_file(pidfile);
+    ASSERT_OK(procfs_start_time(c->daemon, &c->daemon_start));
+}
+
+/* Starts strays_supervisor_child and waits until its daemon is the
+ * supervisor's child and then on record (bounded polls: the registry is
+ * another process's).  True when it is recorded as a stray of the owner;
+ * false when a scan saw it below its leader first (it is then that run's
+ * descendant, and an escape). */
+static bool strays_start(const char *pidfile, struct strays_case *c)
+{
+    pid_t lb;
+    strays_spawn(pidfile, c, NULL, &lb);
     procfs_stat_t st;
     ASSERT_OK(procfs_read_stat(c->daemon, &st));
-    c->daemon_start = st.start_time;
+    ASSERT_INT(st.start_time, ==, c->daemon_start);
     ASSERT_INT(st.session, !=, lb); /* it left its run's session */
     uint64_t t0 = test_now_ms();
     while (st.ppid != c->sup) {
@@ -1200,44 +1221,15 @@ TEST_T(a_stray_the_registry_refused_is_recorded_at_the_next_heartbeat, 120)
      * gone, the heartbeat writes it, so the crash that follows still
      * leaves it to reconcile. */
     tu_hide_pids_hierarchy();
-    char dir[PATH_MAX], db[PATH_MAX + 32];
-    state_dir(dir, sizeof dir);
-    snprintf(db, sizeof db, "%s/%s", dir, REGISTRY_FILE);
     bool done = false;
     for (int try = 0; try < RECONCILE_TEST_STRAY_TRIES && !done; try++) {
         char pidfile[PATH_MAX];
         snprintf(pidfile, sizeof pidfile, "%s/locked-%d.pid", test_tmpdir(),
                  try);
         struct strays_case c;
-        int p[2];
-        ASSERT_OK(pipe(p));
-        fflush(NULL);
-        c.sup = fork();
-        ASSERT_INT(c.sup, >=, 0);
-        if (c.sup == 0) {
-            close(p[0]);
-            strays_supervisor_child(pidfile, p[1]);
-        }
-        close(p[1]);
-        char line[128] = {0};
-        ASSERT_INT(read(p[0], line, sizeof line - 1), >, 0);
-        close(p[0]);
-        long long a, b;
-        int la, lb;
-        ASSERT_EQ(sscanf(line, "%lld %d %lld %d", &a, &la, &b, &lb), 4);
-        c.ids[0] = a;
-        c.ids[1] = b;
-        owner_of(c.ids[0], c.owner);
-        /* The lock, before the first scan (REIN_SUP_SCAN_MS after the
-         * spawn) can adopt the daemon. */
         sqlite3 *raw;
-        ASSERT_EQ(sqlite3_open(db, &raw), SQLITE_OK);
-        sqlite3_busy_timeout(raw, REGISTRY_BUSY_TIMEOUT_MS);
-        ASSERT_EQ(sqlite3_exec(raw, "BEGIN IMMEDIATE", NULL, NULL, NULL),
-                  SQLITE_OK);
-        wait_for_file(pidfile);
-        c.daemon = read_pid_file(pidfile);
-        ASSERT_OK(procfs_start_time(c.daemon, &c.daemon_start));
+        pid_t lb;
+        strays_spawn(pidfile, &c, &raw, &lb);
         uint64_t t0 = test_now_ms();
         bool refused = false, below = false;
         while (!refused && !below) {
@@ -1283,11 +1275,12 @@ TEST_T(a_stray_the_registry_refused_is_recorded_at_the_next_heartbeat, 120)
 TEST_T(a_descendant_the_registry_refused_is_recorded_at_the_next_heartbeat,
        120)
 {
-    /* The quiet escapee of the test above, with the registry held by
-     * another writer when the periodic scan finds it: its row fails
-     * (after the busy timeout), which is an event, and is written at a
-     * heartbeat once the registry is free, so the crash that follows
-     * still leaves it to reconcile.  It used to be kept in memory only. */
+    /* The quiet escapee of reconcile_ends_a_quiet_runs_escapee_..., with
+     * the registry held by another writer when the periodic scan finds
+     * it: its row fails (after the busy timeout), which is an event, and
+     * is written at a heartbeat once the registry is free, so the crash
+     * that follows still leaves it to reconcile.  It used to be kept in
+     * memory only. */
     tu_hide_pids_hierarchy();
     char pidfile[PATH_MAX];
     snprintf(pidfile, sizeof pidfile, "%s/escapee.pid", test_tmpdir());

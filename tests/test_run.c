@@ -83,24 +83,23 @@ static void setup(void)
     atexit(kill_rein);
 }
 
-/* Runs rein with args (NULL-terminated, "rein" not included), stdin from
- * fd_in (-1: /dev/null), in its own session (so no /dev/tty), in cwd.
- * Returns the exit code; stdout and stderr in out and err. */
-static int run_argv(const char *const *argv, int fd_in, const char *cwd,
-                    buf_t *out, buf_t *err);
-
-static int run_rein(const char *const *args, int fd_in, const char *cwd,
-                    buf_t *out, buf_t *err)
+/* The argv of `rein ARGS...`: args NULL-terminated, "rein" not included,
+ * at most RUN_TEST_ARGS_MAX of them. */
+#define RUN_TEST_ARGS_MAX 62
+static void rein_argv(const char *const *args, const char *argv[])
 {
-    const char *argv[64] = {rein_path()};
-    size_t n = 1;
-    for (; args[n - 1]; n++)
+    size_t n = 0;
+    argv[n++] = rein_path();
+    for (; args[n - 1]; n++) {
+        ASSERT_INT(n, <=, RUN_TEST_ARGS_MAX);
         argv[n] = args[n - 1];
+    }
     argv[n] = NULL;
-    return run_argv(argv, fd_in, cwd, out, err);
 }
 
-/* As run_rein, for a whole argv (rein under a wrapper). */
+/* Runs argv (rein, or rein under a wrapper), stdin from fd_in (-1:
+ * /dev/null), in its own session (so no /dev/tty), in cwd.  Returns the
+ * exit code; stdout and stderr in out and err. */
 static int run_argv(const char *const *argv, int fd_in, const char *cwd,
                     buf_t *out, buf_t *err)
 {
@@ -130,6 +129,15 @@ static int run_argv(const char *const *argv, int fd_in, const char *cwd,
     if (pidfd >= 0)
         close(pidfd);
     return code;
+}
+
+/* run_argv of `rein ARGS...` (rein_argv). */
+static int run_rein(const char *const *args, int fd_in, const char *cwd,
+                    buf_t *out, buf_t *err)
+{
+    const char *argv[RUN_TEST_ARGS_MAX + 2];
+    rein_argv(args, argv);
+    return run_argv(argv, fd_in, cwd, out, err);
 }
 
 static bool exists(const char *path)
@@ -223,11 +231,8 @@ struct tty {
 static void tty_start(struct tty *t, const char *const *args, unsigned cols,
                       unsigned rows)
 {
-    const char *argv[64] = {rein_path()};
-    size_t n = 1;
-    for (; args[n - 1]; n++)
-        argv[n] = args[n - 1];
-    argv[n] = NULL;
+    const char *argv[RUN_TEST_ARGS_MAX + 2];
+    rein_argv(args, argv);
     int slave;
     memset(t, 0, sizeof *t);
     ASSERT_OK(ptyio_open(cols, rows, NULL, &t->master, &slave));
@@ -1139,11 +1144,8 @@ TEST_T(run_forwards_more_stdin_than_it_holds, 60)
 static int run_rein_within(const char *const *args, int fd_in, uint64_t ms,
                            buf_t *out, buf_t *err, uint64_t *took_ms)
 {
-    const char *argv[64] = {rein_path()};
-    size_t n = 1;
-    for (; args[n - 1]; n++)
-        argv[n] = args[n - 1];
-    argv[n] = NULL;
+    const char *argv[RUN_TEST_ARGS_MAX + 2];
+    rein_argv(args, argv);
     int po[2], pe[2];
     ASSERT_EQ(pipe2(po, O_CLOEXEC | O_NONBLOCK), 0);
     ASSERT_EQ(pipe2(pe, O_CLOEXEC | O_NONBLOCK), 0);

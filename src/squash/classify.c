@@ -418,6 +418,9 @@ static bool cls_exception(const char *s, size_t n, bool indented,
     return true;
 }
 
+/* What a sanitizer's closing line starts with. */
+#define CLS_SUMMARY_PREFIX "SUMMARY: "
+
 struct cls_word {
     const char *w;
     unsigned char len;
@@ -1195,7 +1198,9 @@ static int cls_test_report(const char *s, size_t n, size_t ind, struct cls_hit *
     case 'S':
         /* `SUMMARY: UndefinedBehaviorSanitizer: ...` when no report of
          * the sanitizer's owns it */
-        if (ind || !cls_prefix(t, tn, "SUMMARY: ") || !cls_sanitizer_named(t + 9, tn - 9))
+        if (ind || !cls_prefix(t, tn, CLS_SUMMARY_PREFIX) ||
+            !cls_sanitizer_named(t + strlen(CLS_SUMMARY_PREFIX),
+                                 tn - strlen(CLS_SUMMARY_PREFIX)))
             return 0;
         h->id = "sanitizer-summary";
         return 1;
@@ -1498,7 +1503,7 @@ static int cls_ml_builtin(classify_t *c, const char *s, size_t n, bool *last)
         return p && !cls_blank(s + p, n - p);
     }
     case CLS_ML_SANITIZER:
-        *last = cls_prefix(s, n, "SUMMARY: ");
+        *last = cls_prefix(s, n, CLS_SUMMARY_PREFIX);
         return 1;
     default:
         return 0;
