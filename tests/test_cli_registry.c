@@ -15,9 +15,11 @@
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/procfs.h"
 #include "base/spawn.h"
 #include "harness.h"
 #include "supervise/registry.h"
@@ -154,8 +156,12 @@ TEST(cli_ps_lists_runs_of_every_owner)
     json_t *env = json_object_get(r, "env_names");
     ASSERT_EQ(json_array_size(env), 2);
     ASSERT_STR(json_string_value(json_array_get(env, 1)), "TOKEN");
+    ASSERT_TRUE(json_is_false(json_object_get(r, "orphaned")));
     r = json_array_get(a, 1);
     ASSERT_TRUE(json_is_null(json_object_get(r, "lease_expires_ms")));
+    /* No record of its owner: nothing says it died, and reconcile, which
+     * only sees recorded owners, would not end it. */
+    ASSERT_TRUE(json_is_false(json_object_get(r, "orphaned")));
     json_decref(a);
 
     ASSERT_EQ(rein(&out, "ps", "--json", "--all"), 0);
@@ -192,6 +198,133 @@ TEST(cli_ps_lists_runs_of_every_owner)
 
     assert_usage_error(&out, rein(&out, "ps", "--bogus", NULL), "--bogus");
     assert_usage_error(&out, rein(&out, "ps", "--json", "x"), "'x'");
+    registry_close(reg);
+    buf_free(&out);
+}
+
+/* A stand-in owner: a real process holding an owner's lock file, as a
+ * rein does, until the test kills it by the pid it holds.  Its record
+ * names it as rein's own do (boot id, pid, start time, lock file), with a
+ * lease far ahead, so only its process and its lock can tell it died. */
+static pid_t owner_start(registry_t *reg, const char *id, const char *lock)
+{
+    int p[2];
+    ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    ASSERT_TRUE(pid >= 0);
+    if (pid == 0) {
+        int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0 ||
+            write(p[1], "k", 1) != 1)
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    close(p[1]);
+    char c;
+    ASSERT_EQ(read(p[0], &c, 1), 1); /* the lock is held */
+    close(p[0]);
+    owner_record_t o = {0};
+    snprintf(o.id, sizeof o.id, "%s", id);
+    o.pid = pid;
+    ASSERT_OK(procfs_start_time(pid, &o.start_time));
+    ASSERT_OK(procfs_boot_id(o.boot_id));
+    o.lock_path = (char *)lock;
+    o.lease_expires_ms = 4102444800000;
+    ASSERT_OK(registry_owner_add(reg, &o));
+    return pid;
+}
+
+static void owner_kill(pid_t pid)
+{
+    ASSERT_EQ(kill(pid, SIGKILL), 0);
+    ASSERT_EQ(waitpid(pid, NULL, 0), pid);
+}
+
+/* The JSON object of run id in `rein ps --json --all`. */
+static json_t *ps_run(buf_t *out, int64_t id)
+{
+    ASSERT_EQ(rein(out, "ps", "--json", "--all"), 0);
+    json_error_t err;
+    json_t *a = json_loads(out->p, 0, &err), *v, *found = NULL;
+    ASSERT_TRUE(json_is_array(a));
+    size_t i;
+    json_array_foreach(a, i, v)
+    {
+        if (json_integer_value(json_object_get(v, "id")) == id)
+            found = json_incref(v);
+    }
+    json_decref(a);
+    ASSERT_TRUE(found != NULL);
+    return found;
+}
+
+static bool ps_orphaned(buf_t *out, int64_t id)
+{
+    json_t *r = ps_run(out, id);
+    ASSERT_STR(json_string_value(json_object_get(r, "state")), "running");
+    json_t *o = json_object_get(r, "orphaned");
+    ASSERT_TRUE(json_is_boolean(o));
+    bool orphaned = json_is_true(o);
+    json_decref(r);
+    return orphaned;
+}
+
+TEST(cli_ps_shows_the_run_of_a_dead_owner_as_orphaned)
+{
+    registry_t *reg;
+    ASSERT_OK(registry_open(state_dir(), &reg));
+    char lock[TPATH + 16];
+    snprintf(lock, sizeof lock, "%s/owner-a.lock", state_dir());
+    pid_t owner = owner_start(reg, OWNER_A, lock);
+    int64_t id = add_run(reg, OWNER_A, RUN_RUNNING, "make -j8", NULL);
+    buf_t out = BUF_INIT;
+    ASSERT_EQ(rein(&out, "ps", NULL, NULL), 0);
+    ASSERT_CONTAINS(out.p, " running ");
+    ASSERT_TRUE(strstr(out.p, "orphaned") == NULL);
+    ASSERT_FALSE(ps_orphaned(&out, id));
+
+    /* Killed before it could record the end: the registry still says
+     * running, and only the owner's liveness tells otherwise. */
+    owner_kill(owner);
+    ASSERT_EQ(rein(&out, "ps", NULL, NULL), 0);
+    ASSERT_CONTAINS(out.p, " orphaned ");
+    ASSERT_CONTAINS(out.p, "`rein reconcile` ends it\n");
+    ASSERT_TRUE(ps_orphaned(&out, id));
+    /* An exited run is never orphaned: its record is final. */
+    int64_t done = add_run(reg, OWNER_A, RUN_EXITED, "true", NULL);
+    json_t *r = ps_run(&out, done);
+    ASSERT_TRUE(json_is_false(json_object_get(r, "orphaned")));
+    json_decref(r);
+    registry_close(reg);
+    buf_free(&out);
+}
+
+/* Without a lock file to look at, and a lease far ahead, the owner's
+ * process tells, named by pid and start time: a live process with its pid
+ * but another start time (a reused pid) is not the owner. */
+TEST(cli_ps_owner_is_its_pid_and_start_time_never_its_pid_alone)
+{
+    registry_t *reg;
+    ASSERT_OK(registry_open(state_dir(), &reg));
+    uint64_t start;
+    ASSERT_OK(procfs_start_time(getpid(), &start));
+    owner_record_t o = {0};
+    snprintf(o.id, sizeof o.id, "%s", OWNER_A);
+    o.pid = getpid(); /* alive, but started at another time */
+    o.start_time = start + 1;
+    ASSERT_OK(procfs_boot_id(o.boot_id));
+    o.lease_expires_ms = 4102444800000;
+    ASSERT_OK(registry_owner_add(reg, &o));
+    snprintf(o.id, sizeof o.id, "%s", OWNER_B);
+    o.start_time = start; /* this very process */
+    ASSERT_OK(registry_owner_add(reg, &o));
+    int64_t reused = add_run(reg, OWNER_A, RUN_RUNNING, "a", NULL);
+    int64_t same = add_run(reg, OWNER_B, RUN_RUNNING, "b", NULL);
+    buf_t out = BUF_INIT;
+    ASSERT_TRUE(ps_orphaned(&out, reused));
+    ASSERT_FALSE(ps_orphaned(&out, same));
     registry_close(reg);
     buf_free(&out);
 }
@@ -263,6 +396,27 @@ TEST(cli_logs_prints_a_runs_log_and_rejects_bad_ids)
     ASSERT_EQ(rein(&out, "logs", "1001", NULL), 125);
     ASSERT_EQ(count_lines(out.p), 1);
     ASSERT_CONTAINS(out.p, "has no log");
+
+    /* The registry counted more output than the file holds (cut short,
+     * truncated): what is there is printed, and the shortfall named. */
+    run_record_t r;
+    ASSERT_OK(registry_run_get(reg, 1000, &r));
+    r.bytes = 40;
+    ASSERT_OK(registry_run_update(reg, &r));
+    run_record_clear(&r);
+    for (int follow = 0; follow < 2; follow++) {
+        ASSERT_EQ(rein(&out, "logs", "1000", follow ? "-f" : NULL), 125);
+        ASSERT_CONTAINS(out.p, "line one\nline two\nrein logs: run 1000: ");
+        ASSERT_CONTAINS(out.p, "1000.log holds 18 of the 40 bytes");
+        ASSERT_EQ(count_lines(out.p), 3);
+    }
+    /* Deleted: following it fails as reading it does, never a silent 0. */
+    ASSERT_EQ(unlink(log), 0);
+    for (int follow = 0; follow < 2; follow++) {
+        ASSERT_EQ(rein(&out, "logs", "1000", follow ? "-f" : NULL), 125);
+        ASSERT_EQ(count_lines(out.p), 1);
+        ASSERT_CONTAINS(out.p, "1000.log: No such file or directory");
+    }
     registry_close(reg);
     buf_free(&out);
 }
@@ -328,6 +482,12 @@ TEST(cli_logs_follow_until_the_run_exits)
     write_file(log, "third\n", true);
     read_until(p[0], &out, "third\n");
 
+    /* Cut by someone: new output lands at the new end, before where the
+     * follower was; it says so and follows from the start again. */
+    ASSERT_EQ(truncate(log, 0), 0);
+    read_until(p[0], &out, "truncated from 19 to 0 bytes; following from "
+                           "its start\n");
+
     /* The last bytes, then the exit: it prints them and ends by itself. */
     write_file(log, "last\n", true);
     run_record_t r;
@@ -344,7 +504,8 @@ TEST(cli_logs_follow_until_the_run_exits)
     if (pidfd >= 0)
         close(pidfd);
     ASSERT_EQ(code, 0);
-    ASSERT_STR(out.p, "first\nsecond\nthird\nlast\n");
+    ASSERT_CONTAINS(out.p, "first\nsecond\nthird\nrein logs: ");
+    ASSERT_CONTAINS(out.p, "its start\nlast\n");
     close(lfd);
     registry_close(reg);
     buf_free(&out);

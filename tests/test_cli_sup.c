@@ -149,12 +149,18 @@ TEST(cli_kill_bad_input_is_one_line_and_exit_2)
         {"kill", "1000", "--bogus", NULL},
         {"kill", "1000", "--grace-ms", NULL},
         {"reconcile", "extra", NULL},
+        /* A run id is written one way, as rein logs takes it too. */
+        {"kill", "01000", NULL},
+        {"kill", " 1000", NULL},
+        {"kill", "99999999999999999999", NULL},
     };
     /* What each line must name. */
     static const char *const says[] = {
         "which run?", "'abc' is not a run id", "no run with id 424242",
         "unknown signal 'SIGNOPE'", "not '-5'", "unknown option '--bogus'",
         "--grace-ms needs a value", "unexpected argument 'extra'",
+        "'01000' is not a run id", "' 1000' is not a run id",
+        "'99999999999999999999' is not a run id",
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         buf_t out = BUF_INIT;
@@ -168,30 +174,72 @@ TEST(cli_kill_bad_input_is_one_line_and_exit_2)
     }
 }
 
+/* The owner is killed before it records its run's end: rein kill hands
+ * the run to reconciliation, and says how the registry now records it
+ * ended.  Its owner has no lock file, and a lease far ahead: only its
+ * process, by pid and start time, tells it is gone. */
+TEST(cli_kill_of_an_orphaned_run_reconciles_and_says_how_it_ended)
+{
+    char dir[PATH_MAX];
+    use_state_dir(dir, sizeof dir);
+    char boot[PROCFS_BOOT_ID_LEN], owner_id[REGISTRY_OWNER_ID_LEN];
+    ASSERT_OK(procfs_boot_id(boot));
+    snprintf(owner_id, sizeof owner_id, "%032d", 8);
+    int owner_fd, run_fd;
+    pid_t owner = tu_sleeper_start(&owner_fd);
+    pid_t run = tu_sleeper_start(&run_fd);
+    uint64_t owner_start, run_start;
+    ASSERT_OK(procfs_start_time(owner, &owner_start));
+    ASSERT_OK(procfs_start_time(run, &run_start));
+    tu_plant_t p = {owner_id, boot, owner, owner_start, 4102444800000,
+                    run, run_start};
+    char ids[32];
+    snprintf(ids, sizeof ids, "%lld", (long long)tu_plant_run(dir, &p));
+    tu_sleeper_stop(owner, owner_fd);
+
+    buf_t out = BUF_INIT;
+    const char *args[] = {"kill", ids, NULL};
+    ASSERT_EQ(rein(args, &out), 0);
+    ASSERT_CONTAINS(out.p, "its owner is gone; reconciled: orphan-reaped");
+    ASSERT_FALSE(procfs_alive(run, run_start));
+    buf_free(&out);
+    tu_sleeper_stop(run, run_fd);
+}
+
+/* A state directory that cannot be made is named in the one line. */
+TEST(cli_unusable_state_dir_is_named_and_exit_125)
+{
+    char file[PATH_MAX];
+    snprintf(file, sizeof file, "%s/a-file", test_tmpdir());
+    FILE *f = fopen(file, "w");
+    ASSERT_TRUE(f != NULL);
+    fclose(f);
+    setenv("REIN_STATE_DIR", file, 1);
+    static const char *const cases[][3] = {
+        {"ps", NULL}, {"logs", "1000", NULL}, {"metrics", NULL},
+        {"kill", "1000", NULL}, {"reconcile", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        buf_t out = BUF_INIT;
+        ASSERT_EQ(rein(cases[i], &out), 125);
+        ASSERT_EQ(strchr(out.p, '\n'), out.p + out.len - 1); /* one line */
+        ASSERT_CONTAINS(out.p, "state directory ");
+        ASSERT_CONTAINS(out.p, file);
+        ASSERT_CONTAINS(out.p, ": Not a directory");
+        buf_free(&out);
+    }
+}
+
 TEST(cli_reconcile_marks_a_foreign_boot_lost)
 {
     char dir[PATH_MAX];
     use_state_dir(dir, sizeof dir);
-    registry_t *reg;
-    ASSERT_OK(registry_open(dir, &reg));
-    owner_record_t o;
-    memset(&o, 0, sizeof o);
-    snprintf(o.id, sizeof o.id, "%032d", 7);
-    o.pid = 1;
-    snprintf(o.boot_id, sizeof o.boot_id, "%s",
-             "11111111-1111-1111-1111-111111111111");
-    o.lease_expires_ms = 1;
-    ASSERT_OK(registry_owner_add(reg, &o));
-    run_record_t r;
-    run_record_init(&r);
-    memcpy(r.owner, o.id, sizeof r.owner);
-    memcpy(r.boot_id, o.boot_id, sizeof r.boot_id);
-    r.pid = r.pgid = r.sid = getpid(); /* would be us: must not be touched */
-    snprintf(r.containment, sizeof r.containment, "pgid");
-    r.state = REIN_RUN_RUNNING;
-    ASSERT_OK(registry_run_insert(reg, &r));
-    run_record_clear(&r);
-    registry_close(reg);
+    char owner_id[REGISTRY_OWNER_ID_LEN];
+    snprintf(owner_id, sizeof owner_id, "%032d", 7);
+    /* The run would be us: it must not be touched. */
+    tu_plant_t p = {owner_id, "11111111-1111-1111-1111-111111111111", 1, 0,
+                    1, getpid(), 0};
+    tu_plant_run(dir, &p);
     buf_t out = BUF_INIT;
     const char *args[] = {"reconcile", NULL};
     ASSERT_EQ(rein(args, &out), 0);

@@ -59,13 +59,7 @@ TEST(ptree_capture_signal_and_kill)
 TEST(ptree_stale_start_time_is_never_signalled)
 {
     int pidfd;
-    const char *argv[] = {"sleep", "30", NULL};
-    spawn_opts_t o;
-    spawn_opts_init(&o);
-    o.file = argv[0];
-    o.argv = argv;
-    pid_t pid;
-    ASSERT_OK(spawn_start(&o, &pid, &pidfd, NULL));
+    pid_t pid = tu_sleeper_start(&pidfd);
     uint64_t st;
     ASSERT_OK(procfs_start_time(pid, &st));
     /* Same pid, another start time: as if the pid had been reused. */

@@ -222,31 +222,12 @@ TEST_T(reconcile_after_sigkill_with_two_contending_supervisors, 120)
 /* Adds a fake dead owner with one running run, as a crash would leave. */
 static int64_t plant(const char *boot_id, pid_t pid, uint64_t start)
 {
-    char dir[PATH_MAX];
-    registry_t *reg;
+    char dir[PATH_MAX], owner[REGISTRY_OWNER_ID_LEN];
     state_dir(dir, sizeof dir);
-    ASSERT_OK(registry_open(dir, &reg));
-    owner_record_t o;
-    memset(&o, 0, sizeof o);
-    snprintf(o.id, sizeof o.id, "%032x", (unsigned)pid);
-    o.pid = 1;
-    snprintf(o.boot_id, sizeof o.boot_id, "%s", boot_id);
-    o.lease_expires_ms = 1; /* long expired; no lock file: dead */
-    ASSERT_OK(registry_owner_add(reg, &o));
-    run_record_t r;
-    run_record_init(&r);
-    memcpy(r.owner, o.id, sizeof r.owner);
-    snprintf(r.boot_id, sizeof r.boot_id, "%s", boot_id);
-    r.pid = r.pgid = r.sid = pid;
-    r.start_time = start;
-    snprintf(r.containment, sizeof r.containment, "pgid");
-    r.state = REIN_RUN_RUNNING;
-    r.command = strdup("planted");
-    ASSERT_OK(registry_run_insert(reg, &r));
-    int64_t id = r.id;
-    run_record_clear(&r);
-    registry_close(reg);
-    return id;
+    snprintf(owner, sizeof owner, "%032x", (unsigned)pid);
+    /* Lease long expired, no lock file, no process recorded: dead. */
+    tu_plant_t p = {owner, boot_id, 1, 0, 1, pid, start};
+    return tu_plant_run(dir, &p);
 }
 
 static int reason_of(int64_t id)
@@ -263,30 +244,10 @@ static int reason_of(int64_t id)
     return reason;
 }
 
-static pid_t start_sleeper(int *pidfd)
-{
-    const char *argv[] = {"sleep", "60", NULL};
-    spawn_opts_t o;
-    spawn_opts_init(&o);
-    o.file = argv[0];
-    o.argv = argv;
-    pid_t pid;
-    ASSERT_OK(spawn_start(&o, &pid, pidfd, NULL));
-    return pid;
-}
-
-static void stop_sleeper(pid_t pid, int pidfd)
-{
-    kill(pid, SIGKILL); /* our own child */
-    spawn_reap(pid, pidfd, NULL);
-    if (pidfd >= 0)
-        close(pidfd);
-}
-
 TEST(reconcile_other_boot_is_lost_and_never_signalled)
 {
     int pidfd;
-    pid_t pid = start_sleeper(&pidfd);
+    pid_t pid = tu_sleeper_start(&pidfd);
     uint64_t st;
     ASSERT_OK(procfs_start_time(pid, &st));
     /* Same pid and start time, but another boot: not ours to touch. */
@@ -295,7 +256,7 @@ TEST(reconcile_other_boot_is_lost_and_never_signalled)
     ASSERT_EQ(reason_of(id), REIN_REASON_LOST);
     ASSERT_TRUE(procfs_alive(pid, st));
     rein_sup_close(s);
-    stop_sleeper(pid, pidfd);
+    tu_sleeper_stop(pid, pidfd);
 }
 
 TEST_SOLO(reconcile_reused_pid_is_lost_and_never_signalled, TEST_DEFAULT_TIMEOUT_S)
@@ -304,10 +265,10 @@ TEST_SOLO(reconcile_reused_pid_is_lost_and_never_signalled, TEST_DEFAULT_TIMEOUT
     ASSERT_OK(procfs_boot_id(boot));
     /* A run that died (its pid recorded with its start time) ... */
     int pidfd;
-    pid_t old = start_sleeper(&pidfd);
+    pid_t old = tu_sleeper_start(&pidfd);
     uint64_t old_start;
     ASSERT_OK(procfs_start_time(old, &old_start));
-    stop_sleeper(old, pidfd);
+    tu_sleeper_stop(old, pidfd);
     int64_t id = plant(boot, old, old_start);
     /* Start times count clock ticks: a reuse within the same tick would
      * look like the same process.  Let a few ticks pass (a clock, not an
@@ -324,8 +285,8 @@ TEST_SOLO(reconcile_reused_pid_is_lost_and_never_signalled, TEST_DEFAULT_TIMEOUT
         dprintf(ns, "%d", (int)old - 1);
         close(ns);
         if (again > 0)
-            stop_sleeper(again, fd2);
-        again = start_sleeper(&fd2);
+            tu_sleeper_stop(again, fd2);
+        again = tu_sleeper_start(&fd2);
     }
     if (again != old)
         SKIP_FACILITY("pid-reuse", "could not get pid %d again", (int)old);
@@ -336,7 +297,40 @@ TEST_SOLO(reconcile_reused_pid_is_lost_and_never_signalled, TEST_DEFAULT_TIMEOUT
     ASSERT_EQ(reason_of(id), REIN_REASON_LOST);
     ASSERT_TRUE(procfs_alive(again, new_start)); /* never signalled */
     rein_sup_close(s);
-    stop_sleeper(again, fd2);
+    tu_sleeper_stop(again, fd2);
+}
+
+/* With its lock file gone, an owner is dead once its process (pid and
+ * start time) is, though its lease runs on, as rein ps judges it; while
+ * that process lives, its run is never signalled. */
+TEST(reconcile_owner_without_a_lock_file_is_dead_once_its_process_is)
+{
+    char dir[PATH_MAX], boot[PROCFS_BOOT_ID_LEN];
+    state_dir(dir, sizeof dir);
+    ASSERT_OK(procfs_boot_id(boot));
+    int dead_fd, a_fd, b_fd;
+    pid_t dead = tu_sleeper_start(&dead_fd);
+    pid_t a = tu_sleeper_start(&a_fd), b = tu_sleeper_start(&b_fd);
+    uint64_t dead_start, a_start, b_start, my_start;
+    ASSERT_OK(procfs_start_time(dead, &dead_start));
+    ASSERT_OK(procfs_start_time(a, &a_start));
+    ASSERT_OK(procfs_start_time(b, &b_start));
+    ASSERT_OK(procfs_start_time(getpid(), &my_start));
+    tu_plant_t gone = {"d0000000000000000000000000000001", boot, dead,
+                       dead_start, 4102444800000, a, a_start};
+    int64_t orphan = tu_plant_run(dir, &gone);
+    tu_sleeper_stop(dead, dead_fd); /* the owner dies; its lease runs on */
+    tu_plant_t live = {"a0000000000000000000000000000002", boot, getpid(),
+                       my_start, 4102444800000, b, b_start};
+    int64_t kept = tu_plant_run(dir, &live);
+    rein_sup_t *s = open_sup("pgid");
+    ASSERT_EQ(reason_of(orphan), REIN_REASON_ORPHAN_REAPED);
+    ASSERT_FALSE(procfs_alive(a, a_start));
+    ASSERT_EQ(reason_of(kept), -1); /* not exited: not touched */
+    ASSERT_TRUE(procfs_alive(b, b_start));
+    rein_sup_close(s);
+    tu_sleeper_stop(a, a_fd);
+    tu_sleeper_stop(b, b_fd);
 }
 
 TEST_T(reconcile_two_supervisors_one_owner_no_double_kill, 60)
@@ -365,7 +359,7 @@ TEST_T(reconcile_two_supervisors_one_owner_no_double_kill, 60)
     /* A dead owner's run: of two concurrent reconcilers exactly one
      * steals and kills it. */
     int pfd;
-    pid_t pid = start_sleeper(&pfd);
+    pid_t pid = tu_sleeper_start(&pfd);
     uint64_t start;
     char boot[PROCFS_BOOT_ID_LEN];
     ASSERT_OK(procfs_boot_id(boot));
@@ -679,7 +673,7 @@ TEST_T(reconcile_ends_a_quiet_runs_escapee_the_periodic_scan_recorded, 60)
     char pidfile[PATH_MAX];
     snprintf(pidfile, sizeof pidfile, "%s/escapee.pid", test_tmpdir());
     int decoy_fd;
-    pid_t decoy = start_sleeper(&decoy_fd);
+    pid_t decoy = tu_sleeper_start(&decoy_fd);
     uint64_t decoy_st;
     ASSERT_OK(procfs_start_time(decoy, &decoy_st));
 
@@ -712,7 +706,7 @@ TEST_T(reconcile_ends_a_quiet_runs_escapee_the_periodic_scan_recorded, 60)
     /* The run was ending for its escape when rein died: the first reason
      * wins, reconcile only finished it. */
     ASSERT_EQ(reason_of(q.id), REIN_REASON_OWNERSHIP_ESCAPE);
-    stop_sleeper(decoy, decoy_fd);
+    tu_sleeper_stop(decoy, decoy_fd);
 }
 
 TEST_T(reconcile_reaches_a_runs_cgroup_at_a_forced_level_and_from_another_cgroup,
@@ -739,7 +733,7 @@ TEST_T(reconcile_reaches_a_runs_cgroup_at_a_forced_level_and_from_another_cgroup
     snprintf(procs, sizeof procs, "%s/cgroup.procs", other);
     ASSERT_OK(mkdir(other, 0755));
     int decoy_fd;
-    pid_t decoy = start_sleeper(&decoy_fd);
+    pid_t decoy = tu_sleeper_start(&decoy_fd);
     uint64_t decoy_st;
     ASSERT_OK(procfs_start_time(decoy, &decoy_st));
 
@@ -762,7 +756,7 @@ TEST_T(reconcile_reaches_a_runs_cgroup_at_a_forced_level_and_from_another_cgroup
         ASSERT_FALSE(procfs_alive(q.esc, q.esc_start));
         ASSERT_TRUE(procfs_alive(decoy, decoy_st)); /* never rein's */
     }
-    stop_sleeper(decoy, decoy_fd);
+    tu_sleeper_stop(decoy, decoy_fd);
     ASSERT_OK(rmdir(other));
     /* The dead supervisors' instance cgroups go with the next open here. */
     ASSERT_OK(contain_open("cgroup", &c));
@@ -974,7 +968,7 @@ TEST_T(reconcile_ends_a_stray_no_run_could_claim_after_a_crash, 120)
      * it from that record alone.  A process rein never started lives on. */
     tu_hide_pids_hierarchy();
     int decoy_fd;
-    pid_t decoy = start_sleeper(&decoy_fd);
+    pid_t decoy = tu_sleeper_start(&decoy_fd);
     uint64_t decoy_st;
     ASSERT_OK(procfs_start_time(decoy, &decoy_st));
 
@@ -1017,7 +1011,7 @@ TEST_T(reconcile_ends_a_stray_no_run_could_claim_after_a_crash, 120)
     /* Nothing is left on record: no live run, no stray, of anyone. */
     ASSERT_EQ(strays_of(c.owner, 0, 0, NULL), 0);
     ASSERT_EQ(owners_listed(), 0);
-    stop_sleeper(decoy, decoy_fd);
+    tu_sleeper_stop(decoy, decoy_fd);
 }
 
 TEST_T(close_ends_strays_and_forgets_them_one_that_exits_at_once, 90)
@@ -1114,7 +1108,7 @@ TEST_T(close_ends_strays_and_forgets_them_one_that_exits_at_once, 90)
     }
     ASSERT_TRUE(done);
     ASSERT_TRUE(procfs_alive(decoy, decoy_st)); /* the host's own */
-    stop_sleeper(decoy, decoy_fd);
+    tu_sleeper_stop(decoy, decoy_fd);
 }
 
 /* Adds a fake dead owner with no run and one stray (boot_id, pid, start),
@@ -1155,7 +1149,7 @@ TEST(reconcile_never_signals_a_stray_record_that_is_not_that_process)
     char boot[PROCFS_BOOT_ID_LEN];
     ASSERT_OK(procfs_boot_id(boot));
     int decoy_fd;
-    pid_t decoy = start_sleeper(&decoy_fd);
+    pid_t decoy = tu_sleeper_start(&decoy_fd);
     uint64_t st;
     ASSERT_OK(procfs_start_time(decoy, &st));
     char reused[REGISTRY_OWNER_ID_LEN], other_boot[REGISTRY_OWNER_ID_LEN];

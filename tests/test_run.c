@@ -832,6 +832,30 @@ TEST(run_without_a_usable_state_dir_runs_nothing)
     buf_free(&err);
 }
 
+/* A relative REIN_STATE_DIR is taken from where rein starts, and recorded
+ * absolute: the log path in the registry is opened by rein processes in
+ * other directories. */
+TEST(run_relative_state_dir_is_recorded_absolute)
+{
+    setup();
+    char proj[PATH_MAX], abs[PATH_MAX + 16];
+    snprintf(proj, sizeof proj, "%s/proj", test_tmpdir());
+    ASSERT_EQ(mkdir(proj, 0700), 0);
+    setenv("REIN_STATE_DIR", "rel-state", 1);
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    const char *a[] = {"run", "--raw", "--", "echo", "hi", NULL};
+    ASSERT_EQ(run_rein(a, -1, proj, &out, &err), 0);
+    snprintf(abs, sizeof abs, "%s/rel-state", proj);
+    setenv("REIN_STATE_DIR", abs, 1);
+    buf_reset(&out);
+    buf_reset(&err);
+    const char *l[] = {"logs", "1000", NULL};
+    ASSERT_EQ(run_rein(l, -1, "/", &out, &err), 0);
+    ASSERT_STR(out.p, "hi\n");
+    buf_free(&out);
+    buf_free(&err);
+}
+
 TEST_T(run_killed_by_sigkill_leaves_its_command_to_reconcile, 60)
 {
     setup();
@@ -846,6 +870,7 @@ TEST_T(run_killed_by_sigkill_leaves_its_command_to_reconcile, 60)
     expect_fd(out_fd, &out, "ready\n");
     json_t *run = ps_find("exec sleep 300");
     ASSERT_STR(json_string_value(json_object_get(run, "state")), "running");
+    ASSERT_TRUE(json_is_false(json_object_get(run, "orphaned")));
     pid_t cmd = (pid_t)json_integer_value(json_object_get(run, "pid"));
     long long id = json_integer_value(json_object_get(run, "id"));
     json_decref(run);
@@ -866,7 +891,18 @@ TEST_T(run_killed_by_sigkill_leaves_its_command_to_reconcile, 60)
     ASSERT_TRUE(test_pid_alive(cmd)); /* left behind, still recorded */
     run = ps_find("exec sleep 300");
     ASSERT_STR(json_string_value(json_object_get(run, "state")), "running");
+    /* The last state its owner wrote, but nobody will write another: ps
+     * says so, and which verb ends it. */
+    ASSERT_TRUE(json_is_true(json_object_get(run, "orphaned")));
     json_decref(run);
+    buf_t pout = BUF_INIT, perr = BUF_INIT;
+    const char *pa[] = {"ps", NULL};
+    ASSERT_EQ(run_rein(pa, -1, NULL, &pout, &perr), 0);
+    ASSERT_CONTAINS(pout.p, " orphaned ");
+    ASSERT_TRUE(strstr(pout.p, " running ") == NULL);
+    ASSERT_CONTAINS(perr.p, "`rein reconcile` ends it");
+    buf_free(&pout);
+    buf_free(&perr);
 
     /* The follower wakes on the owner's death and stops: nothing more can
      * be logged.  It used to wait for a reconcile forever.  Started after

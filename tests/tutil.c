@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <pcre2.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "harness.h"
 #include "squash/squash.h"
 #include "squash/vt.h"
+#include "supervise/registry.h"
 
 int tu_read_all(int fd, buf_t *out)
 {
@@ -33,6 +35,54 @@ int tu_read_all(int fd, buf_t *out)
         if (errno != EINTR)
             return -errno;
     }
+}
+
+pid_t tu_sleeper_start(int *pidfd)
+{
+    const char *argv[] = {"sleep", "60", NULL};
+    spawn_opts_t o;
+    spawn_opts_init(&o);
+    o.file = argv[0];
+    o.argv = argv;
+    pid_t pid;
+    ASSERT_OK(spawn_start(&o, &pid, pidfd, NULL));
+    return pid;
+}
+
+void tu_sleeper_stop(pid_t pid, int pidfd)
+{
+    kill(pid, SIGKILL); /* the caller's own child */
+    spawn_reap(pid, pidfd, NULL);
+    if (pidfd >= 0)
+        close(pidfd);
+}
+
+int64_t tu_plant_run(const char *state_dir, const tu_plant_t *p)
+{
+    registry_t *reg;
+    ASSERT_OK(registry_open(state_dir, &reg));
+    owner_record_t o;
+    memset(&o, 0, sizeof o);
+    snprintf(o.id, sizeof o.id, "%s", p->owner);
+    snprintf(o.boot_id, sizeof o.boot_id, "%s", p->boot_id);
+    o.pid = p->owner_pid;
+    o.start_time = p->owner_start;
+    o.lease_expires_ms = p->lease_ms;
+    ASSERT_OK(registry_owner_add(reg, &o));
+    run_record_t r;
+    run_record_init(&r);
+    memcpy(r.owner, o.id, sizeof r.owner);
+    memcpy(r.boot_id, o.boot_id, sizeof r.boot_id);
+    r.pid = r.pgid = r.sid = p->run_pid;
+    r.start_time = p->run_start;
+    snprintf(r.containment, sizeof r.containment, "pgid");
+    r.state = REIN_RUN_RUNNING;
+    r.command = strdup("planted");
+    ASSERT_OK(registry_run_insert(reg, &r));
+    int64_t id = r.id;
+    run_record_clear(&r);
+    registry_close(reg);
+    return id;
 }
 
 int tu_run(spawn_opts_t *o, buf_t *out)

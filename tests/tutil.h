@@ -33,6 +33,27 @@ int tu_spawn_piped(const char *const *argv, spawn_group_t group, int fd_in,
                    pid_t *pid, int *pidfd);
 /* Reads fd to EOF into out. */
 int tu_read_all(int fd, buf_t *out);
+/* Starts `sleep 60` as a child, a process to stand in for a run or an
+ * owner; *pidfd for the reap (-1 where unsupported). */
+pid_t tu_sleeper_start(int *pidfd);
+/* SIGKILLs and reaps a child from tu_sleeper_start. */
+void tu_sleeper_stop(pid_t pid, int pidfd);
+
+/* An owner and one running run of it, as a crash leaves them in the
+ * registry: no lock file, so only the owner's process and its lease can
+ * tell whether it lives. */
+typedef struct tu_plant {
+    const char *owner;    /* the owner id: 32 hex digits */
+    const char *boot_id;  /* the owner's and the run's */
+    pid_t owner_pid;
+    uint64_t owner_start; /* 0: not recorded */
+    int64_t lease_ms;
+    pid_t run_pid;        /* the run's leader, group and session */
+    uint64_t run_start;
+} tu_plant_t;
+/* Plants p in the registry of state_dir (pgid containment, command
+ * "planted"); returns the run's id. */
+int64_t tu_plant_run(const char *state_dir, const tu_plant_t *p);
 
 /* Reads one line (without its newline) from the blocking fd, a byte at a
  * time so nothing after it is consumed: false on EOF before its first

@@ -44,6 +44,25 @@
  * prints one line naming verb and returns the exit status to use.
  */
 int cli_registry_open(const char *verb, registry_t **out);
+/* Prints one line for verb: the state directory dir (NULL or "" when its
+ * path is not known) could not be set up, err saying why. */
+void cli_state_dir_error(const char *verb, const char *dir, int err);
+
+/* A run id as the operator verbs take it: a positive decimal number with
+ * no sign, no leading zero, no space, nothing after it, that fits. */
+bool cli_parse_run_id(const char *s, int64_t *id);
+
+/* Whether a run's owner (the rein process that started it) lives. */
+typedef enum cli_owner {
+    CLI_OWNER_UNKNOWN = 0, /* no record of it: the registry never had one */
+    CLI_OWNER_ALIVE,
+    CLI_OWNER_GONE, /* dead: its runs are orphaned until reconciled */
+} cli_owner_t;
+
+/* The liveness of owner_id by the one test reconciliation uses
+ * (supervise/owner.h), so that a run shown as orphaned is one `rein
+ * reconcile` ends. */
+cli_owner_t cli_owner_check(registry_t *reg, const char *owner_id);
 
 /* rein ps [--json] [--all] */
 int cli_ps(int argc, char **argv);

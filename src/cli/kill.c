@@ -16,14 +16,12 @@
  * run, or rein reconcile), since every run of that owner is over by then.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,22 +42,6 @@ static int64_t kill_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* True when the owner of rec holds its lock (is alive). */
-static bool kill_owner_alive(registry_t *reg, const char *owner_id)
-{
-    owner_record_t o;
-    if (registry_owner_get(reg, owner_id, &o) < 0)
-        return false;
-    bool alive = false;
-    int fd = o.lock_path ? open(o.lock_path, O_RDWR | O_CLOEXEC) : -1;
-    if (fd >= 0) {
-        alive = flock(fd, LOCK_EX | LOCK_NB) < 0;
-        close(fd); /* releases the lock if we just took it */
-    }
-    owner_record_clear(&o);
-    return alive;
 }
 
 struct target {
@@ -106,14 +88,67 @@ static int kill_usage(const char *why)
     return CLI_EXIT_USAGE;
 }
 
-static int parse_id(const char *s, int64_t *id)
+/* Reconciles the state directory for verb: 0 with *st, or the exit status
+ * after one line naming what failed. */
+static int kill_reconcile(const char *verb, rein_reconcile_stats_t *st)
 {
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (!*s || *end || v <= 0)
-        return -EINVAL;
-    *id = v;
-    return 0;
+    rein_sup_t *s = NULL;
+    char why[512] = "";
+    rein_sup_opts_t so = {.no_reconcile = true, .errmsg = why,
+                          .errlen = sizeof why};
+    int rc = rein_sup_open(&so, &s);
+    if (rc < 0 && !why[0]) {
+        /* The state directory fails without a message: by name.  Its
+         * lookup fills in the path before it creates the directory. */
+        char dir[PATH_MAX] = "";
+        int drc = registry_state_dir(dir, sizeof dir);
+        if (drc < 0) {
+            cli_state_dir_error(verb, drc == -ENAMETOOLONG ? NULL : dir, drc);
+            return CLI_EXIT_FAILURE;
+        }
+    }
+    if (rc == 0)
+        rc = rein_sup_reconcile(s, st);
+    rein_sup_close(s);
+    if (rc < 0) {
+        fprintf(stderr, "rein %s: %s\n", verb,
+                why[0] ? why : rein_strerror(rc));
+        return CLI_EXIT_FAILURE;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* Ends run rec of a dead owner by reconciling, then reports how the
+ * registry now says it ended: reconcile decides from the same evidence
+ * as rein ps, but the run is only over once its record says so. */
+static int kill_orphaned(const run_record_t *rec)
+{
+    rein_reconcile_stats_t st;
+    int rc = kill_reconcile("kill", &st);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    registry_t *reg;
+    run_record_t now;
+    if ((rc = cli_registry_open("kill", &reg)) != CLI_EXIT_OK)
+        return rc;
+    rc = registry_run_get(reg, rec->id, &now);
+    registry_close(reg);
+    if (rc < 0 || now.state != REIN_RUN_EXITED) {
+        fprintf(stderr, "rein kill: run %lld: its owner is gone, but no "
+                        "end is recorded after reconciling (%s)\n",
+                (long long)rec->id,
+                rc < 0 ? rein_strerror(rc)
+                       : "another rein may be ending it: see rein ps --all");
+        if (rc == 0)
+            run_record_clear(&now);
+        return CLI_EXIT_FAILURE;
+    }
+    printf("run %lld: its owner is gone; reconciled: %s (%zu orphaned runs "
+           "ended, %zu lost; %zu strays ended)\n",
+           (long long)rec->id, rein_reason_name((rein_reason_t)now.reason),
+           st.orphans_reaped, st.lost, st.strays_reaped);
+    run_record_clear(&now);
+    return CLI_EXIT_OK;
 }
 
 int cli_kill(int argc, char **argv)
@@ -156,7 +191,7 @@ int cli_kill(int argc, char **argv)
     }
     if (!id_arg)
         return kill_usage("which run?");
-    if (parse_id(id_arg, &id) < 0) {
+    if (!cli_parse_run_id(id_arg, &id)) {
         fprintf(stderr, "rein kill: '%s' is not a run id\n", id_arg);
         return CLI_EXIT_USAGE;
     }
@@ -184,37 +219,21 @@ int cli_kill(int argc, char **argv)
                rein_reason_name((rein_reason_t)rec.reason));
         goto out;
     }
+    if (cli_owner_check(reg, rec.owner) == CLI_OWNER_GONE) {
+        /* A dead owner's runs are reconciliation's: it steals them
+         * atomically first, so two operators never both kill. */
+        registry_close(reg);
+        reg = NULL;
+        status = kill_orphaned(&rec);
+        goto out;
+    }
+
     if (procfs_boot_id(boot) < 0 || strcmp(boot, rec.boot_id) != 0) {
         printf("run %lld is from another boot: nothing of it can be "
                "running; `rein reconcile` records it lost\n",
                (long long)id);
         goto out;
     }
-    if (!kill_owner_alive(reg, rec.owner)) {
-        /* A dead owner's runs are reconciliation's: it steals them
-         * atomically first, so two operators never both kill. */
-        registry_close(reg);
-        reg = NULL;
-        rein_sup_t *s = NULL;
-        char why[512] = "";
-        rein_sup_opts_t so = {.no_reconcile = true, .errmsg = why,
-                              .errlen = sizeof why};
-        rein_reconcile_stats_t st;
-        if ((rc = rein_sup_open(&so, &s)) < 0 ||
-            (rc = rein_sup_reconcile(s, &st)) < 0) {
-            fprintf(stderr, "rein kill: reconcile: %s\n",
-                    !s && why[0] ? why : rein_strerror(rc));
-            status = CLI_EXIT_FAILURE;
-        } else {
-            printf("run %lld: its owner is gone; reconciled (%zu orphaned "
-                   "runs ended, %zu lost; %zu strays ended)\n",
-                   (long long)id, st.orphans_reaped, st.lost,
-                   st.strays_reaped);
-        }
-        rein_sup_close(s);
-        goto out;
-    }
-
     struct target t = {{NULL, 0}, NULL, 0};
     contain_t *c = NULL;
     uint64_t start;
@@ -271,24 +290,13 @@ int cli_reconcile(int argc, char **argv)
                 argv[1]);
         return CLI_EXIT_USAGE;
     }
-    rein_sup_t *s = NULL;
-    char why[512] = "";
-    rein_sup_opts_t so = {.no_reconcile = true, .errmsg = why,
-                          .errlen = sizeof why};
     rein_reconcile_stats_t st;
-    int rc = rein_sup_open(&so, &s);
-    if (rc == 0)
-        rc = rein_sup_reconcile(s, &st);
-    if (rc < 0) {
-        fprintf(stderr, "rein reconcile: %s\n",
-                !s && why[0] ? why : rein_strerror(rc));
-        rein_sup_close(s);
-        return CLI_EXIT_FAILURE;
-    }
+    int rc = kill_reconcile("reconcile", &st);
+    if (rc != CLI_EXIT_OK)
+        return rc;
     printf("owners dead %zu, alive %zu; runs stolen %zu; orphans ended %zu; "
            "lost %zu; strays ended %zu, lost %zu\n",
            st.owners_dead, st.skipped_alive, st.runs_stolen,
            st.orphans_reaped, st.lost, st.strays_reaped, st.strays_lost);
-    rein_sup_close(s);
     return CLI_EXIT_OK;
 }

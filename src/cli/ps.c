@@ -1,10 +1,14 @@
 /*
  * ps.c — `rein ps [--json] [--all]`: the runs of every owner.
  *
- * Reads the registry only, so it shows what rein has recorded, across every
- * rein process sharing the state directory, including runs whose owner died
- * (reconcile decides their fate; ps never touches a process).  The table is
- * for people; --json is for tools, with the fields docs/cli.md lists.
+ * Reads the registry, so it shows what rein has recorded, across every rein
+ * process sharing the state directory.  A run's record is only as true as
+ * its owner is alive: an owner killed before its last write (SIGKILL, a
+ * full disk) leaves it `running` for ever, so each owner of a run not yet
+ * exited is checked (cli_owner_check: its process by pid and start time,
+ * its lock), and such a run is shown as orphaned, with the verb that ends
+ * it.  ps never touches a process.  The table is for people; --json is for
+ * tools, with the fields docs/cli.md lists.
  */
 #include <inttypes.h>
 #include <jansson.h>
@@ -56,10 +60,55 @@ static void ps_duration(char *out, size_t size, int64_t now, int64_t then)
         snprintf(out, size, "%" PRId64 "d", s / PS_S_PER_DAY);
 }
 
-/* The state column: the state, and for an exited run how it ended. */
-static void ps_state(char *out, size_t size, const run_record_t *r)
+/* What ps knows of one owner, checked once per ps. */
+struct ps_owner {
+    char id[REGISTRY_OWNER_ID_LEN];
+    cli_owner_t live;
+};
+
+/* The owners of the runs not yet exited, each checked once (an exited run
+ * needs no owner, and --all may list thousands of them). */
+struct ps_owners {
+    struct ps_owner *v;
+    size_t n;
+};
+
+/* The owner of r, checked on first sight; NULL when out of memory. */
+static const struct ps_owner *ps_owner_of(registry_t *reg,
+                                          struct ps_owners *os,
+                                          const run_record_t *r)
 {
-    if (r->state != RUN_EXITED) {
+    for (size_t i = 0; i < os->n; i++)
+        if (!strcmp(os->v[i].id, r->owner))
+            return &os->v[i];
+    struct ps_owner *v = realloc(os->v, (os->n + 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    os->v = v;
+    struct ps_owner *o = &v[os->n++];
+    memcpy(o->id, r->owner, sizeof o->id);
+    o->live = cli_owner_check(reg, r->owner);
+    return o;
+}
+
+/* True when r is not exited but its owner is gone: its record will not
+ * change again until reconciliation ends it. */
+static bool ps_orphaned(registry_t *reg, struct ps_owners *os,
+                        const run_record_t *r)
+{
+    if (r->state == RUN_EXITED)
+        return false;
+    const struct ps_owner *o = ps_owner_of(reg, os, r);
+    return o && o->live == CLI_OWNER_GONE;
+}
+
+/* The state column: the state, and for an exited run how it ended. */
+static void ps_state(char *out, size_t size, const run_record_t *r,
+                     bool orphaned)
+{
+    if (orphaned) {
+        snprintf(out, size, "orphaned");
+    } else if (r->state != RUN_EXITED) {
         snprintf(out, size, "%s", registry_state_name(r->state));
     } else if (r->reason == RUN_REASON_EXIT && r->exit_code >= 0) {
         snprintf(out, size, "exited (exit %d)", r->exit_code);
@@ -91,16 +140,25 @@ static void ps_command(buf_t *b, const char *cmd)
         buf_append_str(b, "...");
 }
 
-static int ps_table(run_record_t *runs, size_t n)
+static int ps_table(registry_t *reg, run_record_t *runs, size_t n)
 {
     int64_t now = ps_now_ms();
     buf_t cmd = BUF_INIT;
+    struct ps_owners os = {NULL, 0};
+    bool *orphaned = calloc(n ? n : 1, sizeof *orphaned);
+    size_t n_orphaned = 0;
+    if (!orphaned) {
+        fprintf(stderr, "rein ps: out of memory\n");
+        return CLI_EXIT_FAILURE;
+    }
     /* The state column is as wide as its widest entry, so every column
      * after it lines up ("exited (no-output-timeout)" is 26 wide). */
     int sw = (int)strlen("STATE");
     for (size_t i = 0; i < n; i++) {
         char state[PS_STATE_LEN];
-        ps_state(state, sizeof state, &runs[i]);
+        orphaned[i] = ps_orphaned(reg, &os, &runs[i]);
+        n_orphaned += orphaned[i];
+        ps_state(state, sizeof state, &runs[i], orphaned[i]);
         if ((int)strlen(state) > sw)
             sw = (int)strlen(state);
     }
@@ -109,7 +167,7 @@ static int ps_table(run_record_t *runs, size_t n)
     for (size_t i = 0; i < n; i++) {
         const run_record_t *r = &runs[i];
         char state[PS_STATE_LEN], age[PS_DURATION_LEN], out[PS_DURATION_LEN];
-        ps_state(state, sizeof state, r);
+        ps_state(state, sizeof state, r, orphaned[i]);
         ps_duration(age, sizeof age, now, r->created_ms);
         ps_duration(out, sizeof out, now, r->last_output_ms);
         ps_command(&cmd, r->command);
@@ -119,7 +177,15 @@ static int ps_table(run_record_t *runs, size_t n)
                cmd.p ? cmd.p : "");
     }
     buf_free(&cmd);
-    return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+    free(orphaned);
+    free(os.v);
+    int st = fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+    /* On stderr, so the table stays one line per run for scripts. */
+    if (n_orphaned)
+        fprintf(stderr,
+                "rein ps: an orphaned run's rein process is gone and will "
+                "not record its end; `rein reconcile` ends it\n");
+    return st;
 }
 
 /* A string field, or null. */
@@ -165,9 +231,10 @@ static int ps_json(registry_t *reg, run_record_t *runs, size_t n)
     char last_owner[REGISTRY_OWNER_ID_LEN] = "";
     int64_t last_lease = 0;
     bool last_found = false;
+    struct ps_owners os = {NULL, 0};
     json_t *arr = json_array();
     if (!arr)
-        return CLI_EXIT_FAILURE;
+        goto fail;
     for (size_t i = 0; i < n; i++) {
         const run_record_t *r = &runs[i];
         json_t *o = json_object();
@@ -182,6 +249,8 @@ static int ps_json(registry_t *reg, run_record_t *runs, size_t n)
                                      &last_found));
         json_object_set_new(o, "state",
                             json_string(registry_state_name(r->state)));
+        json_object_set_new(o, "orphaned",
+                            json_boolean(ps_orphaned(reg, &os, r)));
         json_object_set_new(o, "reason",
                             r->reason ? json_string(registry_reason_name(
                                             r->reason))
@@ -220,10 +289,12 @@ static int ps_json(registry_t *reg, run_record_t *runs, size_t n)
     if (json_dumpf(arr, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
         goto fail;
     json_decref(arr);
+    free(os.v);
     putchar('\n');
     return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
 fail:
     json_decref(arr);
+    free(os.v);
     fprintf(stderr, "rein ps: out of memory\n");
     return CLI_EXIT_FAILURE;
 }
@@ -256,7 +327,7 @@ int cli_ps(int argc, char **argv)
         registry_close(reg);
         return CLI_EXIT_FAILURE;
     }
-    st = json ? ps_json(reg, runs, n) : ps_table(runs, n);
+    st = json ? ps_json(reg, runs, n) : ps_table(reg, runs, n);
     run_record_list_free(runs, n);
     registry_close(reg);
     return st;

@@ -864,13 +864,24 @@ static int registry_join(char *out, size_t size, const char *a,
     return 0;
 }
 
+int registry_dir_absolute(const char *dir, char *out, size_t size)
+{
+    if (dir[0] == '/')
+        return (size_t)snprintf(out, size, "%s", dir) >= size ? -ENAMETOOLONG
+                                                              : 0;
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd))
+        return -errno;
+    return registry_join(out, size, cwd, dir);
+}
+
 int registry_state_dir(char *out, size_t size)
 {
     int rc;
     const char *e = getenv("REIN_STATE_DIR");
     if (e && *e) {
-        if ((size_t)snprintf(out, size, "%s", e) >= size)
-            return -ENAMETOOLONG;
+        if ((rc = registry_dir_absolute(e, out, size)) < 0)
+            return rc;
     } else if ((e = getenv("XDG_STATE_HOME")) && e[0] == '/') {
         /* The XDG spec: a relative path is invalid and to be ignored. */
         rc = registry_join(out, size, e, REGISTRY_STATE_SUBDIR);

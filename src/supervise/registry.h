@@ -116,13 +116,21 @@ typedef struct run_record {
 } run_record_t;
 
 /*
- * The state directory: $REIN_STATE_DIR, else $XDG_STATE_HOME/rein (an
- * absolute XDG_STATE_HOME only, as the XDG spec says), else
- * ~/.local/state/rein; created 0700 with its missing parents.  0,
- * -ENAMETOOLONG when out is too small, -ENOENT when no home is known, or the
- * mkdir error.
+ * The state directory: $REIN_STATE_DIR (made absolute: a relative one is
+ * taken from the current directory), else $XDG_STATE_HOME/rein (an absolute
+ * XDG_STATE_HOME only, as the XDG spec says), else ~/.local/state/rein;
+ * created 0700 with its missing parents.  0, -ENAMETOOLONG when out is too
+ * small, -ENOENT when no home is known, or the mkdir error (out then names
+ * the directory).
  */
 int registry_state_dir(char *out, size_t size);
+/*
+ * dir as an absolute path: as is, or after the current directory.  A
+ * state directory is always named so, because the registry records log
+ * and lock paths under it that rein processes in other directories open.
+ * 0, -ENAMETOOLONG, or getcwd's error.
+ */
+int registry_dir_absolute(const char *dir, char *out, size_t size);
 
 /*
  * Opens (creating dir 0700 and file 0600, migrating) the registry in dir.

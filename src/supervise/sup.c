@@ -42,8 +42,9 @@
  *
  * Several supervisors may share one state dir.  Each is an owner with an
  * flock'ed lock file and a lease renewed every REIN_SUP_HEARTBEAT_MS; a
- * supervisor reconciles only runs whose owner's lock is free (the owner
- * died), stealing them atomically before any signal is sent.
+ * supervisor reconciles only runs whose owner is dead (owner.h: its lock
+ * free or its process gone), stealing them atomically before any signal
+ * is sent.
  */
 #include "rein.h"
 
@@ -77,6 +78,7 @@
 #include "base/spool.h"
 #include "supervise/contain.h"
 #include "supervise/events.h"
+#include "supervise/owner.h"
 #include "supervise/registry.h"
 #include "supervise/runstate.h"
 #include "supervise/sup.h"
@@ -1693,22 +1695,6 @@ static int take_lock(rein_sup_t *s)
 
 /* ------------------------------------------------------------ reconcile */
 
-/* Whether owner o is dead: its lock is free (we then hold it in *lockfd),
- * or, where the lock file is gone, its lease expired. */
-static bool owner_dead(const owner_record_t *o, int *lockfd)
-{
-    *lockfd = -1;
-    int fd = o->lock_path ? open(o->lock_path, O_RDWR | O_CLOEXEC) : -1;
-    if (fd < 0)
-        return o->lease_expires_ms < wall_ms();
-    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-        close(fd);
-        return false; /* EWOULDBLOCK: alive */
-    }
-    *lockfd = fd;
-    return true;
-}
-
 /* What reconcile is about to end: verified processes and the cgroups of
  * dead owners' runs. */
 struct doomed {
@@ -1936,7 +1922,7 @@ int rein_sup_reconcile(rein_sup_t *s, rein_reconcile_stats_t *out)
         int lockfd;
         if (!strcmp(o->id, s->owner))
             continue;
-        if (!owner_dead(o, &lockfd)) {
+        if (!owner_dead_take_lock(o, &lockfd)) {
             st.skipped_alive++;
             event(s, EVENTS_RECONCILE, 0,
                   json_pack("{s:s,s:s}", "owner", o->id, "decision",
@@ -2082,8 +2068,10 @@ int rein_sup_open(const rein_sup_opts_t *o, rein_sup_t **out)
     if (!o->ephemeral) {
         char dir[PATH_MAX];
         if (o->state_dir)
-            snprintf(dir, sizeof dir, "%s", o->state_dir);
-        else if ((rc = registry_state_dir(dir, sizeof dir)) < 0)
+            rc = registry_dir_absolute(o->state_dir, dir, sizeof dir);
+        else
+            rc = registry_state_dir(dir, sizeof dir);
+        if (rc < 0)
             goto fail; /* the code says it all: the caller names the dir */
         if (!(s->state_dir = strdup(dir))) {
             rc = -ENOMEM;
