@@ -421,6 +421,37 @@ TEST(cli_logs_prints_a_runs_log_and_rejects_bad_ids)
     buf_free(&out);
 }
 
+/* A log past its size cap reads as zeros where the cap punched it out:
+ * those are no output, so they are skipped and the range named. */
+TEST(cli_logs_skips_the_range_a_size_cap_dropped)
+{
+    registry_t *reg;
+    ASSERT_OK(registry_open(state_dir(), &reg));
+    char log[TPATH], note[TPATH + 16];
+    snprintf(log, sizeof log, "%s/1000.log", state_dir());
+    snprintf(note, sizeof note, "%s.dropped", log);
+    int fd = open(log, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    ASSERT_TRUE(fd >= 0);
+    ASSERT_EQ(write(fd, "head\n", 5), 5);
+    ASSERT_EQ(pwrite(fd, "tail\n", 5, 1005), 5); /* zeros in between */
+    close(fd);
+    write_file(note, "dropped 5-1005\n", false);
+    ASSERT_EQ(add_run(reg, OWNER_A, RUN_EXITED, "flood", log), 1000);
+    buf_t out = BUF_INIT;
+    for (int follow = 0; follow < 2; follow++) {
+        ASSERT_EQ(rein(&out, "logs", "1000", follow ? "-f" : NULL), 0);
+        ASSERT_EQ(memchr(out.p, 0, out.len), NULL);
+        ASSERT_CONTAINS(out.p, "head\n");
+        ASSERT_CONTAINS(out.p, "rein logs: run 1000: bytes 5-1005 were "
+                               "dropped when the log passed its size cap\n");
+        ASSERT_CONTAINS(out.p, "tail\n");
+        ASSERT_EQ(out.len, strlen(out.p));
+        ASSERT_EQ(count_lines(out.p), 3);
+    }
+    registry_close(reg);
+    buf_free(&out);
+}
+
 /* Reads from fd until out ends with want (the follower's output so far). */
 static void read_until(int fd, buf_t *out, const char *want)
 {

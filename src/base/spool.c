@@ -77,6 +77,24 @@ static void spool_write_note(const spool_t *sp)
     close(fd);
 }
 
+bool spool_log_hole(const char *log_path, uint64_t *from, uint64_t *to)
+{
+    char note[PATH_MAX + sizeof SPOOL_NOTE_SUFFIX], line[96];
+    snprintf(note, sizeof note, "%s" SPOOL_NOTE_SUFFIX, log_path);
+    FILE *f = fopen(note, "re");
+    if (!f)
+        return false;
+    unsigned long long x, y;
+    bool ok = fgets(line, sizeof line, f) &&
+              sscanf(line, "dropped %llu-%llu", &x, &y) == 2 && y > x;
+    fclose(f);
+    if (ok) {
+        *from = x;
+        *to = y;
+    }
+    return ok;
+}
+
 /* Past the cap: punches out what lies between the head and the rolling
  * tail, once the tail outgrew its budget by a step. */
 static void spool_punch(spool_t *sp)

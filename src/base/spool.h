@@ -40,6 +40,7 @@
 #ifndef REIN_BASE_SPOOL_H
 #define REIN_BASE_SPOOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -92,6 +93,13 @@ uint64_t spool_dropped(const spool_t *sp);
  * grows.  0 or -EINVAL. */
 int spool_set_cap(spool_t *sp, uint64_t cap, uint64_t head,
                   const char *note_path);
+/* Where a capped log's note lives: its path with this suffix.  The note
+ * is one line, "dropped A-B\n". */
+#define SPOOL_NOTE_SUFFIX ".dropped"
+/* The dropped range [*from, *to) noted beside the log at log_path, for a
+ * reader of the file (another process than the writer).  False when
+ * there is no note, or it holds no range. */
+bool spool_log_hole(const char *log_path, uint64_t *from, uint64_t *to);
 /* The dropped range [*from, *to) (both 0 when nothing was dropped).
  * Returns 1 while the cap works, 0 without a cap, -EOPNOTSUPP when the
  * file system refused to punch and the cap was given up. */

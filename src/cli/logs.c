@@ -23,7 +23,9 @@
  * A log that holds fewer bytes than the registry counted for an exited run
  * (truncated by someone, or cut short by a full disk or by its owner's
  * death) is printed, then named as incomplete; a log truncated while
- * followed is followed again from its start, with a note.
+ * followed is followed again from its start, with a note.  The range a
+ * log's size cap punched out (1 GiB, supervise/sup.c) is skipped, not
+ * printed as the zeros it reads as, and named.
  *
  * The supervisor flushes a run's spool before it records the exit, so the
  * end of the file at that point is the end of the output.
@@ -41,6 +43,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "base/spool.h"
 #include "rein.h"
 #include "supervise/owner.h"
 
@@ -64,12 +67,29 @@ static int logs_write_all(const char *p, size_t n)
     return 0;
 }
 
-/* Copies fd from where it is to its current end. */
-static int logs_copy(int fd)
+/* Copies the log of run id (fd, at path) from where it is to its current
+ * end.  The range its size cap punched out reads as zeros, which are no
+ * output: it is skipped, and named on stderr. */
+static int logs_copy(int fd, const char *path, int64_t id)
 {
     static char buf[LOGS_COPY_BUF];
+    uint64_t ha = 0, hb = 0;
+    bool hole = spool_log_hole(path, &ha, &hb);
     for (;;) {
-        ssize_t r = read(fd, buf, sizeof buf);
+        off_t at = lseek(fd, 0, SEEK_CUR);
+        size_t want = sizeof buf;
+        if (hole && at >= 0 && (uint64_t)at >= ha && (uint64_t)at < hb) {
+            fprintf(stderr,
+                    "rein logs: run %" PRId64 ": bytes %" PRIu64 "-%" PRIu64
+                    " were dropped when the log passed its size cap\n",
+                    id, ha, hb);
+            if (lseek(fd, (off_t)hb, SEEK_SET) < 0)
+                return -errno;
+            continue;
+        }
+        if (hole && at >= 0 && (uint64_t)at < ha && ha - (uint64_t)at < want)
+            want = (size_t)(ha - (uint64_t)at);
+        ssize_t r = read(fd, buf, want);
         if (r == 0)
             return 0;
         if (r < 0) {
@@ -250,7 +270,7 @@ static int logs_follow(registry_t *reg, int64_t id, const char *log_path)
         }
         if (fd >= 0) {
             logs_rewind_if_truncated(fd, log_path);
-            if ((rc = logs_copy(fd)) < 0)
+            if ((rc = logs_copy(fd, log_path, id)) < 0)
                 goto fail;
         }
         int state = RUN_STARTING;
@@ -274,7 +294,7 @@ static int logs_follow(registry_t *reg, int64_t id, const char *log_path)
                 goto fail;
             }
             /* Whatever landed between the copy and the look. */
-            if ((rc = logs_copy(fd)) < 0)
+            if ((rc = logs_copy(fd, log_path, id)) < 0)
                 goto fail;
             st = CLI_EXIT_OK;
             if (orphaned)
@@ -375,7 +395,7 @@ int cli_logs(int argc, char **argv)
         st = logs_follow(reg, id, r.log_path);
     } else {
         int fd = open(r.log_path, O_RDONLY | O_CLOEXEC);
-        rc = fd < 0 ? -errno : logs_copy(fd);
+        rc = fd < 0 ? -errno : logs_copy(fd, r.log_path, id);
         if (rc < 0 && rc != -EPIPE) {
             fprintf(stderr, "rein logs: %s: %s\n", r.log_path,
                     rein_strerror(rc));

@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/spool.h"
+
 struct logfile {
     int64_t id;
     int64_t mtime_ms;
@@ -72,7 +74,7 @@ static void remove_log(int dfd, int64_t id)
     char name[64];
     snprintf(name, sizeof name, "%lld.log", (long long)id);
     unlinkat(dfd, name, 0);
-    snprintf(name, sizeof name, "%lld.log.dropped", (long long)id);
+    snprintf(name, sizeof name, "%lld.log" SPOOL_NOTE_SUFFIX, (long long)id);
     unlinkat(dfd, name, 0);
 }
 

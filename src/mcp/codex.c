@@ -48,6 +48,7 @@
 #include <pcre2.h>
 
 #include "base/sig.h"
+#include "base/spool.h"
 #include "base/utf8.h"
 #include "exec/shell.h"
 #include "exec/retention.h"
@@ -508,8 +509,6 @@ static void codex_collect(const char *text, size_t len, void *data)
     buf_append(data, text, len);
 }
 
-/* The dropped range of a capped log, from its note ("dropped A-B"). */
-static bool codex_log_hole(const char *path, uint64_t *a, uint64_t *b);
 static int codex_read_range(int fd, uint64_t off, uint64_t len, bool hole,
                             uint64_t ha, uint64_t hb, buf_t *out);
 static void to_utf8(buf_t *raw, buf_t *out);
@@ -537,7 +536,7 @@ static int codex_from_log(mcp_codex_t *cx, session_t *s, uint64_t from,
         return -EFBIG;
     if (session_running(s))
         sup_run_flush_log(cx->sup, session_id(s));
-    if (codex_log_hole(path, &ha, &hb) && ha < from + len && hb > from)
+    if (spool_log_hole(path, &ha, &hb) && ha < from + len && hb > from)
         return -ENODATA;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -1596,25 +1595,6 @@ static int codex_log_of(mcp_codex_t *cx, int64_t id, char *path, size_t n)
     return stat(path, &st) == 0 ? 0 : -ENOENT;
 }
 
-/* The dropped range of a capped log, from its note ("dropped A-B"). */
-static bool codex_log_hole(const char *path, uint64_t *a, uint64_t *b)
-{
-    char note[PATH_MAX + 16], line[96];
-    snprintf(note, sizeof note, "%s.dropped", path);
-    FILE *f = fopen(note, "re");
-    if (!f)
-        return false;
-    unsigned long long x, y;
-    bool ok = fgets(line, sizeof line, f) &&
-              sscanf(line, "dropped %llu-%llu", &x, &y) == 2 && y > x;
-    fclose(f);
-    if (ok) {
-        *a = x;
-        *b = y;
-    }
-    return ok;
-}
-
 /* Reads [off, off+len) of the log into out (raw), naming a dropped range
  * instead of its zeros. */
 static int codex_read_range(int fd, uint64_t off, uint64_t len, bool hole,
@@ -1867,7 +1847,7 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
     struct stat st;
     fstat(fd, &st);
     uint64_t size = (uint64_t)st.st_size, ha = 0, hb = 0;
-    bool hole = codex_log_hole(path, &ha, &hb);
+    bool hole = spool_log_hole(path, &ha, &hb);
     /* The byte range asked for, clamped to the log: offset defaults to 0,
      * length to the rest. */
     bool ranged = json_is_integer(joff) || json_is_integer(jlen);
@@ -2031,7 +2011,7 @@ static int read_log(const char *uri, const json_t *vars, buf_t *text,
     struct stat st;
     fstat(fd, &st);
     uint64_t size = (uint64_t)st.st_size, ha = 0, hb = 0;
-    bool hole = codex_log_hole(path, &ha, &hb);
+    bool hole = spool_log_hole(path, &ha, &hb);
     uint64_t off = size > CODEX_RESOURCE_TAIL ? size - CODEX_RESOURCE_TAIL : 0;
     buf_t raw = BUF_INIT;
     if (off)

@@ -1072,7 +1072,7 @@ static int spawn_run(rein_sup_t *s, const rein_run_opts_t *o,
             goto spawn_failed;
         rec->log_path = strdup(path);
         char note[PATH_MAX + 16];
-        snprintf(note, sizeof note, "%s.dropped", path);
+        snprintf(note, sizeof note, "%s" SPOOL_NOTE_SUFFIX, path);
         spool_set_cap(r->log, SUP_LOG_CAP, SUP_LOG_HEAD, note);
     }
     if ((rc = open_io(r, o, tio_fn, tio_data, &child_in, &child_out)) < 0)
