@@ -1385,7 +1385,8 @@ TEST(run_input_over_hangs_up_a_raw_read_after_the_grace)
 }
 
 /* SIGHUP ignored: the next wait of the same kind ends the run (TERM to all
- * of it, then KILL after the supervisor's grace). */
+ * of it, then KILL after the supervisor's grace), and every record says
+ * why: no-input, not a manual cancel nobody asked for. */
 TEST(run_input_over_hangup_ignored_ends_the_run)
 {
     setup();
@@ -1402,6 +1403,47 @@ TEST(run_input_over_hangup_ignored_ends_the_run)
     ASSERT_CONTAINS(out.p, "[rein] hangup SIGHUP · ");
     ASSERT_CONTAINS(out.p, "[rein] hangup SIGTERM · terminal read in raw "
                            "mode");
+
+    /* A real raw-mode program that ignores SIGHUP, stdin at /dev/null. */
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    ASSERT_TRUE(null >= 0);
+    const char *py[] = {"run", "--json", "--", "python3", "-c",
+                        "import signal, sys, tty; "
+                        "signal.signal(signal.SIGHUP, signal.SIG_IGN); "
+                        "tty.setraw(0); sys.stdin.read(1); "
+                        "print('raw-never-read')",
+                        NULL};
+    buf_reset(&out);
+    int rc = run_rein_within(py, null,
+                             2 * RUN_NO_INPUT_HANGUP_MS + RUN_TEST_STEP_MS,
+                             &out, &err, NULL);
+    close(null);
+    if (rc == 127)
+        SKIP("no python3");
+    ASSERT_EQ(rc, 128 + SIGTERM);
+    json_t *o = json_loads(out.p, 0, NULL);
+    ASSERT_TRUE(o != NULL);
+    ASSERT_STR(json_string_value(json_object_get(o, "reason")), "no-input");
+    ASSERT_STR(json_string_value(
+                   json_object_get(json_object_get(o, "hangup"), "signal")),
+               "SIGTERM");
+    json_decref(o);
+    json_t *run = ps_find("raw-never-read");
+    ASSERT_STR(json_string_value(json_object_get(run, "reason")), "no-input");
+    json_decref(run);
+    run = ps_find("trap '' HUP");
+    ASSERT_STR(json_string_value(json_object_get(run, "reason")), "no-input");
+    json_decref(run);
+    const char *ps[] = {"ps", "--all", NULL};
+    buf_reset(&out);
+    ASSERT_EQ(run_rein(ps, -1, NULL, &out, &err), 0);
+    ASSERT_CONTAINS(out.p, "exited (no-input)");
+    ASSERT_TRUE(lacks(out.p, "manual-cancel"));
+    const char *m[] = {"metrics", NULL};
+    buf_reset(&out);
+    ASSERT_EQ(run_rein(m, -1, NULL, &out, &err), 0);
+    ASSERT_CONTAINS(out.p, "\nrun_exit_total{reason=\"no-input\"} 2\n");
+    ASSERT_CONTAINS(out.p, "\nrun_exit_total{reason=\"manual-cancel\"} 0\n");
     buf_free(&out);
     buf_free(&err);
 }

@@ -176,6 +176,7 @@ struct run {
     unsigned raw_misses;     /* looks in a row without it */
     int hangups;             /* SIGHUPs sent, plus one for the cancel */
     bool cancelled;          /* the run was cancelled for a raw wait */
+    rein_reason_t reason;    /* why the run ended, for --json */
     pid_t hup_pgrp;          /* the foreground group of the last SIGHUP */
     int hangup_sig;          /* the last hang-up's signal, for --json */
     uint64_t hangup_after_ms; /* the wait before the first, for --json */
@@ -399,6 +400,7 @@ static void run_on_exit(rein_sup_t *s, int64_t id, const rein_run_info_t *i,
     /* No exit status only when the leader outlived every kill (the
      * supervisor gave up on it): that is rein failing, not the command. */
     r->exit_code = i->exit_code >= 0 ? i->exit_code : CLI_EXIT_FAILURE;
+    r->reason = i->reason;
     r->log_lost = i->log_lost;
     r->log_error = i->log_error;
     run_stdin_stop(r);
@@ -532,7 +534,8 @@ static void run_hangup(struct run *r, uint64_t waited)
         r->hangup_sig = SIGHUP;
         emit_hangup(&b, SIGHUP, waited, 0);
     } else {
-        if (rein_sup_cancel(r->sup, r->id, SIGTERM, -1) < 0)
+        if (sup_run_cancel(r->sup, r->id, REIN_REASON_NO_INPUT, SIGTERM,
+                           -1) < 0)
             return;
         r->cancelled = true;
         r->hangup_sig = SIGTERM;
@@ -1012,6 +1015,12 @@ static void run_json(struct run *r, char **argv)
     json_object_set_new(o, "signal",
                         sig && sigabbrev_np(sig) ? json_string(sigabbrev_np(sig))
                                                  : json_null());
+    /* The supervisor's reason: a 143 that rein caused (no-input) is not
+     * the command's own failure. */
+    json_object_set_new(o, "reason",
+                        r->reason != REIN_REASON_NONE
+                            ? json_string(rein_reason_name(r->reason))
+                            : json_null());
     json_object_set_new(o, "duration_ms", json_integer((json_int_t)ms));
     json_object_set_new(o, "lines", json_integer((json_int_t)r->raw_lines));
     json_object_set_new(o, "bytes", json_integer((json_int_t)r->raw_bytes));

@@ -689,6 +689,8 @@ static const char *codex_reason_text(rein_reason_t r)
         return "no output for idle_timeout_ms; rein ended the session";
     case REIN_REASON_MANUAL_CANCEL:
         return "killed through kill_session";
+    case REIN_REASON_NO_INPUT:
+        return "waited for keys with its input over; rein ended the session";
     case REIN_REASON_OWNERSHIP_ESCAPE:
         return "a process left the session's boundary; rein ended it";
     default:

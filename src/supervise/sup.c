@@ -1338,18 +1338,24 @@ int rein_sup_signal(rein_sup_t *s, int64_t id, int signo)
     return ptree_signal_group(pg, signo);
 }
 
-int rein_sup_cancel(rein_sup_t *s, int64_t id, int signo, int grace_ms)
+int sup_run_cancel(rein_sup_t *s, int64_t id, rein_reason_t why, int signo,
+                   int grace_ms)
 {
-    if (!s)
+    if (!s || (why != REIN_REASON_MANUAL_CANCEL && why != REIN_REASON_NO_INPUT))
         return -EINVAL;
     struct run *r = find_run(s, id);
     if (!r)
         return REIN_ENORUN;
     if (signo < 0 || signo >= NSIG)
         return -EINVAL;
-    cancel_run(r, REIN_REASON_MANUAL_CANCEL, signo ? signo : SIGTERM,
+    cancel_run(r, why, signo ? signo : SIGTERM,
                grace_ms < 0 ? r->grace_ms : grace_ms);
     return 0;
+}
+
+int rein_sup_cancel(rein_sup_t *s, int64_t id, int signo, int grace_ms)
+{
+    return sup_run_cancel(s, id, REIN_REASON_MANUAL_CANCEL, signo, grace_ms);
 }
 
 int rein_sup_info(rein_sup_t *s, int64_t id, rein_run_info_t *out)
