@@ -9,6 +9,7 @@
  * reconcile after a crash and by a clean close (which forgets it), is
  * recorded at the next heartbeat when the registry refused it at first,
  * and a stray record that no longer names its process is never signalled.
+ * And the log of a SIGKILLed supervisor holds every byte it had read.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -1308,4 +1309,91 @@ TEST_T(a_descendant_the_registry_refused_is_recorded_at_the_next_heartbeat,
     rein_reconcile_stats_t rs;
     reconcile_in_child("subreaper", NULL, &rs);
     ASSERT_FALSE(procfs_alive(q.esc, q.esc_start));
+}
+
+/* What a crashing supervisor reports before it dies: the run and its
+ * leader. */
+struct shown {
+    int64_t id;
+    pid_t leader;
+};
+
+/* A supervisor in a child process: spawns a run that prints three lines
+ * and sleeps, and the moment its output callback has seen them all (shown
+ * to whoever reads the run), reports the run on fd and dies of SIGKILL:
+ * no flush, no close, no timer after that. */
+static void crash_after_output(bool tty, int fd)
+{
+    rein_sup_t *s = open_sup("pgid");
+    struct seen seen = {BUF_INIT};
+    const char *argv[] = {"/bin/sh", "-c",
+                          "trap '' HUP; echo one; echo two; echo ready; "
+                          "exec sleep 300",
+                          NULL};
+    rein_run_opts_t ro = {.argv = argv, .tty = tty, .grace_ms = -1,
+                          .cwd = test_tmpdir(), .on_output = collect,
+                          .data = &seen};
+    struct shown sh = {0};
+    if (rein_sup_spawn(s, &ro, &sh.id) < 0)
+        _exit(3);
+    rein_run_info_t info;
+    rein_sup_info(s, sh.id, &info);
+    sh.leader = info.pid;
+    uint64_t t0 = test_now_ms();
+    while (test_now_ms() - t0 < RECONCILE_TEST_STEP_MS) {
+        rein_sup_run_once(s, 100);
+        if (seen.out.p && strstr(seen.out.p, "ready")) {
+            if (write(fd, &sh, sizeof sh) != (ssize_t)sizeof sh)
+                _exit(5);
+            raise(SIGKILL);
+        }
+    }
+    _exit(4);
+}
+
+/* Every byte rein had read (and handed on) before its SIGKILL is in the
+ * run's log: the log is complete up to the crash.  It was gathered in
+ * memory for up to 200 ms, and a crash lost it though a client had been
+ * shown it.  Reconcile then ends the run, its log untouched. */
+TEST_T(a_sigkilled_supervisors_log_holds_every_byte_it_had_read, 60)
+{
+    for (int tty = 0; tty < 2; tty++) {
+        int p[2];
+        ASSERT_OK(pipe(p));
+        fflush(NULL);
+        pid_t sup = fork();
+        ASSERT_INT(sup, >=, 0);
+        if (sup == 0) {
+            close(p[0]);
+            crash_after_output(tty, p[1]);
+        }
+        close(p[1]);
+        struct shown sh;
+        ASSERT_EQ(read(p[0], &sh, sizeof sh), (ssize_t)sizeof sh);
+        close(p[0]);
+        uint64_t leader_st = 0;
+        ASSERT_OK(procfs_start_time(sh.leader, &leader_st));
+        int st;
+        ASSERT_EQ(waitpid(sup, &st, 0), sup);
+        ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+
+        char path[PATH_MAX];
+        buf_t log = BUF_INIT;
+        snprintf(path, sizeof path, "%s/state/logs/%lld.log", test_tmpdir(),
+                 (long long)sh.id);
+        ASSERT_TRUE(tu_read_file(path, &log));
+        ASSERT_STR(log.p ? log.p : "",
+                   tty ? "one\r\ntwo\r\nready\r\n" : "one\ntwo\nready\n");
+
+        rein_reconcile_stats_t rs;
+        reconcile_in_child("pgid", NULL, &rs);
+        ASSERT_EQ(rs.orphans_reaped, 1);
+        ASSERT_FALSE(procfs_alive(sh.leader, leader_st));
+        ASSERT_EQ(reason_of(sh.id), REIN_REASON_ORPHAN_REAPED);
+        buf_t after = BUF_INIT;
+        ASSERT_TRUE(tu_read_file(path, &after));
+        ASSERT_MEM(after.p, after.len, log.p, log.len);
+        buf_free(&log);
+        buf_free(&after);
+    }
 }

@@ -535,8 +535,6 @@ static int codex_from_log(mcp_codex_t *cx, session_t *s, uint64_t from,
         return -ENOENT;
     if (len > CODEX_SCAN_MAX)
         return -EFBIG;
-    if (session_running(s))
-        sup_run_flush_log(cx->sup, session_id(s));
     if (codex_log_hole(path, &ha, &hb) && ha < from + len && hb > from)
         return -ENODATA;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -1583,8 +1581,6 @@ static int codex_log_of(mcp_codex_t *cx, int64_t id, char *path, size_t n)
 {
     session_t *s = session_find(cx->store, id);
     if (s && session_log_path(s)) {
-        if (session_running(s))
-            sup_run_flush_log(cx->sup, id);
         snprintf(path, n, "%s", session_log_path(s));
         return 0;
     }
@@ -1592,8 +1588,6 @@ static int codex_log_of(mcp_codex_t *cx, int64_t id, char *path, size_t n)
     if (!dir || id < 0)
         return -ENOENT;
     snprintf(path, n, "%s/%" PRId64 ".log", dir, id);
-    /* Still running elsewhere in this server (pruned, ending): flush. */
-    sup_run_flush_log(cx->sup, id);
     struct stat st;
     return stat(path, &st) == 0 ? 0 : -ENOENT;
 }

@@ -94,10 +94,6 @@
 #define SUP_RECONCILE_GRACE_MS 500
 /* First id of an ephemeral supervisor (no registry). */
 #define SUP_EPHEMERAL_FIRST_ID 1000
-/* A run's log buffer is flushed (and its memory released) once output
- * pauses this long: an idle session costs no buffer, and a reader of the
- * log file is at most this far behind. */
-#define SUP_LOG_IDLE_FLUSH_MS 200
 /* One log past this keeps its first SUP_LOG_HEAD bytes and a rolling
  * tail; the dropped range is noted beside it (<id>.log.dropped). */
 #define SUP_LOG_CAP (1ull << 30)
@@ -131,7 +127,7 @@ struct run {
     int exit_code, exit_signal;
     int grace_ms;
     uint32_t no_output_ms;
-    uint64_t t_overall, t_noout, t_grace, t_check, t_drain, t_flush;
+    uint64_t t_overall, t_noout, t_grace, t_check, t_drain;
     /* sup_spawn_extra_t.exit_drain_*: the drain after the leader's own
      * exit, before its leftovers are ended (0: none). */
     uint32_t xdrain_idle_ms, xdrain_max_ms;
@@ -466,11 +462,10 @@ static void finalize(struct run *r)
     loop_timer_del(s->loop, r->t_grace);
     loop_timer_del(s->loop, r->t_check);
     loop_timer_del(s->loop, r->t_drain);
-    loop_timer_del(s->loop, r->t_flush);
     loop_timer_del(s->loop, r->t_xidle);
     loop_timer_del(s->loop, r->t_xmax);
     r->t_overall = r->t_noout = r->t_grace = r->t_check = r->t_drain = 0;
-    r->t_flush = r->t_xidle = r->t_xmax = 0;
+    r->t_xidle = r->t_xmax = 0;
     r->xdraining = false;
     if (r->out_fd >= 0) {
         loop_io_del(s->loop, r->out_fd);
@@ -675,16 +670,6 @@ static void cancel_run(struct run *r, rein_reason_t why, int signo,
 
 /* ---------------------------------------------------------- run events */
 
-static void on_log_idle(loop_t *l, uint64_t id, void *data)
-{
-    (void)l;
-    (void)id;
-    struct run *r = data;
-    r->t_flush = 0;
-    if (r->log)
-        spool_flush(r->log);
-}
-
 static void on_xdrain(loop_t *l, uint64_t id, void *data);
 
 static void read_output(struct run *r)
@@ -721,9 +706,6 @@ static void read_output(struct run *r)
         loop_timer_add(s->loop, r->xdrain_idle_ms, on_xdrain, r,
                        &r->t_xidle);
     }
-    if (r->log && !r->t_flush)
-        loop_timer_add(s->loop, SUP_LOG_IDLE_FLUSH_MS, on_log_idle, r,
-                       &r->t_flush);
     r->last_output_mono = loop_now(s->loop);
     r->rec.last_output_ms = wall_ms();
     if (s->ev)
@@ -879,8 +861,6 @@ static void run_free(struct run *r)
 {
     if (!r)
         return;
-    if (r->t_flush)
-        loop_timer_del(r->sup->loop, r->t_flush);
     if (r->t_xidle)
         loop_timer_del(r->sup->loop, r->t_xidle);
     if (r->t_xmax)
@@ -1066,7 +1046,9 @@ static int spawn_run(rein_sup_t *s, const rein_run_opts_t *o,
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%lld.log", s->logs_dir,
                  (long long)r->id);
-        if ((rc = spool_open(path, 0, &r->log)) < 0)
+        /* Write-through: each chunk is in the file before anyone is
+         * shown it, so rein's own SIGKILL loses no byte of the log. */
+        if ((rc = spool_open(path, SPOOL_OPEN_WRITE_THROUGH, &r->log)) < 0)
             goto spawn_failed;
         rec->log_path = strdup(path);
         char note[PATH_MAX + 16];
@@ -2274,14 +2256,6 @@ void sup_run_drain(rein_sup_t *s, int64_t id)
 
 /* Writes the run's buffered log bytes to its file, so a reader of the file
  * sees every byte delivered so far. */
-int sup_run_flush_log(rein_sup_t *s, int64_t id)
-{
-    struct run *r = find_run(s, id);
-    if (!r)
-        return REIN_ENORUN;
-    return r->log ? spool_flush(r->log) : 0;
-}
-
 /* True once the run's end needed SIGKILL (the grace ran out). */
 bool sup_run_escalated(rein_sup_t *s, int64_t id)
 {

@@ -95,8 +95,6 @@ void sup_run_release(rein_sup_t *s, int64_t id);
  * reconcile) or a bad signal; REIN_ENORUN for an unknown run. */
 int sup_run_cancel(rein_sup_t *s, int64_t id, rein_reason_t why, int signo,
                    int grace_ms);
-/* Writes the run's buffered log bytes to the file.  0 or a negative code. */
-int sup_run_flush_log(rein_sup_t *s, int64_t id);
 /* True when ending run id needed SIGKILL after the grace. */
 bool sup_run_escalated(rein_sup_t *s, int64_t id);
 /* Drops run id's callbacks (its owner is freed first); the run goes on
