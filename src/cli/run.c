@@ -29,7 +29,8 @@
  * forwarded (rein_sup_write; after piped input ends, EOF and hang-up as
  * below),
  * SIGWINCH resizing the PTY, SIGINT, SIGTERM, SIGHUP and SIGQUIT forwarded
- * to the job in the PTY's foreground, and the real terminal's mode
+ * to the job in the PTY's foreground (a SIGTERM the command has not obeyed
+ * within REIN_SUP_GRACE_MS ends the whole run: rein was told to stop), and the real terminal's mode
  * following the PTY's (raw when the child goes raw; echo off when the child
  * turns echo off, so a password typed at a cooked prompt is not shown).
  * While the real terminal stays cooked it echoes what the person types, and
@@ -155,6 +156,9 @@ struct run {
     bool closing; /* run_close: a run it ends is no longer shown */
     int exit_code;
     uint64_t tick_timer, poll_timer;
+    /* After a SIGTERM to rein: the run is cancelled when it fires (see
+     * run_on_signal); 0 while none is pending. */
+    uint64_t term_timer;
     uint64_t start_ms, end_ms;
 
     /* terminal */
@@ -405,7 +409,8 @@ static void run_on_exit(rein_sup_t *s, int64_t id, const rein_run_info_t *i,
     r->log_error = i->log_error;
     run_stdin_stop(r);
     loop_timer_del(r->loop, r->input_timer);
-    r->input_timer = 0;
+    loop_timer_del(r->loop, r->term_timer);
+    r->input_timer = r->term_timer = 0;
 }
 
 /* ---------------------------------------------------------------- stdin */
@@ -682,9 +687,22 @@ static void run_on_room(loop_t *l, int fd, unsigned ev, void *data)
 
 /* ------------------------------------------------------------- signals */
 
-static void run_on_signal(loop_t *l, int signo, void *data)
+/* The grace after a SIGTERM is over and the run still lives: its command
+ * ignored the TERM (or handled it and went on).  rein was told to stop,
+ * and nothing it started may outlive it, so the run is cancelled: KILL to
+ * all of it, whose TERM already had its grace. */
+static void run_on_term_grace(loop_t *l, uint64_t id, void *data)
 {
     (void)l;
+    (void)id;
+    struct run *r = data;
+    r->term_timer = 0;
+    if (!r->done && !r->closing)
+        sup_run_cancel(r->sup, r->id, REIN_REASON_MANUAL_CANCEL, SIGKILL, 0);
+}
+
+static void run_on_signal(loop_t *l, int signo, void *data)
+{
     struct run *r = data;
     if (signo == SIGWINCH) {
         run_sync_size(r);
@@ -693,9 +711,19 @@ static void run_on_signal(loop_t *l, int signo, void *data)
     /* The child has its own session: a signal meant for the job (Ctrl-C
      * at a cooked terminal, kill from outside) is passed on to the job in
      * its terminal's foreground.  Once the child is gone there is nothing
-     * to pass it to (the supervisor refuses). */
-    if (r->id && !r->done)
-        rein_sup_signal(r->sup, r->id, signo);
+     * to pass it to (the supervisor refuses).  SIGINT, SIGHUP and SIGQUIT
+     * are the job's to handle as it likes (a REPL lives on after Ctrl-C,
+     * a nohup'd job after a hang-up), with rein still owning it; SIGTERM
+     * asks rein itself to end, which it does by REIN_SUP_GRACE_MS later
+     * at the latest, the command with it (a caller that SIGKILLs rein
+     * after its own grace would otherwise leave the command behind until
+     * the next reconcile). */
+    if (!r->id || r->done)
+        return;
+    rein_sup_signal(r->sup, r->id, signo);
+    if (signo == SIGTERM && !r->term_timer)
+        loop_timer_add(l, REIN_SUP_GRACE_MS, run_on_term_grace, r,
+                       &r->term_timer);
 }
 
 static void run_on_tick(loop_t *l, uint64_t id, void *data)
@@ -1086,7 +1114,8 @@ static void run_close(struct run *r)
     loop_timer_del(r->loop, r->tick_timer);
     loop_timer_del(r->loop, r->poll_timer);
     loop_timer_del(r->loop, r->input_timer);
-    r->tick_timer = r->poll_timer = r->input_timer = 0;
+    loop_timer_del(r->loop, r->term_timer);
+    r->tick_timer = r->poll_timer = r->input_timer = r->term_timer = 0;
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         loop_signal_del(r->loop, sigs[i]);
     rein_sup_close(r->sup);
