@@ -9,7 +9,8 @@
  * reconcile after a crash and by a clean close (which forgets it), is
  * recorded at the next heartbeat when the registry refused it at first,
  * and a stray record that no longer names its process is never signalled.
- * And the log of a SIGKILLed supervisor holds every byte it had read.
+ * And the log of a SIGKILLed supervisor holds every byte it had read,
+ * which reconcile puts on the run's record.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -262,6 +263,19 @@ static int reason_of(int64_t id)
     run_record_clear(&r);
     registry_close(reg);
     return reason;
+}
+
+/* A counter of the registry in the test's state dir; 0 when never added. */
+static int64_t counter_of(const char *name)
+{
+    char dir[PATH_MAX];
+    registry_t *reg;
+    int64_t v = 0;
+    state_dir(dir, sizeof dir);
+    ASSERT_OK(registry_open(dir, &reg));
+    ASSERT_OK(registry_counter_get(reg, name, &v));
+    registry_close(reg);
+    return v;
 }
 
 static pid_t start_sleeper(int *pidfd)
@@ -711,8 +725,12 @@ TEST_T(reconcile_ends_a_quiet_runs_escapee_the_periodic_scan_recorded, 60)
     ASSERT_FALSE(procfs_alive(q.esc, q.esc_start));
     ASSERT_TRUE(procfs_alive(decoy, decoy_st)); /* never rein's */
     /* The run was ending for its escape when rein died: the first reason
-     * wins, reconcile only finished it. */
+     * wins, reconcile only finished it, and counts it by that reason (it
+     * counted orphan-reaped, which no record said). */
     ASSERT_EQ(reason_of(q.id), REIN_REASON_OWNERSHIP_ESCAPE);
+    ASSERT_EQ(counter_of("run_exit_total{reason=\"ownership-escape\"}"), 1);
+    ASSERT_EQ(counter_of("run_exit_total{reason=\"orphan-reaped\"}"), 0);
+    ASSERT_EQ(counter_of("run_reconcile_orphans_total"), 1);
     stop_sleeper(decoy, decoy_fd);
 }
 
@@ -828,18 +846,6 @@ static size_t owners_listed(void)
     free(ov);
     registry_close(reg);
     return n;
-}
-
-static int64_t counter_of(const char *name)
-{
-    char dir[PATH_MAX];
-    registry_t *reg;
-    int64_t v = 0;
-    state_dir(dir, sizeof dir);
-    ASSERT_OK(registry_open(dir, &reg));
-    ASSERT_OK(registry_counter_get(reg, name, &v));
-    registry_close(reg);
-    return v;
 }
 
 /* The runs of the stray scenario: a quiet one, and a quiet one that
@@ -1393,6 +1399,18 @@ TEST_T(a_sigkilled_supervisors_log_holds_every_byte_it_had_read, 60)
         buf_t after = BUF_INIT;
         ASSERT_TRUE(tu_read_file(path, &after));
         ASSERT_MEM(after.p, after.len, log.p, log.len);
+        /* The row, last written at spawn, learns the log's count from
+         * reconcile, so `rein ps` agrees with the log. */
+        char dir[PATH_MAX];
+        registry_t *reg;
+        run_record_t rec;
+        state_dir(dir, sizeof dir);
+        ASSERT_OK(registry_open(dir, &reg));
+        ASSERT_OK(registry_run_get(reg, sh.id, &rec));
+        ASSERT_EQ(rec.bytes, (uint64_t)log.len);
+        ASSERT_INT(rec.last_output_ms, >=, rec.started_ms);
+        run_record_clear(&rec);
+        registry_close(reg);
         buf_free(&log);
         buf_free(&after);
     }

@@ -92,6 +92,9 @@
 #define SUP_CLOSE_GRACE_MS 1000
 /* Reconcile: grace between TERM and KILL for orphans of a dead owner. */
 #define SUP_RECONCILE_GRACE_MS 500
+/* Room for a counter's name with its label ("run_exit_total{reason=
+ * \"no-output-timeout\"}" is the longest). */
+#define SUP_COUNTER_NAME_MAX 96
 /* First id of an ephemeral supervisor (no registry). */
 #define SUP_EPHEMERAL_FIRST_ID 1000
 /* One log past this keeps its first SUP_LOG_HEAD bytes and a rolling
@@ -499,7 +502,7 @@ static void finalize(struct run *r)
     /* The final row and its counters land together. */
     bool batch = s->reg && registry_begin(s->reg) == 0;
     record(r);
-    char name[96];
+    char name[SUP_COUNTER_NAME_MAX];
     snprintf(name, sizeof name, "run_exit_total{reason=\"%s\"}",
              rein_reason_name(r->reason));
     counter(s, name);
@@ -1902,6 +1905,22 @@ static void settle_strays(rein_sup_t *s, stray_record_t *v, size_t n,
     }
 }
 
+/* A dead owner's run row holds its byte count and last output as of its
+ * last heartbeat; the log holds every byte it read (written as read), so
+ * the log's size and time are the truth about what came after. */
+static void reconcile_log_facts(run_record_t *rec)
+{
+    struct stat st;
+    if (!rec->log_path || stat(rec->log_path, &st) < 0 ||
+        (uint64_t)st.st_size <= rec->bytes)
+        return;
+    rec->bytes = (uint64_t)st.st_size;
+    int64_t mtime = (int64_t)st.st_mtim.tv_sec * 1000 +
+                    st.st_mtim.tv_nsec / 1000000;
+    if (mtime > rec->last_output_ms)
+        rec->last_output_ms = mtime;
+}
+
 int rein_sup_reconcile(rein_sup_t *s, rein_reconcile_stats_t *out)
 {
     if (!s)
@@ -1990,15 +2009,21 @@ int rein_sup_reconcile(rein_sup_t *s, rein_reconcile_stats_t *out)
             rec->reason = orphan[i] ? REIN_REASON_ORPHAN_REAPED
                                     : REIN_REASON_LOST;
         rec->ended_ms = rec->updated_ms = wall_ms();
+        reconcile_log_facts(rec);
         registry_run_update(s->reg, rec);
         if (orphan[i]) {
             st.orphans_reaped++;
             counter(s, "run_reconcile_orphans_total");
-            counter(s, "run_exit_total{reason=\"orphan-reaped\"}");
         } else {
             st.lost++;
-            counter(s, "run_exit_total{reason=\"lost\"}");
         }
+        /* By the reason recorded, which a run that was ending keeps: the
+         * counter and `rein ps` tell one story.  The dead owner counted
+         * no exit: it never finished the run. */
+        char name[SUP_COUNTER_NAME_MAX];
+        snprintf(name, sizeof name, "run_exit_total{reason=\"%s\"}",
+                 rein_reason_name((rein_reason_t)rec->reason));
+        counter(s, name);
         event(s, EVENTS_RECONCILE, rec->id,
               json_pack("{s:s,s:i}", "decision",
                         rein_reason_name((rein_reason_t)rec->reason), "pid",
