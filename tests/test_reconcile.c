@@ -114,24 +114,36 @@ static void supervisor_child(const char *level, bool tty, int fd)
     _exit(4);
 }
 
+/* Forks a supervisor that runs child(level, tty, fd) and is to be
+ * SIGKILLed; returns its pid, and in *rd the read end of the pipe whose
+ * write end is fd. */
+static pid_t fork_supervisor(void (*child)(const char *, bool, int),
+                             const char *level, bool tty, int *rd)
+{
+    int p[2];
+    ASSERT_OK(pipe(p));
+    fflush(NULL);
+    pid_t sup = fork();
+    ASSERT_INT(sup, >=, 0);
+    if (sup == 0) {
+        close(p[0]);
+        child(level, tty, p[1]);
+    }
+    close(p[1]);
+    *rd = p[0];
+    return sup;
+}
+
 TEST_T(reconcile_after_sigkill_with_two_contending_supervisors, 120)
 {
     for (int l = 0; l < NLEVELS; l++)
         for (int tty = 0; tty < 2; tty++) {
             printf("level %s, %s\n", levels[l], tty ? "pty" : "pipe");
-            int p[2];
-            ASSERT_OK(pipe(p));
-            fflush(NULL);
-            pid_t sup = fork();
-            ASSERT_INT(sup, >=, 0);
-            if (sup == 0) {
-                close(p[0]);
-                supervisor_child(levels[l], tty, p[1]);
-            }
-            close(p[1]);
+            int rd;
+            pid_t sup = fork_supervisor(supervisor_child, levels[l], tty, &rd);
             char line[128] = {0};
-            ASSERT_INT(read(p[0], line, sizeof line - 1), >, 0);
-            close(p[0]);
+            ASSERT_INT(read(rd, line, sizeof line - 1), >, 0);
+            close(rd);
             long long id;
             int shell, daemon;
             ASSERT_EQ(sscanf(line, "%lld %d %d", &id, &shell, &daemon), 3);
@@ -1328,9 +1340,9 @@ struct shown {
  * and sleeps, and the moment its output callback has seen them all (shown
  * to whoever reads the run), reports the run on fd and dies of SIGKILL:
  * no flush, no close, no timer after that. */
-static void crash_after_output(bool tty, int fd)
+static void crash_after_output(const char *level, bool tty, int fd)
 {
-    rein_sup_t *s = open_sup("pgid");
+    rein_sup_t *s = open_sup(level);
     struct seen seen = {BUF_INIT};
     const char *argv[] = {"/bin/sh", "-c",
                           "trap '' HUP; echo one; echo two; echo ready; "
@@ -1364,19 +1376,11 @@ static void crash_after_output(bool tty, int fd)
 TEST_T(a_sigkilled_supervisors_log_holds_every_byte_it_had_read, 60)
 {
     for (int tty = 0; tty < 2; tty++) {
-        int p[2];
-        ASSERT_OK(pipe(p));
-        fflush(NULL);
-        pid_t sup = fork();
-        ASSERT_INT(sup, >=, 0);
-        if (sup == 0) {
-            close(p[0]);
-            crash_after_output(tty, p[1]);
-        }
-        close(p[1]);
+        int rd;
+        pid_t sup = fork_supervisor(crash_after_output, "pgid", tty, &rd);
         struct shown sh;
-        ASSERT_EQ(read(p[0], &sh, sizeof sh), (ssize_t)sizeof sh);
-        close(p[0]);
+        ASSERT_EQ(read(rd, &sh, sizeof sh), (ssize_t)sizeof sh);
+        close(rd);
         uint64_t leader_st = 0;
         ASSERT_OK(procfs_start_time(sh.leader, &leader_st));
         int st;

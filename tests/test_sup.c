@@ -165,6 +165,18 @@ TEST_T(sup_short_lived_stages_are_not_escapes, 120)
     }
 }
 
+/* Run id's row in the registry of the test's state dir, read in a
+ * connection of its own (the caller clears *rec). */
+static void registry_record(int64_t id, run_record_t *rec)
+{
+    registry_t *reg;
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/state", test_tmpdir());
+    ASSERT_OK(registry_open(dir, &reg));
+    ASSERT_OK(registry_run_get(reg, id, rec));
+    registry_close(reg);
+}
+
 TEST_T(sup_direct_exit_every_level_and_mode, 120)
 {
     for (int l = 0; l < NLEVELS; l++)
@@ -192,12 +204,8 @@ TEST_T(sup_direct_exit_every_level_and_mode, 120)
             ASSERT_OK(stat(o.info.log_path, &st));
             ASSERT_EQ(st.st_mode & 0777, 0600);
             /* The registry agrees. */
-            registry_t *reg;
             run_record_t rec;
-            char dir[PATH_MAX];
-            snprintf(dir, sizeof dir, "%s/state", test_tmpdir());
-            ASSERT_OK(registry_open(dir, &reg));
-            ASSERT_OK(registry_run_get(reg, o.id, &rec));
+            registry_record(o.id, &rec);
             ASSERT_EQ(rec.state, REIN_RUN_EXITED);
             ASSERT_EQ(rec.reason, REIN_REASON_EXIT);
             ASSERT_EQ(rec.exit_code, 3);
@@ -205,7 +213,6 @@ TEST_T(sup_direct_exit_every_level_and_mode, 120)
             ASSERT_STR(rec.containment, levels[l]);
             ASSERT_EQ(rec.bytes, o.out.len);
             run_record_clear(&rec);
-            registry_close(reg);
             rein_sup_close(s);
             obs_free(&o);
         }
@@ -277,16 +284,11 @@ TEST(sup_run_cancel_records_the_front_ends_reason)
     ASSERT_EQ(o.exits, 1);
     ASSERT_EQ(o.info.reason, REIN_REASON_NO_INPUT);
     ASSERT_EQ(o.info.signal, SIGTERM);
-    registry_t *reg;
     run_record_t rec;
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s/state", test_tmpdir());
-    ASSERT_OK(registry_open(dir, &reg));
-    ASSERT_OK(registry_run_get(reg, o.id, &rec));
+    registry_record(o.id, &rec);
     ASSERT_EQ(rec.reason, RUN_REASON_NO_INPUT);
     ASSERT_STR(registry_reason_name(rec.reason), "no-input");
     run_record_clear(&rec);
-    registry_close(reg);
     rein_sup_close(s);
     obs_free(&o);
 }
