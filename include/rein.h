@@ -411,7 +411,10 @@ typedef enum rein_run_state {
     REIN_RUN_EXITED = 3,
 } rein_run_state_t;
 
-/* Why a run ended: X(NAME, value, text).  The first reason wins. */
+/* Why a run ended: X(NAME, value, text).  The first reason wins.  The
+ * values are what the registry stores: never renumber one, append.
+ * no-input: `rein run`'s input was over (its stdin ended) and the command
+ * kept waiting for keys in raw mode after its SIGHUP, so rein ended it. */
 #define REIN_REASON_MAP(X)                                                  \
     X(NONE, 0, "none")                                                      \
     X(EXIT, 1, "exit")                                                      \
@@ -422,7 +425,8 @@ typedef enum rein_run_state {
     X(SPAWN_ERROR, 6, "spawn-error")                                        \
     X(OWNERSHIP_ESCAPE, 7, "ownership-escape")                              \
     X(ORPHAN_REAPED, 8, "orphan-reaped")                                    \
-    X(LOST, 9, "lost")
+    X(LOST, 9, "lost")                                                      \
+    X(NO_INPUT, 10, "no-input")
 
 typedef enum rein_reason {
 #define REIN_REASON_ENUM_(name, value, text) REIN_REASON_##name = (value),

@@ -9,6 +9,8 @@
  * reconcile after a crash and by a clean close (which forgets it), is
  * recorded at the next heartbeat when the registry refused it at first,
  * and a stray record that no longer names its process is never signalled.
+ * And the log of a SIGKILLed supervisor holds every byte it had read,
+ * which reconcile puts on the run's record.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -112,24 +114,36 @@ static void supervisor_child(const char *level, bool tty, int fd)
     _exit(4);
 }
 
+/* Forks a supervisor that runs child(level, tty, fd) and is to be
+ * SIGKILLed; returns its pid, and in *rd the read end of the pipe whose
+ * write end is fd. */
+static pid_t fork_supervisor(void (*child)(const char *, bool, int),
+                             const char *level, bool tty, int *rd)
+{
+    int p[2];
+    ASSERT_OK(pipe(p));
+    fflush(NULL);
+    pid_t sup = fork();
+    ASSERT_INT(sup, >=, 0);
+    if (sup == 0) {
+        close(p[0]);
+        child(level, tty, p[1]);
+    }
+    close(p[1]);
+    *rd = p[0];
+    return sup;
+}
+
 TEST_T(reconcile_after_sigkill_with_two_contending_supervisors, 120)
 {
     for (int l = 0; l < NLEVELS; l++)
         for (int tty = 0; tty < 2; tty++) {
             printf("level %s, %s\n", levels[l], tty ? "pty" : "pipe");
-            int p[2];
-            ASSERT_OK(pipe(p));
-            fflush(NULL);
-            pid_t sup = fork();
-            ASSERT_INT(sup, >=, 0);
-            if (sup == 0) {
-                close(p[0]);
-                supervisor_child(levels[l], tty, p[1]);
-            }
-            close(p[1]);
+            int rd;
+            pid_t sup = fork_supervisor(supervisor_child, levels[l], tty, &rd);
             char line[128] = {0};
-            ASSERT_INT(read(p[0], line, sizeof line - 1), >, 0);
-            close(p[0]);
+            ASSERT_INT(read(rd, line, sizeof line - 1), >, 0);
+            close(rd);
             long long id;
             int shell, daemon;
             ASSERT_EQ(sscanf(line, "%lld %d %d", &id, &shell, &daemon), 3);
@@ -242,6 +256,19 @@ static int reason_of(int64_t id)
     run_record_clear(&r);
     registry_close(reg);
     return reason;
+}
+
+/* A counter of the registry in the test's state dir; 0 when never added. */
+static int64_t counter_of(const char *name)
+{
+    char dir[PATH_MAX];
+    registry_t *reg;
+    int64_t v = 0;
+    state_dir(dir, sizeof dir);
+    ASSERT_OK(registry_open(dir, &reg));
+    ASSERT_OK(registry_counter_get(reg, name, &v));
+    registry_close(reg);
+    return v;
 }
 
 TEST(reconcile_other_boot_is_lost_and_never_signalled)
@@ -704,8 +731,12 @@ TEST_T(reconcile_ends_a_quiet_runs_escapee_the_periodic_scan_recorded, 60)
     ASSERT_FALSE(procfs_alive(q.esc, q.esc_start));
     ASSERT_TRUE(procfs_alive(decoy, decoy_st)); /* never rein's */
     /* The run was ending for its escape when rein died: the first reason
-     * wins, reconcile only finished it. */
+     * wins, reconcile only finished it, and counts it by that reason (it
+     * counted orphan-reaped, which no record said). */
     ASSERT_EQ(reason_of(q.id), REIN_REASON_OWNERSHIP_ESCAPE);
+    ASSERT_EQ(counter_of("run_exit_total{reason=\"ownership-escape\"}"), 1);
+    ASSERT_EQ(counter_of("run_exit_total{reason=\"orphan-reaped\"}"), 0);
+    ASSERT_EQ(counter_of("run_reconcile_orphans_total"), 1);
     tu_sleeper_stop(decoy, decoy_fd);
 }
 
@@ -821,18 +852,6 @@ static size_t owners_listed(void)
     free(ov);
     registry_close(reg);
     return n;
-}
-
-static int64_t counter_of(const char *name)
-{
-    char dir[PATH_MAX];
-    registry_t *reg;
-    int64_t v = 0;
-    state_dir(dir, sizeof dir);
-    ASSERT_OK(registry_open(dir, &reg));
-    ASSERT_OK(registry_counter_get(reg, name, &v));
-    registry_close(reg);
-    return v;
 }
 
 /* The runs of the stray scenario: a quiet one, and a quiet one that
@@ -1302,4 +1321,95 @@ TEST_T(a_descendant_the_registry_refused_is_recorded_at_the_next_heartbeat,
     rein_reconcile_stats_t rs;
     reconcile_in_child("subreaper", NULL, &rs);
     ASSERT_FALSE(procfs_alive(q.esc, q.esc_start));
+}
+
+/* What a crashing supervisor reports before it dies: the run and its
+ * leader. */
+struct shown {
+    int64_t id;
+    pid_t leader;
+};
+
+/* A supervisor in a child process: spawns a run that prints three lines
+ * and sleeps, and the moment its output callback has seen them all (shown
+ * to whoever reads the run), reports the run on fd and dies of SIGKILL:
+ * no flush, no close, no timer after that. */
+static void crash_after_output(const char *level, bool tty, int fd)
+{
+    rein_sup_t *s = open_sup(level);
+    struct seen seen = {BUF_INIT};
+    const char *argv[] = {"/bin/sh", "-c",
+                          "trap '' HUP; echo one; echo two; echo ready; "
+                          "exec sleep 300",
+                          NULL};
+    rein_run_opts_t ro = {.argv = argv, .tty = tty, .grace_ms = -1,
+                          .cwd = test_tmpdir(), .on_output = collect,
+                          .data = &seen};
+    struct shown sh = {0};
+    if (rein_sup_spawn(s, &ro, &sh.id) < 0)
+        _exit(3);
+    rein_run_info_t info;
+    rein_sup_info(s, sh.id, &info);
+    sh.leader = info.pid;
+    uint64_t t0 = test_now_ms();
+    while (test_now_ms() - t0 < RECONCILE_TEST_STEP_MS) {
+        rein_sup_run_once(s, 100);
+        if (seen.out.p && strstr(seen.out.p, "ready")) {
+            if (write(fd, &sh, sizeof sh) != (ssize_t)sizeof sh)
+                _exit(5);
+            raise(SIGKILL);
+        }
+    }
+    _exit(4);
+}
+
+/* Every byte rein had read (and handed on) before its SIGKILL is in the
+ * run's log: the log is complete up to the crash.  It was gathered in
+ * memory for up to 200 ms, and a crash lost it though a client had been
+ * shown it.  Reconcile then ends the run, its log untouched. */
+TEST_T(a_sigkilled_supervisors_log_holds_every_byte_it_had_read, 60)
+{
+    for (int tty = 0; tty < 2; tty++) {
+        int rd;
+        pid_t sup = fork_supervisor(crash_after_output, "pgid", tty, &rd);
+        struct shown sh;
+        ASSERT_EQ(read(rd, &sh, sizeof sh), (ssize_t)sizeof sh);
+        close(rd);
+        uint64_t leader_st = 0;
+        ASSERT_OK(procfs_start_time(sh.leader, &leader_st));
+        int st;
+        ASSERT_EQ(waitpid(sup, &st, 0), sup);
+        ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+
+        char path[PATH_MAX];
+        buf_t log = BUF_INIT;
+        snprintf(path, sizeof path, "%s/state/logs/%lld.log", test_tmpdir(),
+                 (long long)sh.id);
+        ASSERT_TRUE(tu_read_file(path, &log));
+        ASSERT_STR(log.p ? log.p : "",
+                   tty ? "one\r\ntwo\r\nready\r\n" : "one\ntwo\nready\n");
+
+        rein_reconcile_stats_t rs;
+        reconcile_in_child("pgid", NULL, &rs);
+        ASSERT_EQ(rs.orphans_reaped, 1);
+        ASSERT_FALSE(procfs_alive(sh.leader, leader_st));
+        ASSERT_EQ(reason_of(sh.id), REIN_REASON_ORPHAN_REAPED);
+        buf_t after = BUF_INIT;
+        ASSERT_TRUE(tu_read_file(path, &after));
+        ASSERT_MEM(after.p, after.len, log.p, log.len);
+        /* The row, last written at spawn, learns the log's count from
+         * reconcile, so `rein ps` agrees with the log. */
+        char dir[PATH_MAX];
+        registry_t *reg;
+        run_record_t rec;
+        state_dir(dir, sizeof dir);
+        ASSERT_OK(registry_open(dir, &reg));
+        ASSERT_OK(registry_run_get(reg, sh.id, &rec));
+        ASSERT_EQ(rec.bytes, (uint64_t)log.len);
+        ASSERT_INT(rec.last_output_ms, >=, rec.started_ms);
+        run_record_clear(&rec);
+        registry_close(reg);
+        buf_free(&log);
+        buf_free(&after);
+    }
 }

@@ -817,9 +817,21 @@ TEST(registry_counters_as_prometheus_text)
         ASSERT_TRUE(t != NULL && t < first);
         series++;
     }
-    /* spawn, exit x 9 reasons, timeout x 2, kill x 3 + job, orphans,
-     * strays, steal, escape, custom. */
-    ASSERT_EQ(series, 1 + 9 + 2 + 4 + 4 + 1);
+    /* spawn, exit x every reason but none, timeout x 2, kill x 3 + job,
+     * orphans, strays, steal, escape, custom. */
+    ASSERT_EQ(series, 1 + (RUN_REASON_COUNT - 1) + 2 + 4 + 4 + 1);
+    /* Each reason of rein.h's table is a series, and shown by name. */
+    for (int i = RUN_REASON_NONE + 1; i < RUN_REASON_COUNT; i++) {
+        char at[128];
+        snprintf(at, sizeof at, "\nrun_exit_total{reason=\"%s\"} 0\n",
+                 rein_reason_name((rein_reason_t)i));
+        ASSERT_TRUE(i == RUN_REASON_EXIT || strstr(text, at) != NULL);
+        ASSERT_STR(registry_reason_name(i), rein_reason_name((rein_reason_t)i));
+    }
+    ASSERT_CONTAINS(text, "\nrun_exit_total{reason=\"no-input\"} 0\n");
+    ASSERT_STR(registry_reason_name(RUN_REASON_NONE), "");
+    ASSERT_STR(registry_reason_name(RUN_REASON_COUNT), "unknown");
+    ASSERT_STR(registry_reason_name(-1), "unknown");
     free(copy);
     free(text);
     registry_close(reg);

@@ -4,7 +4,8 @@
  * narrate of cp, passthrough verbatim, exit codes (the command's, 125 for
  * rein's own failure, 127 not found), an interactive program through a real
  * PTY in raw mode, hazards shown before the command ends, SIGWINCH and
- * SIGINT forwarding, stdin forwarding, --json, and the command's lines
+ * SIGINT forwarding, a SIGTERM the command ignores ending the run after
+ * the grace, stdin forwarding, --json, and the command's lines
  * that read like markers escaped on screen but not in the log.  Each run is a run of
  * the supervisor on the state dir: `rein ps` and `rein logs` know it, its
  * log is logs/<id>.log there, a state dir that cannot hold the registry
@@ -39,6 +40,7 @@
 #include <jansson.h>
 
 #include "base/buf.h"
+#include "base/procfs.h"
 #include "base/spawn.h"
 #include "cli/cli.h"
 #include "supervise/registry.h"
@@ -266,6 +268,32 @@ static void expect_fd(int fd, buf_t *out, const char *needle)
         if (k <= 0)
             test_fail(__FILE__, __LINE__, "EOF before \"%s\" in \"%s\"",
                       needle, out->p ? out->p : "");
+        buf_append(out, b, (size_t)k);
+    }
+}
+
+/* Reads fd into out until it holds a whole line "<prefix><number>" (from
+ * offset 0), and returns the number; fails the test at EOF or after
+ * RUN_TEST_STEP_MS. */
+static int expect_number(int fd, buf_t *out, const char *prefix)
+{
+    expect_fd(fd, out, prefix);
+    uint64_t end = test_now_ms() + RUN_TEST_STEP_MS;
+    for (;;) {
+        const char *at = strstr(out->p, prefix) + strlen(prefix);
+        if (strchr(at, '\n'))
+            return atoi(at);
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        uint64_t now = test_now_ms();
+        if (now >= end)
+            test_fail(__FILE__, __LINE__, "no whole \"%s\" line in \"%s\"",
+                      prefix, out->p);
+        if (poll(&p, 1, (int)(end - now)) <= 0)
+            continue;
+        char b[4096];
+        ssize_t k = read(fd, b, sizeof b);
+        if (k <= 0)
+            test_fail(__FILE__, __LINE__, "EOF in \"%s\"", out->p);
         buf_append(out, b, (size_t)k);
     }
 }
@@ -704,6 +732,57 @@ static json_t *ps_find(const char *needle)
     if (!found)
         test_fail(__FILE__, __LINE__, "no run of \"%s\" in rein ps", needle);
     return found;
+}
+
+/* SIGTERM asks rein to end.  It is passed on to the command first, which
+ * may end as it likes; one that ignores it (trap '' TERM, a wedged
+ * process) is ended with all of its run REIN_SUP_GRACE_MS later, and the
+ * run is recorded a cancel.  Before, rein waited for ever beside it, and
+ * the SIGKILL a caller sends after its own grace left it to reconcile. */
+TEST(run_sigterm_ignored_by_the_command_ends_the_run_after_the_grace)
+{
+    setup();
+    const char *argv[] = {rein_path(), "run", "--raw", "--", "/bin/sh", "-c",
+                          "trap '' TERM; sh -c 'echo child $$; "
+                          "exec sleep 300' & echo ready $$; wait",
+                          NULL};
+    pid_t pid;
+    int pidfd, code;
+    int out_fd = rein_start_piped(argv, &pid, &pidfd);
+    buf_t out = BUF_INIT;
+    int leader = expect_number(out_fd, &out, "ready ");
+    int child = expect_number(out_fd, &out, "child ");
+    uint64_t leader_st, child_st;
+    ASSERT_OK(procfs_start_time(leader, &leader_st));
+    ASSERT_OK(procfs_start_time(child, &child_st));
+    uint64_t t0 = test_now_ms();
+    ASSERT_EQ(kill(pid, SIGTERM), 0);
+    /* EOF once rein exits: within the grace and a step, or the test fails
+     * (expect_fd gives up after RUN_TEST_STEP_MS). */
+    struct pollfd pf = {.fd = out_fd, .events = POLLIN};
+    for (;;) {
+        ASSERT_INT(test_now_ms() - t0, <,
+                   REIN_SUP_GRACE_MS + RUN_TEST_STEP_MS);
+        if (poll(&pf, 1, 100) <= 0)
+            continue;
+        char b[4096];
+        ssize_t k = read(out_fd, b, sizeof b);
+        if (k <= 0)
+            break;
+        buf_append(&out, b, (size_t)k);
+    }
+    close(out_fd);
+    ASSERT_OK(spawn_reap(pid, pidfd, &code));
+    g_rein = -1;
+    ASSERT_INT(test_now_ms() - t0, >=, REIN_SUP_GRACE_MS);
+    ASSERT_EQ(code, 128 + SIGKILL);
+    ASSERT_FALSE(procfs_alive(leader, leader_st));
+    ASSERT_FALSE(procfs_alive(child, child_st));
+    json_t *run = ps_find("trap '' TERM");
+    ASSERT_STR(json_string_value(json_object_get(run, "reason")),
+               "manual-cancel");
+    json_decref(run);
+    buf_free(&out);
 }
 
 TEST(run_is_in_the_registry_and_rein_logs_prints_all_of_it)
@@ -1421,7 +1500,8 @@ TEST(run_input_over_hangs_up_a_raw_read_after_the_grace)
 }
 
 /* SIGHUP ignored: the next wait of the same kind ends the run (TERM to all
- * of it, then KILL after the supervisor's grace). */
+ * of it, then KILL after the supervisor's grace), and every record says
+ * why: no-input, not a manual cancel nobody asked for. */
 TEST(run_input_over_hangup_ignored_ends_the_run)
 {
     setup();
@@ -1438,6 +1518,47 @@ TEST(run_input_over_hangup_ignored_ends_the_run)
     ASSERT_CONTAINS(out.p, "[rein] hangup SIGHUP · ");
     ASSERT_CONTAINS(out.p, "[rein] hangup SIGTERM · terminal read in raw "
                            "mode");
+
+    /* A real raw-mode program that ignores SIGHUP, stdin at /dev/null. */
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    ASSERT_TRUE(null >= 0);
+    const char *py[] = {"run", "--json", "--", "python3", "-c",
+                        "import signal, sys, tty; "
+                        "signal.signal(signal.SIGHUP, signal.SIG_IGN); "
+                        "tty.setraw(0); sys.stdin.read(1); "
+                        "print('raw-never-read')",
+                        NULL};
+    buf_reset(&out);
+    int rc = run_rein_within(py, null,
+                             2 * RUN_NO_INPUT_HANGUP_MS + RUN_TEST_STEP_MS,
+                             &out, &err, NULL);
+    close(null);
+    if (rc == 127)
+        SKIP("no python3");
+    ASSERT_EQ(rc, 128 + SIGTERM);
+    json_t *o = json_loads(out.p, 0, NULL);
+    ASSERT_TRUE(o != NULL);
+    ASSERT_STR(json_string_value(json_object_get(o, "reason")), "no-input");
+    ASSERT_STR(json_string_value(
+                   json_object_get(json_object_get(o, "hangup"), "signal")),
+               "SIGTERM");
+    json_decref(o);
+    json_t *run = ps_find("raw-never-read");
+    ASSERT_STR(json_string_value(json_object_get(run, "reason")), "no-input");
+    json_decref(run);
+    run = ps_find("trap '' HUP");
+    ASSERT_STR(json_string_value(json_object_get(run, "reason")), "no-input");
+    json_decref(run);
+    const char *ps[] = {"ps", "--all", NULL};
+    buf_reset(&out);
+    ASSERT_EQ(run_rein(ps, -1, NULL, &out, &err), 0);
+    ASSERT_CONTAINS(out.p, "exited (no-input)");
+    ASSERT_TRUE(lacks(out.p, "manual-cancel"));
+    const char *m[] = {"metrics", NULL};
+    buf_reset(&out);
+    ASSERT_EQ(run_rein(m, -1, NULL, &out, &err), 0);
+    ASSERT_CONTAINS(out.p, "\nrun_exit_total{reason=\"no-input\"} 2\n");
+    ASSERT_CONTAINS(out.p, "\nrun_exit_total{reason=\"manual-cancel\"} 0\n");
     buf_free(&out);
     buf_free(&err);
 }

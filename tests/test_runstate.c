@@ -76,6 +76,7 @@ TEST(runstate_first_reason_wins)
                "no-output-timeout");
     ASSERT_STR(rein_reason_name(REIN_REASON_OWNERSHIP_ESCAPE),
                "ownership-escape");
+    ASSERT_STR(rein_reason_name(REIN_REASON_NO_INPUT), "no-input");
     ASSERT_STR(rein_run_state_name(REIN_RUN_EXITING), "exiting");
 }
 

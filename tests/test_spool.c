@@ -1,12 +1,15 @@
 /* test_spool.c — the log spool: exact bytes, 0600 + O_EXCL + O_CLOEXEC,
- * batching and flush, sticky write errors, 0700 directory creation. */
+ * batching and flush, write-through (nothing lost to the writer's
+ * SIGKILL), sticky write errors, 0700 directory creation. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/buf.h"
@@ -194,6 +197,40 @@ TEST(spool_batches_until_flush)
     ASSERT_EQ(spool_bytes(sp), (uint64_t)file_size(path));
     ASSERT_OK(spool_close(sp));
     free(big);
+}
+
+/* Write-through: every byte, however small the write, is in the file
+ * when spool_write returns, so the writer's SIGKILL right after loses
+ * none (a child writes and dies; the file has it all). */
+TEST(spool_write_through_gathers_nothing)
+{
+    char path[PATH_MAX];
+    path_in_tmp(path, sizeof path, "t.log");
+    spool_t *sp = NULL;
+    ASSERT_OK(spool_open(path, SPOOL_OPEN_WRITE_THROUGH, &sp));
+    ASSERT_OK(spool_write(sp, "h", 1));
+    ASSERT_EQ(file_size(path), 1);
+    ASSERT_OK(spool_write(sp, "ello", 4));
+    ASSERT_EQ(file_size(path), 5);
+    ASSERT_EQ(spool_bytes(sp), 5u);
+    ASSERT_OK(spool_close(sp));
+
+    path_in_tmp(path, sizeof path, "k.log");
+    pid_t pid = fork();
+    ASSERT_TRUE(pid >= 0);
+    if (pid == 0) {
+        spool_t *c = NULL;
+        if (spool_open(path, SPOOL_OPEN_WRITE_THROUGH, &c) < 0)
+            _exit(3);
+        for (int i = 0; i < 100; i++)
+            spool_write(c, "line\n", 5);
+        raise(SIGKILL); /* no flush, no close */
+        _exit(4);
+    }
+    int st;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    ASSERT_EQ(file_size(path), 500);
 }
 
 TEST(spool_write_error_sticky_and_dropped)

@@ -23,6 +23,7 @@
 #include "base/ptree.h"
 #include "harness.h"
 #include "supervise/registry.h"
+#include "supervise/sup.h"
 #include "tutil.h"
 
 static const char *const levels[] = {"cgroup", "subreaper", "pgid"};
@@ -164,6 +165,18 @@ TEST_T(sup_short_lived_stages_are_not_escapes, 120)
     }
 }
 
+/* Run id's row in the registry of the test's state dir, read in a
+ * connection of its own (the caller clears *rec). */
+static void registry_record(int64_t id, run_record_t *rec)
+{
+    registry_t *reg;
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/state", test_tmpdir());
+    ASSERT_OK(registry_open(dir, &reg));
+    ASSERT_OK(registry_run_get(reg, id, rec));
+    registry_close(reg);
+}
+
 TEST_T(sup_direct_exit_every_level_and_mode, 120)
 {
     for (int l = 0; l < NLEVELS; l++)
@@ -191,12 +204,8 @@ TEST_T(sup_direct_exit_every_level_and_mode, 120)
             ASSERT_OK(stat(o.info.log_path, &st));
             ASSERT_EQ(st.st_mode & 0777, 0600);
             /* The registry agrees. */
-            registry_t *reg;
             run_record_t rec;
-            char dir[PATH_MAX];
-            snprintf(dir, sizeof dir, "%s/state", test_tmpdir());
-            ASSERT_OK(registry_open(dir, &reg));
-            ASSERT_OK(registry_run_get(reg, o.id, &rec));
+            registry_record(o.id, &rec);
             ASSERT_EQ(rec.state, REIN_RUN_EXITED);
             ASSERT_EQ(rec.reason, REIN_REASON_EXIT);
             ASSERT_EQ(rec.exit_code, 3);
@@ -204,7 +213,6 @@ TEST_T(sup_direct_exit_every_level_and_mode, 120)
             ASSERT_STR(rec.containment, levels[l]);
             ASSERT_EQ(rec.bytes, o.out.len);
             run_record_clear(&rec);
-            registry_close(reg);
             rein_sup_close(s);
             obs_free(&o);
         }
@@ -253,6 +261,36 @@ TEST_T(sup_manual_cancel_kills_a_shell_wrapper_tree, 120)
             rein_sup_close(s);
             obs_free(&o);
         }
+}
+
+/* A front end's own reason (rein run's no-input) is what the run ends
+ * with, in memory and in the registry; the supervisor's own reasons are
+ * not a front end's to give. */
+TEST(sup_run_cancel_records_the_front_ends_reason)
+{
+    rein_sup_t *s = open_sup("pgid", false);
+    struct obs o = {0};
+    spawn(s, &o, true, "echo ready; exec sleep 60", NULL);
+    drive(s, &o, "ready", 10000);
+    ASSERT_EQ(sup_run_cancel(s, o.id, REIN_REASON_OVERALL_TIMEOUT, 0, -1),
+              -EINVAL);
+    ASSERT_EQ(sup_run_cancel(s, o.id, REIN_REASON_ORPHAN_REAPED, 0, -1),
+              -EINVAL);
+    ASSERT_EQ(sup_run_cancel(s, o.id, REIN_REASON_NO_INPUT, -1, -1), -EINVAL);
+    ASSERT_EQ(sup_run_cancel(s, 1, REIN_REASON_NO_INPUT, 0, -1), REIN_ENORUN);
+    ASSERT_OK(sup_run_cancel(s, o.id, REIN_REASON_NO_INPUT, SIGTERM, -1));
+    ASSERT_OK(rein_sup_cancel(s, o.id, 0, -1)); /* the first reason wins */
+    drive(s, &o, NULL, 10000);
+    ASSERT_EQ(o.exits, 1);
+    ASSERT_EQ(o.info.reason, REIN_REASON_NO_INPUT);
+    ASSERT_EQ(o.info.signal, SIGTERM);
+    run_record_t rec;
+    registry_record(o.id, &rec);
+    ASSERT_EQ(rec.reason, RUN_REASON_NO_INPUT);
+    ASSERT_STR(registry_reason_name(rec.reason), "no-input");
+    run_record_clear(&rec);
+    rein_sup_close(s);
+    obs_free(&o);
 }
 
 TEST_T(sup_timeouts_overall_and_no_output, 120)

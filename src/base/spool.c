@@ -18,11 +18,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define SPOOL_KNOWN_FLAGS SPOOL_OPEN_APPEND
+#define SPOOL_KNOWN_FLAGS (SPOOL_OPEN_APPEND | SPOOL_OPEN_WRITE_THROUGH)
 
 struct spool {
     int fd;
     int err;          /* first write error, sticky; 0 while healthy */
+    bool through;     /* SPOOL_OPEN_WRITE_THROUGH: nothing is gathered */
     uint64_t bytes;   /* accepted by spool_write */
     uint64_t dropped; /* accepted but never written */
     size_t len;       /* bytes in buf */
@@ -50,6 +51,7 @@ int spool_open(const char *path, unsigned flags, spool_t **out)
         free(sp);
         return rc;
     }
+    sp->through = flags & SPOOL_OPEN_WRITE_THROUGH;
     struct stat st;
     if (fstat(sp->fd, &st) == 0)
         sp->end = (uint64_t)st.st_size;
@@ -178,8 +180,9 @@ int spool_write(spool_t *sp, const void *data, size_t n)
         sp->dropped += n;
         return sp->err;
     }
-    if (n >= SPOOL_DIRECT_MIN) {
-        /* Big enough to go as it is; keep order by flushing first. */
+    if (n >= SPOOL_DIRECT_MIN || sp->through) {
+        /* Big enough to go as it is (or nothing is gathered); keep order
+         * by flushing first. */
         if ((rc = spool_flush_keep(sp)) < 0) {
             sp->dropped += n;
             return rc;

@@ -9,7 +9,10 @@
  * bytes (a PTY read under load is ~4 KiB) goes straight to the file, after
  * what is buffered, so order is kept: gathering a PTY flood's reads into
  * 64 KiB batches made it slower, not faster (docs/bench.md, "Reading the
- * PTY figure").
+ * PTY figure").  A gathered byte is lost if the writer dies (SIGKILL, a
+ * crash) before it reaches the file: with SPOOL_OPEN_WRITE_THROUGH nothing
+ * is gathered, and every byte is in the file (the page cache, which
+ * outlives the process) when spool_write returns.
  *
  * Files are created 0600 (output can hold secrets) with O_EXCL, so a spool
  * never appends to, or follows a symlink planted at, a path it did not
@@ -64,6 +67,10 @@ enum {
     /* Open an existing file (or create a new one) and append to it,
      * instead of failing with -EEXIST. */
     SPOOL_OPEN_APPEND = 1u << 0,
+    /* Gather nothing: each spool_write is written before it returns, so
+     * the writer's own death loses none of what it was given (rein's
+     * supervisor logs: a byte shown to anyone is on disk). */
+    SPOOL_OPEN_WRITE_THROUGH = 1u << 1,
 };
 
 typedef struct spool spool_t;
@@ -75,7 +82,7 @@ typedef struct spool spool_t;
 int spool_open(const char *path, unsigned flags, spool_t **out);
 
 /* Accepts n bytes (data may be NULL when n is 0): buffered, or written when
- * the buffer fills.  0, or the sticky write error (-errno); bytes that could
+ * the buffer fills (at once with SPOOL_OPEN_WRITE_THROUGH).  0, or the sticky write error (-errno); bytes that could
  * not be written are counted as dropped, not retried. */
 int spool_write(spool_t *sp, const void *data, size_t n);
 

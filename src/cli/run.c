@@ -29,7 +29,8 @@
  * forwarded (rein_sup_write; after piped input ends, EOF and hang-up as
  * below),
  * SIGWINCH resizing the PTY, SIGINT, SIGTERM, SIGHUP and SIGQUIT forwarded
- * to the job in the PTY's foreground, and the real terminal's mode
+ * to the job in the PTY's foreground (a SIGTERM the command has not obeyed
+ * within REIN_SUP_GRACE_MS ends the whole run: rein was told to stop), and the real terminal's mode
  * following the PTY's (raw when the child goes raw; echo off when the child
  * turns echo off, so a password typed at a cooked prompt is not shown).
  * While the real terminal stays cooked it echoes what the person types, and
@@ -155,6 +156,9 @@ struct run {
     bool closing; /* run_close: a run it ends is no longer shown */
     int exit_code;
     uint64_t tick_timer, poll_timer;
+    /* After a SIGTERM to rein: the run is cancelled when it fires (see
+     * run_on_signal); 0 while none is pending. */
+    uint64_t term_timer;
     uint64_t start_ms, end_ms;
 
     /* terminal */
@@ -176,6 +180,7 @@ struct run {
     unsigned raw_misses;     /* looks in a row without it */
     int hangups;             /* SIGHUPs sent, plus one for the cancel */
     bool cancelled;          /* the run was cancelled for a raw wait */
+    rein_reason_t reason;    /* why the run ended, for --json */
     pid_t hup_pgrp;          /* the foreground group of the last SIGHUP */
     int hangup_sig;          /* the last hang-up's signal, for --json */
     uint64_t hangup_after_ms; /* the wait before the first, for --json */
@@ -399,11 +404,13 @@ static void run_on_exit(rein_sup_t *s, int64_t id, const rein_run_info_t *i,
     /* No exit status only when the leader outlived every kill (the
      * supervisor gave up on it): that is rein failing, not the command. */
     r->exit_code = i->exit_code >= 0 ? i->exit_code : CLI_EXIT_FAILURE;
+    r->reason = i->reason;
     r->log_lost = i->log_lost;
     r->log_error = i->log_error;
     run_stdin_stop(r);
     loop_timer_del(r->loop, r->input_timer);
-    r->input_timer = 0;
+    loop_timer_del(r->loop, r->term_timer);
+    r->input_timer = r->term_timer = 0;
 }
 
 /* ---------------------------------------------------------------- stdin */
@@ -532,7 +539,8 @@ static void run_hangup(struct run *r, uint64_t waited)
         r->hangup_sig = SIGHUP;
         emit_hangup(&b, SIGHUP, waited, 0);
     } else {
-        if (rein_sup_cancel(r->sup, r->id, SIGTERM, -1) < 0)
+        if (sup_run_cancel(r->sup, r->id, REIN_REASON_NO_INPUT, SIGTERM,
+                           -1) < 0)
             return;
         r->cancelled = true;
         r->hangup_sig = SIGTERM;
@@ -679,9 +687,22 @@ static void run_on_room(loop_t *l, int fd, unsigned ev, void *data)
 
 /* ------------------------------------------------------------- signals */
 
-static void run_on_signal(loop_t *l, int signo, void *data)
+/* The grace after a SIGTERM is over and the run still lives: its command
+ * ignored the TERM (or handled it and went on).  rein was told to stop,
+ * and nothing it started may outlive it, so the run is cancelled: KILL to
+ * all of it, whose TERM already had its grace. */
+static void run_on_term_grace(loop_t *l, uint64_t id, void *data)
 {
     (void)l;
+    (void)id;
+    struct run *r = data;
+    r->term_timer = 0;
+    if (!r->done && !r->closing)
+        sup_run_cancel(r->sup, r->id, REIN_REASON_MANUAL_CANCEL, SIGKILL, 0);
+}
+
+static void run_on_signal(loop_t *l, int signo, void *data)
+{
     struct run *r = data;
     if (signo == SIGWINCH) {
         run_sync_size(r);
@@ -690,9 +711,19 @@ static void run_on_signal(loop_t *l, int signo, void *data)
     /* The child has its own session: a signal meant for the job (Ctrl-C
      * at a cooked terminal, kill from outside) is passed on to the job in
      * its terminal's foreground.  Once the child is gone there is nothing
-     * to pass it to (the supervisor refuses). */
-    if (r->id && !r->done)
-        rein_sup_signal(r->sup, r->id, signo);
+     * to pass it to (the supervisor refuses).  SIGINT, SIGHUP and SIGQUIT
+     * are the job's to handle as it likes (a REPL lives on after Ctrl-C,
+     * a nohup'd job after a hang-up), with rein still owning it; SIGTERM
+     * asks rein itself to end, which it does by REIN_SUP_GRACE_MS later
+     * at the latest, the command with it (a caller that SIGKILLs rein
+     * after its own grace would otherwise leave the command behind until
+     * the next reconcile). */
+    if (!r->id || r->done)
+        return;
+    rein_sup_signal(r->sup, r->id, signo);
+    if (signo == SIGTERM && !r->term_timer)
+        loop_timer_add(l, REIN_SUP_GRACE_MS, run_on_term_grace, r,
+                       &r->term_timer);
 }
 
 static void run_on_tick(loop_t *l, uint64_t id, void *data)
@@ -1012,6 +1043,12 @@ static void run_json(struct run *r, char **argv)
     json_object_set_new(o, "signal",
                         sig && sigabbrev_np(sig) ? json_string(sigabbrev_np(sig))
                                                  : json_null());
+    /* The supervisor's reason: a 143 that rein caused (no-input) is not
+     * the command's own failure. */
+    json_object_set_new(o, "reason",
+                        r->reason != REIN_REASON_NONE
+                            ? json_string(rein_reason_name(r->reason))
+                            : json_null());
     json_object_set_new(o, "duration_ms", json_integer((json_int_t)ms));
     json_object_set_new(o, "lines", json_integer((json_int_t)r->raw_lines));
     json_object_set_new(o, "bytes", json_integer((json_int_t)r->raw_bytes));
@@ -1077,7 +1114,8 @@ static void run_close(struct run *r)
     loop_timer_del(r->loop, r->tick_timer);
     loop_timer_del(r->loop, r->poll_timer);
     loop_timer_del(r->loop, r->input_timer);
-    r->tick_timer = r->poll_timer = r->input_timer = 0;
+    loop_timer_del(r->loop, r->term_timer);
+    r->tick_timer = r->poll_timer = r->input_timer = r->term_timer = 0;
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         loop_signal_del(r->loop, sigs[i]);
     rein_sup_close(r->sup);

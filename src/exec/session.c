@@ -788,8 +788,6 @@ static void session_replay(session_t *s)
 {
     if (!s->log_path)
         return;
-    if (!s->exited)
-        sup_run_flush_log(s->st->sup, s->id);
     int fd = open(s->log_path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return;

@@ -534,8 +534,6 @@ static int codex_from_log(mcp_codex_t *cx, session_t *s, uint64_t from,
         return -ENOENT;
     if (len > CODEX_SCAN_MAX)
         return -EFBIG;
-    if (session_running(s))
-        sup_run_flush_log(cx->sup, session_id(s));
     if (spool_log_hole(path, &ha, &hb) && ha < from + len && hb > from)
         return -ENODATA;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -688,6 +686,8 @@ static const char *codex_reason_text(rein_reason_t r)
         return "no output for idle_timeout_ms; rein ended the session";
     case REIN_REASON_MANUAL_CANCEL:
         return "killed through kill_session";
+    case REIN_REASON_NO_INPUT:
+        return "waited for keys with its input over; rein ended the session";
     case REIN_REASON_OWNERSHIP_ESCAPE:
         return "a process left the session's boundary; rein ended it";
     default:
@@ -1580,8 +1580,6 @@ static int codex_log_of(mcp_codex_t *cx, int64_t id, char *path, size_t n)
 {
     session_t *s = session_find(cx->store, id);
     if (s && session_log_path(s)) {
-        if (session_running(s))
-            sup_run_flush_log(cx->sup, id);
         snprintf(path, n, "%s", session_log_path(s));
         return 0;
     }
@@ -1589,8 +1587,6 @@ static int codex_log_of(mcp_codex_t *cx, int64_t id, char *path, size_t n)
     if (!dir || id < 0)
         return -ENOENT;
     snprintf(path, n, "%s/%" PRId64 ".log", dir, id);
-    /* Still running elsewhere in this server (pruned, ending): flush. */
-    sup_run_flush_log(cx->sup, id);
     struct stat st;
     return stat(path, &st) == 0 ? 0 : -ENOENT;
 }

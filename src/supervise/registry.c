@@ -231,11 +231,14 @@ struct registry {
 static const char *const registry_state_names[RUN_STATE_COUNT] = {
     "starting", "running", "exiting", "exited"};
 
-static const char *const registry_reason_names[RUN_REASON_COUNT] = {
-    "",              "exit",           "signal",
-    "manual-cancel", "overall-timeout", "no-output-timeout",
-    "spawn-error",   "ownership-escape", "orphan-reaped",
-    "lost"};
+/* By value, from rein.h's table, NULL-terminated: past "none", the label
+ * values of run_exit_total. */
+static const char *const registry_reason_names[RUN_REASON_COUNT + 1] = {
+#define REGISTRY_REASON_TEXT_(name, value, text) [value] = text,
+    REIN_REASON_MAP(REGISTRY_REASON_TEXT_)
+#undef REGISTRY_REASON_TEXT_
+};
+_Static_assert(RUN_REASON_NONE == 0, "run_exit_total's values skip index 0");
 
 const char *registry_state_name(int state)
 {
@@ -246,9 +249,10 @@ const char *registry_state_name(int state)
 
 const char *registry_reason_name(int reason)
 {
-    if (reason < 0 || reason >= RUN_REASON_COUNT)
+    if (reason < 0 || reason >= RUN_REASON_COUNT ||
+        !registry_reason_names[reason])
         return "unknown";
-    return registry_reason_names[reason];
+    return reason == RUN_REASON_NONE ? "" : registry_reason_names[reason];
 }
 
 /* ------------------------------------------------------------- errors */
@@ -1512,34 +1516,30 @@ int registry_counter_get(registry_t *reg, const char *name, int64_t *value)
     return rc;
 }
 
-#define REGISTRY_MAX_LABEL_VALUES RUN_REASON_COUNT
-
 /* The counters DESIGN.md names: always exposed, 0 until added to, so a
  * dashboard sees the series before the first event. */
 static const struct registry_family {
     const char *name;
     const char *help;
-    const char *label; /* NULL: no label */
-    const char *values[REGISTRY_MAX_LABEL_VALUES];
+    const char *label;               /* NULL: no label */
+    const char *const *values;       /* NULL-terminated; NULL: no label */
 } registry_families[] = {
-    {"run_spawn_total", "Runs started.", NULL, {NULL}},
+    {"run_spawn_total", "Runs started.", NULL, NULL},
     {"run_exit_total", "Runs ended, by termination reason.", "reason",
-     {"exit", "signal", "manual-cancel", "overall-timeout",
-      "no-output-timeout", "spawn-error", "ownership-escape", "orphan-reaped",
-      "lost"}},
+     registry_reason_names + 1},
     {"run_timeout_total", "Runs ended by a deadline, by deadline.", "type",
-     {"no_output", "overall"}},
+     (const char *const[]){"no_output", "overall", NULL}},
     {"run_cleanup_kill_total", "Cleanup kills, by what was signalled.",
-     "mode", {"pid", "pgid", "cgroup"}},
+     "mode", (const char *const[]){"pid", "pgid", "cgroup", NULL}},
     {"run_reconcile_orphans_total",
-     "Orphans of a dead owner found and killed by reconcile.", NULL, {NULL}},
+     "Orphans of a dead owner found and killed by reconcile.", NULL, NULL},
     {"run_reconcile_strays_total",
      "Strays of a dead owner (adopted orphans no run could claim) found "
      "and killed by reconcile.",
-     NULL, {NULL}},
-    {"run_lease_steal_total", "Stale owner leases taken over.", NULL, {NULL}},
+     NULL, NULL},
+    {"run_lease_steal_total", "Stale owner leases taken over.", NULL, NULL},
     {"run_ownership_escape_total",
-     "Descendants that left their run's session or cgroup.", NULL, {NULL}},
+     "Descendants that left their run's session or cgroup.", NULL, NULL},
 };
 
 #define REGISTRY_NFAMILIES                                                  \
@@ -1620,9 +1620,7 @@ int registry_metrics_text(registry_t *reg, char **out)
         if (!fam->label && rc == 0)
             rc = buf_printf(&b, "%s %" PRId64 "\n", fam->name,
                             registry_take(c, n, fam->name));
-        for (size_t v = 0; fam->label && v < REGISTRY_MAX_LABEL_VALUES &&
-                           fam->values[v] && rc == 0;
-             v++) {
+        for (size_t v = 0; fam->values && fam->values[v] && rc == 0; v++) {
             char series[REGISTRY_COUNTER_NAME_MAX + 1];
             snprintf(series, sizeof series, "%s{%s=\"%s\"}", fam->name,
                      fam->label, fam->values[v]);

@@ -37,6 +37,7 @@
 
 #include "base/procfs.h"
 #include "base/ptree.h"
+#include "rein.h"
 
 #define REGISTRY_FILE "registry.db"
 #define REGISTRY_FIRST_RUN_ID 1000
@@ -59,23 +60,19 @@ enum run_state { RUN_STARTING = 0, RUN_RUNNING, RUN_EXITING, RUN_EXITED };
 #define RUN_STATE_COUNT 4
 
 /*
- * Termination reasons in DESIGN.md's order; stored as these numbers, shown
- * by name (rein ps, the run_exit_total{reason} label).  rein.h's
- * rein_reason_t, when it lands, must keep these values.
+ * Termination reasons: rein.h's REIN_REASON_MAP, stored as its numbers,
+ * shown by name (rein ps, the run_exit_total{reason} label).  One table,
+ * so a reason added there is stored, shown and counted here as well.  A
+ * number this rein does not know (a newer rein's reason) reads as
+ * "unknown"; the column has no CHECK, so adding one needs no migration.
  */
 enum run_reason {
-    RUN_REASON_NONE = 0,
-    RUN_REASON_EXIT,
-    RUN_REASON_SIGNAL,
-    RUN_REASON_MANUAL_CANCEL,
-    RUN_REASON_OVERALL_TIMEOUT,
-    RUN_REASON_NO_OUTPUT_TIMEOUT,
-    RUN_REASON_SPAWN_ERROR,
-    RUN_REASON_OWNERSHIP_ESCAPE,
-    RUN_REASON_ORPHAN_REAPED,
-    RUN_REASON_LOST,
+#define RUN_REASON_ENUM_(name, value, text) RUN_REASON_##name = (value),
+    REIN_REASON_MAP(RUN_REASON_ENUM_)
+#undef RUN_REASON_ENUM_
 };
-#define RUN_REASON_COUNT 10
+#define RUN_REASON_ONE_(name, value, text) +1
+#define RUN_REASON_COUNT (0 REIN_REASON_MAP(RUN_REASON_ONE_))
 
 /* "starting" "running" "exiting" "exited"; "unknown" out of range. */
 const char *registry_state_name(int state);

@@ -94,12 +94,11 @@
 #define SUP_CLOSE_GRACE_MS 1000
 /* Reconcile: grace between TERM and KILL for orphans of a dead owner. */
 #define SUP_RECONCILE_GRACE_MS 500
+/* Room for a counter's name with its label ("run_exit_total{reason=
+ * \"no-output-timeout\"}" is the longest). */
+#define SUP_COUNTER_NAME_MAX 96
 /* First id of an ephemeral supervisor (no registry). */
 #define SUP_EPHEMERAL_FIRST_ID 1000
-/* A run's log buffer is flushed (and its memory released) once output
- * pauses this long: an idle session costs no buffer, and a reader of the
- * log file is at most this far behind. */
-#define SUP_LOG_IDLE_FLUSH_MS 200
 /* One log past this keeps its first SUP_LOG_HEAD bytes and a rolling
  * tail; the dropped range is noted beside it (<id>.log.dropped). */
 #define SUP_LOG_CAP (1ull << 30)
@@ -133,7 +132,7 @@ struct run {
     int exit_code, exit_signal;
     int grace_ms;
     uint32_t no_output_ms;
-    uint64_t t_overall, t_noout, t_grace, t_check, t_drain, t_flush;
+    uint64_t t_overall, t_noout, t_grace, t_check, t_drain;
     /* sup_spawn_extra_t.exit_drain_*: the drain after the leader's own
      * exit, before its leftovers are ended (0: none). */
     uint32_t xdrain_idle_ms, xdrain_max_ms;
@@ -468,11 +467,10 @@ static void finalize(struct run *r)
     loop_timer_del(s->loop, r->t_grace);
     loop_timer_del(s->loop, r->t_check);
     loop_timer_del(s->loop, r->t_drain);
-    loop_timer_del(s->loop, r->t_flush);
     loop_timer_del(s->loop, r->t_xidle);
     loop_timer_del(s->loop, r->t_xmax);
     r->t_overall = r->t_noout = r->t_grace = r->t_check = r->t_drain = 0;
-    r->t_flush = r->t_xidle = r->t_xmax = 0;
+    r->t_xidle = r->t_xmax = 0;
     r->xdraining = false;
     if (r->out_fd >= 0) {
         loop_io_del(s->loop, r->out_fd);
@@ -506,7 +504,7 @@ static void finalize(struct run *r)
     /* The final row and its counters land together. */
     bool batch = s->reg && registry_begin(s->reg) == 0;
     record(r);
-    char name[96];
+    char name[SUP_COUNTER_NAME_MAX];
     snprintf(name, sizeof name, "run_exit_total{reason=\"%s\"}",
              rein_reason_name(r->reason));
     counter(s, name);
@@ -677,16 +675,6 @@ static void cancel_run(struct run *r, rein_reason_t why, int signo,
 
 /* ---------------------------------------------------------- run events */
 
-static void on_log_idle(loop_t *l, uint64_t id, void *data)
-{
-    (void)l;
-    (void)id;
-    struct run *r = data;
-    r->t_flush = 0;
-    if (r->log)
-        spool_flush(r->log);
-}
-
 static void on_xdrain(loop_t *l, uint64_t id, void *data);
 
 static void read_output(struct run *r)
@@ -723,9 +711,6 @@ static void read_output(struct run *r)
         loop_timer_add(s->loop, r->xdrain_idle_ms, on_xdrain, r,
                        &r->t_xidle);
     }
-    if (r->log && !r->t_flush)
-        loop_timer_add(s->loop, SUP_LOG_IDLE_FLUSH_MS, on_log_idle, r,
-                       &r->t_flush);
     r->last_output_mono = loop_now(s->loop);
     r->rec.last_output_ms = wall_ms();
     if (s->ev)
@@ -881,8 +866,6 @@ static void run_free(struct run *r)
 {
     if (!r)
         return;
-    if (r->t_flush)
-        loop_timer_del(r->sup->loop, r->t_flush);
     if (r->t_xidle)
         loop_timer_del(r->sup->loop, r->t_xidle);
     if (r->t_xmax)
@@ -1068,7 +1051,9 @@ static int spawn_run(rein_sup_t *s, const rein_run_opts_t *o,
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%lld.log", s->logs_dir,
                  (long long)r->id);
-        if ((rc = spool_open(path, 0, &r->log)) < 0)
+        /* Write-through: each chunk is in the file before anyone is
+         * shown it, so rein's own SIGKILL loses no byte of the log. */
+        if ((rc = spool_open(path, SPOOL_OPEN_WRITE_THROUGH, &r->log)) < 0)
             goto spawn_failed;
         rec->log_path = strdup(path);
         char note[PATH_MAX + 16];
@@ -1340,18 +1325,24 @@ int rein_sup_signal(rein_sup_t *s, int64_t id, int signo)
     return ptree_signal_group(pg, signo);
 }
 
-int rein_sup_cancel(rein_sup_t *s, int64_t id, int signo, int grace_ms)
+int sup_run_cancel(rein_sup_t *s, int64_t id, rein_reason_t why, int signo,
+                   int grace_ms)
 {
-    if (!s)
+    if (!s || (why != REIN_REASON_MANUAL_CANCEL && why != REIN_REASON_NO_INPUT))
         return -EINVAL;
     struct run *r = find_run(s, id);
     if (!r)
         return REIN_ENORUN;
     if (signo < 0 || signo >= NSIG)
         return -EINVAL;
-    cancel_run(r, REIN_REASON_MANUAL_CANCEL, signo ? signo : SIGTERM,
+    cancel_run(r, why, signo ? signo : SIGTERM,
                grace_ms < 0 ? r->grace_ms : grace_ms);
     return 0;
+}
+
+int rein_sup_cancel(rein_sup_t *s, int64_t id, int signo, int grace_ms)
+{
+    return sup_run_cancel(s, id, REIN_REASON_MANUAL_CANCEL, signo, grace_ms);
 }
 
 int rein_sup_info(rein_sup_t *s, int64_t id, rein_run_info_t *out)
@@ -1900,6 +1891,22 @@ static void settle_strays(rein_sup_t *s, stray_record_t *v, size_t n,
     }
 }
 
+/* A dead owner's run row holds its byte count and last output as of its
+ * last heartbeat; the log holds every byte it read (written as read), so
+ * the log's size and time are the truth about what came after. */
+static void reconcile_log_facts(run_record_t *rec)
+{
+    struct stat st;
+    if (!rec->log_path || stat(rec->log_path, &st) < 0 ||
+        (uint64_t)st.st_size <= rec->bytes)
+        return;
+    rec->bytes = (uint64_t)st.st_size;
+    int64_t mtime = (int64_t)st.st_mtim.tv_sec * 1000 +
+                    st.st_mtim.tv_nsec / 1000000;
+    if (mtime > rec->last_output_ms)
+        rec->last_output_ms = mtime;
+}
+
 int rein_sup_reconcile(rein_sup_t *s, rein_reconcile_stats_t *out)
 {
     if (!s)
@@ -1988,15 +1995,21 @@ int rein_sup_reconcile(rein_sup_t *s, rein_reconcile_stats_t *out)
             rec->reason = orphan[i] ? REIN_REASON_ORPHAN_REAPED
                                     : REIN_REASON_LOST;
         rec->ended_ms = rec->updated_ms = wall_ms();
+        reconcile_log_facts(rec);
         registry_run_update(s->reg, rec);
         if (orphan[i]) {
             st.orphans_reaped++;
             counter(s, "run_reconcile_orphans_total");
-            counter(s, "run_exit_total{reason=\"orphan-reaped\"}");
         } else {
             st.lost++;
-            counter(s, "run_exit_total{reason=\"lost\"}");
         }
+        /* By the reason recorded, which a run that was ending keeps: the
+         * counter and `rein ps` tell one story.  The dead owner counted
+         * no exit: it never finished the run. */
+        char name[SUP_COUNTER_NAME_MAX];
+        snprintf(name, sizeof name, "run_exit_total{reason=\"%s\"}",
+                 rein_reason_name((rein_reason_t)rec->reason));
+        counter(s, name);
         event(s, EVENTS_RECONCILE, rec->id,
               json_pack("{s:s,s:i}", "decision",
                         rein_reason_name((rein_reason_t)rec->reason), "pid",
@@ -2256,14 +2269,6 @@ void sup_run_drain(rein_sup_t *s, int64_t id)
 
 /* Writes the run's buffered log bytes to its file, so a reader of the file
  * sees every byte delivered so far. */
-int sup_run_flush_log(rein_sup_t *s, int64_t id)
-{
-    struct run *r = find_run(s, id);
-    if (!r)
-        return REIN_ENORUN;
-    return r->log ? spool_flush(r->log) : 0;
-}
-
 /* True once the run's end needed SIGKILL (the grace ran out). */
 bool sup_run_escalated(rein_sup_t *s, int64_t id)
 {

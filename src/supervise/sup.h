@@ -87,8 +87,14 @@ void sup_run_drain(rein_sup_t *s, int64_t id);
  * ends.  May call the run's on_exit before it returns.  A no-op without a
  * hold; sup_run_detach and rein_sup_close release it too. */
 void sup_run_release(rein_sup_t *s, int64_t id);
-/* Writes the run's buffered log bytes to the file.  0 or a negative code. */
-int sup_run_flush_log(rein_sup_t *s, int64_t id);
+/* rein_sup_cancel for a reason of the front end's own: why is
+ * REIN_REASON_MANUAL_CANCEL or REIN_REASON_NO_INPUT (`rein run` ending a
+ * command that waits for keys after its input is over), so what the
+ * registry, `rein ps` and the exit event say is why the run was ended.
+ * -EINVAL for any other reason (the supervisor's own: timeouts, escapes,
+ * reconcile) or a bad signal; REIN_ENORUN for an unknown run. */
+int sup_run_cancel(rein_sup_t *s, int64_t id, rein_reason_t why, int signo,
+                   int grace_ms);
 /* True when ending run id needed SIGKILL after the grace. */
 bool sup_run_escalated(rein_sup_t *s, int64_t id);
 /* Drops run id's callbacks (its owner is freed first); the run goes on
