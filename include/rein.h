@@ -414,7 +414,9 @@ typedef enum rein_run_state {
 /* Why a run ended: X(NAME, value, text).  The first reason wins.  The
  * values are what the registry stores: never renumber one, append.
  * no-input: `rein run`'s input was over (its stdin ended) and the command
- * kept waiting for keys in raw mode after its SIGHUP, so rein ended it. */
+ * kept waiting for keys in raw mode after its SIGHUP, so rein ended it.
+ * shutdown: rein itself was closing (rein_sup_close, `rein serve`'s end of
+ * input or signal) while the run was live, so it ended the run. */
 #define REIN_REASON_MAP(X)                                                  \
     X(NONE, 0, "none")                                                      \
     X(EXIT, 1, "exit")                                                      \
@@ -426,7 +428,8 @@ typedef enum rein_run_state {
     X(OWNERSHIP_ESCAPE, 7, "ownership-escape")                              \
     X(ORPHAN_REAPED, 8, "orphan-reaped")                                    \
     X(LOST, 9, "lost")                                                      \
-    X(NO_INPUT, 10, "no-input")
+    X(NO_INPUT, 10, "no-input")                                             \
+    X(SHUTDOWN, 11, "shutdown")
 
 typedef enum rein_reason {
 #define REIN_REASON_ENUM_(name, value, text) REIN_REASON_##name = (value),

@@ -293,6 +293,33 @@ TEST(sup_run_cancel_records_the_front_ends_reason)
     obs_free(&o);
 }
 
+/* A run still live when its supervisor closes ends as shutdown, and says
+ * so in the registry: `rein ps` showed manual-cancel, as if someone had
+ * asked for it. */
+TEST(sup_close_ends_a_live_run_as_shutdown)
+{
+    rein_sup_t *s = open_sup("pgid", false);
+    struct obs o = {0};
+    spawn(s, &o, false, "echo ready; exec sleep 60", NULL);
+    drive(s, &o, "ready", 10000);
+    ASSERT_OK(sup_run_cancel(s, o.id, REIN_REASON_SHUTDOWN, SIGTERM, 0));
+    drive(s, &o, NULL, 10000);
+    ASSERT_EQ(o.info.reason, REIN_REASON_SHUTDOWN);
+    struct obs p = {0};
+    spawn(s, &p, true, "echo ready; exec sleep 60", NULL);
+    drive(s, &p, "ready", 10000);
+    int64_t id = p.id;
+    rein_sup_close(s);
+    run_record_t rec;
+    registry_record(id, &rec);
+    ASSERT_EQ(rec.state, REIN_RUN_EXITED);
+    ASSERT_EQ(rec.reason, RUN_REASON_SHUTDOWN);
+    ASSERT_STR(registry_reason_name(rec.reason), "shutdown");
+    run_record_clear(&rec);
+    obs_free(&o);
+    obs_free(&p);
+}
+
 TEST_T(sup_timeouts_overall_and_no_output, 120)
 {
     for (int l = 0; l < NLEVELS; l++)

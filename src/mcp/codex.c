@@ -688,6 +688,8 @@ static const char *codex_reason_text(rein_reason_t r)
         return "killed through kill_session";
     case REIN_REASON_NO_INPUT:
         return "waited for keys with its input over; rein ended the session";
+    case REIN_REASON_SHUTDOWN:
+        return "rein was shutting down; it ended the session";
     case REIN_REASON_OWNERSHIP_ESCAPE:
         return "a process left the session's boundary; rein ended it";
     default:
@@ -2258,8 +2260,8 @@ void mcp_codex_shutdown(mcp_codex_t *cx, mcp_codex_done_fn done, void *data)
         if (!s)
             break;
         if (session_running(s))
-            rein_sup_cancel(cx->sup, session_id(s), SIGTERM,
-                            REIN_SUP_GRACE_MS / 2);
+            sup_run_cancel(cx->sup, session_id(s), REIN_REASON_SHUTDOWN,
+                           SIGTERM, REIN_SUP_GRACE_MS / 2);
     }
     on_shutdown_check(cx->loop, 0, cx);
 }

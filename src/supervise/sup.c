@@ -1328,7 +1328,8 @@ int rein_sup_signal(rein_sup_t *s, int64_t id, int signo)
 int sup_run_cancel(rein_sup_t *s, int64_t id, rein_reason_t why, int signo,
                    int grace_ms)
 {
-    if (!s || (why != REIN_REASON_MANUAL_CANCEL && why != REIN_REASON_NO_INPUT))
+    if (!s || (why != REIN_REASON_MANUAL_CANCEL &&
+               why != REIN_REASON_NO_INPUT && why != REIN_REASON_SHUTDOWN))
         return -EINVAL;
     struct run *r = find_run(s, id);
     if (!r)
@@ -2170,7 +2171,7 @@ void rein_sup_close(rein_sup_t *s)
             /* A held exit drain must not keep leftovers alive. */
             r->on_leader_exit = NULL;
             xhold_release(r);
-            cancel_run(r, REIN_REASON_MANUAL_CANCEL, SIGTERM,
+            cancel_run(r, REIN_REASON_SHUTDOWN, SIGTERM,
                        SUP_CLOSE_GRACE_MS);
         }
         uint64_t t0 = loop_clock_ms();

@@ -88,8 +88,9 @@ void sup_run_drain(rein_sup_t *s, int64_t id);
  * hold; sup_run_detach and rein_sup_close release it too. */
 void sup_run_release(rein_sup_t *s, int64_t id);
 /* rein_sup_cancel for a reason of the front end's own: why is
- * REIN_REASON_MANUAL_CANCEL or REIN_REASON_NO_INPUT (`rein run` ending a
- * command that waits for keys after its input is over), so what the
+ * REIN_REASON_MANUAL_CANCEL, REIN_REASON_NO_INPUT (`rein run` ending a
+ * command that waits for keys after its input is over) or
+ * REIN_REASON_SHUTDOWN (a front end ending its runs as it closes), so what the
  * registry, `rein ps` and the exit event say is why the run was ended.
  * -EINVAL for any other reason (the supervisor's own: timeouts, escapes,
  * reconcile) or a bad signal; REIN_ENORUN for an unknown run. */

@@ -317,7 +317,8 @@ int rein_pty_start(rein_pty_t *p, const rein_pty_start_opts_t *o,
     if (rc == 0) {
         rein_reason_t why = r.info.reason;
         result->cancelled = why == REIN_REASON_MANUAL_CANCEL ||
-                            why == REIN_REASON_NO_INPUT;
+                            why == REIN_REASON_NO_INPUT ||
+                            why == REIN_REASON_SHUTDOWN;
         result->timed_out = why == REIN_REASON_OVERALL_TIMEOUT;
         result->has_exit_code =
             why == REIN_REASON_EXIT || why == REIN_REASON_SIGNAL;

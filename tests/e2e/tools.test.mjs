@@ -1021,15 +1021,17 @@ test('100 MB of output: server memory stays bounded, the log is complete', async
 test('stdin EOF: every session and its descendants end, exit 0 within 3 s', async () => {
   const { client, transport } = await connect();
   const server = transport.pid;
-  const pids = [];
+  const pids = [], ids = [];
   try {
     await exec(client, { cmd: 'echo up; exec sleep 100', wait_for: 'up' });
     await exec(client, { cmd: "trap '' TERM; echo up; sleep 100", wait_for: 'up' });
     const b = await exec(client, { cmd: 'bash --norc --noprofile', tty: true });
     await write(client, { session_id: b.session_id, chars: 'sleep 200 &\n', yield_time_ms: 5000 });
     await write(client, { session_id: b.session_id, chars: 'echo bg=$!\n', yield_time_ms: 5000, wait_for: 'bg=\\d+' });
-    for (const s of (await call(client, 'list_sessions', {})).structuredContent.sessions)
+    for (const s of (await call(client, 'list_sessions', {})).structuredContent.sessions) {
       pids.push(s.pid, ...descendants(s.pid));
+      ids.push(s.session_id);
+    }
     assert.ok(pids.length >= 4, `pids ${pids}`);
   } finally {
     const t0 = Date.now();
@@ -1041,6 +1043,12 @@ test('stdin EOF: every session and its descendants end, exit 0 within 3 s', asyn
     for (const p of pids) assert.equal(existsSync(`/proc/${p}`), false, `pid ${p} survived`);
     await client.close();
   }
+  // Each is recorded as ended by rein's shutdown, not as a manual cancel.
+  const runs = JSON.parse(execFileSync(REIN_BIN, ['ps', '--all', '--json'],
+    { env: { ...process.env, REIN_STATE_DIR: STATE } }).toString());
+  assert.equal(ids.length, 3);
+  for (const id of ids)
+    assert.equal(runs.find((r) => r.id === id)?.reason, 'shutdown', `run ${id}`);
 });
 
 test('progress during a wait; cancelling a call ends its wait, not the session', async () => {
