@@ -20,7 +20,10 @@
  *     own that name a location; outcomes; their other lines by weight:
  *     message, excerpt, caret; deduplicated lines; the tail, latest
  *     first) until the rendered output would pass the budget, an item
- *     refused being tried again once a neighbour is taken.  The input cap is not a
+ *     refused being tried again once a neighbour is taken.  The hazard
+ *     lines are settled first, as the longest run of their order that
+ *     fits (sq_plan_hazards), so that a larger budget never shows fewer
+ *     of them; the other lines fill the room left.  The input cap is not a
  *     budget: hazards, their location and message lines and outcomes are
  *     kept whatever it costs (sq_must), and when even that passes the
  *     cap the smaller of that view and the unplanned one is shown.  A
@@ -204,9 +207,14 @@ struct squash {
     struct sq_bits noisebits; /* counted by the noise marker */
     struct sq_bits foldbits;  /* hazards and outcomes past their group's
                                  show limit: counted by its repeat marker */
+    struct sq_bits foldhaz;   /* the hazards among them: under a budget,
+                                 which may show no member of their group
+                                 (and so no repeat marker), a gap's
+                                 `; N hazards` counts them */
     struct sq_skip *skips;    /* in line order */
     size_t nskips;
     struct sq_rank rank;      /* built at the end (deferred views) */
+    struct sq_rank hazrank;   /* foldhaz, likewise (under a budget) */
     /* A small output's every line, while it stays small (deferred only):
      * the whole view, shown instead of a condensed one that is no smaller */
     buf_t whole;
@@ -697,6 +705,7 @@ static int sq_unfold(squash_t *sq, const sq_line_t *cont)
     if (rc < 0)
         return rc;
     sq_bit_clear(sq, &sq->foldbits, f->lineno);
+    sq_bit_clear(sq, &sq->foldhaz, f->lineno);
     sq->folded_valid = false;
     sq->head_shown = true;
     sq->last_head = (uint32_t)(sq->nitems - 1);
@@ -760,6 +769,7 @@ static int sq_on_line(const sq_line_t *l, void *data)
         sq->folded_valid = false;
         if (!sq->head_shown) {
             sq_bit_set(sq, &sq->foldbits, l->lineno);
+            sq_bit_set(sq, &sq->foldhaz, l->lineno);
             return sq_fold_keep(sq, l, group);
         }
         if ((rc = sq_item_add(sq, l, SQ_R_HAZARD, group, &it)) < 0)
@@ -893,9 +903,12 @@ void squash_free(squash_t *sq)
     free(sq->ring);
     free(sq->noisebits.p);
     free(sq->foldbits.p);
+    free(sq->foldhaz.p);
     free(sq->skips);
     free(sq->rank.words);
     free(sq->rank.before);
+    free(sq->hazrank.words);
+    free(sq->hazrank.before);
     free(sq->folded.text);
     free(sq->facts);
     buf_free(&sq->whole);
@@ -1029,24 +1042,22 @@ static uint64_t sq_bits_word(const struct sq_bits *b, size_t w)
     return v;
 }
 
-/* Builds sq->rank for lines 1..lines (less the skipped ones): a line
- * matters when it is no noise and, unless under an explicit budget, not
- * folded into a group.  The bitmaps are final once the input has ended. */
-static int sq_rank_build(squash_t *sq, uint64_t lines)
+/* Builds a rank over nbits line bits: of the lines that matter (not
+ * noise and, unless under an explicit budget, not folded into a group),
+ * or with folded, of the hazards folded into their group. */
+static int sq_rank_make(const squash_t *sq, struct sq_rank *r, uint64_t nbits,
+                        bool folded)
 {
-    uint64_t skipped = 0;
-    for (size_t i = 0; i < sq->nskips; i++)
-        skipped += sq->skips[i].lines;
-    struct sq_rank *r = &sq->rank;
-    r->nbits = lines - skipped + 1;
+    r->nbits = nbits;
     r->nwords = (size_t)(r->nbits / 64) + 1;
     if (!(r->words = malloc(r->nwords * sizeof *r->words)) ||
         !(r->before = malloc((r->nwords + 1) * sizeof *r->before)))
         return -ENOMEM;
     r->before[0] = 0;
     for (size_t w = 0; w < r->nwords; w++) {
-        uint64_t v = ~sq_bits_word(&sq->noisebits, w);
-        if (!sq->budget)
+        uint64_t v = folded ? sq_bits_word(&sq->foldhaz, w)
+                            : ~sq_bits_word(&sq->noisebits, w);
+        if (!folded && !sq->budget)
             v &= ~sq_bits_word(&sq->foldbits, w);
         if (w == 0)
             v &= ~1ull; /* no line 0 */
@@ -1058,6 +1069,20 @@ static int sq_rank_build(squash_t *sq, uint64_t lines)
         r->before[w + 1] = r->before[w] + (uint64_t)__builtin_popcountll(v);
     }
     return 0;
+}
+
+/* Builds sq->rank (and, under an explicit budget, sq->hazrank) for lines
+ * 1..lines, less the skipped ones.  The bitmaps are final once the input
+ * has ended. */
+static int sq_rank_build(squash_t *sq, uint64_t lines)
+{
+    uint64_t skipped = 0;
+    for (size_t i = 0; i < sq->nskips; i++)
+        skipped += sq->skips[i].lines;
+    int rc = sq_rank_make(sq, &sq->rank, lines - skipped + 1, false);
+    if (rc == 0 && sq->budget)
+        rc = sq_rank_make(sq, &sq->hazrank, lines - skipped + 1, true);
+    return rc;
 }
 
 /* Lines that matter among bits 0..x-1. */
@@ -1084,6 +1109,20 @@ static bool sq_gap_matters(const squash_t *sq, uint64_t a, uint64_t b)
         ib - ia != b - a || ib >= sq->rank.nbits)
         return true;
     return sq_rank_of(&sq->rank, ib + 1) > sq_rank_of(&sq->rank, ia);
+}
+
+/* Hazards folded into their group among lines [a, b], under an explicit
+ * budget: a gap's `; N hazards` counts them with the hazard lines it
+ * hides, since the budget may show no member of their group, and then no
+ * repeat marker names them.  Without one, every group with a folded member
+ * shows its marker, and the count is 0.  A gap never spans a skip. */
+static uint64_t sq_gap_folded(const squash_t *sq, uint64_t a, uint64_t b)
+{
+    uint64_t ia, ib;
+    if (!sq->hazrank.words || !sq_bit_index(sq, a, &ia) ||
+        !sq_bit_index(sq, b, &ib) || ib >= sq->hazrank.nbits)
+        return 0;
+    return sq_rank_of(&sq->hazrank, ib + 1) - sq_rank_of(&sq->hazrank, ia);
 }
 
 /* The group whose repeat marker an item's block ends with: its own, or,
@@ -1140,13 +1179,14 @@ static int sq_render(squash_t *sq, buf_t *out, size_t *extra,
         if (it->first > last + 1 || hidden_hazards) {
             uint64_t a = last + 1, b = it->first - (it->first > last);
             if (b >= a) {
+                uint64_t hz = hidden_hazards + sq_gap_folded(sq, a, b);
                 *dropped = true;
-                if (sq_gap_matters(sq, a, b) || hidden_hazards) {
+                if (sq_gap_matters(sq, a, b) || hz) {
                     uint64_t br[2] = {sq->raw_base + last_raw,
                                       sq->raw_base + it->raw_start};
                     rc = emit_omitted(out, b - a + 1, sq->line_base + a,
                                       sq->line_base + b, bytes ? br : NULL,
-                                      hidden_hazards);
+                                      hz);
                 }
             }
         }
@@ -1173,12 +1213,15 @@ static int sq_render(squash_t *sq, buf_t *out, size_t *extra,
     }
     if (rc == 0 && (lines > last || hidden_hazards)) {
         *dropped = true;
-        if (lines > last && (sq_gap_matters(sq, last + 1, lines) || hidden_hazards)) {
+        uint64_t hz = lines > last ? hidden_hazards +
+                                         sq_gap_folded(sq, last + 1, lines)
+                                   : hidden_hazards;
+        if (lines > last && (sq_gap_matters(sq, last + 1, lines) || hz)) {
             uint64_t br[2] = {sq->raw_base + last_raw,
                               sq->raw_base + v->raw_bytes};
             rc = emit_omitted(out, lines - last, sq->line_base + last + 1,
                               sq->line_base + lines,
-                              bytes ? br : NULL, hidden_hazards);
+                              bytes ? br : NULL, hz);
         }
     }
     uint64_t noise[CLS_NOISE_REASONS];
@@ -1282,6 +1325,128 @@ static void sq_drop_to(squash_t *sq, const bool *base, const uint32_t *pos,
     }
 }
 
+/* The bytes an item's own lines add to a view (its markers and text). */
+static size_t sq_item_cost(const squash_t *sq, const struct sq_item *it,
+                           buf_t *scratch)
+{
+    size_t extra = 0;
+    buf_reset(scratch);
+    return sq_item_render(sq, it, scratch, &extra) < 0 ? SIZE_MAX / 4
+                                                       : scratch->len + extra;
+}
+
+/* Whether item i, selected, has no gap marker to a selected neighbour in
+ * the item order: no line lies between them. */
+static bool sq_plan_adjacent(const squash_t *sq, size_t i)
+{
+    const struct sq_item *it = &sq->items[i];
+    return (i > 0 && sq->items[i - 1].selected &&
+            sq->items[i - 1].lineno + 1 >= it->first) ||
+           (i + 1 < sq->nitems && sq->items[i + 1].selected &&
+            it->lineno + 1 >= sq->items[i + 1].first);
+}
+
+/*
+ * The hazard lines of a view under an explicit budget, decided before any
+ * other line: the longest prefix of their priority order (order[0..nh))
+ * whose view, those hazards alone, fits.  A prefix, not the hazards that
+ * fit one by one, so that a larger budget never shows fewer: a hazard
+ * passed over because it did not fit would, at a budget just large enough
+ * for it, push out a later one shown at the smaller budget.  The other
+ * lines (sq_plan) fill what room these leave and never take a hazard's.
+ *
+ * With up to SQ_PLAN_EXACT_MAX items every prefix is measured, and the
+ * longest that fits is taken, even past a shorter one that does not (a
+ * hazard shown can replace a gap marker longer than itself).  Above that,
+ * a prefix is sized by an upper bound, summed in one pass: each hazard
+ * adds its own lines, at most 2 bytes (two more digits in the gap marker
+ * it shortens) when a neighbouring item is shown with no line between,
+ * else at most one gap marker (g, the longest one this output can have),
+ * and, for the first member of its group shown, the group's markers.  The
+ * bound only grows with the prefix, so its longest prefix within the
+ * budget does too, and the view it chooses is measured: within the budget
+ * by construction (a smaller prefix is found by bisection if not).
+ */
+static int sq_plan_hazards(squash_t *sq, size_t budget,
+                           const struct sq_view *v, const uint32_t *order,
+                           size_t nh, buf_t *scratch)
+{
+    int rc = 0;
+    size_t keep = 0, k = 0;
+    if (sq->nitems <= SQ_PLAN_EXACT_MAX) {
+        /* a view holds at least its exit marker and its hazards' lines:
+         * past the budget with them, no longer prefix can fit */
+        buf_reset(scratch);
+        rc = emit_exit(scratch, v->exit_code, v->duration_ms,
+                       sq->line_base + v->lines);
+        size_t low = scratch->len;
+        for (; rc == 0 && k < nh; k++) {
+            struct sq_item *it = &sq->items[order[k]];
+            low += sq_item_cost(sq, it, scratch);
+            if (low > budget)
+                break;
+            it->selected = true;
+            if (sq_measure(sq, scratch, v, &rc) <= budget && rc == 0)
+                keep = k + 1;
+        }
+    } else {
+        size_t ng = dedup_group_count(sq->dd);
+        bool *seen = calloc(ng ? ng : 1, sizeof *seen);
+        uint64_t far_line = sq->line_base + v->lines + 1,
+                 far_byte = sq->raw_base + v->raw_bytes;
+        buf_reset(scratch);
+        if (!seen ||
+            emit_omitted(scratch, far_line, far_line - 1, far_line,
+                         (uint64_t[2]){far_byte, far_byte},
+                         sq->hazards + 2) < 0) {
+            free(seen);
+            return -ENOMEM;
+        }
+        size_t g = scratch->len;
+        size_t est = sq_measure(sq, scratch, v, &rc);
+        for (; rc == 0 && k < nh; k++) {
+            uint32_t i = order[k];
+            struct sq_item *it = &sq->items[i];
+            size_t add = sq_item_cost(sq, it, scratch) + (it->cut ? g : 0);
+            it->selected = true;
+            add += sq_plan_adjacent(sq, i) ? 2 : g;
+            if (it->group < ng && !seen[it->group] &&
+                dedup_count(sq->dd, it->group) > 1) {
+                struct sq_grp gr = {.shown = 1, .hazard = true};
+                buf_reset(scratch);
+                rc = sq_group_render(sq, it->group, &gr, scratch, NULL);
+                add += scratch->len;
+                seen[it->group] = true;
+            }
+            if (est + add > budget) {
+                it->selected = false;
+                break;
+            }
+            est += add;
+        }
+        free(seen);
+        keep = k;
+        /* The bound holds, so this never runs; were it ever short, the
+         * view would still keep to the budget: a prefix that fits. */
+        if (rc == 0 && keep && sq_measure(sq, scratch, v, &rc) > budget) {
+            size_t lo = 0, hi = keep;
+            while (rc == 0 && hi - lo > 1) {
+                size_t mid = lo + (hi - lo) / 2;
+                for (size_t x = 0; x < keep; x++)
+                    sq->items[order[x]].selected = x < mid;
+                if (sq_measure(sq, scratch, v, &rc) <= budget)
+                    lo = mid;
+                else
+                    hi = mid;
+            }
+            keep = lo;
+        }
+    }
+    for (size_t x = 0; x < nh; x++)
+        sq->items[order[x]].selected = x < keep;
+    return rc;
+}
+
 /* Chooses items for a budget by priority; see the file comment.
  * O(n log n) renders' worth at most: ordering is one pass per weight
  * over the lines the hazards own, the estimate one pass, the exact check
@@ -1376,11 +1541,18 @@ static int sq_plan(squash_t *sq, size_t budget, const struct sq_view *v,
             order[k++] = (uint32_t)i;
     for (size_t i = 0; i < n; i++)
         sq->items[i].selected = sq->items[i].role == SQ_R_SKIP;
+    /* An explicit budget settles the hazard lines first; the rest below
+     * fills the room they leave, from order[from] on. */
+    size_t from = 0;
+    if (sq->budget) {
+        rc = sq_plan_hazards(sq, budget, v, order, kh, &scratch);
+        from = kh;
+    }
 
-    /* the fixed cost: everything but the items */
-    size_t used = sq_measure(sq, &scratch, v, &rc);
+    /* the fixed cost: everything but the items still to choose */
+    size_t used = rc == 0 ? sq_measure(sq, &scratch, v, &rc) : 0;
     size_t nsel = 0;
-    for (size_t x = 0; rc == 0 && x < k; x++) {
+    for (size_t x = from; rc == 0 && x < k; x++) {
         struct sq_item *it = &sq->items[order[x]];
         if (it->role == SQ_R_CONT && !sq->items[it->head].selected)
             continue;
@@ -1448,7 +1620,7 @@ static int sq_plan(squash_t *sq, size_t budget, const struct sq_view *v,
         (!(tried = calloc(nalloc, sizeof *tried)) ||
          !(stack = malloc((2 * n + 1) * sizeof *stack))))
         rc = -ENOMEM;
-    for (size_t x = 0; rc == 0 && n <= SQ_PLAN_EXACT_MAX && x < k; x++) {
+    for (size_t x = from; rc == 0 && n <= SQ_PLAN_EXACT_MAX && x < k; x++) {
         size_t ns = 0;
         stack[ns++] = order[x];
         tried[order[x]] = true;

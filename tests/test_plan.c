@@ -1,0 +1,496 @@
+/*
+ * test_plan.c — the budget planner (squash.c sq_plan) as a property over
+ * real and generated outputs: for budgets b < b', every hazard line the
+ * view at b shows is shown at b' too (a larger budget never trades a
+ * hazard it could show for something else), and at every budget no error
+ * is dropped: each error line is shown, listed in a `repeat` marker, or
+ * counted by the `; N hazards` of the `omitted` marker whose range holds
+ * it, and that count is exact: every hazard line in the range, a copy
+ * folded into its group's repeat marker too (the budget may show no
+ * member of the group, and then no repeat marker names it).
+ *
+ * Which lines are hazards is the classifier's call, replayed here on the
+ * same lines with the same grammars (vt, then classify_line); where each
+ * line of a view came from is worked out from the view alone: raw lines
+ * are in line order, and an `omitted` marker says where the next one
+ * starts.  The inputs: the corpus (../shared/corpus/condense), the
+ * fixtures (tests/fixtures), and generated outputs that mix compiler
+ * diagnostics, tracebacks, copies of one error, outcomes and noise.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "base/buf.h"
+#include "harness.h"
+#include "squash/classify.h"
+#include "squash/emit.h"
+#include "squash/grammar.h"
+#include "squash/squash.h"
+#include "squash/vt.h"
+#include "tutil.h"
+
+/* Budgets tried per output: spread over 0 .. the unplanned view's size. */
+#define PLAN_BUDGETS 160
+/* Below this size every budget is tried. */
+#define PLAN_EVERY_BYTE_MAX 1200
+
+/* One VT-stripped line of the input, as the squasher's classifier saw it. */
+struct ref_line {
+    size_t off, len;  /* text in ref.text */
+    bool hazard;      /* a hazard line (not a line one owns) */
+    bool error;       /* ... of error severity */
+};
+
+/* The input, line by line (l[1] .. l[n]). */
+struct ref {
+    buf_t text;
+    struct ref_line *l;
+    size_t n, cap;
+    classify_t *cls;
+    int err;
+};
+
+static int ref_on_line(const sq_line_t *sl, void *data)
+{
+    struct ref *r = data;
+    cls_result_t c;
+    if (classify_line(r->cls, sl, &c) < 0)
+        return -ENOMEM;
+    if (sl->lineno >= r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 256;
+        while (cap <= sl->lineno)
+            cap *= 2;
+        struct ref_line *p = realloc(r->l, cap * sizeof *p);
+        if (!p)
+            return -ENOMEM;
+        memset(p + r->cap, 0, (cap - r->cap) * sizeof *p);
+        r->l = p;
+        r->cap = cap;
+    }
+    struct ref_line *l = &r->l[sl->lineno];
+    if (l->len || l->hazard) { /* a later piece of a cut line */
+        r->err = 1;
+        return 0;
+    }
+    l->off = r->text.len;
+    l->len = sl->len;
+    l->hazard = c.kind == CLS_HAZARD && !c.cont;
+    l->error = l->hazard && !c.warning;
+    if (sl->lineno > r->n)
+        r->n = (size_t)sl->lineno;
+    return buf_append(&r->text, sl->text ? sl->text : "", sl->len);
+}
+
+static void ref_build(const grammar_set_t *set, const char *command,
+                      const buf_t *raw, struct ref *r)
+{
+    memset(r, 0, sizeof *r);
+    const grammar_t *gs[GRAMMAR_PER_COMMAND_MAX];
+    grammar_ctx_t *ctx;
+    ASSERT_OK(grammar_ctx_new(&ctx));
+    size_t ng = set ? grammar_set_detect_all(set, ctx, command, gs) : 0;
+    grammar_ctx_free(ctx);
+    ASSERT_OK(classify_new_set(gs, ng, &r->cls));
+    vt_t *vt;
+    ASSERT_OK(vt_new(ref_on_line, r, &vt));
+    ASSERT_OK(vt_feed(vt, raw->p, raw->len, 0));
+    ASSERT_OK(vt_finish(vt));
+    vt_free(vt);
+    classify_free(r->cls);
+    ASSERT_OK(buf_append(&r->text, "", 0));
+}
+
+static void ref_free(struct ref *r)
+{
+    buf_free(&r->text);
+    free(r->l);
+}
+
+/* What one view shows and says, per input line. */
+struct seen {
+    uint8_t *shown;   /* shown as a raw line */
+    uint8_t *listed;  /* in a repeat marker's line list */
+    size_t n;
+};
+
+static void view(const grammar_set_t *set, const char *command,
+                 const buf_t *raw, size_t budget, buf_t *out)
+{
+    sq_opts_t o;
+    memset(&o, 0, sizeof o);
+    o.command = command;
+    o.log_path = "/l";
+    o.grammars = set;
+    o.budget_bytes = budget;
+    buf_reset(out);
+    ASSERT_OK(squash_buffer(&o, raw->p, raw->len, 1, 0, out));
+}
+
+/* "1-4, 7, 9, +K more" (up to the closing parenthesis) into listed. */
+static void parse_ranges(const char *p, const char *end, struct seen *s)
+{
+    while (p < end && *p != ')') {
+        if (*p == '+')
+            return;
+        char *q;
+        unsigned long long a = strtoull(p, &q, 10), b = a;
+        if (q < end && *q == '-')
+            b = strtoull(q + 1, &q, 10);
+        for (unsigned long long k = a; k <= b && k < s->n; k++)
+            s->listed[k] = 1;
+        p = q;
+        while (p < end && (*p == ',' || *p == ' '))
+            p++;
+    }
+}
+
+/* A gap marker: lines a..b, h hazards. */
+struct gap {
+    size_t a, b;
+    unsigned long h;
+};
+
+/*
+ * Reads a view against the input: which lines it shows and lists, and its
+ * gaps.  Appends what is wrong with the view itself (a raw line not in the
+ * input in order) to why.
+ */
+static void seen_read(const struct ref *r, const buf_t *out, struct seen *s,
+                      struct gap **gaps, size_t *ngaps, buf_t *why)
+{
+    s->n = r->n + 1;
+    s->shown = calloc(s->n, 1);
+    s->listed = calloc(s->n, 1);
+    ASSERT_TRUE(s->shown && s->listed);
+    *gaps = NULL;
+    *ngaps = 0;
+    size_t next = 1, capg = 0;
+    const char *p = out->p, *end = p + out->len;
+    while (p < end) {
+        const char *e = memchr(p, '\n', (size_t)(end - p));
+        ASSERT_TRUE(e != NULL);
+        size_t n = (size_t)(e - p);
+        unsigned long long N, a, b, A, B, h = 0;
+        if (n >= 7 && !memcmp(p, EMIT_PREFIX, 7)) {
+            const char *semi = memmem(p, n, "; ", 2);
+            if (semi)
+                h = strtoull(semi + 2, NULL, 10);
+            if (sscanf(p, "[rein] omitted %llu lines (lines %llu-%llu", &N, &a,
+                       &b) == 3 ||
+                (sscanf(p, "[rein] omitted %llu line (line %llu", &N, &a) == 2 &&
+                 (b = a))) {
+                if (a < next)
+                    buf_printf(why, "gap %llu-%llu overlaps line %zu\n", a, b,
+                               next - 1);
+                if (*ngaps == capg) {
+                    capg = capg ? capg * 2 : 16;
+                    *gaps = realloc(*gaps, capg * sizeof **gaps);
+                    ASSERT_TRUE(*gaps != NULL);
+                }
+                (*gaps)[(*ngaps)++] = (struct gap){a, b, (unsigned long)h};
+                next = b + 1;
+            } else if (sscanf(p, "[rein] omitted part of line %llu (bytes %llu-%llu",
+                              &a, &A, &B) == 3 ||
+                       sscanf(p, "[rein] cut line %llu", &a) == 1) {
+                next = a;
+            } else if (!strncmp(p, "[rein] repeat ", 14)) {
+                const char *l = NULL;
+                for (const char *q = p; (q = memmem(q, (size_t)(e - q), "\" (line", 7));
+                     q++)
+                    l = q;
+                ASSERT_TRUE(l != NULL);
+                l += 7;
+                while (l < e && *l != ' ')
+                    l++;
+                parse_ranges(l + 1, e, s);
+            }
+        } else {
+            const char *t = p;
+            size_t tn = n;
+            if (n >= 6 && !memcmp(p, EMIT_ESCAPE, 6) &&
+                emit_raw_escaped(p + 6, n - 6))
+                t += 6, tn -= 6;
+            size_t L = next;
+            while (L < s->n && (r->l[L].len != tn ||
+                                memcmp(r->text.p + r->l[L].off, t, tn)))
+                L++;
+            if (L == s->n) {
+                buf_printf(why, "raw line not in the input after line %zu: "
+                                "\"%.*s\"\n", next - 1, (int)n, p);
+            } else {
+                s->shown[L] = 1;
+                next = L + 1;
+            }
+        }
+        p = e + 1;
+    }
+}
+
+/*
+ * The property over one input: views at budgets 0 .. past the unplanned
+ * view's size, each checked for dropped errors and honest gap counts, and
+ * each pair of neighbours for a hazard shown at the smaller budget and not
+ * at the larger.  Appends every failure to fails (named by `name`).
+ */
+static void plan_check(const grammar_set_t *set, const char *name,
+                       const char *command, const buf_t *raw, buf_t *fails)
+{
+    struct ref r;
+    ref_build(set, command, raw, &r);
+    if (r.err) {
+        ref_free(&r);
+        return; /* cut lines: numbering by pieces is not modelled */
+    }
+    buf_t out = BUF_INIT, why = BUF_INIT;
+    view(set, command, raw, (size_t)1 << 40, &out);
+    size_t full = out.len;
+    size_t step = full <= PLAN_EVERY_BYTE_MAX ? 1 : full / PLAN_BUDGETS + 1;
+    uint8_t *prev = NULL;
+    size_t prev_b = 0;
+    for (size_t b = 0; b <= full + step; b += step) {
+        view(set, command, raw, b ? b : 1, &out);
+        struct seen s;
+        struct gap *gaps;
+        size_t ng;
+        buf_reset(&why);
+        seen_read(&r, &out, &s, &gaps, &ng, &why);
+        /* every error line shown, listed, or in a gap that counts it */
+        size_t gi = 0;
+        for (size_t L = 1; L <= r.n; L++) {
+            while (gi < ng && gaps[gi].b < L)
+                gi++;
+            bool in_gap = gi < ng && gaps[gi].a <= L;
+            if (r.l[L].error && !s.shown[L] && !s.listed[L] &&
+                !(in_gap && gaps[gi].h))
+                buf_printf(&why, "error line %zu dropped: \"%.*s\"\n", L,
+                           (int)r.l[L].len, r.text.p + r.l[L].off);
+        }
+        for (size_t g = 0; g < ng; g++) {
+            unsigned long all = 0;
+            for (size_t L = gaps[g].a; L <= gaps[g].b && L <= r.n; L++)
+                all += r.l[L].hazard;
+            if (gaps[g].h != all)
+                buf_printf(&why, "gap %zu-%zu says %lu hazards; it holds %lu\n",
+                           gaps[g].a, gaps[g].b, gaps[g].h, all);
+        }
+        /* A view over its budget (one too small even for the markers of
+         * nothing shown) is not one the budget allows: it is not
+         * compared, but once a budget is met, every larger one is. */
+        bool fits = out.len <= (b ? b : 1);
+        if (prev && !fits)
+            buf_printf(&why, "%zu bytes, over the budget; budget %zu was met\n",
+                       out.len, prev_b);
+        for (size_t L = 1; prev && L <= r.n; L++)
+            if (r.l[L].hazard && prev[L] && !s.shown[L])
+                buf_printf(&why, "hazard line %zu shown at budget %zu, not at "
+                                 "%zu: \"%.*s\"\n", L, prev_b, b,
+                           (int)r.l[L].len, r.text.p + r.l[L].off);
+        if (why.len)
+            buf_printf(fails, "== %s (%s), budget %zu:\n%s-- view:\n%s", name,
+                       command, b, why.p, out.p);
+        if (fits) {
+            free(prev);
+            prev = s.shown;
+            prev_b = b;
+        } else {
+            free(s.shown);
+        }
+        free(s.listed);
+        free(gaps);
+        if (why.len)
+            break; /* the first budget that fails says enough */
+    }
+    free(prev);
+    buf_free(&out);
+    buf_free(&why);
+    ref_free(&r);
+}
+
+static grammar_set_t *plan_grammars(void)
+{
+    char gdir[PATH_MAX];
+    tu_shipped_grammars(gdir, sizeof gdir);
+    const char *dirs[] = {gdir, NULL};
+    grammar_set_t *set;
+    buf_t errs = BUF_INIT;
+    ASSERT_OK(grammar_set_load(&set, dirs, &errs));
+    buf_free(&errs);
+    return set;
+}
+
+static void plan_fail_if(buf_t *fails)
+{
+    if (fails->len)
+        test_fail(__FILE__, __LINE__, "%s", fails->p);
+    buf_free(fails);
+}
+
+/* Every case of a corpus-shaped directory: dir/<case>/{case.json,output}
+ * (per_dir) or dir/<tool>/<name>.{json,out}. */
+static void plan_dir(const grammar_set_t *set, const char *dir, bool per_dir,
+                     buf_t *fails, size_t *cases)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    const struct dirent *e;
+    while ((e = readdir(d))) {
+        char p[PATH_MAX + 600], q[PATH_MAX + 600], cmd[4096];
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (!per_dir) {
+            struct stat st;
+            if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
+                plan_dir(set, p, true, fails, cases);
+            continue;
+        }
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 5, ".json"))
+            continue;
+        snprintf(q, sizeof q, "%.*s.out", (int)(strlen(p) - 5), p);
+        json_error_t je;
+        json_t *cs = json_load_file(p, 0, &je);
+        buf_t raw = BUF_INIT;
+        if (cs && tu_read_file(q, &raw)) {
+            tu_case_command(cs, cmd, sizeof cmd);
+            plan_check(set, q, cmd, &raw, fails);
+            ++*cases;
+        }
+        buf_free(&raw);
+        json_decref(cs);
+    }
+    closedir(d);
+}
+
+TEST_T(plan_fixtures_hazards_grow_with_the_budget_and_no_error_is_dropped, 300)
+{
+    grammar_set_t *set = plan_grammars();
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/../tests/fixtures", test_build_dir());
+    buf_t fails = BUF_INIT;
+    size_t cases = 0;
+    plan_dir(set, dir, false, &fails, &cases);
+    ASSERT_TRUE(cases > 0);
+    grammar_set_free(set);
+    plan_fail_if(&fails);
+}
+
+TEST_T(plan_corpus_hazards_grow_with_the_budget_and_no_error_is_dropped, 300)
+{
+    char dir[PATH_MAX];
+    const char *env = getenv("REIN_CORPUS_DIR");
+    if (env && *env)
+        snprintf(dir, sizeof dir, "%s", env);
+    else
+        snprintf(dir, sizeof dir, "%s/../../shared/corpus/condense",
+                 test_build_dir());
+    DIR *d = opendir(dir);
+    if (!d)
+        SKIP("no corpus at %s (set REIN_CORPUS_DIR)", dir);
+    grammar_set_t *set = plan_grammars();
+    buf_t fails = BUF_INIT;
+    size_t cases = 0;
+    const struct dirent *e;
+    while ((e = readdir(d))) {
+        char p[PATH_MAX + 600], cmd[4096];
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(p, sizeof p, "%s/%s/case.json", dir, e->d_name);
+        json_error_t je;
+        json_t *cs = json_load_file(p, 0, &je);
+        buf_t raw = BUF_INIT;
+        snprintf(p, sizeof p, "%s/%s/output", dir, e->d_name);
+        if (cs && tu_read_file(p, &raw)) {
+            tu_case_command(cs, cmd, sizeof cmd);
+            plan_check(set, p, cmd, &raw, &fails);
+            cases++;
+        }
+        buf_free(&raw);
+        json_decref(cs);
+    }
+    closedir(d);
+    ASSERT_TRUE(cases > 0);
+    grammar_set_free(set);
+    plan_fail_if(&fails);
+}
+
+/* ------------------------------------------------------ generated */
+
+static uint32_t gen(uint32_t *s)
+{
+    *s = *s * 1103515245u + 12345u;
+    return *s >> 8;
+}
+
+/* Output a build or a test run could print: gcc diagnostics with their
+ * excerpt and caret, Python tracebacks (some chained), copies of one
+ * error, outcomes, noise and plain lines, in a mix the seed picks. */
+static void gen_mixed(uint32_t seed, unsigned least, unsigned spread,
+                      buf_t *in)
+{
+    uint32_t s = seed;
+    unsigned n = least + gen(&s) % spread;
+    for (unsigned i = 0; i < n; i++) {
+        unsigned k = gen(&s) % 100;
+        if (k < 15) {
+            unsigned f = gen(&s) % 4, l = 1 + gen(&s) % 90;
+            buf_printf(in, "src/m%u.c:%u:%u: %s: '%c' undeclared\n"
+                           "   %u |     return %c + 1;\n"
+                           "      |            ^\n",
+                       f, l, 1 + gen(&s) % 20,
+                       gen(&s) % 3 ? "error" : "warning",
+                       'a' + (char)(gen(&s) % 4), l, 'a' + (char)(gen(&s) % 4));
+        } else if (k < 22) {
+            unsigned depth = 1 + gen(&s) % 4;
+            buf_append_str(in, "Traceback (most recent call last):\n");
+            for (unsigned d = 0; d < depth; d++)
+                buf_printf(in, "  File \"/app/mod%u.py\", line %u, in f%u\n"
+                               "    step%u()\n", d, 10 + d, d, d);
+            buf_printf(in, "%s: bad value %u\n",
+                       gen(&s) % 2 ? "ValueError" : "KeyError", gen(&s) % 5);
+            if (gen(&s) % 3 == 0)
+                buf_append_str(in, "\nDuring handling of the above exception, "
+                                   "another exception occurred:\n\n");
+        } else if (k < 30) {
+            buf_append_str(in, "error: connection refused\n");
+        } else if (k < 36) {
+            buf_printf(in, "test_%u ... ok\n", gen(&s) % 50);
+        } else if (k < 40) {
+            buf_printf(in, "%u passed, %u failed in 0.%us\n", gen(&s) % 40,
+                       gen(&s) % 3, gen(&s) % 9);
+        } else if (k < 48) {
+            buf_append_str(in, "\n");
+        } else if (k < 52) {
+            buf_append_str(in, "==========\n");
+        } else {
+            buf_printf(in, "step %u: compiling unit_%u\n", i, gen(&s) % 30);
+        }
+    }
+}
+
+TEST_T(plan_generated_hazards_grow_with_the_budget_and_no_error_is_dropped,
+       300)
+{
+    grammar_set_t *set = plan_grammars();
+    static const char *const cmds[] = {"gcc -c m.c", "python3 app.py",
+                                       "make -k", "tool"};
+    buf_t fails = BUF_INIT;
+    /* the last seeds make outputs of more than SQ_PLAN_EXACT_MAX items,
+     * whose hazards the plan sizes by a bound */
+    for (uint32_t seed = 1; seed <= 66 && !fails.len; seed++) {
+        buf_t in = BUF_INIT;
+        gen_mixed(seed, seed <= 60 ? 5 : 1200, seed <= 60 ? 120 : 600, &in);
+        char name[32];
+        snprintf(name, sizeof name, "seed %u", seed);
+        plan_check(set, name, cmds[seed % 4], &in, &fails);
+        buf_free(&in);
+    }
+    grammar_set_free(set);
+    plan_fail_if(&fails);
+}
