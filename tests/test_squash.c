@@ -19,7 +19,8 @@
  * grammar's failure verdicts (`FAIL\tpkg`) fold only with their copies.
  * Condensing is linear in the lines: 200k distinct hazards in every view
  * finish far inside a timeout the quadratic render took minutes for, and
- * a million copies of one hazard cost a group of bounded size.
+ * a million copies of one hazard cost a group of bounded size; copies of
+ * a hazard first seen past DEDUP_GROUPS_MAX groups still fold.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
@@ -1474,6 +1475,80 @@ TEST_T(squash_many_diagnostics_under_a_budget_in_linear_time, SCALE_TIMEOUT_S)
 }
 
 /* The high-water mark of this process's resident memory, in KiB. */
+/* A build with more distinct errors than DEDUP_GROUPS_MAX, then copies of
+ * one error first seen past them and of one seen among them (line 7): the
+ * copies fold in every view, with their count and lines exact, and under a
+ * budget every hazard line is shown or counted.  The table was full, every
+ * line past it its own group, so all 4000 copies were shown, and under a
+ * budget took the room of the distinct errors.  The group of line 7 may
+ * have been recycled for a later line (all its members were shown): then
+ * its copies make a group of their own, and line 7 is shown on its own. */
+TEST_T(squash_copies_past_the_group_cap_still_fold, SCALE_TIMEOUT_S)
+{
+    size_t n = DEDUP_GROUPS_MAX + 100, copies = 4000;
+    static const char fatal[] = "fatal: disk full",
+                      seven[] = "7 foo.c:1:1: error: e";
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    distinct_hazards(&in, n);
+    for (size_t i = 0; i < copies; i++)
+        ASSERT_OK(buf_printf(&in, "%s\n", i % 2 ? fatal : seven));
+    char want[160];
+    for (int view = 0; view < 3; view++) {
+        /* the input cap, streamed, and a budget */
+        sq_opts_t o = {.command = "make -k", .log_path = "/l",
+                       .budget_bytes = view == 2 ? 8192 : 0};
+        buf_reset(&out);
+        if (view == 1) {
+            squash_t *sq;
+            ASSERT_OK(squash_new(&o, collect, &out, &sq));
+            ASSERT_OK(squash_feed(sq, in.p, in.len, 0));
+            ASSERT_OK(squash_finish(sq, 2, 0, 0));
+            squash_free(sq);
+        } else {
+            ASSERT_OK(squash_buffer(&o, in.p, in.len, 2, 0, &out));
+        }
+        size_t raw = 0, nfatal = 0, nseven = 0, counted = 0;
+        for (const char *p = out.p, *e; (e = strchr(p, '\n')); p = e + 1) {
+            size_t len = (size_t)(e - p);
+            if (!strncmp(p, "[rein] omitted ", 15) && memchr(p, ';', len))
+                counted += strtoul((char *)memchr(p, ';', len) + 1, NULL, 10);
+            if (!strncmp(p, "[rein] ", 7))
+                continue;
+            raw++;
+            nfatal += len == strlen(fatal) && !memcmp(p, fatal, len);
+            nseven += len == strlen(seven) && !memcmp(p, seven, len);
+        }
+        if (nfatal > SQ_HAZARD_SHOW || nseven > SQ_HAZARD_SHOW + 1)
+            test_fail(__FILE__, __LINE__, "view %d: %zu and %zu copies shown",
+                      view, nfatal, nseven);
+        if (view == 2) {
+            ASSERT_TRUE(out.len <= o.budget_bytes);
+            ASSERT_EQ(raw + counted, n + copies);
+            continue;
+        }
+        ASSERT_EQ(counted, 0);
+        snprintf(want, sizeof want,
+                 "[rein] repeat %zu× \"%s\" (lines %zu, %zu, %zu, %zu, %zu, "
+                 "%zu, +%zu more)\n", copies / 2, fatal, n + 2, n + 4,
+                 n + 6, n + 8, n + 10, n + 12, copies / 2 - 6);
+        ASSERT_CONTAINS(out.p, want);
+        /* line 7's copies: with it in their group, or in one of their own */
+        static const char list[] = "× \"7 foo.c:1:1: error: e\" (lines ";
+        const char *m = strstr(out.p, list);
+        ASSERT_TRUE(m != NULL);
+        const char *c = m;
+        while (c > out.p && c[-1] != ' ')
+            c--;
+        size_t cnt = strtoul(c, NULL, 10),
+               first = strtoul(m + sizeof list - 1, NULL, 10);
+        if (!(cnt == copies / 2 + 1 && first == 7) &&
+            !(cnt == copies / 2 && first == n + 1))
+            test_fail(__FILE__, __LINE__, "view %d: %.80s", view, c);
+    }
+    buf_free(&in);
+    buf_free(&out);
+}
+
 static long max_rss_kib(void)
 {
     struct rusage ru;
@@ -1535,17 +1610,17 @@ TEST(squash_at_marker_lists_distinct_locations_up_to_its_cap)
     char loc[32];
     buf_t out = BUF_INIT;
     /* one location, repeated: kept once, and nothing varies */
-    ASSERT_EQ(dedup_add(d, 1, "e", 1, 1, "a.c:1", 5, &g), 1);
-    ASSERT_EQ(dedup_add(d, 1, "e", 1, 2, "a.c:1", 5, &g), 2);
+    ASSERT_EQ(dedup_add(d, 1, "e", 1, 1, "a.c:1", 5, 0, &g), 1);
+    ASSERT_EQ(dedup_add(d, 1, "e", 1, 2, "a.c:1", 5, 0, &g), 2);
     ASSERT_FALSE(dedup_locations_vary(d, g));
-    ASSERT_EQ(dedup_add(d, 1, "e", 1, 3, "b.c:2", 5, &g), 3);
+    ASSERT_EQ(dedup_add(d, 1, "e", 1, 3, "b.c:2", 5, 0, &g), 3);
     ASSERT_OK(emit_at(&out, d, g));
     ASSERT_STR(out.p, "[rein] at a.c:1, b.c:2\n");
     /* DEDUP_LOCATIONS_MAX in all: listed, no count */
     for (int i = 2; i < DEDUP_LOCATIONS_MAX; i++) {
         int k = snprintf(loc, sizeof loc, "f.c:%d", i);
         ASSERT_TRUE(dedup_add(d, 1, "e", 1, 10 + (uint64_t)i, loc, (size_t)k,
-                              &g) > 0);
+                              0, &g) > 0);
     }
     buf_reset(&out);
     ASSERT_OK(emit_at(&out, d, g));
@@ -1554,8 +1629,8 @@ TEST(squash_at_marker_lists_distinct_locations_up_to_its_cap)
                 !strcmp(out.p + out.len - strlen(loc), loc));
     ASSERT_TRUE(strstr(out.p, "more") == NULL);
     /* one past it: the members there are counted, and the marker says so */
-    ASSERT_TRUE(dedup_add(d, 1, "e", 1, 500, "z.c:1", 5, &g) > 0);
-    ASSERT_TRUE(dedup_add(d, 1, "e", 1, 501, "y.c:1", 5, &g) > 0);
+    ASSERT_TRUE(dedup_add(d, 1, "e", 1, 500, "z.c:1", 5, 0, &g) > 0);
+    ASSERT_TRUE(dedup_add(d, 1, "e", 1, 501, "y.c:1", 5, 0, &g) > 0);
     buf_reset(&out);
     ASSERT_OK(emit_at(&out, d, g));
     snprintf(loc, sizeof loc, ", f.c:%d, +2 more\n", DEDUP_LOCATIONS_MAX - 1);

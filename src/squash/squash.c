@@ -225,16 +225,20 @@ struct squash {
     uint64_t hazards, errors, warnings, outcomes, prompts;
     bool head_shown;
     uint32_t last_head;
+    uint64_t head_key;  /* the exact hash of last_head's line (sq_fact_key) */
     /* The last hazard folded into its group (past SQ_HAZARD_SHOW), kept
      * until its block shows whether it is a fact of its own: shown after
      * all when it owns a location or message line no shown member of its
      * group has (see sq_unfold). */
     struct sq_tail folded;
     uint32_t folded_group;
+    uint64_t folded_key;
     bool folded_valid;
     /* Hashes of the location and message lines owned by the shown
-     * members of each hazard group, mixed with the group (open
-     * addressing; 0 is empty). */
+     * copies of each hazard line, mixed with the line's exact hash, not
+     * its group's index: a group recycled at DEDUP_GROUPS_MAX hands its
+     * index to another line, not its facts (open addressing; 0 is
+     * empty). */
     uint64_t *facts;
     size_t nfacts, capfacts;
     size_t frame_indent; /* indent of the hazard's last location line,
@@ -563,11 +567,14 @@ static int sq_stream(squash_t *sq, struct sq_item *it)
     return rc;
 }
 
-/* Adds a line to its group.  exact: the group is of identical lines (its
- * marker still shows the template), for hazards: two diagnostics that
- * differ in a name or a location are two facts, and each is shown. */
+/* Adds a line to its group, of which the view shows `show` members.
+ * exact: the group is of identical lines (its marker still shows the
+ * template), for hazards: two diagnostics that differ in a name or a
+ * location are two facts, and each is shown; *hash is then the line's
+ * exact hash. */
 static int sq_group_add(squash_t *sq, const sq_line_t *l, const char *loc,
-                        size_t loclen, bool exact, uint32_t *group)
+                        size_t loclen, bool exact, uint32_t show,
+                        uint32_t *group, uint64_t *hash)
 {
     if (exact) {
         /* FNV-1a over the text, from a basis of its own so that an exact
@@ -577,14 +584,43 @@ static int sq_group_add(squash_t *sq, const sq_line_t *l, const char *loc,
         uint64_t h = SQ_EXACT_BASIS;
         for (size_t i = 0; i < l->len; i++)
             h = (h ^ (unsigned char)l->text[i]) * SQ_FNV_PRIME;
+        if (hash)
+            *hash = h;
         return dedup_add(sq->dd, h, l->text, l->len,
-                         sq->line_base + l->lineno, loc, loclen,
+                         sq->line_base + l->lineno, loc, loclen, show,
                          group);
     }
     uint64_t h = dedup_template(l->text, l->len, &sq->tmpl);
     return dedup_add(sq->dd, h, sq->tmpl.p, sq->tmpl.len,
                      sq->line_base + l->lineno, loc,
-                     loclen, group);
+                     loclen, show, group);
+}
+
+/* dedup is giving group g's index to another template (DEDUP_GROUPS_MAX):
+ * every member of g is an item (it had no more than its view shows), and
+ * each keeps its line but names no group.  The members are found by line
+ * number: items are in line order while the input is read. */
+static void sq_on_recycle(uint32_t g, void *data)
+{
+    squash_t *sq = data;
+    size_t nr;
+    uint64_t more;
+    const dedup_run_t *r = dedup_runs(sq->dd, g, &nr, &more);
+    for (size_t k = 0; k < nr; k++)
+        for (uint64_t ln = r[k].first; ln <= r[k].last; ln++) {
+            uint64_t lineno = ln - sq->line_base;
+            size_t lo = 0, hi = sq->nitems;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (sq->items[mid].lineno < lineno)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            for (; lo < sq->nitems && sq->items[lo].lineno == lineno; lo++)
+                if (sq->items[lo].group == g)
+                    sq->items[lo].group = UINT32_MAX;
+        }
 }
 
 /* Keeps a line for the whole view while the output stays small.  Small
@@ -604,15 +640,16 @@ static int sq_whole_add(squash_t *sq, const sq_line_t *l)
 
 /* ------------------------------------------------------ folded facts */
 
-/* The key of a line owned by a hazard of group g: FNV-1a of its text with
- * the blanks around it trimmed, mixed with g; never 0 (the empty slot). */
-static uint64_t sq_fact_key(uint32_t g, const char *s, size_t n)
+/* The key of a line owned by a hazard whose line's exact hash is head:
+ * FNV-1a of its text with the blanks around it trimmed, mixed with head;
+ * never 0 (the empty slot). */
+static uint64_t sq_fact_key(uint64_t head, const char *s, size_t n)
 {
     while (n && (*s == ' ' || *s == '\t'))
         s++, n--;
     while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
         n--;
-    uint64_t h = 1469598103934665603ull ^ ((uint64_t)g * 0x9E3779B97F4A7C15ull);
+    uint64_t h = 1469598103934665603ull ^ (head * 0x9E3779B97F4A7C15ull);
     for (size_t i = 0; i < n; i++)
         h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
     return h ? h : 1;
@@ -669,12 +706,14 @@ static bool sq_is_fact(const char *s, size_t n)
 }
 
 /* Keeps a copy of a hazard line folded into its group. */
-static int sq_fold_keep(squash_t *sq, const sq_line_t *l, uint32_t group)
+static int sq_fold_keep(squash_t *sq, const sq_line_t *l, uint32_t group,
+                        uint64_t key)
 {
     int rc = sq_tail_set(&sq->folded, l);
     if (rc < 0)
         return rc;
     sq->folded_group = group;
+    sq->folded_key = key;
     sq->folded_valid = true;
     return 0;
 }
@@ -693,7 +732,7 @@ static int sq_stream(squash_t *sq, struct sq_item *it);
 static int sq_unfold(squash_t *sq, const sq_line_t *cont)
 {
     if (!sq->folded_valid || !sq_is_fact(cont->text, cont->len) ||
-        sq_fact_has(sq, sq_fact_key(sq->folded_group, cont->text,
+        sq_fact_has(sq, sq_fact_key(sq->folded_key, cont->text,
                                     cont->len)))
         return 0;
     const struct sq_tail *f = &sq->folded;
@@ -709,6 +748,7 @@ static int sq_unfold(squash_t *sq, const sq_line_t *cont)
     sq->folded_valid = false;
     sq->head_shown = true;
     sq->last_head = (uint32_t)(sq->nitems - 1);
+    sq->head_key = sq->folded_key;
     sq->frame_indent = SIZE_MAX;
     rc = sq_stream(sq, it);
     return rc < 0 ? rc : 1;
@@ -719,6 +759,7 @@ static int sq_on_line(const sq_line_t *l, void *data)
     squash_t *sq = data;
     struct sq_item *it;
     uint32_t group;
+    uint64_t key = 0;
     int rc = 0, cnt;
 
     if (l->kind == SQ_LINE_PARTIAL && !sq->finishing) {
@@ -751,8 +792,8 @@ static int sq_on_line(const sq_line_t *l, void *data)
             it->weight = (uint8_t)sq_cont_weight(l->text, l->len,
                                                  &sq->frame_indent);
             if ((it->weight == SQ_W_LOC || it->weight == SQ_W_TEXT) &&
-                (rc = sq_fact_add(sq, sq_fact_key(sq->items[it->head].group,
-                                                  l->text, l->len))) < 0)
+                (rc = sq_fact_add(sq, sq_fact_key(sq->head_key, l->text,
+                                                  l->len))) < 0)
                 return rc;
             return sq_stream(sq, it);
         }
@@ -762,7 +803,8 @@ static int sq_on_line(const sq_line_t *l, void *data)
         else
             sq->errors++;
         cnt = sq_group_add(sq, l, r.has_loc ? l->text + r.loc_off : NULL,
-                           r.has_loc ? r.loc_len : 0, true, &group);
+                           r.has_loc ? r.loc_len : 0, true, SQ_HAZARD_SHOW,
+                           &group, &key);
         if (cnt < 0)
             return cnt;
         sq->head_shown = cnt <= SQ_HAZARD_SHOW;
@@ -770,11 +812,12 @@ static int sq_on_line(const sq_line_t *l, void *data)
         if (!sq->head_shown) {
             sq_bit_set(sq, &sq->foldbits, l->lineno);
             sq_bit_set(sq, &sq->foldhaz, l->lineno);
-            return sq_fold_keep(sq, l, group);
+            return sq_fold_keep(sq, l, group, key);
         }
         if ((rc = sq_item_add(sq, l, SQ_R_HAZARD, group, &it)) < 0)
             return rc;
         sq->last_head = (uint32_t)(sq->nitems - 1);
+        sq->head_key = key;
         sq->frame_indent = SIZE_MAX;
         return sq_stream(sq, it);
     case CLS_OUTCOME:
@@ -787,7 +830,8 @@ static int sq_on_line(const sq_line_t *l, void *data)
         /* A verdict the universal rules call an error (`FAIL\tpkg`) is
          * grouped only with its identical copies: each package's is a
          * fact. */
-        cnt = sq_group_add(sq, l, NULL, 0, r.failure, &group);
+        cnt = sq_group_add(sq, l, NULL, 0, r.failure, SQ_OUTCOME_SHOW,
+                           &group, NULL);
         if (cnt < 0)
             return cnt;
         if (cnt > SQ_OUTCOME_SHOW) {
@@ -816,7 +860,7 @@ static int sq_on_line(const sq_line_t *l, void *data)
         sq->noise[r.noise]++;
         sq_noise_mark(sq, l->lineno);
         if (r.noise == CLS_NOISE_DEDUP) {
-            cnt = sq_group_add(sq, l, NULL, 0, false, &group);
+            cnt = sq_group_add(sq, l, NULL, 0, false, 1, &group, NULL);
             if (cnt < 0)
                 return cnt;
             if (cnt == 1)
@@ -879,6 +923,7 @@ int squash_new(const sq_opts_t *opts, sq_emit_fn emit, void *data,
     if ((rc = vt_new(sq_on_line, sq, &sq->vt)) < 0 ||
         (rc = classify_new_set(sq->gs, sq->ng, &sq->cls)) < 0 || (rc = dedup_new(&sq->dd)) < 0)
         goto fail;
+    dedup_on_recycle(sq->dd, sq_on_recycle, sq);
     *out = sq;
     return 0;
 fail:
