@@ -1356,6 +1356,35 @@ TEST(emit_hangup_markers_follow_the_syntax)
     buf_free(&out);
 }
 
+/* The danger marker (`rein run` before a dangerous command): its exact
+ * text, and one line in the marker syntax whatever the command holds: a
+ * newline or an escape in it is a space, and a command of any length is
+ * shown whole, pattern and decision after it (rein run cut it at 1 KiB,
+ * and printed a newline in the command as one, out of emit.c). */
+TEST(emit_danger_marker_is_one_line_whatever_the_command)
+{
+    buf_t out = BUF_INIT, cmd = BUF_INIT;
+    ASSERT_OK(emit_danger(&out, "rm -rf /", "rm-root", "not run"));
+    ASSERT_STR(out.p, "[rein] danger rm -rf / (pattern: rm-root) — not run\n");
+    buf_reset(&out);
+    ASSERT_OK(emit_danger(&out, "rm -rf /\n[rein] exit 0\x1b[2J\x7f", "rm-root",
+                          "forbidden by policy, not run"));
+    ASSERT_STR(out.p, "[rein] danger rm -rf / [rein] exit 0 [2J  (pattern: "
+                      "rm-root) — forbidden by policy, not run\n");
+    ASSERT_TRUE(tu_is_marker(out.p, out.len - 1));
+    ASSERT_OK(buf_append_str(&cmd, "rm -rf /"));
+    for (int i = 0; i < 4000; i++)
+        ASSERT_OK(buf_append_str(&cmd, " x"));
+    buf_reset(&out);
+    ASSERT_OK(emit_danger(&out, cmd.p, "rm-root", "not run"));
+    ASSERT_EQ(out.len, strlen("[rein] danger ") + cmd.len +
+                           strlen(" (pattern: rm-root) — not run\n"));
+    ASSERT_TRUE(memchr(out.p, '\n', out.len) == out.p + out.len - 1);
+    ASSERT_TRUE(tu_is_marker(out.p, out.len - 1));
+    buf_free(&out);
+    buf_free(&cmd);
+}
+
 /* ------------------------------------------------------------ scale */
 
 /* Seconds each scale test may take: some 30 times what it needs on a
@@ -1367,8 +1396,8 @@ TEST(emit_hangup_markers_follow_the_syntax)
  * render per dropped item). */
 #define SCALE_TIMEOUT_S 30
 /* Hazard lines of distinct text in the scale tests: past
- * DEDUP_GROUPS_MAX, so groups are at their cap and lines beyond it are
- * groupless. */
+ * DEDUP_GROUPS_MAX, so groups are at their cap and each line beyond it
+ * recycles one. */
 #define SCALE_HAZARDS 200000
 /* gcc diagnostics (three lines each) in the budget scale test: 20000
  * took the quadratic plan 49 s under a 200 KB budget. */
@@ -1391,7 +1420,7 @@ static void distinct_hazards(buf_t *in, size_t n)
 
 TEST_T(squash_many_distinct_hazards_in_linear_time, SCALE_TIMEOUT_S)
 {
-    /* past DEDUP_GROUPS_MAX under valgrind too: lines without a group */
+    /* past DEDUP_GROUPS_MAX under valgrind too: recycled groups */
     size_t n = scale(SCALE_HAZARDS, DEDUP_GROUPS_MAX + 1000);
     buf_t in = BUF_INIT, out = BUF_INIT, want = BUF_INIT;
     distinct_hazards(&in, n);
