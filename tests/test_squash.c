@@ -601,6 +601,35 @@ TEST(squash_budget_is_never_passed_and_keeps_first_and_last_hazards)
     buf_free(&out);
 }
 
+/* A budget too small for every hazard spends itself on the errors first:
+ * an error amid a hundred warnings is shown at every budget that holds a
+ * hazard line at all (it was the 101st in line, after the first and last
+ * warnings and the ones inward from them). */
+TEST(squash_budget_shows_errors_before_warnings)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    for (int i = 0; i < 100; i++) {
+        if (i == 50)
+            ASSERT_OK(buf_append_str(&in, "src/core.c:7:3: error: 'x' "
+                                          "undeclared\n"));
+        ASSERT_OK(buf_printf(&in, "src/w%d.c:%d:1: warning: unused variable "
+                                  "'v%d'\n", i, i + 1, i));
+    }
+    for (size_t b = 200; b <= 2000; b += 100) {
+        sq_opts_t o = {.command = "gcc -c x.c", .log_path = "/l",
+                       .budget_bytes = b};
+        buf_reset(&out);
+        ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+        ASSERT_TRUE(out.len <= b);
+        if (strstr(out.p, ": warning: ") &&
+            !strstr(out.p, "\nsrc/core.c:7:3: error: 'x' undeclared\n"))
+            test_fail(__FILE__, __LINE__, "budget %zu:\n%s", b, out.p);
+    }
+    ASSERT_CONTAINS(out.p, "\nsrc/core.c:7:3: error: 'x' undeclared\n");
+    buf_free(&in);
+    buf_free(&out);
+}
+
 TEST(squash_binary_cut_and_prompt_markers)
 {
     buf_t in = BUF_INIT, out = BUF_INIT;
@@ -666,6 +695,44 @@ TEST(squash_input_cap_never_drops_a_hazard_line)
     ASSERT_OK(squash_buffer(&o, in, sizeof in - 1, 2, 0, &out));
     ASSERT_CONTAINS(out.p, "a.ts(3,7): error TS1: x\n");
     ASSERT_CONTAINS(out.p, "b.ts(1,1): error TS2: y\n");
+    buf_free(&out);
+}
+
+/* Compilers that draw no gutter (javac, clang) print the source excerpt
+ * as a plain indented line, then a caret line under it: the caret says
+ * the line above was an excerpt, which the input cap may drop, while the
+ * lines that carry the message (javac's `  symbol:`, `  location:`) stay.
+ * Before, javac's capture ended at the excerpt (the symbol was lost), and
+ * an excerpt weighed as much as a message: the facts alone passed the cap
+ * and every line was shown. */
+TEST(squash_a_caret_line_makes_the_line_above_it_an_excerpt)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    for (int i = 1; i <= 40; i++)
+        ASSERT_OK(buf_printf(&in, "src/shop/Cart%d.java:%d: error: cannot find "
+                                  "symbol\n        return total_of_every_item_%d;"
+                                  "\n               ^\n  symbol:   variable "
+                                  "summ%d\n  location: class Cart%d\n",
+                             i, 10 + i, i, i, i));
+    ASSERT_OK(buf_append_str(&in, "40 errors\n"));
+    sq_opts_t o = {.command = "javac -d out Cart.java", .log_path = "/l"};
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+    ASSERT_TRUE(out.len < in.len);
+    for (int i = 1; i <= 40; i++) {
+        char want[128];
+        snprintf(want, sizeof want, "\nsrc/shop/Cart%d.java:%d: error: cannot "
+                                    "find symbol\n", i, 10 + i);
+        ASSERT_CONTAINS(out.p, want);
+        snprintf(want, sizeof want, "\n  symbol:   variable summ%d\n  "
+                                    "location: class Cart%d\n", i, i);
+        ASSERT_CONTAINS(out.p, want);
+    }
+    /* the cap is met by dropping excerpts (and carets), not messages */
+    size_t excerpts = 0;
+    for (const char *p = out.p; (p = strstr(p, "return total_of_every")); p++)
+        excerpts++;
+    ASSERT_INT(excerpts, <, 40);
+    buf_free(&in);
     buf_free(&out);
 }
 

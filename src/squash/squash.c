@@ -15,7 +15,7 @@
  *   deferred (budget, cap_to_input, or asked for): at the end, the exit
  *     marker heads the output, every item in line order with each gap
  *     marked in place.  With a budget the items are chosen by priority
- *     (hazard lines, first and last first; the line closing a capture
+ *     (hazard lines, errors before warnings, first and last first; the line closing a capture
  *     with its message, as a traceback's exception line; the lines they
  *     own that name a location; outcomes; their other lines by weight:
  *     message, excerpt, caret; deduplicated lines; the tail, latest
@@ -127,6 +127,7 @@ struct sq_item {
     bool escaped;     /* shown after EMIT_ESCAPE (emit_raw_escaped) */
     bool emitted;     /* streamed already */
     bool selected;
+    bool warning;     /* SQ_R_HAZARD: of warning severity */
 };
 
 /* A dedup group while a view is rendered (sq_render fills it): where its
@@ -233,6 +234,7 @@ struct squash {
     struct sq_tail folded;
     uint32_t folded_group;
     uint64_t folded_key;
+    bool folded_warning;
     bool folded_valid;
     /* Hashes of the location and message lines owned by the shown
      * copies of each hazard line, mixed with the line's exact hash, not
@@ -548,6 +550,20 @@ static enum sq_weight sq_cont_weight(const char *s, size_t n,
     return sq_wordy(s, n) ? SQ_W_TEXT : SQ_W_MARK;
 }
 
+/* Whether a line is only carets and tildes under a source excerpt
+ * (`               ^`, clang's `    ~~~~~~   ^`), drawn with no gutter. */
+static bool sq_caret_line(const char *s, size_t n)
+{
+    bool mark = false;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '^' || s[i] == '~')
+            mark = true;
+        else if (s[i] != ' ' && s[i] != '\t')
+            return false;
+    }
+    return mark;
+}
+
 static int sq_stream(squash_t *sq, struct sq_item *it)
 {
     if (sq->deferred)
@@ -707,13 +723,14 @@ static bool sq_is_fact(const char *s, size_t n)
 
 /* Keeps a copy of a hazard line folded into its group. */
 static int sq_fold_keep(squash_t *sq, const sq_line_t *l, uint32_t group,
-                        uint64_t key)
+                        uint64_t key, bool warning)
 {
     int rc = sq_tail_set(&sq->folded, l);
     if (rc < 0)
         return rc;
     sq->folded_group = group;
     sq->folded_key = key;
+    sq->folded_warning = warning;
     sq->folded_valid = true;
     return 0;
 }
@@ -729,9 +746,10 @@ static int sq_stream(squash_t *sq, struct sq_item *it);
  * merged away.  Lines of its block before that one stay omitted.  1 when
  * it was unfolded, 0 when it stays folded.
  */
-static int sq_unfold(squash_t *sq, const sq_line_t *cont)
+static int sq_unfold(squash_t *sq, const sq_line_t *cont, size_t margin)
 {
-    if (!sq->folded_valid || !sq_is_fact(cont->text, cont->len) ||
+    if (!sq->folded_valid ||
+        !sq_is_fact(cont->text + margin, cont->len - margin) ||
         sq_fact_has(sq, sq_fact_key(sq->folded_key, cont->text,
                                     cont->len)))
         return 0;
@@ -743,6 +761,7 @@ static int sq_unfold(squash_t *sq, const sq_line_t *cont)
     int rc = sq_item_add(sq, &head, SQ_R_HAZARD, sq->folded_group, &it);
     if (rc < 0)
         return rc;
+    it->warning = sq->folded_warning;
     sq_bit_clear(sq, &sq->foldbits, f->lineno);
     sq_bit_clear(sq, &sq->foldhaz, f->lineno);
     sq->folded_valid = false;
@@ -780,7 +799,7 @@ static int sq_on_line(const sq_line_t *l, void *data)
     switch (r.kind) {
     case CLS_HAZARD:
         if (r.cont) {
-            if (!sq->head_shown && (rc = sq_unfold(sq, l)) <= 0) {
+            if (!sq->head_shown && (rc = sq_unfold(sq, l, r.margin)) <= 0) {
                 if (rc < 0)
                     return rc;
                 sq->st.omitted++;
@@ -789,8 +808,18 @@ static int sq_on_line(const sq_line_t *l, void *data)
             if ((rc = sq_item_add(sq, l, SQ_R_CONT, UINT32_MAX, &it)) < 0)
                 return rc;
             it->head = sq->last_head;
-            it->weight = (uint8_t)sq_cont_weight(l->text, l->len,
+            /* weighed past a margin drawn before it (r.margin) */
+            it->weight = (uint8_t)sq_cont_weight(l->text + r.margin,
+                                                 l->len - r.margin,
                                                  &sq->frame_indent);
+            /* A caret line says the line above it was a source excerpt,
+             * which a compiler that draws no gutter (clang, javac) leaves
+             * looking like a message. */
+            struct sq_item *above = sq->nitems > 1 ? it - 1 : NULL;
+            if (above && above->role == SQ_R_CONT &&
+                above->head == it->head && above->weight == SQ_W_TEXT &&
+                sq_caret_line(l->text, l->len))
+                above->weight = SQ_W_EXCERPT;
             if ((it->weight == SQ_W_LOC || it->weight == SQ_W_TEXT) &&
                 (rc = sq_fact_add(sq, sq_fact_key(sq->head_key, l->text,
                                                   l->len))) < 0)
@@ -812,10 +841,11 @@ static int sq_on_line(const sq_line_t *l, void *data)
         if (!sq->head_shown) {
             sq_bit_set(sq, &sq->foldbits, l->lineno);
             sq_bit_set(sq, &sq->foldhaz, l->lineno);
-            return sq_fold_keep(sq, l, group, key);
+            return sq_fold_keep(sq, l, group, key, r.warning);
         }
         if ((rc = sq_item_add(sq, l, SQ_R_HAZARD, group, &it)) < 0)
             return rc;
+        it->warning = r.warning;
         sq->last_head = (uint32_t)(sq->nitems - 1);
         sq->head_key = key;
         sq->frame_indent = SIZE_MAX;
@@ -1179,6 +1209,60 @@ static uint32_t sq_block_group(const squash_t *sq, const struct sq_item *it)
     return it->group;
 }
 
+/* The markers a view puts between two of its shown items, prev (NULL:
+ * the view's start) and next (NULL: its end), with `hidden` hazard items
+ * between them left out: the gap's `omitted` marker, when its lines are
+ * not all counted by other markers, and between two pieces of one cut
+ * line, the part between them.  Sets *dropped when anything is left out
+ * there.  The one account of a gap: sq_render writes it, and a plan sizes
+ * views gap by gap with it (sq_plan_sizes). */
+static int sq_gap_render(const squash_t *sq, const struct sq_view *v,
+                         const struct sq_item *prev,
+                         const struct sq_item *next, uint64_t hidden,
+                         buf_t *out, bool *dropped)
+{
+    bool bytes = sq->budget != 0;
+    uint64_t last = prev ? prev->lineno : 0;
+    uint64_t last_raw = prev ? prev->raw_end : 0;
+    int rc = 0;
+    if (!next) {
+        if (v->lines <= last && !hidden)
+            return 0;
+        *dropped = true;
+        uint64_t hz = v->lines > last ? hidden + sq_gap_folded(sq, last + 1,
+                                                               v->lines)
+                                      : hidden;
+        if (v->lines > last && (sq_gap_matters(sq, last + 1, v->lines) || hz)) {
+            uint64_t br[2] = {sq->raw_base + last_raw,
+                              sq->raw_base + v->raw_bytes};
+            rc = emit_omitted(out, v->lines - last, sq->line_base + last + 1,
+                              sq->line_base + v->lines, bytes ? br : NULL, hz);
+        }
+        return rc;
+    }
+    if (next->first > last + 1 || hidden) {
+        uint64_t a = last + 1, b = next->first - (next->first > last);
+        if (b >= a) {
+            uint64_t hz = hidden + sq_gap_folded(sq, a, b);
+            *dropped = true;
+            if (sq_gap_matters(sq, a, b) || hz) {
+                uint64_t br[2] = {sq->raw_base + last_raw,
+                                  sq->raw_base + next->raw_start};
+                rc = emit_omitted(out, b - a + 1, sq->line_base + a,
+                                  sq->line_base + b, bytes ? br : NULL, hz);
+            }
+        }
+    }
+    if (rc == 0 && next->cut && next->lineno == last &&
+        last_raw < next->raw_start) {
+        *dropped = true;
+        rc = emit_omitted_part(out, sq->line_base + next->lineno,
+                               sq->raw_base + last_raw,
+                               sq->raw_base + next->raw_start);
+    }
+    return rc;
+}
+
 /* Renders the deferred output of the selected items into out.  With extra,
  * a plan measuring: the view's size is out->len + *extra (raw lines and
  * known group markers are counted, not written).  O(items + groups + the
@@ -1187,13 +1271,12 @@ static uint32_t sq_block_group(const squash_t *sq, const struct sq_item *it)
 static int sq_render(squash_t *sq, buf_t *out, size_t *extra,
                      const struct sq_view *v, bool *dropped)
 {
-    bool bytes = sq->budget != 0;
-    uint64_t lines = v->lines;
     int rc = emit_exit(out, v->exit_code, v->duration_ms,
-                       sq->line_base + lines);
-    uint64_t last = 0, last_raw = 0, hidden_hazards = 0;
+                       sq->line_base + v->lines);
+    uint64_t hidden_hazards = 0;
     size_t ng = dedup_group_count(sq->dd);
     struct sq_grp *grp = v->grp;
+    const struct sq_item *prev = NULL;
     *dropped = false;
     for (size_t g = 0; g < ng; g++) {
         grp[g].last = UINT32_MAX;
@@ -1221,30 +1304,10 @@ static int sq_render(squash_t *sq, buf_t *out, size_t *extra,
             hidden_hazards += it->role == SQ_R_HAZARD;
             continue;
         }
-        if (it->first > last + 1 || hidden_hazards) {
-            uint64_t a = last + 1, b = it->first - (it->first > last);
-            if (b >= a) {
-                uint64_t hz = hidden_hazards + sq_gap_folded(sq, a, b);
-                *dropped = true;
-                if (sq_gap_matters(sq, a, b) || hz) {
-                    uint64_t br[2] = {sq->raw_base + last_raw,
-                                      sq->raw_base + it->raw_start};
-                    rc = emit_omitted(out, b - a + 1, sq->line_base + a,
-                                      sq->line_base + b, bytes ? br : NULL,
-                                      hz);
-                }
-            }
-        }
+        rc = sq_gap_render(sq, v, prev, it, hidden_hazards, out, dropped);
         hidden_hazards = 0;
         if (it->role == SQ_R_SKIP)
             *dropped = true;
-        if (rc == 0 && it->cut && it->lineno == last &&
-            last_raw < it->raw_start) {
-            *dropped = true;
-            rc = emit_omitted_part(out, sq->line_base + it->lineno,
-                                   sq->raw_base + last_raw,
-                                   sq->raw_base + it->raw_start);
-        }
         if (rc == 0)
             rc = sq_item_render(sq, it, out, extra);
         if (rc == 0 && bg < ng && grp[bg].last == i) {
@@ -1252,23 +1315,10 @@ static int sq_render(squash_t *sq, buf_t *out, size_t *extra,
                 *dropped = true;
             rc = sq_group_render(sq, bg, &grp[bg], out, extra);
         }
-        if (it->lineno > last)
-            last = it->lineno;
-        last_raw = it->raw_end;
+        prev = it;
     }
-    if (rc == 0 && (lines > last || hidden_hazards)) {
-        *dropped = true;
-        uint64_t hz = lines > last ? hidden_hazards +
-                                         sq_gap_folded(sq, last + 1, lines)
-                                   : hidden_hazards;
-        if (lines > last && (sq_gap_matters(sq, last + 1, lines) || hz)) {
-            uint64_t br[2] = {sq->raw_base + last_raw,
-                              sq->raw_base + v->raw_bytes};
-            rc = emit_omitted(out, lines - last, sq->line_base + last + 1,
-                              sq->line_base + lines,
-                              bytes ? br : NULL, hz);
-        }
-    }
+    if (rc == 0)
+        rc = sq_gap_render(sq, v, prev, NULL, hidden_hazards, out, dropped);
     uint64_t noise[CLS_NOISE_REASONS];
     sq_noise_dropped(sq, noise);
     if (rc == 0 && sq_noise_sum(noise))
@@ -1380,115 +1430,184 @@ static size_t sq_item_cost(const squash_t *sq, const struct sq_item *it,
                                                        : scratch->len + extra;
 }
 
-/* Whether item i, selected, has no gap marker to a selected neighbour in
- * the item order: no line lies between them. */
-static bool sq_plan_adjacent(const squash_t *sq, size_t i)
+/* Bytes of a gap's markers (sq_gap_render); *dropped as it sets it. */
+static size_t sq_gap_cost(const squash_t *sq, const struct sq_view *v,
+                          const struct sq_item *prev,
+                          const struct sq_item *next, uint64_t hidden,
+                          buf_t *scratch, bool *dropped, int *rc)
 {
-    const struct sq_item *it = &sq->items[i];
-    return (i > 0 && sq->items[i - 1].selected &&
-            sq->items[i - 1].lineno + 1 >= it->first) ||
-           (i + 1 < sq->nitems && sq->items[i + 1].selected &&
-            it->lineno + 1 >= sq->items[i + 1].first);
+    buf_reset(scratch);
+    *dropped = false;
+    *rc = sq_gap_render(sq, v, prev, next, hidden, scratch, dropped);
+    return scratch->len;
+}
+
+/*
+ * The size of the view of each prefix of the hazard order, those hazards
+ * alone (and the middles squash_skip stepped over, always shown): size[k]
+ * for order[0..k), k = 0..nh, exact.  The view of them all is summed up
+ * once, gap by gap; then the hazards are taken out, the last first: each
+ * one's gaps on either side become one (sq_gap_render sizes it), and its
+ * group's markers may come or go.  So every prefix is sized by a few
+ * markers, not by a render of its own.
+ */
+static int sq_plan_sizes(squash_t *sq, const struct sq_view *v,
+                         const uint32_t *order, size_t nh, buf_t *scratch,
+                         size_t *size)
+{
+    size_t n = sq->nitems, ng = dedup_group_count(sq->dd);
+    const uint32_t none = UINT32_MAX;
+    /* the shown items as a list in line order; slot n stands for the
+     * view's end: gap[i] is the gap before item i, hid[i] the hazards
+     * left out in it */
+    uint32_t *prv = malloc((n + 1) * sizeof *prv);
+    uint32_t *nxt = malloc((n + 1) * sizeof *nxt);
+    uint64_t *hid = calloc(n + 1, sizeof *hid);
+    size_t *gap = calloc(n + 1, sizeof *gap);
+    size_t *cost = calloc(n + 1, sizeof *cost); /* each item's own lines */
+    bool *gdrop = calloc(n + 1, sizeof *gdrop);
+    uint32_t *shown = calloc(ng ? ng : 1, sizeof *shown);
+    size_t *gcost = calloc(ng ? ng : 1, sizeof *gcost);
+    int rc = 0;
+    if (!prv || !nxt || !hid || !gap || !cost || !gdrop || !shown ||
+        !gcost) {
+        rc = -ENOMEM;
+        goto done;
+    }
+    size_t body = 0, ndrop = 0;
+    uint32_t last = none;
+    for (size_t i = 0; rc == 0 && i <= n; i++) {
+        const struct sq_item *it = i < n ? &sq->items[i] : NULL;
+        if (it && it->role != SQ_R_HAZARD && it->role != SQ_R_SKIP)
+            continue;
+        prv[i] = last;
+        if (last != none)
+            nxt[last] = (uint32_t)i;
+        last = (uint32_t)i;
+        gap[i] = sq_gap_cost(sq, v, prv[i] == none ? NULL : &sq->items[prv[i]],
+                             it, 0, scratch, &gdrop[i], &rc);
+        body += gap[i];
+        ndrop += gdrop[i];
+        if (!it)
+            break;
+        cost[i] = sq_item_cost(sq, it, scratch);
+        body += cost[i];
+        ndrop += it->role == SQ_R_SKIP;
+        if (it->group < ng)
+            shown[it->group]++;
+    }
+    nxt[n] = none;
+    /* a group's markers: the first time they are needed, their size */
+    for (size_t g = 0; rc == 0 && g < ng; g++) {
+        if (!shown[g])
+            continue;
+        struct sq_grp gr = {.shown = 1, .hazard = true};
+        buf_reset(scratch);
+        rc = sq_group_render(sq, (uint32_t)g, &gr, scratch, NULL);
+        gcost[g] = scratch->len;
+        if (dedup_count(sq->dd, (uint32_t)g) > shown[g]) {
+            body += gcost[g];
+            ndrop++;
+        }
+    }
+    /* what every view has: its exit marker, the noise marker (no hazard
+     * changes it), the log marker when anything is left out */
+    buf_reset(scratch);
+    uint64_t noise[CLS_NOISE_REASONS];
+    sq_noise_dropped(sq, noise);
+    if (rc == 0)
+        rc = emit_exit(scratch, v->exit_code, v->duration_ms,
+                       sq->line_base + v->lines);
+    if (rc == 0 && sq_noise_sum(noise))
+        rc = emit_noise(scratch, noise);
+    size_t fixed = scratch->len, log = 0;
+    buf_reset(scratch);
+    if (rc == 0 && sq->log_path)
+        rc = emit_log(scratch, sq->log_path, sq->log_lost);
+    log = scratch->len;
+    size[nh] = fixed + body + (ndrop ? log : 0);
+    for (size_t k = nh; rc == 0 && k > 0; k--) {
+        uint32_t h = order[k - 1], p = prv[h], q = nxt[h];
+        const struct sq_item *it = &sq->items[h];
+        body -= cost[h] + gap[h] + gap[q];
+        ndrop -= gdrop[h] + gdrop[q];
+        hid[q] += hid[h] + 1;
+        gap[q] = sq_gap_cost(sq, v, p == none ? NULL : &sq->items[p],
+                             q == n ? NULL : &sq->items[q], hid[q], scratch,
+                             &gdrop[q], &rc);
+        body += gap[q];
+        ndrop += gdrop[q];
+        if (p != none)
+            nxt[p] = q;
+        prv[q] = p;
+        uint32_t g = it->group;
+        if (g < ng) {
+            uint32_t cnt = dedup_count(sq->dd, g);
+            bool before = cnt > shown[g];
+            bool after = --shown[g] && cnt > shown[g];
+            if (after && !before) {
+                body += gcost[g];
+                ndrop++;
+            } else if (before && !after) {
+                body -= gcost[g];
+                ndrop--;
+            }
+        }
+        size[k - 1] = fixed + body + (ndrop ? log : 0);
+    }
+done:
+    free(prv);
+    free(nxt);
+    free(hid);
+    free(gap);
+    free(cost);
+    free(gdrop);
+    free(shown);
+    free(gcost);
+    return rc;
 }
 
 /*
  * The hazard lines of a view under an explicit budget, decided before any
  * other line: the longest prefix of their priority order (order[0..nh))
- * whose view, those hazards alone, fits.  A prefix, not the hazards that
- * fit one by one, so that a larger budget never shows fewer: a hazard
- * passed over because it did not fit would, at a budget just large enough
- * for it, push out a later one shown at the smaller budget.  The other
- * lines (sq_plan) fill what room these leave and never take a hazard's.
- *
- * With up to SQ_PLAN_EXACT_MAX items every prefix is measured, and the
- * longest that fits is taken, even past a shorter one that does not (a
- * hazard shown can replace a gap marker longer than itself).  Above that,
- * a prefix is sized by an upper bound, summed in one pass: each hazard
- * adds its own lines, at most 2 bytes (two more digits in the gap marker
- * it shortens) when a neighbouring item is shown with no line between,
- * else at most one gap marker (g, the longest one this output can have),
- * and, for the first member of its group shown, the group's markers.  The
- * bound only grows with the prefix, so its longest prefix within the
- * budget does too, and the view it chooses is measured: within the budget
- * by construction (a smaller prefix is found by bisection if not).
+ * whose view, those hazards alone, fits (sq_plan_sizes), even past a
+ * shorter one that does not (a hazard shown can replace a gap marker
+ * longer than itself).  A prefix, not the hazards that fit one by one, so
+ * that a larger budget never shows fewer: a hazard passed over because it
+ * did not fit would, at a budget just large enough for it, push out a
+ * later one shown at the smaller budget.  The other lines (sq_plan) fill
+ * the room these leave and never take a hazard's.
  */
 static int sq_plan_hazards(squash_t *sq, size_t budget,
                            const struct sq_view *v, const uint32_t *order,
                            size_t nh, buf_t *scratch)
 {
-    int rc = 0;
-    size_t keep = 0, k = 0;
-    if (sq->nitems <= SQ_PLAN_EXACT_MAX) {
-        /* a view holds at least its exit marker and its hazards' lines:
-         * past the budget with them, no longer prefix can fit */
-        buf_reset(scratch);
-        rc = emit_exit(scratch, v->exit_code, v->duration_ms,
-                       sq->line_base + v->lines);
-        size_t low = scratch->len;
-        for (; rc == 0 && k < nh; k++) {
-            struct sq_item *it = &sq->items[order[k]];
-            low += sq_item_cost(sq, it, scratch);
-            if (low > budget)
-                break;
-            it->selected = true;
-            if (sq_measure(sq, scratch, v, &rc) <= budget && rc == 0)
-                keep = k + 1;
-        }
-    } else {
-        size_t ng = dedup_group_count(sq->dd);
-        bool *seen = calloc(ng ? ng : 1, sizeof *seen);
-        uint64_t far_line = sq->line_base + v->lines + 1,
-                 far_byte = sq->raw_base + v->raw_bytes;
-        buf_reset(scratch);
-        if (!seen ||
-            emit_omitted(scratch, far_line, far_line - 1, far_line,
-                         (uint64_t[2]){far_byte, far_byte},
-                         sq->hazards + 2) < 0) {
-            free(seen);
-            return -ENOMEM;
-        }
-        size_t g = scratch->len;
-        size_t est = sq_measure(sq, scratch, v, &rc);
-        for (; rc == 0 && k < nh; k++) {
-            uint32_t i = order[k];
-            struct sq_item *it = &sq->items[i];
-            size_t add = sq_item_cost(sq, it, scratch) + (it->cut ? g : 0);
-            it->selected = true;
-            add += sq_plan_adjacent(sq, i) ? 2 : g;
-            if (it->group < ng && !seen[it->group] &&
-                dedup_count(sq->dd, it->group) > 1) {
-                struct sq_grp gr = {.shown = 1, .hazard = true};
-                buf_reset(scratch);
-                rc = sq_group_render(sq, it->group, &gr, scratch, NULL);
-                add += scratch->len;
-                seen[it->group] = true;
-            }
-            if (est + add > budget) {
-                it->selected = false;
-                break;
-            }
-            est += add;
-        }
-        free(seen);
-        keep = k;
-        /* The bound holds, so this never runs; were it ever short, the
-         * view would still keep to the budget: a prefix that fits. */
-        if (rc == 0 && keep && sq_measure(sq, scratch, v, &rc) > budget) {
-            size_t lo = 0, hi = keep;
-            while (rc == 0 && hi - lo > 1) {
-                size_t mid = lo + (hi - lo) / 2;
-                for (size_t x = 0; x < keep; x++)
-                    sq->items[order[x]].selected = x < mid;
-                if (sq_measure(sq, scratch, v, &rc) <= budget)
-                    lo = mid;
-                else
-                    hi = mid;
-            }
-            keep = lo;
-        }
-    }
+    size_t *size = malloc((nh + 1) * sizeof *size), keep = 0;
+    if (!size)
+        return -ENOMEM;
+    int rc = sq_plan_sizes(sq, v, order, nh, scratch, size);
+    for (size_t k = 0; rc == 0 && k <= nh; k++)
+        if (size[k] <= budget)
+            keep = k;
     for (size_t x = 0; x < nh; x++)
         sq->items[order[x]].selected = x < keep;
+    /* The sizes are exact, so this never runs; were one ever off, the
+     * view would still keep to the budget: a prefix that fits. */
+    if (rc == 0 && keep && sq_measure(sq, scratch, v, &rc) > budget) {
+        size_t lo = 0, hi = keep;
+        while (rc == 0 && hi - lo > 1) {
+            size_t mid = lo + (hi - lo) / 2;
+            for (size_t x = 0; x < keep; x++)
+                sq->items[order[x]].selected = x < mid;
+            if (sq_measure(sq, scratch, v, &rc) <= budget)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        for (size_t x = 0; x < nh; x++)
+            sq->items[order[x]].selected = x < lo;
+    }
+    free(size);
     return rc;
 }
 
@@ -1523,15 +1642,21 @@ static int sq_plan(squash_t *sq, size_t budget, const struct sq_view *v,
         rc = -ENOMEM;
         goto done;
     }
-    /* hazard lines: first, last, second, second-to-last, ... */
+    /* hazard lines: the errors, then the warnings, each first, last,
+     * second, second-to-last, ...: a budget too small for every hazard
+     * spends itself on errors */
     nh = 0;
-    for (size_t i = 0; i < n; i++)
-        if (sq->items[i].role == SQ_R_HAZARD)
-            heads[nh++] = (uint32_t)i;
-    for (size_t a = 0, b = nh; a < b;) {
-        order[k++] = heads[a++];
-        if (a < b)
-            order[k++] = heads[--b];
+    for (int warn = 0; warn < 2; warn++) {
+        size_t from_h = nh;
+        for (size_t i = 0; i < n; i++)
+            if (sq->items[i].role == SQ_R_HAZARD &&
+                sq->items[i].warning == (warn == 1))
+                heads[nh++] = (uint32_t)i;
+        for (size_t a = from_h, b = nh; a < b;) {
+            order[k++] = heads[a++];
+            if (a < b)
+                order[k++] = heads[--b];
+        }
     }
     /* The lines each hazard owns: first the line closing each capture
      * with the message its hazard line lacks (sq_closing); then by weight
