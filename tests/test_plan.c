@@ -157,6 +157,46 @@ static bool seen_grouped(const struct ref *r, const struct seen *s, size_t L)
     return false;
 }
 
+static void collect(const char *t, size_t n, void *d)
+{
+    buf_append(d, t, n);
+}
+
+/* The streamed view, as `rein run` shows it: hazards as they come, the
+ * summary after. */
+static void streamed(const grammar_set_t *set, const char *command,
+                     const buf_t *raw, buf_t *out)
+{
+    sq_opts_t o;
+    memset(&o, 0, sizeof o);
+    o.command = command;
+    o.log_path = "/l";
+    o.grammars = set;
+    buf_reset(out);
+    squash_t *sq;
+    ASSERT_OK(squash_new(&o, collect, out, &sq));
+    ASSERT_OK(squash_feed(sq, raw->p, raw->len, 0));
+    ASSERT_OK(squash_finish(sq, 1, 0, 0));
+    squash_free(sq);
+    ASSERT_OK(buf_append(out, "", 0));
+}
+
+/* Whether the n bytes at t are a line of text, or the template a repeat
+ * marker of it names (an exact group's: the line itself). */
+static bool text_has_line(const buf_t *text, const char *t, size_t n)
+{
+    for (const char *p = text->p, *e; p && (e = strchr(p, '\n')); p = e + 1) {
+        size_t len = (size_t)(e - p);
+        if ((len == n && !memcmp(p, t, n)) ||
+            (len > n + 16 && !strncmp(p, "[rein] repeat ", 14) &&
+             memmem(p, len, t, n) && (p = strstr(p, "× \"")) &&
+             !memcmp(p + strlen("× \""), t, n) &&
+             !strncmp(p + strlen("× \"") + n, "\" (line", 7)))
+            return true;
+    }
+    return false;
+}
+
 static void view(const grammar_set_t *set, const char *command,
                  const buf_t *raw, size_t budget, buf_t *out)
 {
@@ -381,6 +421,14 @@ static void plan_check(const grammar_set_t *set, const char *name,
         free(s.shown);
         free(s.listed);
     }
+    /* streamed (rein run): every error line, as it comes or folded */
+    streamed(set, command, raw, &out);
+    for (size_t L = 1; L <= r.n && !why.len; L++)
+        if (r.l[L].error &&
+            !text_has_line(&out, r.text.p + r.l[L].off, r.l[L].len))
+            buf_printf(fails, "== %s (%s), streamed: error line %zu dropped: "
+                              "\"%.*s\"\n-- view:\n%s", name, command, L,
+                       (int)r.l[L].len, r.text.p + r.l[L].off, out.p);
     size_t step = full <= PLAN_EVERY_BYTE_MAX ? 1 : full / PLAN_BUDGETS + 1;
     uint8_t *prev = NULL;
     size_t prev_b = 0;
