@@ -157,30 +157,6 @@ static bool seen_grouped(const struct ref *r, const struct seen *s, size_t L)
     return false;
 }
 
-static void collect(const char *t, size_t n, void *d)
-{
-    buf_append(d, t, n);
-}
-
-/* The streamed view, as `rein run` shows it: hazards as they come, the
- * summary after. */
-static void streamed(const grammar_set_t *set, const char *command,
-                     const buf_t *raw, buf_t *out)
-{
-    sq_opts_t o;
-    memset(&o, 0, sizeof o);
-    o.command = command;
-    o.log_path = "/l";
-    o.grammars = set;
-    buf_reset(out);
-    squash_t *sq;
-    ASSERT_OK(squash_new(&o, collect, out, &sq));
-    ASSERT_OK(squash_feed(sq, raw->p, raw->len, 0));
-    ASSERT_OK(squash_finish(sq, 1, 0, 0));
-    squash_free(sq);
-    ASSERT_OK(buf_append(out, "", 0));
-}
-
 /* Whether the n bytes at t are a line of text, or the template a repeat
  * marker of it names (an exact group's: the line itself). */
 static bool text_has_line(const buf_t *text, const char *t, size_t n)
@@ -200,14 +176,7 @@ static bool text_has_line(const buf_t *text, const char *t, size_t n)
 static void view(const grammar_set_t *set, const char *command,
                  const buf_t *raw, size_t budget, buf_t *out)
 {
-    sq_opts_t o;
-    memset(&o, 0, sizeof o);
-    o.command = command;
-    o.log_path = "/l";
-    o.grammars = set;
-    o.budget_bytes = budget;
-    buf_reset(out);
-    ASSERT_OK(squash_buffer(&o, raw->p, raw->len, 1, 0, out));
+    tu_condense(set, command, raw, false, budget, 1, out);
 }
 
 /* "1-4, 7, 9, +K more" (up to the closing parenthesis) into listed; a
@@ -422,7 +391,7 @@ static void plan_check(const grammar_set_t *set, const char *name,
         free(s.listed);
     }
     /* streamed (rein run): every error line, as it comes or folded */
-    streamed(set, command, raw, &out);
+    tu_condense(set, command, raw, true, 0, 1, &out);
     for (size_t L = 1; L <= r.n && !why.len; L++)
         if (r.l[L].error &&
             !text_has_line(&out, r.text.p + r.l[L].off, r.l[L].len))
@@ -463,18 +432,6 @@ static void plan_check(const grammar_set_t *set, const char *name,
     buf_free(&out);
     buf_free(&why);
     ref_free(&r);
-}
-
-static grammar_set_t *plan_grammars(void)
-{
-    char gdir[PATH_MAX];
-    tu_shipped_grammars(gdir, sizeof gdir);
-    const char *dirs[] = {gdir, NULL};
-    grammar_set_t *set;
-    buf_t errs = BUF_INIT;
-    ASSERT_OK(grammar_set_load(&set, dirs, &errs));
-    buf_free(&errs);
-    return set;
 }
 
 static void plan_fail_if(buf_t *fails)
@@ -524,7 +481,7 @@ static void plan_dir(const grammar_set_t *set, const char *dir, bool per_dir,
 
 TEST_T(plan_fixtures_hazards_grow_with_the_budget_and_no_error_is_dropped, 300)
 {
-    grammar_set_t *set = plan_grammars();
+    grammar_set_t *set = tu_shipped_set();
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s/../tests/fixtures", test_build_dir());
     buf_t fails = BUF_INIT;
@@ -547,7 +504,7 @@ TEST_T(plan_corpus_hazards_grow_with_the_budget_and_no_error_is_dropped, 300)
     DIR *d = opendir(dir);
     if (!d)
         SKIP("no corpus at %s (set REIN_CORPUS_DIR)", dir);
-    grammar_set_t *set = plan_grammars();
+    grammar_set_t *set = tu_shipped_set();
     buf_t fails = BUF_INIT;
     size_t cases = 0;
     const struct dirent *e;
@@ -631,7 +588,7 @@ static void gen_mixed(uint32_t seed, unsigned least, unsigned spread,
 TEST_T(plan_generated_hazards_grow_with_the_budget_and_no_error_is_dropped,
        300)
 {
-    grammar_set_t *set = plan_grammars();
+    grammar_set_t *set = tu_shipped_set();
     static const char *const cmds[] = {"gcc -c m.c", "python3 app.py",
                                        "make -k", "tool"};
     buf_t fails = BUF_INIT;
@@ -697,7 +654,7 @@ TEST_T(plan_a_real_make_k_j2_of_many_failing_files, 300)
     if (code == 127 || !strstr(raw.p ? raw.p : "", ": error: "))
         SKIP("no make and cc to build with (exit %d)", code);
     ASSERT_EQ(code, 2);
-    grammar_set_t *set = plan_grammars();
+    grammar_set_t *set = tu_shipped_set();
     plan_check(set, "make -k -j2", "make -k -j2", &raw, &fails);
     /* Larger than the default budget, yet its error lines alone fit: at
      * that budget every one is shown. */
