@@ -1,8 +1,9 @@
 /*
  * test_dedup.c — templates (numbers, versions, hashes, UUIDs, times, URLs,
  * paths become {}), the template length edge, groups that keep every
- * line and location, the group limit, and the caps on what one group
- * keeps (runs of lines, distinct locations) at their edges.
+ * line and location, the group limit and the recycling of groups shown
+ * whole past it, and the caps on what one group keeps (runs of lines,
+ * distinct locations) at their edges.
  */
 #include <stdio.h>
 
@@ -60,9 +61,9 @@ TEST(dedup_groups_keep_every_line_and_location)
     dedup_t *d;
     ASSERT_OK(dedup_new(&d));
     uint32_t g1, g2;
-    ASSERT_EQ(dedup_add(d, 7, "t {}", 4, 3, "a.c:1:2", 7, &g1), 1);
-    ASSERT_EQ(dedup_add(d, 9, "u", 1, 4, NULL, 0, &g2), 1);
-    ASSERT_EQ(dedup_add(d, 7, "t {}", 4, 9, "b.c:5", 5, &g1), 2);
+    ASSERT_EQ(dedup_add(d, 7, "t {}", 4, 3, "a.c:1:2", 7, 0, &g1), 1);
+    ASSERT_EQ(dedup_add(d, 9, "u", 1, 4, NULL, 0, 0, &g2), 1);
+    ASSERT_EQ(dedup_add(d, 7, "t {}", 4, 9, "b.c:5", 5, 0, &g1), 2);
     ASSERT_TRUE(g1 != g2);
     ASSERT_EQ(dedup_count(d, g1), 2);
     ASSERT_STR(dedup_template_text(d, g1), "t {}");
@@ -93,12 +94,98 @@ TEST(dedup_group_limit_at_its_edge)
     ASSERT_OK(dedup_new(&d));
     uint32_t g;
     for (uint64_t i = 0; i < DEDUP_GROUPS_MAX; i++)
-        ASSERT_EQ(dedup_add(d, i * 2654435761u + 1, "x", 1, i, NULL, 0, &g), 1);
+        ASSERT_EQ(dedup_add(d, i * 2654435761u + 1, "x", 1, i, NULL, 0, 0,
+                            &g), 1);
     ASSERT_EQ(dedup_group_count(d), DEDUP_GROUPS_MAX);
-    ASSERT_EQ(dedup_add(d, 3, "y", 1, 1, NULL, 0, &g), 1);
+    ASSERT_EQ(dedup_add(d, 3, "y", 1, 1, NULL, 0, 0, &g), 1);
     ASSERT_EQ(g, UINT32_MAX);
     /* an existing group still counts */
-    ASSERT_EQ(dedup_add(d, 1, "x", 1, 9, NULL, 0, &g), 2);
+    ASSERT_EQ(dedup_add(d, 1, "x", 1, 9, NULL, 0, 0, &g), 2);
+    dedup_free(d);
+}
+
+/* What the recycle callback saw: the groups, in order, and for each the
+ * members dedup_runs listed while it was still readable. */
+struct recycled {
+    dedup_t *d;
+    uint32_t last;
+    size_t calls;
+    uint64_t members;
+};
+
+static void on_recycle(uint32_t g, void *data)
+{
+    struct recycled *r = data;
+    size_t n;
+    uint64_t more;
+    const dedup_run_t *runs = dedup_runs(r->d, g, &n, &more);
+    r->last = g;
+    r->calls++;
+    r->members = more;
+    for (size_t i = 0; i < n; i++)
+        r->members += runs[i].last - runs[i].first + 1;
+}
+
+/* A hash whose home slots crowd (its low bits are zero), so that probes
+ * run through clusters and a deletion has entries to move back. */
+static uint64_t crowded(uint64_t i)
+{
+    return (i * 0x9E3779B97F4A7C15ull) << 4;
+}
+
+/* At DEDUP_GROUPS_MAX a new template takes the place of a group whose
+ * members are all shown (count at most its show), and the caller hears of
+ * it while the group is readable; every other group is still found after
+ * many recycles (the table's deletions keep the probes whole); a group
+ * with members past its show is never taken, so a table of those leaves
+ * the new template ungrouped, as a show of 0 always does. */
+TEST(dedup_a_full_table_recycles_only_groups_shown_whole)
+{
+    static uint64_t owner[DEDUP_GROUPS_MAX];
+    struct recycled r = {0};
+    uint32_t g;
+    ASSERT_OK(dedup_new(&r.d));
+    dedup_t *d = r.d;
+    dedup_on_recycle(d, on_recycle, &r);
+    for (uint64_t i = 0; i < DEDUP_GROUPS_MAX; i++) {
+        /* every third group shown twice: two members, show 2 */
+        ASSERT_EQ(dedup_add(d, crowded(i), "x", 1, 2 * i + 1, NULL, 0,
+                            2, &g), 1);
+        ASSERT_EQ(g, i);
+        owner[g] = crowded(i);
+        if (i % 3 == 0)
+            ASSERT_EQ(dedup_add(d, crowded(i), "x", 1, 2 * i + 2, NULL,
+                                0, 2, &g), 2);
+    }
+    ASSERT_EQ(r.calls, 0);
+    /* 20000 new templates: each takes a recycled index */
+    for (uint64_t i = 0; i < 20000; i++) {
+        uint64_t h = crowded(DEDUP_GROUPS_MAX + i);
+        ASSERT_EQ(dedup_add(d, h, "y", 1, 1000000 + i, NULL, 0, 2, &g), 1);
+        ASSERT_EQ(r.calls, i + 1);
+        ASSERT_EQ(g, r.last);
+        ASSERT_TRUE(r.members == 1 || r.members == 2);
+        owner[g] = h;
+        ASSERT_EQ(dedup_group_count(d), DEDUP_GROUPS_MAX);
+        ASSERT_STR(dedup_template_text(d, g), "y");
+    }
+    /* every group alive is where its hash leads: a third member makes it
+     * unrecyclable (count 3 > show 2) */
+    size_t calls = r.calls;
+    for (uint32_t k = 0; k < DEDUP_GROUPS_MAX; k++) {
+        int cnt = dedup_add(d, owner[k], "?", 1, 2000000 + k, NULL, 0, 2,
+                            &g);
+        ASSERT_EQ(g, k);
+        ASSERT_TRUE(cnt >= 2);
+        if (cnt == 2)
+            ASSERT_EQ(dedup_add(d, owner[k], "?", 1, 3000000 + k, NULL, 0,
+                                2, &g), 3);
+    }
+    ASSERT_EQ(r.calls, calls);
+    /* none left to recycle: ungrouped, and nobody told */
+    ASSERT_EQ(dedup_add(d, crowded(1u << 30), "z", 1, 9, NULL, 0, 2, &g), 1);
+    ASSERT_EQ(g, UINT32_MAX);
+    ASSERT_EQ(r.calls, calls);
     dedup_free(d);
 }
 
@@ -110,8 +197,8 @@ TEST(dedup_runs_kept_at_their_edge)
     /* DEDUP_RUNS_MAX runs of two lines each (2-3, 5-6, ...): all kept */
     uint64_t line = 2;
     for (int r = 0; r < DEDUP_RUNS_MAX; r++, line += 3) {
-        ASSERT_TRUE(dedup_add(d, 5, "t", 1, line, NULL, 0, &g) > 0);
-        ASSERT_TRUE(dedup_add(d, 5, "t", 1, line + 1, NULL, 0, &g) > 0);
+        ASSERT_TRUE(dedup_add(d, 5, "t", 1, line, NULL, 0, 0, &g) > 0);
+        ASSERT_TRUE(dedup_add(d, 5, "t", 1, line + 1, NULL, 0, 0, &g) > 0);
     }
     size_t n;
     uint64_t more;
@@ -121,14 +208,14 @@ TEST(dedup_runs_kept_at_their_edge)
     ASSERT_EQ(r[DEDUP_RUNS_MAX - 1].first, line - 3);
     ASSERT_EQ(r[DEDUP_RUNS_MAX - 1].last, line - 2);
     /* the last run still grows by the next line */
-    ASSERT_TRUE(dedup_add(d, 5, "t", 1, line - 1, NULL, 0, &g) > 0);
+    ASSERT_TRUE(dedup_add(d, 5, "t", 1, line - 1, NULL, 0, 0, &g) > 0);
     r = dedup_runs(d, g, &n, &more);
     ASSERT_EQ(r[DEDUP_RUNS_MAX - 1].last, line - 1);
     ASSERT_EQ(more, 0);
     /* a run past the cap is counted, not kept, and so is what follows,
      * even a line next to it */
-    ASSERT_TRUE(dedup_add(d, 5, "t", 1, line + 1, NULL, 0, &g) > 0);
-    ASSERT_TRUE(dedup_add(d, 5, "t", 1, line + 2, NULL, 0, &g) > 0);
+    ASSERT_TRUE(dedup_add(d, 5, "t", 1, line + 1, NULL, 0, 0, &g) > 0);
+    ASSERT_TRUE(dedup_add(d, 5, "t", 1, line + 2, NULL, 0, 0, &g) > 0);
     r = dedup_runs(d, g, &n, &more);
     ASSERT_EQ(n, DEDUP_RUNS_MAX);
     ASSERT_EQ(more, 2);
@@ -136,7 +223,7 @@ TEST(dedup_runs_kept_at_their_edge)
     /* a million members of one line cost one group of bounded size: the
      * count is exact, the kept runs stay DEDUP_RUNS_MAX */
     for (uint64_t i = 0; i < 1000000; i++)
-        ASSERT_TRUE(dedup_add(d, 5, "t", 1, 100 + 2 * i, NULL, 0, &g) > 0);
+        ASSERT_TRUE(dedup_add(d, 5, "t", 1, 100 + 2 * i, NULL, 0, 0, &g) > 0);
     r = dedup_runs(d, g, &n, &more);
     ASSERT_EQ(n, DEDUP_RUNS_MAX);
     ASSERT_EQ(more, 1000002);
@@ -152,17 +239,17 @@ TEST(dedup_locations_distinct_and_capped_at_their_edge)
     /* one location, however many members: kept once, and no `at` */
     for (int i = 0; i < 1000; i++)
         ASSERT_TRUE(dedup_add(d, 5, "t", 1, (uint64_t)i + 1, "a.c:1:1", 7,
-                              &g) > 0);
+                              0, &g) > 0);
     ASSERT_EQ(dedup_location_count(d, g), 1);
     ASSERT_FALSE(dedup_locations_vary(d, g));
     /* DEDUP_LOCATIONS_MAX distinct ones in all: every one kept, in order */
     for (int i = 1; i < DEDUP_LOCATIONS_MAX; i++) {
         int n = snprintf(loc, sizeof loc, "f%d.c:%d", i, i);
         ASSERT_TRUE(dedup_add(d, 5, "t", 1, 2000 + (uint64_t)i, loc,
-                              (size_t)n, &g) > 0);
+                              (size_t)n, 0, &g) > 0);
         /* a repeat of a kept one is not kept again */
         ASSERT_TRUE(dedup_add(d, 5, "t", 1, 3000 + (uint64_t)i, "a.c:1:1", 7,
-                              &g) > 0);
+                              0, &g) > 0);
     }
     ASSERT_EQ(dedup_location_count(d, g), DEDUP_LOCATIONS_MAX);
     ASSERT_EQ(dedup_locations_more(d, g), 0);
@@ -175,9 +262,9 @@ TEST(dedup_locations_distinct_and_capped_at_their_edge)
     ASSERT_TRUE(out.len > strlen(loc) &&
                 !strcmp(out.p + out.len - strlen(loc), loc));
     /* one more distinct location: counted, not kept; nor a repeat of it */
-    ASSERT_TRUE(dedup_add(d, 5, "t", 1, 9000, "z.c:9", 5, &g) > 0);
-    ASSERT_TRUE(dedup_add(d, 5, "t", 1, 9001, "z.c:9", 5, &g) > 0);
-    ASSERT_TRUE(dedup_add(d, 5, "t", 1, 9002, "f1.c:1", 6, &g) > 0);
+    ASSERT_TRUE(dedup_add(d, 5, "t", 1, 9000, "z.c:9", 5, 0, &g) > 0);
+    ASSERT_TRUE(dedup_add(d, 5, "t", 1, 9001, "z.c:9", 5, 0, &g) > 0);
+    ASSERT_TRUE(dedup_add(d, 5, "t", 1, 9002, "f1.c:1", 6, 0, &g) > 0);
     ASSERT_EQ(dedup_location_count(d, g), DEDUP_LOCATIONS_MAX);
     ASSERT_EQ(dedup_locations_more(d, g), 2);
     buf_reset(&out);

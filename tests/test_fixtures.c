@@ -156,34 +156,6 @@ TEST_T(fixtures_every_grammar_on_real_output, 120)
     buf_free(&fails);
 }
 
-static void fixture_collect(const char *t, size_t n, void *d)
-{
-    buf_append(d, t, n);
-}
-
-/* The condensed view of raw for command: streamed, as `rein run` shows it
- * (deferred false), or whole at the end, as `rein squash` does. */
-static void fixture_squash(const grammar_set_t *set, const char *command,
-                           const buf_t *raw, bool deferred, buf_t *out)
-{
-    sq_opts_t o;
-    memset(&o, 0, sizeof o);
-    o.command = command;
-    o.log_path = "/l";
-    o.grammars = set;
-    buf_reset(out);
-    if (deferred) {
-        ASSERT_OK(squash_buffer(&o, raw->p, raw->len, 2, 0, out));
-        return;
-    }
-    squash_t *sq;
-    ASSERT_OK(squash_new(&o, fixture_collect, out, &sq));
-    ASSERT_OK(squash_feed(sq, raw->p, raw->len, 0));
-    ASSERT_OK(squash_finish(sq, 2, 0, 0));
-    squash_free(sq);
-    ASSERT_TRUE(out->p != NULL);
-}
-
 /* A compound command's output is each tool's output in turn: npm's real
  * output, then make's.  `npm install ... && make -k ...` applies both
  * grammars, so each tool's lines get their own treatment: npm's http
@@ -229,7 +201,7 @@ TEST(fixtures_npm_then_make_each_tool_keeps_its_grammar)
         "\nmake: 'lib/libutil.a' is up to date.\n",
     };
     for (int deferred = 0; deferred < 2; deferred++) {
-        fixture_squash(set, both, &raw, deferred, &out);
+        tu_condense(set, both, &raw, !deferred, 0, 2, &out);
         buf_reset(&why);
         tu_verdict_t v;
         if (!tu_judge(cs, &raw, &out, &v, &why))
@@ -246,10 +218,10 @@ TEST(fixtures_npm_then_make_each_tool_keeps_its_grammar)
 
         /* the control: one tool's grammar each, the other's treatment
          * is gone */
-        fixture_squash(set, cmds[0], &raw, deferred, &out);
+        tu_condense(set, cmds[0], &raw, !deferred, 0, 2, &out);
         ASSERT_CONTAINS(out.p, npm_dedup);
         ASSERT_TRUE(strstr(out.p, make_outcomes[0]) == NULL);
-        fixture_squash(set, cmds[1], &raw, deferred, &out);
+        tu_condense(set, cmds[1], &raw, !deferred, 0, 2, &out);
         ASSERT_TRUE(strstr(out.p, npm_dedup) == NULL);
         ASSERT_CONTAINS(out.p, make_outcomes[0]);
     }

@@ -44,19 +44,6 @@ struct det {
     const char *cmd, *want;
 };
 
-/* The grammars shipped in the tree. */
-static grammar_set_t *shipped_set(void)
-{
-    char gdir[PATH_MAX];
-    tu_shipped_grammars(gdir, sizeof gdir);
-    const char *dirs[] = {gdir, NULL};
-    grammar_set_t *set;
-    buf_t errs = BUF_INIT;
-    ASSERT_OK(grammar_set_load(&set, dirs, &errs));
-    buf_free(&errs);
-    return set;
-}
-
 static void check_detect(const grammar_set_t *set, grammar_ctx_t *ctx,
                          const struct det *det, size_t n)
 {
@@ -486,7 +473,7 @@ TEST(grammar_set_compiles_patterns_on_first_use_and_reports_broken_ones)
  * the router finds it, and a tool's name as an argument is never taken. */
 TEST(grammar_detects_wrapped_and_compound_commands)
 {
-    grammar_set_t *set = shipped_set();
+    grammar_set_t *set = tu_shipped_set();
     grammar_ctx_t *ctx;
     ASSERT_OK(grammar_ctx_new(&ctx));
     static const struct det det[] = {
@@ -582,7 +569,7 @@ TEST(grammar_detects_wrapped_and_compound_commands)
  * one left out.  A grammar named twice counts once. */
 TEST(grammar_detects_at_most_grammar_per_command_max_per_line)
 {
-    grammar_set_t *set = shipped_set();
+    grammar_set_t *set = tu_shipped_set();
     grammar_ctx_t *ctx;
     ASSERT_OK(grammar_ctx_new(&ctx));
     /* distinct tools, each with its own grammar */

@@ -192,6 +192,28 @@ TEST(run_dangerous_command_is_not_run_without_a_terminal)
     ASSERT_EQ(run_rein(a2, -1, test_tmpdir(), &out, &err), 125);
     ASSERT_CONTAINS(err.p, "(pattern: mkfs)");
     ASSERT_FALSE(exists(mark));
+
+    /* A script of several lines, longer than 1 KiB: the marker is one
+     * line, the whole command on it, the pattern and decision after. */
+    buf_t script2 = BUF_INIT;
+    snprintf(line, sizeof line, "touch '%s'\nrm -rf /rein-test-no-such-dir", mark);
+    ASSERT_OK(buf_append_str(&script2, line));
+    for (int i = 0; i < 600; i++)
+        ASSERT_OK(buf_append_str(&script2, " x"));
+    const char *a3[] = {script2.p, NULL};
+    buf_reset(&err);
+    ASSERT_EQ(run_rein(a3, -1, test_tmpdir(), &out, &err), 125);
+    const char *m = strstr(err.p, "[rein] danger touch ");
+    ASSERT_TRUE(m != NULL);
+    const char *e = strchr(m, '\n');
+    ASSERT_TRUE(e != NULL);
+    ASSERT_TRUE(e - m > 1200);
+    ASSERT_TRUE(memmem(m, (size_t)(e - m), " x x (pattern: rm-root) — not run",
+                       strlen(" x x (pattern: rm-root) — not run")) != NULL);
+    ASSERT_TRUE(memmem(m, (size_t)(e - m), "' rm -rf /rein-test-no-such-dir x",
+                       32) != NULL);
+    ASSERT_FALSE(exists(mark));
+    buf_free(&script2);
     buf_free(&out);
     buf_free(&err);
 }

@@ -19,7 +19,8 @@
  * grammar's failure verdicts (`FAIL\tpkg`) fold only with their copies.
  * Condensing is linear in the lines: 200k distinct hazards in every view
  * finish far inside a timeout the quadratic render took minutes for, and
- * a million copies of one hazard cost a group of bounded size.
+ * a million copies of one hazard cost a group of bounded size; copies of
+ * a hazard first seen past DEDUP_GROUPS_MAX groups still fold.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
@@ -600,6 +601,35 @@ TEST(squash_budget_is_never_passed_and_keeps_first_and_last_hazards)
     buf_free(&out);
 }
 
+/* A budget too small for every hazard spends itself on the errors first:
+ * an error amid a hundred warnings is shown at every budget that holds a
+ * hazard line at all (it was the 101st in line, after the first and last
+ * warnings and the ones inward from them). */
+TEST(squash_budget_shows_errors_before_warnings)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    for (int i = 0; i < 100; i++) {
+        if (i == 50)
+            ASSERT_OK(buf_append_str(&in, "src/core.c:7:3: error: 'x' "
+                                          "undeclared\n"));
+        ASSERT_OK(buf_printf(&in, "src/w%d.c:%d:1: warning: unused variable "
+                                  "'v%d'\n", i, i + 1, i));
+    }
+    for (size_t b = 200; b <= 2000; b += 100) {
+        sq_opts_t o = {.command = "gcc -c x.c", .log_path = "/l",
+                       .budget_bytes = b};
+        buf_reset(&out);
+        ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+        ASSERT_TRUE(out.len <= b);
+        if (strstr(out.p, ": warning: ") &&
+            !strstr(out.p, "\nsrc/core.c:7:3: error: 'x' undeclared\n"))
+            test_fail(__FILE__, __LINE__, "budget %zu:\n%s", b, out.p);
+    }
+    ASSERT_CONTAINS(out.p, "\nsrc/core.c:7:3: error: 'x' undeclared\n");
+    buf_free(&in);
+    buf_free(&out);
+}
+
 TEST(squash_binary_cut_and_prompt_markers)
 {
     buf_t in = BUF_INIT, out = BUF_INIT;
@@ -665,6 +695,44 @@ TEST(squash_input_cap_never_drops_a_hazard_line)
     ASSERT_OK(squash_buffer(&o, in, sizeof in - 1, 2, 0, &out));
     ASSERT_CONTAINS(out.p, "a.ts(3,7): error TS1: x\n");
     ASSERT_CONTAINS(out.p, "b.ts(1,1): error TS2: y\n");
+    buf_free(&out);
+}
+
+/* Compilers that draw no gutter (javac, clang) print the source excerpt
+ * as a plain indented line, then a caret line under it: the caret says
+ * the line above was an excerpt, which the input cap may drop, while the
+ * lines that carry the message (javac's `  symbol:`, `  location:`) stay.
+ * Before, javac's capture ended at the excerpt (the symbol was lost), and
+ * an excerpt weighed as much as a message: the facts alone passed the cap
+ * and every line was shown. */
+TEST(squash_a_caret_line_makes_the_line_above_it_an_excerpt)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    for (int i = 1; i <= 40; i++)
+        ASSERT_OK(buf_printf(&in, "src/shop/Cart%d.java:%d: error: cannot find "
+                                  "symbol\n        return total_of_every_item_%d;"
+                                  "\n               ^\n  symbol:   variable "
+                                  "summ%d\n  location: class Cart%d\n",
+                             i, 10 + i, i, i, i));
+    ASSERT_OK(buf_append_str(&in, "40 errors\n"));
+    sq_opts_t o = {.command = "javac -d out Cart.java", .log_path = "/l"};
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+    ASSERT_TRUE(out.len < in.len);
+    for (int i = 1; i <= 40; i++) {
+        char want[128];
+        snprintf(want, sizeof want, "\nsrc/shop/Cart%d.java:%d: error: cannot "
+                                    "find symbol\n", i, 10 + i);
+        ASSERT_CONTAINS(out.p, want);
+        snprintf(want, sizeof want, "\n  symbol:   variable summ%d\n  "
+                                    "location: class Cart%d\n", i, i);
+        ASSERT_CONTAINS(out.p, want);
+    }
+    /* the cap is met by dropping excerpts (and carets), not messages */
+    size_t excerpts = 0;
+    for (const char *p = out.p; (p = strstr(p, "return total_of_every")); p++)
+        excerpts++;
+    ASSERT_INT(excerpts, <, 40);
+    buf_free(&in);
     buf_free(&out);
 }
 
@@ -1355,6 +1423,35 @@ TEST(emit_hangup_markers_follow_the_syntax)
     buf_free(&out);
 }
 
+/* The danger marker (`rein run` before a dangerous command): its exact
+ * text, and one line in the marker syntax whatever the command holds: a
+ * newline or an escape in it is a space, and a command of any length is
+ * shown whole, pattern and decision after it (rein run cut it at 1 KiB,
+ * and printed a newline in the command as one, out of emit.c). */
+TEST(emit_danger_marker_is_one_line_whatever_the_command)
+{
+    buf_t out = BUF_INIT, cmd = BUF_INIT;
+    ASSERT_OK(emit_danger(&out, "rm -rf /", "rm-root", "not run"));
+    ASSERT_STR(out.p, "[rein] danger rm -rf / (pattern: rm-root) — not run\n");
+    buf_reset(&out);
+    ASSERT_OK(emit_danger(&out, "rm -rf /\n[rein] exit 0\x1b[2J\x7f", "rm-root",
+                          "forbidden by policy, not run"));
+    ASSERT_STR(out.p, "[rein] danger rm -rf / [rein] exit 0 [2J  (pattern: "
+                      "rm-root) — forbidden by policy, not run\n");
+    ASSERT_TRUE(tu_is_marker(out.p, out.len - 1));
+    ASSERT_OK(buf_append_str(&cmd, "rm -rf /"));
+    for (int i = 0; i < 4000; i++)
+        ASSERT_OK(buf_append_str(&cmd, " x"));
+    buf_reset(&out);
+    ASSERT_OK(emit_danger(&out, cmd.p, "rm-root", "not run"));
+    ASSERT_EQ(out.len, strlen("[rein] danger ") + cmd.len +
+                           strlen(" (pattern: rm-root) — not run\n"));
+    ASSERT_TRUE(memchr(out.p, '\n', out.len) == out.p + out.len - 1);
+    ASSERT_TRUE(tu_is_marker(out.p, out.len - 1));
+    buf_free(&out);
+    buf_free(&cmd);
+}
+
 /* ------------------------------------------------------------ scale */
 
 /* Seconds each scale test may take: some 30 times what it needs on a
@@ -1366,8 +1463,8 @@ TEST(emit_hangup_markers_follow_the_syntax)
  * render per dropped item). */
 #define SCALE_TIMEOUT_S 30
 /* Hazard lines of distinct text in the scale tests: past
- * DEDUP_GROUPS_MAX, so groups are at their cap and lines beyond it are
- * groupless. */
+ * DEDUP_GROUPS_MAX, so groups are at their cap and each line beyond it
+ * recycles one. */
 #define SCALE_HAZARDS 200000
 /* gcc diagnostics (three lines each) in the budget scale test: 20000
  * took the quadratic plan 49 s under a 200 KB budget. */
@@ -1390,7 +1487,7 @@ static void distinct_hazards(buf_t *in, size_t n)
 
 TEST_T(squash_many_distinct_hazards_in_linear_time, SCALE_TIMEOUT_S)
 {
-    /* past DEDUP_GROUPS_MAX under valgrind too: lines without a group */
+    /* past DEDUP_GROUPS_MAX under valgrind too: recycled groups */
     size_t n = scale(SCALE_HAZARDS, DEDUP_GROUPS_MAX + 1000);
     buf_t in = BUF_INIT, out = BUF_INIT, want = BUF_INIT;
     distinct_hazards(&in, n);
@@ -1474,6 +1571,80 @@ TEST_T(squash_many_diagnostics_under_a_budget_in_linear_time, SCALE_TIMEOUT_S)
 }
 
 /* The high-water mark of this process's resident memory, in KiB. */
+/* A build with more distinct errors than DEDUP_GROUPS_MAX, then copies of
+ * one error first seen past them and of one seen among them (line 7): the
+ * copies fold in every view, with their count and lines exact, and under a
+ * budget every hazard line is shown or counted.  The table was full, every
+ * line past it its own group, so all 4000 copies were shown, and under a
+ * budget took the room of the distinct errors.  The group of line 7 may
+ * have been recycled for a later line (all its members were shown): then
+ * its copies make a group of their own, and line 7 is shown on its own. */
+TEST_T(squash_copies_past_the_group_cap_still_fold, SCALE_TIMEOUT_S)
+{
+    size_t n = DEDUP_GROUPS_MAX + 100, copies = 4000;
+    static const char fatal[] = "fatal: disk full",
+                      seven[] = "7 foo.c:1:1: error: e";
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    distinct_hazards(&in, n);
+    for (size_t i = 0; i < copies; i++)
+        ASSERT_OK(buf_printf(&in, "%s\n", i % 2 ? fatal : seven));
+    char want[160];
+    for (int view = 0; view < 3; view++) {
+        /* the input cap, streamed, and a budget */
+        sq_opts_t o = {.command = "make -k", .log_path = "/l",
+                       .budget_bytes = view == 2 ? 8192 : 0};
+        buf_reset(&out);
+        if (view == 1) {
+            squash_t *sq;
+            ASSERT_OK(squash_new(&o, collect, &out, &sq));
+            ASSERT_OK(squash_feed(sq, in.p, in.len, 0));
+            ASSERT_OK(squash_finish(sq, 2, 0, 0));
+            squash_free(sq);
+        } else {
+            ASSERT_OK(squash_buffer(&o, in.p, in.len, 2, 0, &out));
+        }
+        size_t raw = 0, nfatal = 0, nseven = 0, counted = 0;
+        for (const char *p = out.p, *e; (e = strchr(p, '\n')); p = e + 1) {
+            size_t len = (size_t)(e - p);
+            if (!strncmp(p, "[rein] omitted ", 15) && memchr(p, ';', len))
+                counted += strtoul((char *)memchr(p, ';', len) + 1, NULL, 10);
+            if (!strncmp(p, "[rein] ", 7))
+                continue;
+            raw++;
+            nfatal += len == strlen(fatal) && !memcmp(p, fatal, len);
+            nseven += len == strlen(seven) && !memcmp(p, seven, len);
+        }
+        if (nfatal > SQ_HAZARD_SHOW || nseven > SQ_HAZARD_SHOW + 1)
+            test_fail(__FILE__, __LINE__, "view %d: %zu and %zu copies shown",
+                      view, nfatal, nseven);
+        if (view == 2) {
+            ASSERT_TRUE(out.len <= o.budget_bytes);
+            ASSERT_EQ(raw + counted, n + copies);
+            continue;
+        }
+        ASSERT_EQ(counted, 0);
+        snprintf(want, sizeof want,
+                 "[rein] repeat %zu× \"%s\" (lines %zu, %zu, %zu, %zu, %zu, "
+                 "%zu, +%zu more)\n", copies / 2, fatal, n + 2, n + 4,
+                 n + 6, n + 8, n + 10, n + 12, copies / 2 - 6);
+        ASSERT_CONTAINS(out.p, want);
+        /* line 7's copies: with it in their group, or in one of their own */
+        static const char list[] = "× \"7 foo.c:1:1: error: e\" (lines ";
+        const char *m = strstr(out.p, list);
+        ASSERT_TRUE(m != NULL);
+        const char *c = m;
+        while (c > out.p && c[-1] != ' ')
+            c--;
+        size_t cnt = strtoul(c, NULL, 10),
+               first = strtoul(m + sizeof list - 1, NULL, 10);
+        if (!(cnt == copies / 2 + 1 && first == 7) &&
+            !(cnt == copies / 2 && first == n + 1))
+            test_fail(__FILE__, __LINE__, "view %d: %.80s", view, c);
+    }
+    buf_free(&in);
+    buf_free(&out);
+}
+
 static long max_rss_kib(void)
 {
     struct rusage ru;
@@ -1535,17 +1706,17 @@ TEST(squash_at_marker_lists_distinct_locations_up_to_its_cap)
     char loc[32];
     buf_t out = BUF_INIT;
     /* one location, repeated: kept once, and nothing varies */
-    ASSERT_EQ(dedup_add(d, 1, "e", 1, 1, "a.c:1", 5, &g), 1);
-    ASSERT_EQ(dedup_add(d, 1, "e", 1, 2, "a.c:1", 5, &g), 2);
+    ASSERT_EQ(dedup_add(d, 1, "e", 1, 1, "a.c:1", 5, 0, &g), 1);
+    ASSERT_EQ(dedup_add(d, 1, "e", 1, 2, "a.c:1", 5, 0, &g), 2);
     ASSERT_FALSE(dedup_locations_vary(d, g));
-    ASSERT_EQ(dedup_add(d, 1, "e", 1, 3, "b.c:2", 5, &g), 3);
+    ASSERT_EQ(dedup_add(d, 1, "e", 1, 3, "b.c:2", 5, 0, &g), 3);
     ASSERT_OK(emit_at(&out, d, g));
     ASSERT_STR(out.p, "[rein] at a.c:1, b.c:2\n");
     /* DEDUP_LOCATIONS_MAX in all: listed, no count */
     for (int i = 2; i < DEDUP_LOCATIONS_MAX; i++) {
         int k = snprintf(loc, sizeof loc, "f.c:%d", i);
         ASSERT_TRUE(dedup_add(d, 1, "e", 1, 10 + (uint64_t)i, loc, (size_t)k,
-                              &g) > 0);
+                              0, &g) > 0);
     }
     buf_reset(&out);
     ASSERT_OK(emit_at(&out, d, g));
@@ -1554,8 +1725,8 @@ TEST(squash_at_marker_lists_distinct_locations_up_to_its_cap)
                 !strcmp(out.p + out.len - strlen(loc), loc));
     ASSERT_TRUE(strstr(out.p, "more") == NULL);
     /* one past it: the members there are counted, and the marker says so */
-    ASSERT_TRUE(dedup_add(d, 1, "e", 1, 500, "z.c:1", 5, &g) > 0);
-    ASSERT_TRUE(dedup_add(d, 1, "e", 1, 501, "y.c:1", 5, &g) > 0);
+    ASSERT_TRUE(dedup_add(d, 1, "e", 1, 500, "z.c:1", 5, 0, &g) > 0);
+    ASSERT_TRUE(dedup_add(d, 1, "e", 1, 501, "y.c:1", 5, 0, &g) > 0);
     buf_reset(&out);
     ASSERT_OK(emit_at(&out, d, g));
     snprintf(loc, sizeof loc, ", f.c:%d, +2 more\n", DEDUP_LOCATIONS_MAX - 1);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "squash/grammar.h"
 #include "squash/squash.h"
 #include "squash/vt.h"
 #include "supervise/registry.h"
@@ -206,6 +207,46 @@ void tu_shipped_grammars(char *out, size_t size)
     snprintf(out, size, "%s/../grammars", test_build_dir());
     if (stat(out, &st) < 0)
         SKIP("no grammars beside %s", test_build_dir());
+}
+
+grammar_set_t *tu_shipped_set(void)
+{
+    char gdir[PATH_MAX];
+    tu_shipped_grammars(gdir, sizeof gdir);
+    const char *dirs[] = {gdir, NULL};
+    grammar_set_t *set;
+    buf_t errs = BUF_INIT;
+    ASSERT_OK(grammar_set_load(&set, dirs, &errs));
+    buf_free(&errs);
+    return set;
+}
+
+static void tu_collect(const char *t, size_t n, void *d)
+{
+    buf_append(d, t, n);
+}
+
+void tu_condense(const grammar_set_t *set, const char *command,
+                 const buf_t *raw, bool streamed, size_t budget,
+                 int exit_code, buf_t *out)
+{
+    sq_opts_t o;
+    memset(&o, 0, sizeof o);
+    o.command = command;
+    o.log_path = "/l";
+    o.grammars = set;
+    o.budget_bytes = budget;
+    buf_reset(out);
+    if (!streamed) {
+        ASSERT_OK(squash_buffer(&o, raw->p, raw->len, exit_code, 0, out));
+    } else {
+        squash_t *sq;
+        ASSERT_OK(squash_new(&o, tu_collect, out, &sq));
+        ASSERT_OK(squash_feed(sq, raw->p, raw->len, 0));
+        ASSERT_OK(squash_finish(sq, exit_code, 0, 0));
+        squash_free(sq);
+    }
+    ASSERT_OK(buf_append(out, "", 0));
 }
 
 bool tu_read_file(const char *path, buf_t *b)

@@ -77,6 +77,17 @@ bool tu_read_file(const char *path, buf_t *b);
 /* The shipped grammars' directory (grammars/ beside the build dir) into
  * out; skips the test when there is none. */
 void tu_shipped_grammars(char *out, size_t size);
+struct grammar_set;
+/* The shipped grammars, loaded (free with grammar_set_free); skips the
+ * test when there are none. */
+struct grammar_set *tu_shipped_set(void);
+/* The condensed view of raw for command with the grammars set, exit code
+ * exit_code, log path "/l": streamed, as `rein run` shows it, or deferred,
+ * as `rein squash` (budget 0: capped to the input) and exec_command (a
+ * budget in bytes) show it.  Into out (reset first; never NULL after). */
+void tu_condense(const struct grammar_set *set, const char *command,
+                 const buf_t *raw, bool streamed, size_t budget,
+                 int exit_code, buf_t *out);
 /* Runs the rest of the calling test (and what it forks) without the v1
  * pids hierarchy: it is unmounted in a private mount namespace, so runs
  * get no pids cgroup and only the registry, the leader's tree and its

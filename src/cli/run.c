@@ -797,26 +797,33 @@ static int run_ask(const char *question)
     return !strcasecmp(ans, "y") || !strcasecmp(ans, "yes");
 }
 
-/* The danger decision.  0: go on; CLI_EXIT_FAILURE: do not run. */
+/* The danger decision: the question on /dev/tty (the marker with what
+ * the pattern means, then `run it? [y/N] `), then the marker with the
+ * decision on stderr.  0: go on; CLI_EXIT_FAILURE: do not run (nor when
+ * the marker cannot be formed). */
 static int run_danger(struct run *r)
 {
     const router_result_t *rt = &r->route;
-    char head[1024];
-    snprintf(head, sizeof head, "[rein] danger %s (pattern: %s)",
-             r->cmdline, rt->danger_id ? rt->danger_id : "?");
+    const char *id = rt->danger_id ? rt->danger_id : "?";
+    buf_t b = BUF_INIT;
+    int yes = 0;
     if (rt->danger == ROUTER_DANGER_FORBID) {
         r->decision = "forbidden by policy, not run";
-        fprintf(stderr, "%s — %s\n", head, r->decision);
-        return CLI_EXIT_FAILURE;
+    } else if (emit_danger(&b, r->cmdline, id,
+                           rt->danger_what ? rt->danger_what
+                                           : "dangerous") == 0 &&
+               buf_append_str(&b, "run it? [y/N] ") == 0) {
+        yes = run_ask(b.p);
+        r->decision = yes < 0 ? "not run (no terminal to ask)"
+                      : yes   ? "confirmed, running"
+                              : "not run";
+    } else {
+        r->decision = "not run";
     }
-    char q[1400];
-    snprintf(q, sizeof q, "%s — %s\nrun it? [y/N] ", head,
-             rt->danger_what ? rt->danger_what : "dangerous");
-    int yes = run_ask(q);
-    r->decision = yes < 0 ? "not run (no terminal to ask)"
-                  : yes   ? "confirmed, running"
-                          : "not run";
-    fprintf(stderr, "%s — %s\n", head, r->decision);
+    buf_reset(&b);
+    if (emit_danger(&b, r->cmdline, id, r->decision) == 0)
+        fputs(b.p, stderr);
+    buf_free(&b);
     return yes > 0 ? 0 : CLI_EXIT_FAILURE;
 }
 

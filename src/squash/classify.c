@@ -62,6 +62,8 @@ struct classify {
     const grammar_rule_t *ml_rule;
     unsigned ml_left;
     size_t ml_indent;   /* the hazard's indentation (TAP, DEEPER) */
+    size_t ml_margin;   /* the margin its hazard line is drawn in (an
+                           exception group's, cls_pymargin), 0: none */
     bool ml_tap_failed; /* a TAP capture holds a `#   Failed test` line */
     bool ml_warning;
     const char *ml_source, *ml_id;
@@ -1326,6 +1328,20 @@ static bool cls_window_has_ci(const char *s, size_t n, const char *w)
            cls_has_ci(s + n - CLS_SCAN_MAX, CLS_SCAN_MAX, w);
 }
 
+/* The margin Python draws around the tracebacks of an exception group
+ * (`  + Exception Group Traceback ...`, then `  |   File ...`, `    |
+ * ValueError: ...` for a nested one): blanks, `|` or `+`, and a space.
+ * Its length, or 0 for a line without one. */
+static size_t cls_pymargin(const char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n && s[i] == ' ')
+        i++;
+    return i + 1 < n && (s[i] == '|' || s[i] == '+') && s[i + 1] == ' '
+               ? i + 2
+               : 0;
+}
+
 static bool cls_universal_line(const char *s, size_t n, unsigned colours,
                                struct cls_hit *h)
 {
@@ -1334,6 +1350,17 @@ static bool cls_universal_line(const char *s, size_t n, unsigned colours,
     const char *t = s + ind;
     size_t tn = n - ind;
     if (cls_prefix(t, tn, "Traceback (most recent call last)")) {
+        h->ml = CLS_ML_PYTRACE;
+        h->ml_max = CLS_TRACE_MAX;
+        h->id = "python-traceback";
+        return true;
+    }
+    /* A traceback inside an exception group's margin: its frames and its
+     * exception line carry the margin too (cls_ml_builtin). */
+    size_t m = cls_pymargin(s, n);
+    if (m && (cls_prefix(s + m, n - m, "Traceback (most recent call last)") ||
+              cls_prefix(s + m, n - m,
+                         "Exception Group Traceback (most recent call last)"))) {
         h->ml = CLS_ML_PYTRACE;
         h->ml_max = CLS_TRACE_MAX;
         h->id = "python-traceback";
@@ -1445,6 +1472,16 @@ static int cls_ml_builtin(classify_t *c, const char *s, size_t n, bool *last)
         return 0;
     switch (c->ml) {
     case CLS_ML_PYTRACE:
+        if (c->ml_margin) {
+            /* in a group's margin: the same column, `|` now (the header
+             * has `+`), then the frames indented, the exception not */
+            size_t m = c->ml_margin;
+            if (cls_pymargin(s, n) != m || s[m - 2] != '|' ||
+                cls_blank(s + m, n - m))
+                return 0;
+            *last = !cls_space((unsigned char)s[m]);
+            return 1;
+        }
         if (blank)
             return 0;
         if (ind == 0)
@@ -1465,10 +1502,10 @@ static int cls_ml_builtin(classify_t *c, const char *s, size_t n, bool *last)
             i++;
         if (i < n && s[i] == '|')
             return 1;
-        const char *t = s + ind;
-        size_t tn = n - ind;
-        if (ind && (t[0] == '^' || t[0] == '~' || cls_prefix(t, tn, "= ") ||
-                    cls_prefix(t, tn, "--> ")))
+        /* indented: a caret, rustc's `= note` and `-->`, and the lines
+         * of compilers that draw no gutter: clang's and javac's source
+         * excerpt, javac's `  symbol:   variable x` and `  location:` */
+        if (ind)
             return 1;
         if (cls_has_ci(s, n < 512 ? n : 512, ": note: ") ||
             cls_prefix(s, n, "note: ") || cls_prefix(s, n, "help: "))
@@ -1721,6 +1758,7 @@ static void cls_set_grammar(classify_t *c, const grammar_match_t *m,
         c->ml = CLS_ML_GRAMMAR;
         c->ml_rule = m->rule;
         c->ml_left = ml;
+        c->ml_margin = cls_pymargin(s, n);
         c->ml_warning = r->warning;
         c->ml_source = r->source;
         c->ml_id = r->rule;
@@ -1736,6 +1774,7 @@ static void cls_take_hit(classify_t *c, const sq_line_t *line,
         c->ml = h->ml;
         c->ml_left = h->ml_max;
         c->ml_indent = h->ml_indent;
+        c->ml_margin = cls_pymargin(line->text, line->len);
         c->ml_tap_failed = !strcmp(h->id, "tap-failed-diag");
         c->ml_warning = h->warning;
         c->ml_source = "universal";
@@ -1765,6 +1804,9 @@ int classify_line(classify_t *c, const sq_line_t *line, cls_result_t *r)
         if (in) {
             cls_set(r, CLS_HAZARD, c->ml_source, c->ml_id);
             r->cont = true;
+            /* a line drawn in its hazard's margin is weighed past it */
+            if (c->ml_margin && cls_pymargin(s, n) == c->ml_margin)
+                r->margin = c->ml_margin;
             r->warning = c->ml_warning;
             if (last || --c->ml_left == 0)
                 c->ml = CLS_ML_NONE;

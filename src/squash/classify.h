@@ -113,6 +113,9 @@ typedef enum cls_noise {
 typedef struct cls_result {
     cls_kind_t kind;
     bool cont;            /* a line of the hazard above (multiline) */
+    size_t margin;        /* cont: the bytes of a margin drawn before the
+                             line's own text (a Python exception group's
+                             `    | `), which weighing it skips */
     bool warning;         /* hazard severity: warning, else error */
     cls_noise_t noise;
     const char *source;   /* grammar name, "universal" or "structure" */

@@ -11,7 +11,11 @@
  * Groups live in an open-addressing table keyed by the 64-bit hash.  A
  * group's memory is bounded whatever its size (dedup.h): the runs it
  * lists and the locations it names are capped, the rest only counted, so
- * that a member costs O(1) time and, past the caps, no memory.
+ * that a member costs O(1) time and, past the caps, no memory.  The
+ * groups a full table may recycle (every member shown) are kept in a set
+ * with O(1) removal, so that picking one costs O(1) too; a recycled
+ * group leaves the table by backward-shift deletion, which needs no
+ * tombstones.
  */
 #include "squash/dedup.h"
 
@@ -23,6 +27,11 @@
 #define DEDUP_FNV_PRIME 1099511628211ull
 /* A run of hex letters this long (no digit) is still a hash. */
 #define DEDUP_HEX_TOKEN 8
+/* No index: not in the recyclable set. */
+#define DEDUP_NONE UINT32_MAX
+/* The seed of the recycling's xorshift generator: a fixed one, so that the
+ * same output always condenses the same way. */
+#define DEDUP_RNG_SEED 0x9E3779B97F4A7C15ull
 
 /* What each byte is to a template, so the hot loop costs one load per
  * byte: a separator between tokens; a character that makes its token
@@ -152,6 +161,8 @@ struct dedup_group {
     uint64_t *lochash;   /* the hash of each location kept */
     uint32_t nlocs, caplocs;
     uint64_t locs_more;  /* members at a location not kept */
+    uint32_t show;       /* members the caller shows (dedup_add) */
+    uint32_t spare_at;   /* its index in spare, DEDUP_NONE: not there */
 };
 
 struct dedup {
@@ -159,12 +170,26 @@ struct dedup {
     size_t n, cap;
     uint32_t *slots; /* index + 1, 0 empty */
     size_t nslots;
+    uint32_t *spare; /* the groups that may be recycled: count <= show */
+    size_t nspare;
+    uint64_t rng;
+    dedup_recycle_fn recycle;
+    void *recycle_data;
 };
 
 int dedup_new(dedup_t **out)
 {
     *out = calloc(1, sizeof **out);
-    return *out ? 0 : -ENOMEM;
+    if (!*out)
+        return -ENOMEM;
+    (*out)->rng = DEDUP_RNG_SEED;
+    return 0;
+}
+
+void dedup_on_recycle(dedup_t *d, dedup_recycle_fn fn, void *data)
+{
+    d->recycle = fn;
+    d->recycle_data = data;
 }
 
 void dedup_free(dedup_t *d)
@@ -178,6 +203,7 @@ void dedup_free(dedup_t *d)
     }
     free(d->g);
     free(d->slots);
+    free(d->spare);
     free(d);
 }
 
@@ -254,39 +280,129 @@ static int dedup_loc_add(struct dedup_group *g, const char *loc,
     return 0;
 }
 
-int dedup_add(dedup_t *d, uint64_t h, const char *tmpl, size_t tmpl_len,
-              uint64_t lineno, const char *loc, size_t loc_len,
-              uint32_t *group)
+/* The slot where hash h is, or the empty one where it would go. */
+static size_t dedup_probe(const dedup_t *d, uint64_t h)
 {
-    if ((d->n + 1) * 2 > d->nslots && dedup_rehash(d) < 0)
-        return -ENOMEM;
     size_t k = (size_t)h & (d->nslots - 1);
     while (d->slots[k] && d->g[d->slots[k] - 1].hash != h)
         k = (k + 1) & (d->nslots - 1);
-    struct dedup_group *g;
-    if (d->slots[k]) {
-        g = &d->g[d->slots[k] - 1];
+    return k;
+}
+
+/* Empties slot i and moves the entries after it in its cluster back into
+ * the hole where their probe allows, so that every entry stays reachable
+ * from its home slot with no tombstone left behind. */
+static void dedup_slot_del(dedup_t *d, size_t i)
+{
+    size_t mask = d->nslots - 1;
+    for (size_t j = (i + 1) & mask; d->slots[j]; j = (j + 1) & mask) {
+        size_t home = (size_t)d->g[d->slots[j] - 1].hash & mask;
+        /* the entry at j may fill i unless its home lies in (i, j] */
+        bool stays = i <= j ? home > i && home <= j : home > i || home <= j;
+        if (!stays) {
+            d->slots[i] = d->slots[j];
+            i = j;
+        }
+    }
+    d->slots[i] = 0;
+}
+
+/* Takes group gi out of the recyclable set (its count passed its show, or
+ * it is recycled). */
+static void dedup_spare_drop(dedup_t *d, uint32_t gi)
+{
+    uint32_t at = d->g[gi].spare_at;
+    if (at == DEDUP_NONE)
+        return;
+    uint32_t last = d->spare[--d->nspare];
+    d->spare[at] = last;
+    d->g[last].spare_at = at;
+    d->g[gi].spare_at = DEDUP_NONE;
+}
+
+/* Picks a recyclable group at random, tells the caller, and clears it out
+ * of the table; its index is then free for a new group. */
+static uint32_t dedup_recycle(dedup_t *d)
+{
+    d->rng ^= d->rng << 13;
+    d->rng ^= d->rng >> 7;
+    d->rng ^= d->rng << 17;
+    uint32_t gi = d->spare[d->rng % d->nspare];
+    if (d->recycle)
+        d->recycle(gi, d->recycle_data);
+    dedup_slot_del(d, dedup_probe(d, d->g[gi].hash));
+    dedup_spare_drop(d, gi);
+    struct dedup_group *g = &d->g[gi];
+    free(g->tmpl);
+    free(g->locs);
+    free(g->lochash);
+    return gi;
+}
+
+/* Makes a group for hash h at slot k: a new index, or a recycled one at
+ * the cap, or none (*gi = DEDUP_NONE).  0 or -ENOMEM. */
+static int dedup_make(dedup_t *d, uint64_t h, size_t k, const char *tmpl,
+                      size_t tmpl_len, uint32_t show, uint32_t *gi)
+{
+    *gi = DEDUP_NONE;
+    if (d->n >= DEDUP_GROUPS_MAX && !d->nspare)
+        return 0;
+    char *t = strndup(tmpl ? tmpl : "", tmpl ? tmpl_len : 0);
+    if (!t)
+        return -ENOMEM;
+    if (d->n == d->cap && d->n < DEDUP_GROUPS_MAX) {
+        size_t cap = d->cap ? d->cap * 2 : 64;
+        struct dedup_group *p = realloc(d->g, cap * sizeof *p);
+        uint32_t *sp = p ? realloc(d->spare, cap * sizeof *sp) : NULL;
+        if (p)
+            d->g = p;
+        if (!sp) {
+            free(t);
+            return -ENOMEM;
+        }
+        d->spare = sp;
+        d->cap = cap;
+    }
+    if (d->n < DEDUP_GROUPS_MAX) {
+        *gi = (uint32_t)d->n++;
     } else {
-        if (d->n >= DEDUP_GROUPS_MAX) {
+        *gi = dedup_recycle(d);
+        k = dedup_probe(d, h); /* the deletion may have moved the hole */
+    }
+    struct dedup_group *g = &d->g[*gi];
+    memset(g, 0, sizeof *g);
+    g->hash = h;
+    g->tmpl = t;
+    g->show = show < DEDUP_RUNS_MAX ? show : DEDUP_RUNS_MAX;
+    g->spare_at = DEDUP_NONE;
+    if (g->show) {
+        g->spare_at = (uint32_t)d->nspare;
+        d->spare[d->nspare++] = *gi;
+    }
+    d->slots[k] = *gi + 1;
+    return 0;
+}
+
+int dedup_add(dedup_t *d, uint64_t h, const char *tmpl, size_t tmpl_len,
+              uint64_t lineno, const char *loc, size_t loc_len,
+              uint32_t show, uint32_t *group)
+{
+    if ((d->n + 1) * 2 > d->nslots && dedup_rehash(d) < 0)
+        return -ENOMEM;
+    size_t k = dedup_probe(d, h);
+    uint32_t gi;
+    if (d->slots[k]) {
+        gi = d->slots[k] - 1;
+    } else {
+        int rc = dedup_make(d, h, k, tmpl, tmpl_len, show, &gi);
+        if (rc < 0)
+            return rc;
+        if (gi == DEDUP_NONE) {
             *group = UINT32_MAX;
             return 1;
         }
-        if (d->n == d->cap) {
-            size_t cap = d->cap ? d->cap * 2 : 64;
-            struct dedup_group *p = realloc(d->g, cap * sizeof *p);
-            if (!p)
-                return -ENOMEM;
-            d->g = p;
-            d->cap = cap;
-        }
-        g = &d->g[d->n];
-        memset(g, 0, sizeof *g);
-        g->hash = h;
-        g->tmpl = strndup(tmpl ? tmpl : "", tmpl ? tmpl_len : 0);
-        if (!g->tmpl)
-            return -ENOMEM;
-        d->slots[k] = (uint32_t)++d->n;
     }
+    struct dedup_group *g = &d->g[gi];
     if (g->nruns && !g->runs_more && lineno == g->runs[g->nruns - 1].last + 1)
         g->runs[g->nruns - 1].last = lineno;
     else if (g->nruns < DEDUP_RUNS_MAX && !g->runs_more)
@@ -295,8 +411,10 @@ int dedup_add(dedup_t *d, uint64_t h, const char *tmpl, size_t tmpl_len,
         g->runs_more++;
     if (loc && loc_len && dedup_loc_add(g, loc, loc_len) < 0)
         return -ENOMEM;
-    *group = (uint32_t)(g - d->g);
-    return (int)++g->count;
+    *group = gi;
+    if (++g->count > g->show)
+        dedup_spare_drop(d, gi);
+    return (int)g->count;
 }
 
 size_t dedup_group_count(const dedup_t *d)

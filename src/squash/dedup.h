@@ -27,8 +27,17 @@
 #define DEDUP_TEMPLATE_MAX 512
 /* A token of at least this many base64/hex characters is high-entropy. */
 #define DEDUP_ENTROPY_TOKEN 32
-/* Groups tracked; past this, new templates are not grouped (each line is
- * its own group). */
+/* Groups tracked at once.  When all are taken, a new template takes the
+ * place of a group whose every member its caller shows (no more members
+ * than the `show` it was added with: no repeat marker needs it), picked
+ * at random among them, so that neither a run of new lines nor a cycle of
+ * more templates than fit evicts the groups that are about to fold; the
+ * caller hears of it (dedup_on_recycle) and forgets the group.  A later
+ * copy of that group's line starts a new group.  Only when every group
+ * has members past its `show` is a new template left ungrouped (each of
+ * its lines its own group).  So memory stays bounded however many
+ * templates an output has, and copies of a line first seen past the cap
+ * still fold. */
 #define DEDUP_GROUPS_MAX 65536
 /* Runs of consecutive member line numbers a group keeps ("1-4, 7, 9" is
  * three): the ones a repeat marker lists (EMIT_RANGES_MAX); members past
@@ -60,19 +69,30 @@ bool dedup_high_entropy(const char *line, size_t len);
 
 typedef struct dedup dedup_t;
 
+/* Told that group is about to be recycled (DEDUP_GROUPS_MAX): its index
+ * will name a new group.  The group is still readable during the call
+ * (dedup_runs lists every member: it has at most its `show`). */
+typedef void (*dedup_recycle_fn)(uint32_t group, void *data);
+
 int dedup_new(dedup_t **out);
 void dedup_free(dedup_t *d);
+/* Sets the recycle callback (none by default). */
+void dedup_on_recycle(dedup_t *d, dedup_recycle_fn fn, void *data);
 /* Adds a line with template hash h to its group (made on first sight).
  * loc, when not NULL, is the hazard's location text (copied unless the
  * group has it already, or has DEDUP_LOCATIONS_MAX others).  Line numbers
  * are expected in ascending order (a run grows by lineno == last + 1).
- * Sets *group to the group index and returns the group's count after
- * adding, or -ENOMEM.  When DEDUP_GROUPS_MAX groups exist, a new template
- * gets *group = UINT32_MAX and count 1.  O(1) but for the location check,
- * which compares with at most DEDUP_LOCATIONS_MAX hashes. */
+ * show: how many members of a new group the caller shows, every one of
+ * them while the count is at most that (0: not known; the group is never
+ * recycled); at most DEDUP_RUNS_MAX, so that its runs list them all.  Sets
+ * *group to the group index and returns the group's count after adding,
+ * or -ENOMEM.  When DEDUP_GROUPS_MAX groups exist, a new template recycles
+ * one (see there), or, when none can be, gets *group = UINT32_MAX and
+ * count 1.  O(1) but for the location check, which compares with at most
+ * DEDUP_LOCATIONS_MAX hashes. */
 int dedup_add(dedup_t *d, uint64_t h, const char *tmpl, size_t tmpl_len,
               uint64_t lineno, const char *loc, size_t loc_len,
-              uint32_t *group);
+              uint32_t show, uint32_t *group);
 /* Groups made so far (indices 0 .. count-1). */
 size_t dedup_group_count(const dedup_t *d);
 uint32_t dedup_count(const dedup_t *d, uint32_t group);

@@ -195,6 +195,22 @@ int emit_hangup(buf_t *out, int signo, uint64_t waited_ms,
     return rc;
 }
 
+int emit_danger(buf_t *out, const char *command, const char *pattern,
+                const char *decision)
+{
+    int rc = buf_append_str(out, EMIT_PREFIX "danger ");
+    /* One line whatever the command holds: a newline in it would end the
+     * marker and start a line that is neither raw output nor a marker,
+     * and an escape would act on the terminal it is shown on. */
+    for (const char *c = command; rc == 0 && *c; c++) {
+        unsigned char b = (unsigned char)*c;
+        rc = buf_append_byte(out, b < 0x20 || b == 0x7f ? ' ' : b);
+    }
+    if (rc == 0)
+        rc = buf_printf(out, " (pattern: %s) — %s\n", pattern, decision);
+    return rc;
+}
+
 int emit_log(buf_t *out, const char *path, uint64_t lost)
 {
     if (lost)

@@ -72,6 +72,14 @@ int emit_prompt(buf_t *out);
  * read in raw mode 1.00s after SIGHUP; SIGKILL after 2.00s. */
 int emit_hangup(buf_t *out, int signo, uint64_t waited_ms,
                 uint64_t kill_after_ms);
+/* [rein] danger CMD (pattern: ID) — DECISION — a dangerous command line
+ * and what was decided (`not run`, `confirmed, running`, ...; or, in the
+ * question `rein run` asks on the terminal, what the pattern means).  The
+ * command is shown whole, on the marker's one line: each control
+ * character in it (a newline of a shell script, an escape) is shown as a
+ * space, as `rein ps` shows commands. */
+int emit_danger(buf_t *out, const char *command, const char *pattern,
+                const char *decision);
 /* [rein] log PATH, or [rein] log PATH (incomplete: N bytes lost) when
  * lost bytes of the output never reached it */
 int emit_log(buf_t *out, const char *path, uint64_t lost);

@@ -15,12 +15,15 @@
  *   deferred (budget, cap_to_input, or asked for): at the end, the exit
  *     marker heads the output, every item in line order with each gap
  *     marked in place.  With a budget the items are chosen by priority
- *     (hazard lines, first and last first; the line closing a capture
+ *     (hazard lines, errors before warnings, first and last first; the line closing a capture
  *     with its message, as a traceback's exception line; the lines they
  *     own that name a location; outcomes; their other lines by weight:
  *     message, excerpt, caret; deduplicated lines; the tail, latest
  *     first) until the rendered output would pass the budget, an item
- *     refused being tried again once a neighbour is taken.  The input cap is not a
+ *     refused being tried again once a neighbour is taken.  The hazard
+ *     lines are settled first, as the longest run of their order that
+ *     fits (sq_plan_hazards), so that a larger budget never shows fewer
+ *     of them; the other lines fill the room left.  The input cap is not a
  *     budget: hazards, their location and message lines and outcomes are
  *     kept whatever it costs (sq_must), and when even that passes the
  *     cap the smaller of that view and the unplanned one is shown.  A
@@ -124,6 +127,7 @@ struct sq_item {
     bool escaped;     /* shown after EMIT_ESCAPE (emit_raw_escaped) */
     bool emitted;     /* streamed already */
     bool selected;
+    bool warning;     /* SQ_R_HAZARD: of warning severity */
 };
 
 /* A dedup group while a view is rendered (sq_render fills it): where its
@@ -204,9 +208,14 @@ struct squash {
     struct sq_bits noisebits; /* counted by the noise marker */
     struct sq_bits foldbits;  /* hazards and outcomes past their group's
                                  show limit: counted by its repeat marker */
+    struct sq_bits foldhaz;   /* the hazards among them: under a budget,
+                                 which may show no member of their group
+                                 (and so no repeat marker), a gap's
+                                 `; N hazards` counts them */
     struct sq_skip *skips;    /* in line order */
     size_t nskips;
     struct sq_rank rank;      /* built at the end (deferred views) */
+    struct sq_rank hazrank;   /* foldhaz, likewise (under a budget) */
     /* A small output's every line, while it stays small (deferred only):
      * the whole view, shown instead of a condensed one that is no smaller */
     buf_t whole;
@@ -217,16 +226,21 @@ struct squash {
     uint64_t hazards, errors, warnings, outcomes, prompts;
     bool head_shown;
     uint32_t last_head;
+    uint64_t head_key;  /* the exact hash of last_head's line (sq_fact_key) */
     /* The last hazard folded into its group (past SQ_HAZARD_SHOW), kept
      * until its block shows whether it is a fact of its own: shown after
      * all when it owns a location or message line no shown member of its
      * group has (see sq_unfold). */
     struct sq_tail folded;
     uint32_t folded_group;
+    uint64_t folded_key;
+    bool folded_warning;
     bool folded_valid;
     /* Hashes of the location and message lines owned by the shown
-     * members of each hazard group, mixed with the group (open
-     * addressing; 0 is empty). */
+     * copies of each hazard line, mixed with the line's exact hash, not
+     * its group's index: a group recycled at DEDUP_GROUPS_MAX hands its
+     * index to another line, not its facts (open addressing; 0 is
+     * empty). */
     uint64_t *facts;
     size_t nfacts, capfacts;
     size_t frame_indent; /* indent of the hazard's last location line,
@@ -536,6 +550,20 @@ static enum sq_weight sq_cont_weight(const char *s, size_t n,
     return sq_wordy(s, n) ? SQ_W_TEXT : SQ_W_MARK;
 }
 
+/* Whether a line is only carets and tildes under a source excerpt
+ * (`               ^`, clang's `    ~~~~~~   ^`), drawn with no gutter. */
+static bool sq_caret_line(const char *s, size_t n)
+{
+    bool mark = false;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '^' || s[i] == '~')
+            mark = true;
+        else if (s[i] != ' ' && s[i] != '\t')
+            return false;
+    }
+    return mark;
+}
+
 static int sq_stream(squash_t *sq, struct sq_item *it)
 {
     if (sq->deferred)
@@ -555,11 +583,14 @@ static int sq_stream(squash_t *sq, struct sq_item *it)
     return rc;
 }
 
-/* Adds a line to its group.  exact: the group is of identical lines (its
- * marker still shows the template), for hazards: two diagnostics that
- * differ in a name or a location are two facts, and each is shown. */
+/* Adds a line to its group, of which the view shows `show` members.
+ * exact: the group is of identical lines (its marker still shows the
+ * template), for hazards: two diagnostics that differ in a name or a
+ * location are two facts, and each is shown; *hash is then the line's
+ * exact hash. */
 static int sq_group_add(squash_t *sq, const sq_line_t *l, const char *loc,
-                        size_t loclen, bool exact, uint32_t *group)
+                        size_t loclen, bool exact, uint32_t show,
+                        uint32_t *group, uint64_t *hash)
 {
     if (exact) {
         /* FNV-1a over the text, from a basis of its own so that an exact
@@ -569,14 +600,43 @@ static int sq_group_add(squash_t *sq, const sq_line_t *l, const char *loc,
         uint64_t h = SQ_EXACT_BASIS;
         for (size_t i = 0; i < l->len; i++)
             h = (h ^ (unsigned char)l->text[i]) * SQ_FNV_PRIME;
+        if (hash)
+            *hash = h;
         return dedup_add(sq->dd, h, l->text, l->len,
-                         sq->line_base + l->lineno, loc, loclen,
+                         sq->line_base + l->lineno, loc, loclen, show,
                          group);
     }
     uint64_t h = dedup_template(l->text, l->len, &sq->tmpl);
     return dedup_add(sq->dd, h, sq->tmpl.p, sq->tmpl.len,
                      sq->line_base + l->lineno, loc,
-                     loclen, group);
+                     loclen, show, group);
+}
+
+/* dedup is giving group g's index to another template (DEDUP_GROUPS_MAX):
+ * every member of g is an item (it had no more than its view shows), and
+ * each keeps its line but names no group.  The members are found by line
+ * number: items are in line order while the input is read. */
+static void sq_on_recycle(uint32_t g, void *data)
+{
+    squash_t *sq = data;
+    size_t nr;
+    uint64_t more;
+    const dedup_run_t *r = dedup_runs(sq->dd, g, &nr, &more);
+    for (size_t k = 0; k < nr; k++)
+        for (uint64_t ln = r[k].first; ln <= r[k].last; ln++) {
+            uint64_t lineno = ln - sq->line_base;
+            size_t lo = 0, hi = sq->nitems;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (sq->items[mid].lineno < lineno)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            for (; lo < sq->nitems && sq->items[lo].lineno == lineno; lo++)
+                if (sq->items[lo].group == g)
+                    sq->items[lo].group = UINT32_MAX;
+        }
 }
 
 /* Keeps a line for the whole view while the output stays small.  Small
@@ -596,15 +656,16 @@ static int sq_whole_add(squash_t *sq, const sq_line_t *l)
 
 /* ------------------------------------------------------ folded facts */
 
-/* The key of a line owned by a hazard of group g: FNV-1a of its text with
- * the blanks around it trimmed, mixed with g; never 0 (the empty slot). */
-static uint64_t sq_fact_key(uint32_t g, const char *s, size_t n)
+/* The key of a line owned by a hazard whose line's exact hash is head:
+ * FNV-1a of its text with the blanks around it trimmed, mixed with head;
+ * never 0 (the empty slot). */
+static uint64_t sq_fact_key(uint64_t head, const char *s, size_t n)
 {
     while (n && (*s == ' ' || *s == '\t'))
         s++, n--;
     while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
         n--;
-    uint64_t h = 1469598103934665603ull ^ ((uint64_t)g * 0x9E3779B97F4A7C15ull);
+    uint64_t h = 1469598103934665603ull ^ (head * 0x9E3779B97F4A7C15ull);
     for (size_t i = 0; i < n; i++)
         h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
     return h ? h : 1;
@@ -661,12 +722,15 @@ static bool sq_is_fact(const char *s, size_t n)
 }
 
 /* Keeps a copy of a hazard line folded into its group. */
-static int sq_fold_keep(squash_t *sq, const sq_line_t *l, uint32_t group)
+static int sq_fold_keep(squash_t *sq, const sq_line_t *l, uint32_t group,
+                        uint64_t key, bool warning)
 {
     int rc = sq_tail_set(&sq->folded, l);
     if (rc < 0)
         return rc;
     sq->folded_group = group;
+    sq->folded_key = key;
+    sq->folded_warning = warning;
     sq->folded_valid = true;
     return 0;
 }
@@ -682,10 +746,11 @@ static int sq_stream(squash_t *sq, struct sq_item *it);
  * merged away.  Lines of its block before that one stay omitted.  1 when
  * it was unfolded, 0 when it stays folded.
  */
-static int sq_unfold(squash_t *sq, const sq_line_t *cont)
+static int sq_unfold(squash_t *sq, const sq_line_t *cont, size_t margin)
 {
-    if (!sq->folded_valid || !sq_is_fact(cont->text, cont->len) ||
-        sq_fact_has(sq, sq_fact_key(sq->folded_group, cont->text,
+    if (!sq->folded_valid ||
+        !sq_is_fact(cont->text + margin, cont->len - margin) ||
+        sq_fact_has(sq, sq_fact_key(sq->folded_key, cont->text,
                                     cont->len)))
         return 0;
     const struct sq_tail *f = &sq->folded;
@@ -696,10 +761,13 @@ static int sq_unfold(squash_t *sq, const sq_line_t *cont)
     int rc = sq_item_add(sq, &head, SQ_R_HAZARD, sq->folded_group, &it);
     if (rc < 0)
         return rc;
+    it->warning = sq->folded_warning;
     sq_bit_clear(sq, &sq->foldbits, f->lineno);
+    sq_bit_clear(sq, &sq->foldhaz, f->lineno);
     sq->folded_valid = false;
     sq->head_shown = true;
     sq->last_head = (uint32_t)(sq->nitems - 1);
+    sq->head_key = sq->folded_key;
     sq->frame_indent = SIZE_MAX;
     rc = sq_stream(sq, it);
     return rc < 0 ? rc : 1;
@@ -710,6 +778,7 @@ static int sq_on_line(const sq_line_t *l, void *data)
     squash_t *sq = data;
     struct sq_item *it;
     uint32_t group;
+    uint64_t key = 0;
     int rc = 0, cnt;
 
     if (l->kind == SQ_LINE_PARTIAL && !sq->finishing) {
@@ -730,7 +799,7 @@ static int sq_on_line(const sq_line_t *l, void *data)
     switch (r.kind) {
     case CLS_HAZARD:
         if (r.cont) {
-            if (!sq->head_shown && (rc = sq_unfold(sq, l)) <= 0) {
+            if (!sq->head_shown && (rc = sq_unfold(sq, l, r.margin)) <= 0) {
                 if (rc < 0)
                     return rc;
                 sq->st.omitted++;
@@ -739,11 +808,21 @@ static int sq_on_line(const sq_line_t *l, void *data)
             if ((rc = sq_item_add(sq, l, SQ_R_CONT, UINT32_MAX, &it)) < 0)
                 return rc;
             it->head = sq->last_head;
-            it->weight = (uint8_t)sq_cont_weight(l->text, l->len,
+            /* weighed past a margin drawn before it (r.margin) */
+            it->weight = (uint8_t)sq_cont_weight(l->text + r.margin,
+                                                 l->len - r.margin,
                                                  &sq->frame_indent);
+            /* A caret line says the line above it was a source excerpt,
+             * which a compiler that draws no gutter (clang, javac) leaves
+             * looking like a message. */
+            struct sq_item *above = sq->nitems > 1 ? it - 1 : NULL;
+            if (above && above->role == SQ_R_CONT &&
+                above->head == it->head && above->weight == SQ_W_TEXT &&
+                sq_caret_line(l->text, l->len))
+                above->weight = SQ_W_EXCERPT;
             if ((it->weight == SQ_W_LOC || it->weight == SQ_W_TEXT) &&
-                (rc = sq_fact_add(sq, sq_fact_key(sq->items[it->head].group,
-                                                  l->text, l->len))) < 0)
+                (rc = sq_fact_add(sq, sq_fact_key(sq->head_key, l->text,
+                                                  l->len))) < 0)
                 return rc;
             return sq_stream(sq, it);
         }
@@ -753,18 +832,22 @@ static int sq_on_line(const sq_line_t *l, void *data)
         else
             sq->errors++;
         cnt = sq_group_add(sq, l, r.has_loc ? l->text + r.loc_off : NULL,
-                           r.has_loc ? r.loc_len : 0, true, &group);
+                           r.has_loc ? r.loc_len : 0, true, SQ_HAZARD_SHOW,
+                           &group, &key);
         if (cnt < 0)
             return cnt;
         sq->head_shown = cnt <= SQ_HAZARD_SHOW;
         sq->folded_valid = false;
         if (!sq->head_shown) {
             sq_bit_set(sq, &sq->foldbits, l->lineno);
-            return sq_fold_keep(sq, l, group);
+            sq_bit_set(sq, &sq->foldhaz, l->lineno);
+            return sq_fold_keep(sq, l, group, key, r.warning);
         }
         if ((rc = sq_item_add(sq, l, SQ_R_HAZARD, group, &it)) < 0)
             return rc;
+        it->warning = r.warning;
         sq->last_head = (uint32_t)(sq->nitems - 1);
+        sq->head_key = key;
         sq->frame_indent = SIZE_MAX;
         return sq_stream(sq, it);
     case CLS_OUTCOME:
@@ -777,7 +860,8 @@ static int sq_on_line(const sq_line_t *l, void *data)
         /* A verdict the universal rules call an error (`FAIL\tpkg`) is
          * grouped only with its identical copies: each package's is a
          * fact. */
-        cnt = sq_group_add(sq, l, NULL, 0, r.failure, &group);
+        cnt = sq_group_add(sq, l, NULL, 0, r.failure, SQ_OUTCOME_SHOW,
+                           &group, NULL);
         if (cnt < 0)
             return cnt;
         if (cnt > SQ_OUTCOME_SHOW) {
@@ -806,7 +890,7 @@ static int sq_on_line(const sq_line_t *l, void *data)
         sq->noise[r.noise]++;
         sq_noise_mark(sq, l->lineno);
         if (r.noise == CLS_NOISE_DEDUP) {
-            cnt = sq_group_add(sq, l, NULL, 0, false, &group);
+            cnt = sq_group_add(sq, l, NULL, 0, false, 1, &group, NULL);
             if (cnt < 0)
                 return cnt;
             if (cnt == 1)
@@ -869,6 +953,7 @@ int squash_new(const sq_opts_t *opts, sq_emit_fn emit, void *data,
     if ((rc = vt_new(sq_on_line, sq, &sq->vt)) < 0 ||
         (rc = classify_new_set(sq->gs, sq->ng, &sq->cls)) < 0 || (rc = dedup_new(&sq->dd)) < 0)
         goto fail;
+    dedup_on_recycle(sq->dd, sq_on_recycle, sq);
     *out = sq;
     return 0;
 fail:
@@ -893,9 +978,12 @@ void squash_free(squash_t *sq)
     free(sq->ring);
     free(sq->noisebits.p);
     free(sq->foldbits.p);
+    free(sq->foldhaz.p);
     free(sq->skips);
     free(sq->rank.words);
     free(sq->rank.before);
+    free(sq->hazrank.words);
+    free(sq->hazrank.before);
     free(sq->folded.text);
     free(sq->facts);
     buf_free(&sq->whole);
@@ -1029,24 +1117,22 @@ static uint64_t sq_bits_word(const struct sq_bits *b, size_t w)
     return v;
 }
 
-/* Builds sq->rank for lines 1..lines (less the skipped ones): a line
- * matters when it is no noise and, unless under an explicit budget, not
- * folded into a group.  The bitmaps are final once the input has ended. */
-static int sq_rank_build(squash_t *sq, uint64_t lines)
+/* Builds a rank over nbits line bits: of the lines that matter (not
+ * noise and, unless under an explicit budget, not folded into a group),
+ * or with folded, of the hazards folded into their group. */
+static int sq_rank_make(const squash_t *sq, struct sq_rank *r, uint64_t nbits,
+                        bool folded)
 {
-    uint64_t skipped = 0;
-    for (size_t i = 0; i < sq->nskips; i++)
-        skipped += sq->skips[i].lines;
-    struct sq_rank *r = &sq->rank;
-    r->nbits = lines - skipped + 1;
+    r->nbits = nbits;
     r->nwords = (size_t)(r->nbits / 64) + 1;
     if (!(r->words = malloc(r->nwords * sizeof *r->words)) ||
         !(r->before = malloc((r->nwords + 1) * sizeof *r->before)))
         return -ENOMEM;
     r->before[0] = 0;
     for (size_t w = 0; w < r->nwords; w++) {
-        uint64_t v = ~sq_bits_word(&sq->noisebits, w);
-        if (!sq->budget)
+        uint64_t v = folded ? sq_bits_word(&sq->foldhaz, w)
+                            : ~sq_bits_word(&sq->noisebits, w);
+        if (!folded && !sq->budget)
             v &= ~sq_bits_word(&sq->foldbits, w);
         if (w == 0)
             v &= ~1ull; /* no line 0 */
@@ -1058,6 +1144,20 @@ static int sq_rank_build(squash_t *sq, uint64_t lines)
         r->before[w + 1] = r->before[w] + (uint64_t)__builtin_popcountll(v);
     }
     return 0;
+}
+
+/* Builds sq->rank (and, under an explicit budget, sq->hazrank) for lines
+ * 1..lines, less the skipped ones.  The bitmaps are final once the input
+ * has ended. */
+static int sq_rank_build(squash_t *sq, uint64_t lines)
+{
+    uint64_t skipped = 0;
+    for (size_t i = 0; i < sq->nskips; i++)
+        skipped += sq->skips[i].lines;
+    int rc = sq_rank_make(sq, &sq->rank, lines - skipped + 1, false);
+    if (rc == 0 && sq->budget)
+        rc = sq_rank_make(sq, &sq->hazrank, lines - skipped + 1, true);
+    return rc;
 }
 
 /* Lines that matter among bits 0..x-1. */
@@ -1086,6 +1186,20 @@ static bool sq_gap_matters(const squash_t *sq, uint64_t a, uint64_t b)
     return sq_rank_of(&sq->rank, ib + 1) > sq_rank_of(&sq->rank, ia);
 }
 
+/* Hazards folded into their group among lines [a, b], under an explicit
+ * budget: a gap's `; N hazards` counts them with the hazard lines it
+ * hides, since the budget may show no member of their group, and then no
+ * repeat marker names them.  Without one, every group with a folded member
+ * shows its marker, and the count is 0.  A gap never spans a skip. */
+static uint64_t sq_gap_folded(const squash_t *sq, uint64_t a, uint64_t b)
+{
+    uint64_t ia, ib;
+    if (!sq->hazrank.words || !sq_bit_index(sq, a, &ia) ||
+        !sq_bit_index(sq, b, &ib) || ib >= sq->hazrank.nbits)
+        return 0;
+    return sq_rank_of(&sq->hazrank, ib + 1) - sq_rank_of(&sq->hazrank, ia);
+}
+
 /* The group whose repeat marker an item's block ends with: its own, or,
  * for a line a hazard owns, its hazard's; UINT32_MAX for none. */
 static uint32_t sq_block_group(const squash_t *sq, const struct sq_item *it)
@@ -1093,6 +1207,60 @@ static uint32_t sq_block_group(const squash_t *sq, const struct sq_item *it)
     if (it->role == SQ_R_CONT && it->head != UINT32_MAX)
         return sq->items[it->head].group;
     return it->group;
+}
+
+/* The markers a view puts between two of its shown items, prev (NULL:
+ * the view's start) and next (NULL: its end), with `hidden` hazard items
+ * between them left out: the gap's `omitted` marker, when its lines are
+ * not all counted by other markers, and between two pieces of one cut
+ * line, the part between them.  Sets *dropped when anything is left out
+ * there.  The one account of a gap: sq_render writes it, and a plan sizes
+ * views gap by gap with it (sq_plan_sizes). */
+static int sq_gap_render(const squash_t *sq, const struct sq_view *v,
+                         const struct sq_item *prev,
+                         const struct sq_item *next, uint64_t hidden,
+                         buf_t *out, bool *dropped)
+{
+    bool bytes = sq->budget != 0;
+    uint64_t last = prev ? prev->lineno : 0;
+    uint64_t last_raw = prev ? prev->raw_end : 0;
+    int rc = 0;
+    if (!next) {
+        if (v->lines <= last && !hidden)
+            return 0;
+        *dropped = true;
+        uint64_t hz = v->lines > last ? hidden + sq_gap_folded(sq, last + 1,
+                                                               v->lines)
+                                      : hidden;
+        if (v->lines > last && (sq_gap_matters(sq, last + 1, v->lines) || hz)) {
+            uint64_t br[2] = {sq->raw_base + last_raw,
+                              sq->raw_base + v->raw_bytes};
+            rc = emit_omitted(out, v->lines - last, sq->line_base + last + 1,
+                              sq->line_base + v->lines, bytes ? br : NULL, hz);
+        }
+        return rc;
+    }
+    if (next->first > last + 1 || hidden) {
+        uint64_t a = last + 1, b = next->first - (next->first > last);
+        if (b >= a) {
+            uint64_t hz = hidden + sq_gap_folded(sq, a, b);
+            *dropped = true;
+            if (sq_gap_matters(sq, a, b) || hz) {
+                uint64_t br[2] = {sq->raw_base + last_raw,
+                                  sq->raw_base + next->raw_start};
+                rc = emit_omitted(out, b - a + 1, sq->line_base + a,
+                                  sq->line_base + b, bytes ? br : NULL, hz);
+            }
+        }
+    }
+    if (rc == 0 && next->cut && next->lineno == last &&
+        last_raw < next->raw_start) {
+        *dropped = true;
+        rc = emit_omitted_part(out, sq->line_base + next->lineno,
+                               sq->raw_base + last_raw,
+                               sq->raw_base + next->raw_start);
+    }
+    return rc;
 }
 
 /* Renders the deferred output of the selected items into out.  With extra,
@@ -1103,13 +1271,12 @@ static uint32_t sq_block_group(const squash_t *sq, const struct sq_item *it)
 static int sq_render(squash_t *sq, buf_t *out, size_t *extra,
                      const struct sq_view *v, bool *dropped)
 {
-    bool bytes = sq->budget != 0;
-    uint64_t lines = v->lines;
     int rc = emit_exit(out, v->exit_code, v->duration_ms,
-                       sq->line_base + lines);
-    uint64_t last = 0, last_raw = 0, hidden_hazards = 0;
+                       sq->line_base + v->lines);
+    uint64_t hidden_hazards = 0;
     size_t ng = dedup_group_count(sq->dd);
     struct sq_grp *grp = v->grp;
+    const struct sq_item *prev = NULL;
     *dropped = false;
     for (size_t g = 0; g < ng; g++) {
         grp[g].last = UINT32_MAX;
@@ -1137,29 +1304,10 @@ static int sq_render(squash_t *sq, buf_t *out, size_t *extra,
             hidden_hazards += it->role == SQ_R_HAZARD;
             continue;
         }
-        if (it->first > last + 1 || hidden_hazards) {
-            uint64_t a = last + 1, b = it->first - (it->first > last);
-            if (b >= a) {
-                *dropped = true;
-                if (sq_gap_matters(sq, a, b) || hidden_hazards) {
-                    uint64_t br[2] = {sq->raw_base + last_raw,
-                                      sq->raw_base + it->raw_start};
-                    rc = emit_omitted(out, b - a + 1, sq->line_base + a,
-                                      sq->line_base + b, bytes ? br : NULL,
-                                      hidden_hazards);
-                }
-            }
-        }
+        rc = sq_gap_render(sq, v, prev, it, hidden_hazards, out, dropped);
         hidden_hazards = 0;
         if (it->role == SQ_R_SKIP)
             *dropped = true;
-        if (rc == 0 && it->cut && it->lineno == last &&
-            last_raw < it->raw_start) {
-            *dropped = true;
-            rc = emit_omitted_part(out, sq->line_base + it->lineno,
-                                   sq->raw_base + last_raw,
-                                   sq->raw_base + it->raw_start);
-        }
         if (rc == 0)
             rc = sq_item_render(sq, it, out, extra);
         if (rc == 0 && bg < ng && grp[bg].last == i) {
@@ -1167,20 +1315,10 @@ static int sq_render(squash_t *sq, buf_t *out, size_t *extra,
                 *dropped = true;
             rc = sq_group_render(sq, bg, &grp[bg], out, extra);
         }
-        if (it->lineno > last)
-            last = it->lineno;
-        last_raw = it->raw_end;
+        prev = it;
     }
-    if (rc == 0 && (lines > last || hidden_hazards)) {
-        *dropped = true;
-        if (lines > last && (sq_gap_matters(sq, last + 1, lines) || hidden_hazards)) {
-            uint64_t br[2] = {sq->raw_base + last_raw,
-                              sq->raw_base + v->raw_bytes};
-            rc = emit_omitted(out, lines - last, sq->line_base + last + 1,
-                              sq->line_base + lines,
-                              bytes ? br : NULL, hidden_hazards);
-        }
-    }
+    if (rc == 0)
+        rc = sq_gap_render(sq, v, prev, NULL, hidden_hazards, out, dropped);
     uint64_t noise[CLS_NOISE_REASONS];
     sq_noise_dropped(sq, noise);
     if (rc == 0 && sq_noise_sum(noise))
@@ -1282,6 +1420,197 @@ static void sq_drop_to(squash_t *sq, const bool *base, const uint32_t *pos,
     }
 }
 
+/* The bytes an item's own lines add to a view (its markers and text). */
+static size_t sq_item_cost(const squash_t *sq, const struct sq_item *it,
+                           buf_t *scratch)
+{
+    size_t extra = 0;
+    buf_reset(scratch);
+    return sq_item_render(sq, it, scratch, &extra) < 0 ? SIZE_MAX / 4
+                                                       : scratch->len + extra;
+}
+
+/* Bytes of a gap's markers (sq_gap_render); *dropped as it sets it. */
+static size_t sq_gap_cost(const squash_t *sq, const struct sq_view *v,
+                          const struct sq_item *prev,
+                          const struct sq_item *next, uint64_t hidden,
+                          buf_t *scratch, bool *dropped, int *rc)
+{
+    buf_reset(scratch);
+    *dropped = false;
+    *rc = sq_gap_render(sq, v, prev, next, hidden, scratch, dropped);
+    return scratch->len;
+}
+
+/*
+ * The size of the view of each prefix of the hazard order, those hazards
+ * alone (and the middles squash_skip stepped over, always shown): size[k]
+ * for order[0..k), k = 0..nh, exact.  The view of them all is summed up
+ * once, gap by gap; then the hazards are taken out, the last first: each
+ * one's gaps on either side become one (sq_gap_render sizes it), and its
+ * group's markers may come or go.  So every prefix is sized by a few
+ * markers, not by a render of its own.
+ */
+static int sq_plan_sizes(squash_t *sq, const struct sq_view *v,
+                         const uint32_t *order, size_t nh, buf_t *scratch,
+                         size_t *size)
+{
+    size_t n = sq->nitems, ng = dedup_group_count(sq->dd);
+    const uint32_t none = UINT32_MAX;
+    /* the shown items as a list in line order; slot n stands for the
+     * view's end: gap[i] is the gap before item i, hid[i] the hazards
+     * left out in it */
+    uint32_t *prv = malloc((n + 1) * sizeof *prv);
+    uint32_t *nxt = malloc((n + 1) * sizeof *nxt);
+    uint64_t *hid = calloc(n + 1, sizeof *hid);
+    size_t *gap = calloc(n + 1, sizeof *gap);
+    size_t *cost = calloc(n + 1, sizeof *cost); /* each item's own lines */
+    bool *gdrop = calloc(n + 1, sizeof *gdrop);
+    uint32_t *shown = calloc(ng ? ng : 1, sizeof *shown);
+    size_t *gcost = calloc(ng ? ng : 1, sizeof *gcost);
+    int rc = 0;
+    if (!prv || !nxt || !hid || !gap || !cost || !gdrop || !shown ||
+        !gcost) {
+        rc = -ENOMEM;
+        goto done;
+    }
+    size_t body = 0, ndrop = 0;
+    uint32_t last = none;
+    for (size_t i = 0; rc == 0 && i <= n; i++) {
+        const struct sq_item *it = i < n ? &sq->items[i] : NULL;
+        if (it && it->role != SQ_R_HAZARD && it->role != SQ_R_SKIP)
+            continue;
+        prv[i] = last;
+        if (last != none)
+            nxt[last] = (uint32_t)i;
+        last = (uint32_t)i;
+        gap[i] = sq_gap_cost(sq, v, prv[i] == none ? NULL : &sq->items[prv[i]],
+                             it, 0, scratch, &gdrop[i], &rc);
+        body += gap[i];
+        ndrop += gdrop[i];
+        if (!it)
+            break;
+        cost[i] = sq_item_cost(sq, it, scratch);
+        body += cost[i];
+        ndrop += it->role == SQ_R_SKIP;
+        if (it->group < ng)
+            shown[it->group]++;
+    }
+    nxt[n] = none;
+    /* a group's markers: the first time they are needed, their size */
+    for (size_t g = 0; rc == 0 && g < ng; g++) {
+        if (!shown[g])
+            continue;
+        struct sq_grp gr = {.shown = 1, .hazard = true};
+        buf_reset(scratch);
+        rc = sq_group_render(sq, (uint32_t)g, &gr, scratch, NULL);
+        gcost[g] = scratch->len;
+        if (dedup_count(sq->dd, (uint32_t)g) > shown[g]) {
+            body += gcost[g];
+            ndrop++;
+        }
+    }
+    /* what every view has: its exit marker, the noise marker (no hazard
+     * changes it), the log marker when anything is left out */
+    buf_reset(scratch);
+    uint64_t noise[CLS_NOISE_REASONS];
+    sq_noise_dropped(sq, noise);
+    if (rc == 0)
+        rc = emit_exit(scratch, v->exit_code, v->duration_ms,
+                       sq->line_base + v->lines);
+    if (rc == 0 && sq_noise_sum(noise))
+        rc = emit_noise(scratch, noise);
+    size_t fixed = scratch->len, log = 0;
+    buf_reset(scratch);
+    if (rc == 0 && sq->log_path)
+        rc = emit_log(scratch, sq->log_path, sq->log_lost);
+    log = scratch->len;
+    size[nh] = fixed + body + (ndrop ? log : 0);
+    for (size_t k = nh; rc == 0 && k > 0; k--) {
+        uint32_t h = order[k - 1], p = prv[h], q = nxt[h];
+        const struct sq_item *it = &sq->items[h];
+        body -= cost[h] + gap[h] + gap[q];
+        ndrop -= gdrop[h] + gdrop[q];
+        hid[q] += hid[h] + 1;
+        gap[q] = sq_gap_cost(sq, v, p == none ? NULL : &sq->items[p],
+                             q == n ? NULL : &sq->items[q], hid[q], scratch,
+                             &gdrop[q], &rc);
+        body += gap[q];
+        ndrop += gdrop[q];
+        if (p != none)
+            nxt[p] = q;
+        prv[q] = p;
+        uint32_t g = it->group;
+        if (g < ng) {
+            uint32_t cnt = dedup_count(sq->dd, g);
+            bool before = cnt > shown[g];
+            bool after = --shown[g] && cnt > shown[g];
+            if (after && !before) {
+                body += gcost[g];
+                ndrop++;
+            } else if (before && !after) {
+                body -= gcost[g];
+                ndrop--;
+            }
+        }
+        size[k - 1] = fixed + body + (ndrop ? log : 0);
+    }
+done:
+    free(prv);
+    free(nxt);
+    free(hid);
+    free(gap);
+    free(cost);
+    free(gdrop);
+    free(shown);
+    free(gcost);
+    return rc;
+}
+
+/*
+ * The hazard lines of a view under an explicit budget, decided before any
+ * other line: the longest prefix of their priority order (order[0..nh))
+ * whose view, those hazards alone, fits (sq_plan_sizes), even past a
+ * shorter one that does not (a hazard shown can replace a gap marker
+ * longer than itself).  A prefix, not the hazards that fit one by one, so
+ * that a larger budget never shows fewer: a hazard passed over because it
+ * did not fit would, at a budget just large enough for it, push out a
+ * later one shown at the smaller budget.  The other lines (sq_plan) fill
+ * the room these leave and never take a hazard's.
+ */
+static int sq_plan_hazards(squash_t *sq, size_t budget,
+                           const struct sq_view *v, const uint32_t *order,
+                           size_t nh, buf_t *scratch)
+{
+    size_t *size = malloc((nh + 1) * sizeof *size), keep = 0;
+    if (!size)
+        return -ENOMEM;
+    int rc = sq_plan_sizes(sq, v, order, nh, scratch, size);
+    for (size_t k = 0; rc == 0 && k <= nh; k++)
+        if (size[k] <= budget)
+            keep = k;
+    for (size_t x = 0; x < nh; x++)
+        sq->items[order[x]].selected = x < keep;
+    /* The sizes are exact, so this never runs; were one ever off, the
+     * view would still keep to the budget: a prefix that fits. */
+    if (rc == 0 && keep && sq_measure(sq, scratch, v, &rc) > budget) {
+        size_t lo = 0, hi = keep;
+        while (rc == 0 && hi - lo > 1) {
+            size_t mid = lo + (hi - lo) / 2;
+            for (size_t x = 0; x < keep; x++)
+                sq->items[order[x]].selected = x < mid;
+            if (sq_measure(sq, scratch, v, &rc) <= budget)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        for (size_t x = 0; x < nh; x++)
+            sq->items[order[x]].selected = x < lo;
+    }
+    free(size);
+    return rc;
+}
+
 /* Chooses items for a budget by priority; see the file comment.
  * O(n log n) renders' worth at most: ordering is one pass per weight
  * over the lines the hazards own, the estimate one pass, the exact check
@@ -1313,15 +1642,21 @@ static int sq_plan(squash_t *sq, size_t budget, const struct sq_view *v,
         rc = -ENOMEM;
         goto done;
     }
-    /* hazard lines: first, last, second, second-to-last, ... */
+    /* hazard lines: the errors, then the warnings, each first, last,
+     * second, second-to-last, ...: a budget too small for every hazard
+     * spends itself on errors */
     nh = 0;
-    for (size_t i = 0; i < n; i++)
-        if (sq->items[i].role == SQ_R_HAZARD)
-            heads[nh++] = (uint32_t)i;
-    for (size_t a = 0, b = nh; a < b;) {
-        order[k++] = heads[a++];
-        if (a < b)
-            order[k++] = heads[--b];
+    for (int warn = 0; warn < 2; warn++) {
+        size_t from_h = nh;
+        for (size_t i = 0; i < n; i++)
+            if (sq->items[i].role == SQ_R_HAZARD &&
+                sq->items[i].warning == (warn == 1))
+                heads[nh++] = (uint32_t)i;
+        for (size_t a = from_h, b = nh; a < b;) {
+            order[k++] = heads[a++];
+            if (a < b)
+                order[k++] = heads[--b];
+        }
     }
     /* The lines each hazard owns: first the line closing each capture
      * with the message its hazard line lacks (sq_closing); then by weight
@@ -1376,11 +1711,18 @@ static int sq_plan(squash_t *sq, size_t budget, const struct sq_view *v,
             order[k++] = (uint32_t)i;
     for (size_t i = 0; i < n; i++)
         sq->items[i].selected = sq->items[i].role == SQ_R_SKIP;
+    /* An explicit budget settles the hazard lines first; the rest below
+     * fills the room they leave, from order[from] on. */
+    size_t from = 0;
+    if (sq->budget) {
+        rc = sq_plan_hazards(sq, budget, v, order, kh, &scratch);
+        from = kh;
+    }
 
-    /* the fixed cost: everything but the items */
-    size_t used = sq_measure(sq, &scratch, v, &rc);
+    /* the fixed cost: everything but the items still to choose */
+    size_t used = rc == 0 ? sq_measure(sq, &scratch, v, &rc) : 0;
     size_t nsel = 0;
-    for (size_t x = 0; rc == 0 && x < k; x++) {
+    for (size_t x = from; rc == 0 && x < k; x++) {
         struct sq_item *it = &sq->items[order[x]];
         if (it->role == SQ_R_CONT && !sq->items[it->head].selected)
             continue;
@@ -1448,7 +1790,7 @@ static int sq_plan(squash_t *sq, size_t budget, const struct sq_view *v,
         (!(tried = calloc(nalloc, sizeof *tried)) ||
          !(stack = malloc((2 * n + 1) * sizeof *stack))))
         rc = -ENOMEM;
-    for (size_t x = 0; rc == 0 && n <= SQ_PLAN_EXACT_MAX && x < k; x++) {
+    for (size_t x = from; rc == 0 && n <= SQ_PLAN_EXACT_MAX && x < k; x++) {
         size_t ns = 0;
         stack[ns++] = order[x];
         tried[order[x]] = true;
