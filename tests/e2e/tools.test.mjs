@@ -1045,7 +1045,7 @@ test('stdin EOF: every session and its descendants end, exit 0 within 3 s', asyn
   }
   // Each is recorded as ended by rein's shutdown, not as a manual cancel.
   const runs = JSON.parse(execFileSync(REIN_BIN, ['ps', '--all', '--json'],
-    { env: { ...process.env, REIN_STATE_DIR: STATE } }).toString());
+    { env: { ...process.env, REIN_STATE_DIR: STATE }, maxBuffer: 256 << 20 }).toString());
   assert.equal(ids.length, 3);
   for (const id of ids)
     assert.equal(runs.find((r) => r.id === id)?.reason, 'shutdown', `run ${id}`);
