@@ -204,8 +204,11 @@ TEST(shell_driver_aliases_and_functions_named_like_its_words)
     out_of(sh, &out, defs, &res);
     ASSERT_EQ(res.exit_code, 0);
     check_plumbing(sh, &out, 0);
-    ASSERT_STR(out_of(sh, &out, "cd /tmp; echo x; pwd", &res),
-               "rvm-cd\nFN-echo\n/tmp\n");
+    rein_shell_run_opts_t o = {.command = "pwd", .cwd = "/tmp"};
+    ASSERT_OK(drive(sh, &o, &out, &res));
+    ASSERT_STR(out.p, "/tmp\n");
+    ASSERT_STR(out_of(sh, &out, "cd /; echo x; pwd", &res),
+               "rvm-cd\nFN-echo\n/\n");
     rein_shell_free(sh);
     buf_free(&out);
 }
@@ -221,7 +224,8 @@ TEST(shell_driver_settings_the_command_leaves)
     const char *leave[] = {
         "IFS=$'x\\n'; PATH=",
         "unset PATH",
-        "PATH=/usr/bin:/bin; IFS=$' \\t\\n'; readonly IFS",
+        "PATH=/usr/bin:/bin; IFS=$' \\t\\n'; readonly IFS PATH",
+        "enable -n echo; PROMPT_COMMAND='echo PC'; TMOUT=1",
         "shopt -s nocasematch extglob nullglob failglob globstar dotglob "
         "lastpipe xpg_echo; set -o noclobber -o pipefail -f -k",
         "set -o posix",
@@ -244,6 +248,40 @@ TEST(shell_driver_settings_the_command_leaves)
                       &res),
                "on\n");
     check_plumbing(sh, &out, 0);
+    /* A read-only POSIXLY_CORRECT keeps the driver out of posix mode: it
+     * then finds special builtins by name, which still works here. */
+    out_of(sh, &out, "set +e; declare -r POSIXLY_CORRECT", &res);
+    check_plumbing(sh, &out, 0);
+    rein_shell_free(sh);
+    buf_free(&out);
+}
+
+TEST(shell_driver_what_ends_bash_ends_the_session)
+{
+    /* Whatever ends a non-interactive bash ends the session: the call
+     * returns (an exit code, or an error when the driver could not even
+     * answer), never hangs, and the next run gets a fresh bash.  The last
+     * three are a command breaking the driver on purpose. */
+    static const char *const cmds[] = {
+        "set -u; echo $REIN_UNSET_VAR",
+        "echo ${REIN_UNSET_VAR?}",
+        "exec true",
+        "set -e; false",
+        "readonly __rein_door",
+        "enable -n printf",
+        "unset -v __rein_st",
+    };
+    rein_shell_t *sh;
+    buf_t out = BUF_INIT;
+    rein_run_result_t res;
+    ASSERT_OK(rein_shell_new(NULL, &sh));
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        out_of(sh, &out, "K=1", &res);
+        rein_shell_run_opts_t o = {.command = cmds[i]};
+        int rc = drive(sh, &o, &out, &res);
+        ASSERT_TRUE(rc == 0 || rc == REIN_ESHELL_EXEC);
+        ASSERT_STR(out_of(sh, &out, "echo ${K-gone}", &res), "gone\n");
+    }
     rein_shell_free(sh);
     buf_free(&out);
 }

@@ -442,7 +442,10 @@ static const char SHELL_DRIVER[] =
  * again by the command's first line, so the eval line itself is not
  * traced.  The command is expanded into eval's argument before __rein_c
  * and the others are unset (on the command's first line, which keeps its
- * line numbers), so the command sees neither them nor $1/$2.
+ * line numbers), so the command sees neither them nor $1/$2.  Unlike the
+ * driver's, the eval line is not in a group on /dev/null (the command
+ * would see the fds bash saves for it), so a snapshot's DEBUG trap fires,
+ * visibly, before the eval and the unset too.
  */
 static const char SHELL_ONESHOT_WRAP[] =
     "{\n"
@@ -945,7 +948,7 @@ static void on_line(struct shell_run *r, const char *line)
         return;
     }
     if (!strcmp(line, "n") || !strcmp(line, "f")) {
-        /* The snapshot, or the redirection to the run's FIFO, failed. */
+        /* The snapshot failed, or the command could not be run. */
         if (!r->err)
             r->err = line[0] == 'n' ? REIN_ESNAPSHOT : REIN_ESHELL_EXEC;
         return; /* bash exits next */
