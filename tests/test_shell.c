@@ -465,6 +465,12 @@ static void core_session_command_env_popped(void)
     const char *priv[] = {"__rein_cmd=1", NULL};
     o.env = priv;
     ASSERT_EQ(xrun(sh, &o, &c, &res), REIN_EENV);
+    const char *set_by_driver[] = {"POSIXLY_CORRECT=1", "FUNCNEST=1"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *one[] = {set_by_driver[i], NULL};
+        o.env = one;
+        ASSERT_EQ(xrun(sh, &o, &c, &res), REIN_EENV);
+    }
     rein_shell_free(sh);
     buf_free(&c.out);
 }

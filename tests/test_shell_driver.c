@@ -225,7 +225,7 @@ TEST(shell_driver_settings_the_command_leaves)
         "IFS=$'x\\n'; PATH=",
         "unset PATH",
         "PATH=/usr/bin:/bin; IFS=$' \\t\\n'; readonly IFS PATH",
-        "enable -n echo; PROMPT_COMMAND='echo PC'; TMOUT=1",
+        "enable -n echo; PROMPT_COMMAND='echo PC'; TMOUT=1; FUNCNEST=1",
         "shopt -s nocasematch extglob nullglob failglob globstar dotglob "
         "lastpipe xpg_echo; set -o noclobber -o pipefail -f -k",
         "set -o posix",

@@ -172,7 +172,10 @@ void shell_set_program(const char *path)
  * functions, __rein_step calling __rein_mid calling __rein_body, defined
  * afresh before each step and unset again before the command runs: a
  * command sees none of them, and an `unset -f` of every function cannot
- * remove them.  Calling a function is what keeps the user's traps off the
+ * remove them.  __rein_step runs with FUNCNEST empty in its temporary
+ * environment, so a session's FUNCNEST cannot stop that nesting (nor can
+ * a command-scoped POSIXLY_CORRECT or FUNCNEST be set under the driver's:
+ * rein_shell_run refuses them, see shell_env_driver).  Calling a function is what keeps the user's traps off the
  * driver's lines: bash saves and clears the DEBUG and RETURN traps for a
  * function's body unless set -T is on, and the ERR trap unless set -E is,
  * and puts them back when it returns; no trap text is ever read, quoted or
@@ -408,7 +411,7 @@ static const char SHELL_DRIVER[] =
     "      [[ :${__rein_o[0]}: != *:verbose:* ]] || set -o verbose\n"
     "      __rein_st[6]=1\n"
     "    }\n"
-    "    __rein_step\n"
+    "    FUNCNEST= __rein_step\n"
     "  }; then\n"
     "    __rein_status() {\n"
     "      \"${__rein_door[@]}\" unset -f __rein_status\n"
@@ -609,6 +612,12 @@ static int shell_build_env(env_t *e, const char *const *a,
     return 0;
 }
 
+/* Variables the driver sets in the temporary environment of its own
+ * functions (see SHELL_DRIVER): a command-scoped value would be set, and
+ * put back, under the driver's, not the session's. */
+static const char *const shell_env_driver[] = {"POSIXLY_CORRECT",
+                                               "FUNCNEST", NULL};
+
 /* A command-scoped entry for a persistent session: the name must be one
  * bash can export, and not one of the driver's own. */
 static bool shell_env_exportable(const char *entry)
@@ -616,6 +625,10 @@ static bool shell_env_exportable(const char *entry)
     if (!env_valid(entry) || !strncmp(entry, SHELL_PRIVATE_PREFIX,
                                       strlen(SHELL_PRIVATE_PREFIX)))
         return false;
+    size_t n = (size_t)(strchr(entry, '=') - entry);
+    for (const char *const *k = shell_env_driver; *k; k++)
+        if (strlen(*k) == n && !strncmp(entry, *k, n))
+            return false;
     if (!isalpha((unsigned char)entry[0]) && entry[0] != '_')
         return false;
     for (const char *p = entry + 1; *p != '='; p++)
