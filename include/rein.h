@@ -157,7 +157,9 @@ int rein_shell_new(const rein_shell_opts_t *opts, rein_shell_t **out);
  * exits the shell, drops the session; the next run starts a fresh one.
  * `$?` carries: a command starts with it set to the previous run's exit
  * status, 0 in a fresh session (after a snapshot too); PIPESTATUS then
- * holds that one status.
+ * holds that one status.  REIN_EENV for a command-scoped env entry bash
+ * cannot export, or one the session sets around its own lines (__rein_*,
+ * POSIXLY_CORRECT, FUNCNEST).
  * Output: what the command and its jobs write until EOF or the drain
  * windows above; a job's output after that comes with a later run. */
 int rein_shell_run(rein_shell_t *sh, const rein_shell_run_opts_t *run,

@@ -39,11 +39,13 @@
  * lives as long as the session, and is only driven while a call runs.  It
  * talks to us over a socketpair placed at its fd 3 (sup_spawn_extra_t
  * extra_fds; moved to fd 60 at once, out of the way of scripts that use
- * `exec 3>...`):
+ * `exec 3>...`), and keeps scratch in two memfds at fds 4 and 5 (moved to
+ * 61 and 62; see SHELL_DOOR_PROBE):
  *   request  fifo NUL cwd NUL count NUL NAME=value NUL ... command NUL
  *   status   "r\n" ready (after the snapshot) | "n\n" snapshot failed |
  *            "s <code>\n" command done | "c\n" cd failed |
- *            "f\n" the FIFO could not be opened
+ *            "f\n" the command could not be run (its FIFO did not open,
+ *            or the session's functions leave no way to run it)
  * A socket rather than the two pipes one might expect: writing to a pipe
  * whose reader died raises SIGPIPE in the host, while send(MSG_NOSIGNAL)
  * only fails; and one socket carries both directions.  Paths, cwd, env and
@@ -147,10 +149,6 @@
 #define SHELL_READS_MAX 16
 /* The session's private directory of FIFOs, under $TMPDIR or /tmp. */
 #define SHELL_DIR_TEMPLATE "rein-shell-XXXXXX"
-/* The driver's read timeout while TMOUT is set (a user's, or a snapshot's
- * `readonly TMOUT`): `read` takes TMOUT as its default timeout, and a
- * timed-out read would end the session.  About three years. */
-#define SHELL_READ_FOREVER_S "99999999"
 
 extern char **environ;
 
@@ -162,211 +160,346 @@ void shell_set_program(const char *path)
 }
 
 /*
- * The persistent driver.  $1 is the snapshot path ("" for none).  Written
- * against a hostile session: every builtin goes through `builtin` (a
- * snapshot may define functions named cd, read or :) — except `exec`, which
- * makes redirections permanent only when it is the command word itself, and
- * runs before any function can exist — the whole script is one
- * { } group so it is parsed before a snapshot can enable aliases, it never
- * lets a plain command fail (the user may have said set -e or set -u), and
- * its variables share the SHELL_PRIVATE_PREFIX.
- *   A `set -x` or `set -a` of the user's applies to their commands only:
- * each is switched off (silently, stderr on /dev/null) right after the
- * snapshot and after each command, and back on right before the next (as
- * __rein_flags, the `$-` it left, says), so the driver's own lines are
- * never traced into the output and its variables never reach a child's
- * environment; only the `eval` line itself shows in a trace.
- *   `$?` carries, as in a terminal: each command starts with it set to the
- * status of the session's previous command (__rein_last).  The first
- * command of a session sees 0, as `bash -c` does, also after a snapshot
- * (sourcing it is setting up, not a command), and so does the first after
- * anything that drops the session (a failed cd included: rein drops the
- * session on "c", so the next command starts a fresh bash).  bash cannot
- * assign `$?`, and `(exit N)` would fork a subshell per command, so a
- * function sets it: __rein_status returns its argument, unsetting itself
- * first so the command never sees it (defined again for every command, it
- * also survives an `unset -f` of every function).  It is called in an &&
- * list, where a non-zero status neither stops a set -e shell nor runs an
- * ERR trap, and the list ends in `builtin :` because `:` may be a
- * function.  It runs after set -x/-a are back on, but in a { } group on
- * /dev/null, so its trace and whatever a DEBUG or RETURN trap prints from
- * those lines is not seen (unless BASH_XTRACEFD sends traces to a file of
- * the user's: there it shows, like the driver's lines after the command);
- * a DEBUG trap before the `eval` keeps `$?`.  PIPESTATUS then holds that
- * one status: the statuses of a pipeline's stages cannot be set again
- * without running a pipeline.  Under set -e a command whose status is not
- * 0 ends the shell even when bash would let it pass at the top level
- * (`false && true`): its status is eval's, a simple command, and bash
- * exits on it as `bash -c 'set -e; eval "false && true"'` does; so set -e
- * is on at that && list only when something after the command (a DEBUG
- * trap) switched it on.
- *   The command runs in `for ... in 1` so break/continue at its top level
- * land there: __rein_done stays empty and the driver exits, which drops
- * the session (the seed drops a session whose command ends in loop
- * control).  A `break N` or `continue N` reaching past that loop lands on
- * the driver's own loop: the first leaves it, and the second finds
- * __rein_busy still set in its condition and leaves it too, so the driver
- * exits either way.  The loop is an `until` for the sake of `set -n`:
- * bash then executes nothing, a skipped condition counts as the last
- * status (that of `set -n`, 0), and `until` stops on 0 where `while` would
- * spin; the driver falls off its end and bash exits.
- *   The reads take an explicit timeout (SHELL_READ_FOREVER_S) only while
- * TMOUT is set, since with one bash polls before each byte it reads.
- * DEBUG and ERR traps of the user's fire on the driver's lines too (an
- * ERR trap once more for a failed command as a whole): bash 5.2 has no
- * way to save and restore a trap without a subshell per command.  Those
- * on the lines before the command print to /dev/null (see `$?` above).
- *   Its stdout and stderr (and the xtrace lines) go to the
- * run's FIFO, $__rein_out, for the command only: the redirection is on a
- * { } group, so bash undoes it, closing its write end, as soon as the
- * command returns, and only the command's own processes can hold the FIFO
- * open after that.  A redirection that fails (__rein_open stays empty)
- * is "f", and the driver exits: no command ran.  A failed cd is "c" and
- * the driver waits for the next request, but rein drops the session.
- * Command-scoped variables are exported after the cd and put back
- * afterwards, in reverse order: unset (u), exported (x) or a plain shell
- * variable (s) with its old value.
- *   What this does not defend against: a command that means to lie to
- * rein.  The command runs in the driver's own bash, with everything the
- * driver has.  `60<&-` keeps fd 60 from it, but bash holds the socket's
- * save copy at some fd >= 10 while the command runs (close-on-exec, so
- * the programs it starts do not have it; its subshells do), and a command
- * can find that fd in /proc/self/fd and write "s 0" on it: the call then
- * returns 0 at once while the command goes on, and the session stays one
- * command out of step (each later call gets the previous command's status,
- * and output can be lost) until it is dropped.  No secret can tell the
- * driver's lines from such a one, since the command can read whatever the
- * driver knows (its variables, its fds, the requests still in the socket)
- * and even replace the driver's every step (a function named `builtin`);
- * only a process per command, a fork per run, would keep them apart.  A
- * command can end with any status it likes and leave jobs running past
- * its call anyway; what lying gains it is a confused session of its own.
+ * The persistent driver.  $1 is the snapshot path ("" for none); fd 3 is
+ * the control socket and fds 4 and 5 two empty memfds of ours, moved at
+ * once to 60, 61 and 62, out of the way of scripts that use `exec 3>...`.
+ * It is written against whatever a session's commands, and the scripts
+ * they source, leave in the shell.  The rules: the driver depends on no
+ * name a command can redefine, none of the user's settings applies to its
+ * lines, and nothing of its own shows in a command's output or state.
+ *
+ *   Its lines.  All it does between two commands runs inside three
+ * functions, __rein_step calling __rein_mid calling __rein_body, defined
+ * afresh before each step and unset again before the command runs: a
+ * command sees none of them, and an `unset -f` of every function cannot
+ * remove them.  __rein_step runs with FUNCNEST empty in its temporary
+ * environment, so a session's FUNCNEST cannot stop that nesting (nor can
+ * a command-scoped POSIXLY_CORRECT or FUNCNEST be set under the driver's:
+ * rein_shell_run refuses them, see shell_env_driver).  Calling a function
+ * is what keeps the user's traps off the driver's lines: bash saves and
+ * clears the DEBUG and RETURN traps for a
+ * function's body unless set -T is on, and the ERR trap unless set -E is,
+ * and puts them back when it returns; no trap text is ever read, quoted or
+ * re-set.  __rein_mid switches -T and -E off, so __rein_body runs with no
+ * trap of the user's.  __rein_mid runs with POSIXLY_CORRECT=y in its
+ * temporary environment (unless the session is in posix mode already): in
+ * posix mode bash finds the special builtins (set, export, unset, exit,
+ * return, eval, `.`) before any function of that name, and when the
+ * temporary variable goes it puts back the shopt options posix mode
+ * changed.  __rein_mid switches -x off and __rein_body -e, -u, -a and -v,
+ * for the driver's lines only: each is switched on again, as $SHELLOPTS
+ * (which a command cannot set; saved in __rein_o with $BASHOPTS) said,
+ * before the command.
+ *
+ *   The door.  The builtins that are not special (printf, mapfile, cd,
+ * shopt) and eval itself are called through "${__rein_door[@]}": `builtin`,
+ * or, if a function has that name, `command`.  If both are functions, the
+ * one named builtin is copied out through a child bash ($0, exported to it
+ * for that), unset while the driver runs and sourced back (expand_aliases
+ * off, so its body is not expanded twice) before the command; the command
+ * is then run by eval's own name.  `export -nf NAME` tells a function (it
+ * fails for anything else); the export attribute it takes away is put back
+ * from what `export -pf` wrote to the memfd at 61 just before.  If
+ * builtin, command and eval are all functions, nothing can run a command
+ * here without calling one of them: the run answers "f" and the session
+ * ends.  No alias reaches the driver: its text is parsed once, as one { }
+ * group, before any alias exists.  It never needs PATH (the child bash is
+ * $0), IFS or TMOUT (mapfile -d '' neither splits nor times out), echo, or
+ * any fd but 60..62, which the command runs without (bash restores them
+ * after it, whatever the command did to those numbers).
+ *
+ *   The command.  At the top level, with the user's settings in force, run
+ * only the loop's test, the step's call, a line setting `$?`, the eval
+ * line and a line noting its status, all in a { } group on /dev/null, so
+ * what they cause (a DEBUG trap's output, set -x's trace of them, an ERR
+ * trap) is never seen; the command's own output goes to the run's FIFO,
+ * $__rein_out, through redirections on the eval line, which bash undoes
+ * (closing its write end) as soon as the command returns.
+ * `$?` carries between runs as in a terminal: __rein_status returns its
+ * argument, the previous run's status (0 for the first command of a
+ * session, after a snapshot too), unsetting itself first; it runs as the
+ * condition of an `elif` (the branch then starts with `$?` as it returned
+ * it) or, under set -e, in an && list, where a non-zero status neither
+ * stops the shell nor runs an ERR trap.  Without set -e, the eval line is
+ * `! eval`: an inverted command runs no ERR trap for itself, so a failing
+ * command's trap fires once, as in a terminal, and its status is taken
+ * from PIPESTATUS.  Under set -e, `!` would switch set -e off inside the
+ * eval too, so eval runs plain and a command whose status is not 0 ends
+ * the shell even where an interactive bash would go on (`false && true`),
+ * as `bash -c 'set -e; eval "false && true"'` does.  PIPESTATUS holds that
+ * one status afterwards.  The status marks (elements of __rein_st) are
+ * array elements because set -a exports no array to a child.
+ *   The eval line marks __rein_st[3] in an arithmetic expansion of the
+ * redirection after the FIFO's, which bash evaluates only once the FIFO
+ * opened; unmarked, the step answers "f" and bash exits.  The line after
+ * it marks __rein_st[2] with the status: `break` at the command's top
+ * level leaves the driver's loop (bash falls off the end of the script
+ * and exits), `continue` skips the mark and the step, finding it unset,
+ * exits; either way the session ends, as the seed has it for loop control.
+ * The loop is an arithmetic `for` whose test takes one from __rein_st[6],
+ * which only a step that ran to its end sets to 1; the step is an `if !`
+ * condition returning non-zero when it did, so the command runs only
+ * then.  A step that did not run (extdebug and a DEBUG trap that returns
+ * non-zero skip it; set -n skips everything, but bash still evaluates
+ * the arithmetic) runs no command and ends the loop: bash exits rather
+ * than spinning or running a stale command.
+ *   A failed cd to the run's cwd answers "c" and bash exits (rein drops
+ * the session anyway).  Command-scoped variables are exported after the
+ * cd and put back by the next step, in reverse order: unset (u), exported
+ * (x) or a plain shell variable with its old value; a read-only one is
+ * left alone (posix mode would end the shell on an `export` of it).
+ *
+ *   What this does not defend against.  A command that means to break the
+ * driver can: it runs in the driver's own bash, with everything the driver
+ * has.  `60<&-` keeps fd 60 from it, but bash holds the socket's save copy
+ * at some fd >= 10 while the command runs (close-on-exec, so the programs
+ * it starts do not have it; its subshells do), and a command can find that
+ * fd in /proc/self/fd and write "s 0" on it: the call then returns 0 at
+ * once while the command goes on, and the session stays one command out
+ * of step (each later call gets the previous command's status, and output
+ * can be lost) until it is dropped.  It can also close those save copies
+ * (the session then ends at the step), redefine the __rein_ functions or
+ * make the __rein_ variables read-only, disable (`enable -n`) the builtins
+ * the driver uses, make POSIXLY_CORRECT read-only (special builtins are
+ * then looked up by name), or read the driver's requests.  No secret can
+ * tell the driver's lines from such a one's, since the command can read
+ * whatever the driver knows; only a process per command, a fork per run,
+ * would keep them apart.  And some things are bash's: the driver's
+ * top-level lines are still simple commands, so a DEBUG trap runs before
+ * each of them (unseen, but a trap that counts or logs sees four or five
+ * more commands per run, with set -T a few more); with BASH_XTRACEFD set,
+ * set -x traces the lines after -x is back on to that fd, not to the
+ * group's /dev/null (and PS4 is expanded for each); a command's trace is
+ * one level deeper ("++"), as under any eval; and an expansion error
+ * under set -u, like any error that ends a non-interactive bash, ends the
+ * session.  The step costs about 0.1 ms more than a bare read-eval loop
+ * (defining its functions is a fifth of it).
  */
+/* Finds the door (see above) in posix mode: __rein_door, and __rein_fx
+ * 1 when `builtin` is a function, 2 when `command` is one too (then
+ * `builtin` is copied to the memfd at 62 and unset).  Needs __rein_bash. */
+#define SHELL_DOOR_PROBE \
+    "      __rein_door=(builtin) __rein_fx=\n" \
+    "      [[ ! -w /proc/self/fd/61 ]] || export -pf >|/proc/self/fd/61\n" \
+    "      if export -nf builtin 2>/dev/null; then\n" \
+    "        __rein_fx=1 __rein_door=(command)\n" \
+    "        if export -nf command 2>/dev/null; then\n" \
+    "          [[ -w /proc/self/fd/62 ]] || exit 1\n" \
+    "          export -f builtin\n" \
+    "          BASH_ENV= ENV= \"$__rein_bash\" --norc --noprofile \\\n" \
+    "            -c 'POSIXLY_CORRECT=y; unset -f declare; "                   \
+    "declare -f builtin' \\\n"                                              \
+    "            >|/proc/self/fd/62 2>/dev/null </dev/null \\\n"            \
+    "            60<&- 61<&- 62<&-\n"                                        \
+    "          unset -f builtin\n" \
+    "          __rein_fx=2 __rein_door=(builtin)\n" \
+    "        fi\n" \
+    "      fi\n"
+
+/* Puts back what SHELL_DOOR_PROBE moved aside, before the command: the
+ * copy of `builtin`, the export attributes, expand_aliases (posix mode
+ * puts it back itself when POSIXLY_CORRECT was temporary).  fail is the
+ * text run when builtin, command and eval are all functions.  Needs
+ * __rein_so and __rein_bo, the SHELLOPTS and BASHOPTS of the user. */
+#define SHELL_DOOR_RESTORE(fail) \
+    "      if [[ -n $__rein_fx ]]; then\n" \
+    "        \"${__rein_door[@]}\" shopt -u expand_aliases\n" \
+    "        if [[ $__rein_fx == 2 ]]; then\n" \
+    "          if export -nf eval 2>/dev/null; then\n" \
+    fail \
+    "          fi\n" \
+    "          . /proc/self/fd/62\n" \
+    "          __rein_door=()\n" \
+    "        fi\n" \
+    "        [[ ! -s /proc/self/fd/61 ]] || . /proc/self/fd/61\n" \
+    "        [[ :${__rein_o[0]}: != *:posix:* ||\n" \
+    "           :${__rein_o[1]}: != *:expand_aliases:* ]] ||\n" \
+    "          \"${__rein_door[@]}\" shopt -s expand_aliases\n" \
+    "      fi\n"
+
+/* The eval line's redirections: the command's output to the run's FIFO,
+ * then (only once that opened) the mark __rein_st[3]; no fd of ours. */
+#define SHELL_EVAL_REDIR \
+    ">\"$__rein_out\" 2>&1${__rein_st[__rein_st[3]=9]-} 60<&- 61<&- 62<&-\n"
+
 static const char SHELL_DRIVER[] =
     "{\n"
-    "exec 60<&3 3<&-\n"
-    "__rein_flags=\n"
-    "if [[ -n $1 ]]; then\n"
-    "  if [[ -f $1 && -r $1 ]]; then\n"
-    "    { builtin source \"$1\"; __rein_flags=$-; builtin set +xa\n"
-    "      builtin export -n __rein_flags; } </dev/null >/dev/null 2>&1 60<&-\n"
+    "exec 60<&3 3<&- 61<&4 4<&- 62<&5 5<&-\n"
+    "__rein_bash=$0 __rein_snap=$1 __rein_first=1 __rein_last=0 __rein_n=0\n"
+    "__rein_st=([6]=1) __rein_door=(builtin) __rein_cmd= __rein_out=\n"
+    "__rein_o=()\n"
+    "builtin set --\n"
+    "if [[ -n $__rein_snap ]]; then\n"
+    "  if [[ -f $__rein_snap && -r $__rein_snap ]]; then\n"
+    "    { builtin source \"$__rein_snap\"; } </dev/null >/dev/null 2>&1 \\\n"
+    "      60<&- 61<&- 62<&-\n"
     "  else\n"
     "    builtin printf 'n\\n' >&60\n"
     "    builtin exit 1\n"
     "  fi\n"
     "fi\n"
-    "builtin set --\n"
-    "__rein_busy= __rein_rc=0\n"
-    "builtin printf 'r\\n' >&60\n"
-    "until [[ -n $__rein_busy ]] || {\n"
-    "        __rein_t=()\n"
-    "        [[ ! -v TMOUT ]] || __rein_t=(-t " SHELL_READ_FOREVER_S ")\n"
-    "        ! { IFS= builtin read -r \"${__rein_t[@]}\" -d '' __rein_out <&60 &&\n"
-    "            IFS= builtin read -r \"${__rein_t[@]}\" -d '' __rein_cwd <&60 &&\n"
-    "            IFS= builtin read -r \"${__rein_t[@]}\" -d '' __rein_n <&60; }\n"
-    "      }; do\n"
-    "  __rein_envs=() __rein_olds=() __rein_how=() __rein_i=0\n"
-    "  while [[ $__rein_i -lt $__rein_n ]]; do\n"
-    "    IFS= builtin read -r \"${__rein_t[@]}\" -d '' __rein_e <&60 ||\n"
-    "      builtin exit 1\n"
-    "    __rein_envs[__rein_i]=$__rein_e\n"
-    "    __rein_i=$((__rein_i + 1))\n"
-    "  done\n"
-    "  IFS= builtin read -r \"${__rein_t[@]}\" -d '' __rein_cmd <&60 ||\n"
-    "    builtin exit 1\n"
-    "  if [[ -n $__rein_cwd ]] &&\n"
-    "     ! builtin cd -- \"$__rein_cwd\" >/dev/null 2>&1; then\n"
-    "    builtin printf 'c\\n' >&60\n"
-    "    builtin continue\n"
-    "  fi\n"
-    "  __rein_i=0\n"
-    "  while [[ $__rein_i -lt $__rein_n ]]; do\n"
-    "    __rein_e=${__rein_envs[__rein_i]}\n"
-    "    __rein_v=${__rein_e%%=*}\n"
-    "    __rein_olds[__rein_i]=\n"
-    "    if [[ -v $__rein_v ]]; then\n"
-    "      __rein_olds[__rein_i]=${!__rein_v}\n"
-    "      if [[ ${!__rein_v@a} == *x* ]]; then __rein_how[__rein_i]=x\n"
-    "      else __rein_how[__rein_i]=s; fi\n"
+    "{\n"
+    "for (( ; __rein_st[6]-- > 0; )); do\n"
+    "  if ! {\n"
+    "    __rein_step() {\n"
+    "      if [[ :$SHELLOPTS: == *:posix:* ]]; then __rein_mid\n"
+    "      else POSIXLY_CORRECT=y __rein_mid; fi\n"
+    "      (( __rein_st[6] != 1 ))\n"
+    "    }\n"
+    "    __rein_mid() {\n"
+    "      __rein_o=(\"$SHELLOPTS\" \"$BASHOPTS\")\n"
+    "      set +o functrace +o errtrace +o xtrace\n"
+    "      __rein_body\n"
+    "      unset -f __rein_step __rein_mid __rein_body\n"
+    "      [[ :${__rein_o[0]}: != *:functrace:* ]] || set -o functrace\n"
+    "      [[ :${__rein_o[0]}: != *:errtrace:* ]] || set -o errtrace\n"
+    "      [[ :${__rein_o[0]}: != *:xtrace:* ]] || set -o xtrace\n"
+    "    }\n"
+    "    __rein_body() {\n"
+    "      set +o errexit +o nounset +o allexport +o verbose\n"
+    SHELL_DOOR_PROBE
+    "      if [[ -n $__rein_first ]]; then\n"
+    "        __rein_first=\n"
+    "        \"${__rein_door[@]}\" printf 'r\\n' >&60 || exit 1\n"
+    "      else\n"
+    "        __rein_i=$__rein_n\n"
+    "        while (( __rein_i > 0 )); do\n"
+    "          __rein_i=$((__rein_i - 1))\n"
+    "          __rein_v=${__rein_envs[__rein_i]%%=*}\n"
+    "          if [[ ${!__rein_v@a} != *r* ]]; then\n"
+    "            case ${__rein_how[__rein_i]} in\n"
+    "            u) unset -v \"$__rein_v\" ;;\n"
+    "            x) export \"$__rein_v=${__rein_olds[__rein_i]}\" ;;\n"
+    "            *) export \"$__rein_v=${__rein_olds[__rein_i]}\"\n"
+    "               export -n \"$__rein_v\" ;;\n"
+    "            esac\n"
+    "          fi\n"
+    "        done\n"
+    "        [[ -n ${__rein_st[2]-} ]] || exit 0\n"
+    "        if [[ -z ${__rein_st[3]-} ]]; then\n"
+    "          \"${__rein_door[@]}\" printf 'f\\n' >&60\n"
+    "          exit 1\n"
+    "        fi\n"
+    "        __rein_last=${__rein_st[2]}\n"
+    "        \"${__rein_door[@]}\" printf 's %d\\n' \"$__rein_last\" >&60 ||\n"
+    "          exit 1\n"
+    "      fi\n"
+    "      \"${__rein_door[@]}\" mapfile -d '' -n 3 -t __rein_h <&60\n"
+    "      (( ${#__rein_h[@]} == 3 )) || exit 1\n"
+    "      __rein_out=${__rein_h[0]} __rein_n=${__rein_h[2]}\n"
+    "      \"${__rein_door[@]}\" mapfile -d '' -n $((__rein_n + 1)) \\\n"
+    "        -t __rein_envs <&60\n"
+    "      (( ${#__rein_envs[@]} == __rein_n + 1 )) || exit 1\n"
+    "      __rein_cmd=${__rein_envs[__rein_n]}\n"
+    "      if [[ -n ${__rein_h[1]} ]] &&\n"
+    "         ! \"${__rein_door[@]}\" cd -- \"${__rein_h[1]}\" \\\n"
+    "           >/dev/null 2>&1; then\n"
+    "        \"${__rein_door[@]}\" printf 'c\\n' >&60\n"
+    "        exit 1\n"
+    "      fi\n"
+    "      __rein_olds=() __rein_how=() __rein_i=0\n"
+    "      while (( __rein_i < __rein_n )); do\n"
+    "        __rein_v=${__rein_envs[__rein_i]%%=*}\n"
+    "        __rein_how[__rein_i]=u\n"
+    "        if [[ -v $__rein_v ]]; then\n"
+    "          __rein_olds[__rein_i]=${!__rein_v} __rein_how[__rein_i]=s\n"
+    "          [[ ${!__rein_v@a} != *x* ]] || __rein_how[__rein_i]=x\n"
+    "        fi\n"
+    "        [[ ${!__rein_v@a} == *r* ]] ||\n"
+    "          export \"${__rein_envs[__rein_i]}\"\n"
+    "        __rein_i=$((__rein_i + 1))\n"
+    "      done\n"
+    "      __rein_st=()\n"
+    SHELL_DOOR_RESTORE("          builtin printf 'f\\n' >&60\n"
+                       "          exit 1\n")
+    "      [[ :${__rein_o[0]}: != *:errexit:* ]] || set -o errexit\n"
+    "      [[ :${__rein_o[0]}: != *:nounset:* ]] || set -o nounset\n"
+    "      [[ :${__rein_o[0]}: != *:allexport:* ]] || set -o allexport\n"
+    "      [[ :${__rein_o[0]}: != *:verbose:* ]] || set -o verbose\n"
+    "      __rein_st[6]=1\n"
+    "    }\n"
+    "    FUNCNEST= __rein_step\n"
+    "  }; then\n"
+    "    __rein_status() {\n"
+    "      \"${__rein_door[@]}\" unset -f __rein_status\n"
+    "      \"${__rein_door[@]}\" return \"$1\"\n"
+    "    }\n"
+    "    if [[ -o errexit ]]; then\n"
+    "      __rein_status \"$__rein_last\" && [[ -n 1 ]]\n"
+    "      \"${__rein_door[@]}\" eval \"$__rein_cmd\" " SHELL_EVAL_REDIR
+    "    elif __rein_status \"$__rein_last\"; then\n"
+    "      ! \"${__rein_door[@]}\" eval \"$__rein_cmd\" " SHELL_EVAL_REDIR
     "    else\n"
-    "      __rein_how[__rein_i]=u\n"
+    "      ! \"${__rein_door[@]}\" eval \"$__rein_cmd\" " SHELL_EVAL_REDIR
     "    fi\n"
-    "    builtin export \"$__rein_e\" 2>/dev/null || builtin :\n"
-    "    __rein_i=$((__rein_i + 1))\n"
-    "  done\n"
-    "  __rein_done= __rein_open= __rein_last=$__rein_rc __rein_rc=0\n"
-    "  __rein_busy=1\n"
-    "  for __rein_once in 1; do\n"
-    "    {\n"
-    "      __rein_open=1\n"
-    "      { __rein_status() {\n"
-    "          builtin unset -f __rein_status\n"
-    "          builtin return \"$1\"\n"
-    "        } || builtin :\n"
-    "        [[ $__rein_flags != *a* ]] || builtin set -a\n"
-    "        [[ $__rein_flags != *x* ]] || builtin set -x\n"
-    "        __rein_status \"$__rein_last\" && builtin :; } >/dev/null 2>&1\n"
-    "      builtin eval \"$__rein_cmd\"\n"
-    "      { __rein_rc=$? __rein_done=1 __rein_flags=$-; builtin set +xa\n"
-    "        builtin export -n __rein_rc __rein_done __rein_flags; } 2>/dev/null\n"
-    "    } >\"$__rein_out\" 2>&1 60<&-\n"
-    "  done\n"
-    "  if [[ -z $__rein_open ]]; then\n"
-    "    builtin printf 'f\\n' >&60\n"
-    "    builtin exit 1\n"
+    "    __rein_st[2]=${PIPESTATUS[0]}\n"
     "  fi\n"
-    "  [[ -n $__rein_done ]] || builtin exit \"$__rein_rc\"\n"
-    "  __rein_busy=\n"
-    "  __rein_i=$__rein_n\n"
-    "  while [[ $__rein_i -gt 0 ]]; do\n"
-    "    __rein_i=$((__rein_i - 1))\n"
-    "    __rein_e=${__rein_envs[__rein_i]}\n"
-    "    __rein_v=${__rein_e%%=*}\n"
-    "    case ${__rein_how[__rein_i]} in\n"
-    "    u) builtin unset -v \"$__rein_v\" || builtin : ;;\n"
-    "    x) builtin export \"$__rein_v=${__rein_olds[__rein_i]}\""
-    " || builtin : ;;\n"
-    "    *) builtin export -n \"$__rein_v\" || builtin :\n"
-    "       builtin printf -v \"$__rein_v\" %s \"${__rein_olds[__rein_i]}\""
-    " || builtin : ;;\n"
-    "    esac\n"
-    "  done 2>/dev/null\n"
-    "  builtin printf 's %d\\n' \"$__rein_rc\" >&60\n"
     "done\n"
-    "builtin exit \"$__rein_rc\"\n"
+    "} >/dev/null 2>&1\n"
     "}\n";
 
 /*
  * One-shot with a snapshot, or with a command too long for an argument
  * (SHELL_ARG_MAX).  $1 the snapshot ("" for none), $2 the command — or,
- * without $2, the command is read from a memfd, at fd 4 after a snapshot's
- * fd 3, else at fd 3, up to its NUL (a seekable fd, so bash reads it in
- * blocks).  The byte on fd 3 says the snapshot was sourced.  Both fds are
- * closed before the command so nothing of them is inherited.  The command
- * is expanded into eval's argument before __rein_c is unset, so the
- * command sees neither it nor $1/$2.
+ * without $2, the command is read from a memfd, at fd 6 after a snapshot's
+ * fds 3..5, else at fd 3, up to its NUL (a seekable fd, so bash reads it in
+ * blocks).  With a snapshot, fd 3 is a pipe and fds 4 and 5 two memfds
+ * (moved to 61 and 62, as for the driver): after the snapshot, __rein_go
+ * finds the door (see the driver) and writes one byte to fd 3, which says
+ * the snapshot was sourced; then it closes them all, so nothing of them is
+ * inherited.  Its lines run with the snapshot's settings switched off and
+ * its traps suspended, in a group on /dev/null; set -x is switched on
+ * again by the command's first line, so the eval line itself is not
+ * traced.  The command is expanded into eval's argument before __rein_c
+ * and the others are unset (on the command's first line, which keeps its
+ * line numbers), so the command sees neither them nor $1/$2.  Unlike the
+ * driver's, the eval line is not in a group on /dev/null (the command
+ * would see the fds bash saves for it), so a snapshot's DEBUG trap fires,
+ * visibly, before the eval and the unset too.
  */
 static const char SHELL_ONESHOT_WRAP[] =
     "{\n"
     "if (( $# < 2 )); then\n"
     "  __rein_fd=3\n"
-    "  [[ -z $1 ]] || __rein_fd=4\n"
+    "  [[ -z $1 ]] || __rein_fd=6\n"
     "  IFS= builtin read -r -d '' __rein_c <&\"$__rein_fd\"\n"
     "  exec {__rein_fd}<&-\n"
     "  builtin unset -v __rein_fd\n"
     "fi\n"
-    "if [[ -n $1 ]]; then\n"
-    "  if [[ -f $1 && -r $1 ]]; then\n"
-    "    builtin source \"$1\" </dev/null >/dev/null 2>&1 3>&-\n"
+    "(( $# < 2 )) || __rein_c=$2\n"
+    "__rein_bash=$0 __rein_s=$1 __rein_door=(builtin) __rein_px=\n"
+    "builtin set --\n"
+    "if [[ -n $__rein_s ]]; then\n"
+    "  exec 61<&4 4<&- 62<&5 5<&-\n"
+    "  if [[ -f $__rein_s && -r $__rein_s ]]; then\n"
+    "    { builtin source \"$__rein_s\"; } </dev/null >/dev/null 2>&1 \\\n"
+    "      3>&- 61<&- 62<&-\n"
     "  else\n"
     "    builtin exit 1\n"
     "  fi\n"
-    "  builtin printf r >&3\n"
-    "  exec 3>&-\n"
+    "  {\n"
+    "    __rein_go() {\n"
+    "      __rein_o=(\"$SHELLOPTS\" \"$BASHOPTS\")\n"
+    "      set +o errexit +o nounset +o xtrace +o allexport +o verbose\n"
+    SHELL_DOOR_PROBE
+    SHELL_DOOR_RESTORE("          exit 1\n")
+    "      \"${__rein_door[@]}\" printf r >&3\n"
+    "      exec 3>&- 61>&- 62>&-\n"
+    "      unset -f __rein_go\n"
+    "      [[ :${__rein_o[0]}: != *:xtrace:* ]] ||\n"
+    "        __rein_px=\"${__rein_door[*]} set -x; \"\n"
+    "      [[ :${__rein_o[0]}: != *:errexit:* ]] || set -o errexit\n"
+    "      [[ :${__rein_o[0]}: != *:nounset:* ]] || set -o nounset\n"
+    "      [[ :${__rein_o[0]}: != *:allexport:* ]] || set -o allexport\n"
+    "      [[ :${__rein_o[0]}: != *:verbose:* ]] || set -o verbose\n"
+    "    }\n"
+    "    if [[ :$SHELLOPTS: == *:posix:* ]]; then __rein_go\n"
+    "    else POSIXLY_CORRECT=y __rein_go; fi\n"
+    "  } >/dev/null 2>&1\n"
     "fi\n"
-    "(( $# < 2 )) || __rein_c=$2\n"
-    "builtin set --\n"
-    "builtin eval \"builtin unset -v __rein_c\n$__rein_c\"\n"
+    "\"${__rein_door[@]}\" eval \"${__rein_door[*]} unset -v __rein_c \\\n"
+    "__rein_s __rein_door __rein_bash __rein_fx __rein_o __rein_px; \\\n"
+    "$__rein_px$__rein_c\"\n"
     "}\n";
 
 /* --------------------------------------------------------- the objects */
@@ -486,6 +619,12 @@ static int shell_build_env(env_t *e, const char *const *a,
     return 0;
 }
 
+/* Variables the driver sets in the temporary environment of its own
+ * functions (see SHELL_DRIVER): a command-scoped value would be set, and
+ * put back, under the driver's, not the session's. */
+static const char *const shell_env_driver[] = {"POSIXLY_CORRECT",
+                                               "FUNCNEST", NULL};
+
 /* A command-scoped entry for a persistent session: the name must be one
  * bash can export, and not one of the driver's own. */
 static bool shell_env_exportable(const char *entry)
@@ -493,6 +632,10 @@ static bool shell_env_exportable(const char *entry)
     if (!env_valid(entry) || !strncmp(entry, SHELL_PRIVATE_PREFIX,
                                       strlen(SHELL_PRIVATE_PREFIX)))
         return false;
+    size_t n = (size_t)(strchr(entry, '=') - entry);
+    for (const char *const *k = shell_env_driver; *k; k++)
+        if (strlen(*k) == n && !strncmp(entry, *k, n))
+            return false;
     if (!isalpha((unsigned char)entry[0]) && entry[0] != '_')
         return false;
     for (const char *p = entry + 1; *p != '='; p++)
@@ -825,7 +968,7 @@ static void on_line(struct shell_run *r, const char *line)
         return;
     }
     if (!strcmp(line, "n") || !strcmp(line, "f")) {
-        /* The snapshot, or the redirection to the run's FIFO, failed. */
+        /* The snapshot failed, or the command could not be run. */
         if (!r->err)
             r->err = line[0] == 'n' ? REIN_ESNAPSHOT : REIN_ESHELL_EXEC;
         return; /* bash exits next */
@@ -1083,6 +1226,26 @@ static int shell_spawn(rein_sup_t *s, const char *const *argv,
 
 /* ---------------------------------------------------------- one-shot */
 
+/* The two empty memfds the driver (and a one-shot with a snapshot) keeps
+ * its scratch in, at fds 61 and 62 (see SHELL_DOOR_PROBE).  bash reopens
+ * them through /proc/self/fd to truncate them; close-on-exec here, the
+ * spawn hands bash its own copies. */
+static int shell_scratch_fds(int out[2])
+{
+    out[0] = out[1] = -1;
+    for (int i = 0; i < 2; i++) {
+        out[i] = memfd_create("rein-shell-scratch", MFD_CLOEXEC);
+        if (out[i] < 0) {
+            int rc = -errno;
+            if (i)
+                close(out[0]);
+            out[0] = -1;
+            return rc;
+        }
+    }
+    return 0;
+}
+
 /* A memfd holding command and its NUL, at offset 0: how a command too long
  * for an argument reaches bash (SHELL_ONESHOT_WRAP). */
 static int shell_command_fd(const char *command, int *out)
@@ -1118,7 +1281,7 @@ int rein_shell_exec(const rein_shell_opts_t *opts,
     struct shell_run r;
     struct shell_run *slot = &r;
     env_t env = {NULL, 0};
-    int mfd[2] = {-1, -1}, cfd = -1, rc;
+    int mfd[2] = {-1, -1}, scr[2] = {-1, -1}, cfd = -1, rc;
     const char *snap = opts ? opts->snapshot_path : NULL;
 
     if (!run || !run->command || !result)
@@ -1135,6 +1298,8 @@ int rein_shell_exec(const rein_shell_opts_t *opts,
     }
     if (snap) /* ours only: bash's end stays blocking */
         fcntl(mfd[0], F_SETFL, fcntl(mfd[0], F_GETFL) | O_NONBLOCK);
+    if (snap && (rc = shell_scratch_fds(scr)) < 0)
+        goto out;
     if (long_cmd && (rc = shell_command_fd(run->command, &cfd)) < 0)
         goto out;
     if ((rc = shell_sup_open(&r.sup)) < 0)
@@ -1144,10 +1309,13 @@ int rein_shell_exec(const rein_shell_opts_t *opts,
     const char *wrap[] = {shell_program, "--noprofile", "--norc", "-c",
                           SHELL_ONESHOT_WRAP, shell_program, snap ? snap : "",
                           long_cmd ? NULL : run->command, NULL};
-    int extra[2];
+    int extra[4];
     size_t n_extra = 0;
-    if (snap)
+    if (snap) {
         extra[n_extra++] = mfd[1];
+        extra[n_extra++] = scr[0];
+        extra[n_extra++] = scr[1];
+    }
     if (long_cmd)
         extra[n_extra++] = cfd;
     rc = shell_spawn(r.sup, snap || long_cmd ? wrap : plain, &env, run->cwd,
@@ -1161,6 +1329,10 @@ int rein_shell_exec(const rein_shell_opts_t *opts,
         close(cfd);
         cfd = -1;
     }
+    for (int i = 0; i < 2; i++)
+        if (scr[i] >= 0)
+            close(scr[i]);
+    scr[0] = scr[1] = -1;
     if (rc < 0)
         goto out;
 
@@ -1178,9 +1350,12 @@ out:
     /* Ends the run too if the loop failed before it was over. */
     slot = NULL;
     rein_sup_close(r.sup);
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
         if (mfd[i] >= 0)
             close(mfd[i]);
+        if (scr[i] >= 0)
+            close(scr[i]);
+    }
     if (cfd >= 0)
         close(cfd);
     env_free(&env);
@@ -1250,7 +1425,7 @@ fail:
 static int shell_start(rein_shell_t *sh)
 {
     env_t env = {NULL, 0};
-    int sv[2] = {-1, -1}, rc;
+    int sv[2] = {-1, -1}, scr[2] = {-1, -1}, rc;
     if ((rc = shell_build_env(&env, (const char *const *)sh->session_env,
                               NULL)) < 0)
         return rc;
@@ -1258,19 +1433,25 @@ static int shell_start(rein_shell_t *sh)
         rc = -errno;
         goto out;
     }
+    if ((rc = shell_scratch_fds(scr)) < 0)
+        goto out;
     const char *argv[] = {shell_program, "--noprofile", "--norc", "-c",
                           SHELL_DRIVER, shell_program,
                           sh->snapshot ? sh->snapshot : "", NULL};
-    rc = shell_spawn(sh->sup, argv, &env, NULL, 0, &sv[1], 1, on_leader_exit,
+    const int extra[] = {sv[1], scr[0], scr[1]};
+    rc = shell_spawn(sh->sup, argv, &env, NULL, 0, extra, 3, on_leader_exit,
                      &sh->cur, &sh->id);
     if (rc < 0)
         goto out;
     sh->chan = sv[0];
     sv[0] = -1;
 out:
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
         if (sv[i] >= 0)
             close(sv[i]);
+        if (scr[i] >= 0)
+            close(scr[i]);
+    }
     env_free(&env);
     return rc;
 }
