@@ -1903,6 +1903,10 @@ static void reconcile_log_facts(run_record_t *rec)
     rec->bytes = (uint64_t)st.st_size;
     int64_t mtime = (int64_t)st.st_mtim.tv_sec * 1000 +
                     st.st_mtim.tv_nsec / 1000000;
+    /* The kernel stamps files from a clock that lags the wall clock by up
+     * to a tick: output read just after the start may look earlier. */
+    if (mtime < rec->started_ms)
+        mtime = rec->started_ms;
     if (mtime > rec->last_output_ms)
         rec->last_output_ms = mtime;
 }
