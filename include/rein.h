@@ -409,7 +409,8 @@ int rein_base64_decode(const char *in, size_t len, unsigned char **out,
  * REIN_SUP_EVENTS_MAX_BYTES into one older file, and a supervisor's owner
  * record goes when it closes (or, after a crash, when reconcile has taken
  * what it left).  Run records and logs stay until a retention pass
- * removes them: `rein serve` runs one at start and hourly (docs/serve.md).
+ * removes them: `rein serve` runs one at start and hourly, `rein run` at
+ * most hourly (docs/serve.md, "Logs").
  */
 typedef struct rein_sup rein_sup_t;
 
