@@ -403,6 +403,16 @@ int rein_base64_decode(const char *in, size_t len, unsigned char **out,
  *
  * A supervisor runs on its own event loop; drive it with rein_sup_run_once
  * (or poll rein_sup_fd for readability first).  Callbacks run from there.
+ *
+ * What it keeps is bounded however long it runs: a run's remembered
+ * processes are those still there (the gone ones are forgotten, in memory
+ * and in the registry), an exited run stays in memory until
+ * rein_sup_forget, the event log (events.jsonl) is rotated at
+ * REIN_SUP_EVENTS_MAX_BYTES into one older file, and a supervisor's owner
+ * record goes when it closes (or, after a crash, when reconcile has taken
+ * what it left).  Run records and logs stay until a retention pass
+ * removes them: `rein serve` runs one at start and hourly, `rein run` at
+ * most hourly (docs/serve.md, "Logs").
  */
 typedef struct rein_sup rein_sup_t;
 
@@ -466,6 +476,10 @@ const char *rein_run_state_name(rein_run_state_t s);
  * the pace talkative runs were scanned at already: a quiet run costs no
  * more than a talkative one did. */
 #define REIN_SUP_SCAN_MS 1000
+/* The event log of a state dir is renamed to events.jsonl.1 (replacing
+ * the one before) once it holds this many bytes: at most twice this on
+ * disk, days of a busy server's events. */
+#define REIN_SUP_EVENTS_MAX_BYTES (32u << 20)
 
 typedef struct rein_sup_opts {
     const char *state_dir;   /* NULL: $REIN_STATE_DIR, $XDG_STATE_HOME/rein,
@@ -533,7 +547,9 @@ typedef struct rein_run_opts {
 int rein_sup_open(const rein_sup_opts_t *o, rein_sup_t **out);
 /* Terminates every live run (TERM, 1 s grace, KILL) and every stray (an
  * adopted orphan no run could claim: KILL), finalizes the registry (a
- * stray's record goes once it is gone), releases the owner lease. */
+ * stray's record goes once it is gone), releases the owner lease and
+ * deletes the owner's record (kept while a run outlived the kill or a
+ * stray is on record: reconcile finds those through it). */
 void rein_sup_close(rein_sup_t *s);
 /* An fd that is readable when rein_sup_run_once has work. */
 int rein_sup_fd(const rein_sup_t *s);
@@ -557,7 +573,8 @@ int rein_sup_signal(rein_sup_t *s, int64_t id, int signo);
 int rein_sup_cancel(rein_sup_t *s, int64_t id, int signo, int grace_ms);
 /* The run's state; pointers inside stay valid until the run is forgotten. */
 int rein_sup_info(rein_sup_t *s, int64_t id, rein_run_info_t *out);
-/* Drops an exited run from memory (the registry keeps it). */
+/* Drops an exited run from memory (the registry keeps it).  A host that
+ * never calls it holds every run it started. */
 int rein_sup_forget(rein_sup_t *s, int64_t id);
 
 typedef struct rein_reconcile_stats {

@@ -1413,3 +1413,75 @@ TEST_T(a_sigkilled_supervisors_log_holds_every_byte_it_had_read, 60)
         buf_free(&after);
     }
 }
+
+/* Every owner row of the state dir's registry (live or not). */
+static long long owner_rows(void)
+{
+    char db[PATH_MAX + 32];
+    snprintf(db, sizeof db, "%s/state/%s", test_tmpdir(), REGISTRY_FILE);
+    sqlite3 *raw;
+    sqlite3_stmt *st;
+    ASSERT_EQ(sqlite3_open_v2(db, &raw, SQLITE_OPEN_READONLY, NULL),
+              SQLITE_OK);
+    ASSERT_EQ(sqlite3_prepare_v2(raw, "SELECT count(*) FROM owners", -1, &st,
+                                 NULL),
+              SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    long long n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(raw);
+    return n;
+}
+
+/* Each rein process is an owner: a row and a lock file.  They must go when
+ * it closes, and when it died and was reconciled (with runs or without),
+ * or a state dir used by `rein run` a few thousand times holds a few
+ * thousand rows that every reconcile reads. */
+TEST(owners_leave_no_row_behind_closed_or_dead)
+{
+    enum { OPENS = 30 };
+    char dir[PATH_MAX], boot[PROCFS_BOOT_ID_LEN];
+    state_dir(dir, sizeof dir);
+    ASSERT_OK(procfs_boot_id(boot));
+    for (int i = 0; i < OPENS; i++) {
+        rein_sup_t *s = open_sup("pgid");
+        ASSERT_EQ(owner_rows(), 1);
+        rein_sup_close(s);
+    }
+    ASSERT_EQ(owner_rows(), 0);
+
+    /* A dead owner that held nothing (lease run out, its lock file left
+     * behind, its process gone) and one that died with a run. */
+    int fd;
+    pid_t gone = tu_sleeper_start(&fd);
+    uint64_t gone_start;
+    ASSERT_OK(procfs_start_time(gone, &gone_start));
+    tu_sleeper_stop(gone, fd);
+    char lock[PATH_MAX + 64];
+    snprintf(lock, sizeof lock, "%s/owners/%s.lock", dir,
+             "e0000000000000000000000000000001");
+    int lfd = open(lock, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    ASSERT_TRUE(lfd >= 0);
+    close(lfd);
+    registry_t *reg;
+    ASSERT_OK(registry_open(dir, &reg));
+    owner_record_t o;
+    memset(&o, 0, sizeof o);
+    snprintf(o.id, sizeof o.id, "e0000000000000000000000000000001");
+    snprintf(o.boot_id, sizeof o.boot_id, "%s", boot);
+    o.pid = gone;
+    o.start_time = gone_start;
+    o.lock_path = lock;
+    o.lease_expires_ms = 1;
+    ASSERT_OK(registry_owner_add(reg, &o));
+    registry_close(reg);
+    int64_t run = plant(boot, gone, gone_start);
+    ASSERT_EQ(owner_rows(), 2);
+
+    rein_sup_t *s = open_sup("pgid");
+    ASSERT_EQ(reason_of(run), REIN_REASON_LOST);
+    ASSERT_EQ(owner_rows(), 1); /* ours only */
+    ASSERT_EQ(access(lock, F_OK), -1);
+    rein_sup_close(s);
+    ASSERT_EQ(owner_rows(), 0);
+}

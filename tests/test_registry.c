@@ -40,6 +40,9 @@
 /* Room for a path built from another PATH_MAX one plus a suffix. */
 #define TPATH (PATH_MAX + 64)
 #define BOOT "01234567-89ab-cdef-0123-456789abcdef"
+/* A lease that has not expired (2100-01-01): an owner alive for
+ * registry_owner_list, which also lists those whose lease ran out. */
+#define LEASE_LIVE 4102444800000LL
 
 static void mkrun(run_record_t *r, const char *owner, const char *command)
 {
@@ -518,14 +521,14 @@ TEST(registry_owners_leases_and_steal)
 {
     registry_t *reg;
     ASSERT_OK(registry_open(test_tmpdir(), &reg));
-    add_owner(reg, OWNER_A, 1000);
-    add_owner(reg, OWNER_B, 2000);
-    add_owner(reg, OWNER_C, 3000);
-    ASSERT_EQ(registry_owner_renew(reg, OWNER_A, 5000), 0);
+    add_owner(reg, OWNER_A, LEASE_LIVE - 3);
+    add_owner(reg, OWNER_B, LEASE_LIVE - 2);
+    add_owner(reg, OWNER_C, LEASE_LIVE - 1);
+    ASSERT_EQ(registry_owner_renew(reg, OWNER_A, LEASE_LIVE), 0);
     ASSERT_EQ(registry_owner_renew(reg, "nobody", 5000), -ENOENT);
     owner_record_t o;
     ASSERT_OK(registry_owner_get(reg, OWNER_A, &o));
-    ASSERT_EQ(o.lease_expires_ms, 5000);
+    ASSERT_EQ(o.lease_expires_ms, LEASE_LIVE);
     ASSERT_EQ(o.pid, getpid());
     ASSERT_STR(o.lock_path, "/tmp/lock");
     ASSERT_STR(o.boot_id, BOOT);
@@ -538,7 +541,7 @@ TEST(registry_owners_leases_and_steal)
     int64_t a3 = insert_run(reg, OWNER_A, RUN_EXITED);
     insert_run(reg, OWNER_C, RUN_EXITED);
 
-    /* Only owners with live runs are listed. */
+    /* Only owners with live runs are listed, while their leases hold. */
     owner_record_t *ov;
     size_t n;
     ASSERT_OK(registry_owner_list(reg, &ov, &n));
@@ -600,9 +603,9 @@ TEST(registry_strays_per_owner_stolen_with_the_runs)
 {
     registry_t *reg;
     ASSERT_OK(registry_open(test_tmpdir(), &reg));
-    add_owner(reg, OWNER_A, 1);
-    add_owner(reg, OWNER_B, 1);
-    add_owner(reg, OWNER_C, 1);
+    add_owner(reg, OWNER_A, LEASE_LIVE);
+    add_owner(reg, OWNER_B, LEASE_LIVE);
+    add_owner(reg, OWNER_C, LEASE_LIVE);
     stray_record_t a1 = {OWNER_A, BOOT, 300, 30, 0};
     stray_record_t a2 = {OWNER_A, BOOT, 100, 10, 77};
     stray_record_t b1 = {OWNER_B, BOOT, 500, 50, 0};
@@ -646,7 +649,13 @@ TEST(registry_strays_per_owner_stolen_with_the_runs)
     ASSERT_EQ(strays, 1);
     ASSERT_EQ(count_strays(reg, OWNER_A), 0);
     ASSERT_EQ(count_strays(reg, OWNER_C), 1);
+    /* Its lease is expired by the steal: listed until reconcile forgets
+     * it, which it may now that it holds nothing. */
+    ASSERT_TRUE(owner_listed(reg, OWNER_A));
+    ASSERT_EQ(registry_owner_forget(reg, OWNER_A), 1);
     ASSERT_FALSE(owner_listed(reg, OWNER_A));
+    /* Not one with strays on record. */
+    ASSERT_EQ(registry_owner_forget(reg, OWNER_C), 0);
     int64_t steals;
     ASSERT_OK(registry_counter_get(reg, "run_lease_steal_total", &steals));
     ASSERT_EQ(steals, 1);
@@ -695,6 +704,109 @@ TEST(registry_strays_per_owner_stolen_with_the_runs)
               SQLITE_OK);
     sqlite3_close(raw);
     ASSERT_EQ(raw_int(db, "SELECT count(*) FROM strays"), 2);
+}
+
+static int64_t insert_ended(registry_t *reg, const char *owner, int state,
+                            int64_t ended_ms)
+{
+    run_record_t r;
+    mkrun(&r, owner, "true");
+    r.state = state;
+    r.ended_ms = ended_ms;
+    ASSERT_OK(registry_run_insert(reg, &r));
+    run_record_clear(&r);
+    return r.id;
+}
+
+static bool run_exists(registry_t *reg, int64_t id)
+{
+    run_record_t r;
+    int rc = registry_run_get(reg, id, &r);
+    if (rc == 0)
+        run_record_clear(&r);
+    ASSERT_TRUE(rc == 0 || rc == -ENOENT);
+    return rc == 0;
+}
+
+TEST(registry_owner_forget_keeps_an_owner_that_holds_something)
+{
+    registry_t *reg;
+    ASSERT_OK(registry_open(test_tmpdir(), &reg));
+    add_owner(reg, OWNER_A, LEASE_LIVE); /* a live run */
+    add_owner(reg, OWNER_B, LEASE_LIVE); /* exited runs only */
+    add_owner(reg, OWNER_C, LEASE_LIVE); /* a stray */
+    int64_t a = insert_run(reg, OWNER_A, RUN_EXITING);
+    insert_run(reg, OWNER_B, RUN_EXITED);
+    stray_record_t c = {OWNER_C, BOOT, 300, 30, 0};
+    ASSERT_OK(registry_stray_add(reg, &c));
+    /* A dead owner that held nothing: listed once its lease ran out. */
+    add_owner(reg, "dddddddddddddddddddddddddddddddd", 1);
+    ASSERT_TRUE(owner_listed(reg, "dddddddddddddddddddddddddddddddd"));
+    ASSERT_FALSE(owner_listed(reg, OWNER_B));
+
+    ASSERT_EQ(registry_owner_forget(reg, OWNER_A), 0);
+    ASSERT_EQ(registry_owner_forget(reg, OWNER_B), 1);
+    ASSERT_EQ(registry_owner_forget(reg, OWNER_C), 0);
+    ASSERT_EQ(registry_owner_forget(reg, "dddddddddddddddddddddddddddddddd"),
+              1);
+    ASSERT_EQ(registry_owner_forget(reg, "nobody"), 0);
+    owner_record_t o;
+    ASSERT_OK(registry_owner_get(reg, OWNER_A, &o));
+    owner_record_clear(&o);
+    ASSERT_EQ(registry_owner_get(reg, OWNER_B, &o), -ENOENT);
+    ASSERT_OK(registry_owner_get(reg, OWNER_C, &o));
+    owner_record_clear(&o);
+    /* Once its run is over and its stray gone, each may go. */
+    run_record_t r;
+    ASSERT_OK(registry_run_get(reg, a, &r));
+    r.state = RUN_EXITED;
+    ASSERT_OK(registry_run_update(reg, &r));
+    run_record_clear(&r);
+    ASSERT_OK(registry_stray_delete(reg, &c));
+    ASSERT_EQ(registry_owner_forget(reg, OWNER_A), 1);
+    ASSERT_EQ(registry_owner_forget(reg, OWNER_C), 1);
+    /* Their runs stay: a run's record does not need its owner's. */
+    ASSERT_TRUE(run_exists(reg, a));
+    registry_close(reg);
+}
+
+TEST(registry_runs_forget_by_age_and_by_id_never_a_live_one)
+{
+    registry_t *reg;
+    ASSERT_OK(registry_open(test_tmpdir(), &reg));
+    int64_t old = insert_ended(reg, OWNER_A, RUN_EXITED, 4999);
+    int64_t edge = insert_ended(reg, OWNER_A, RUN_EXITED, 5000);
+    int64_t named = insert_ended(reg, OWNER_A, RUN_EXITED, 9000);
+    int64_t live = insert_ended(reg, OWNER_A, RUN_RUNNING, 0);
+    int64_t ending = insert_ended(reg, OWNER_A, RUN_EXITING, 1);
+    ASSERT_OK(registry_descendant_add(reg, old, 300, 30));
+    ASSERT_OK(registry_descendant_add(reg, live, 301, 31));
+    size_t n;
+    /* By age: ended strictly before the cutoff; by id: exited ones only. */
+    int64_t ids[] = {named, live, ending, 424242};
+    ASSERT_OK(registry_runs_forget(reg, 5000, ids, 4, &n));
+    ASSERT_EQ(n, 2);
+    ASSERT_FALSE(run_exists(reg, old));
+    ASSERT_TRUE(run_exists(reg, edge));
+    ASSERT_FALSE(run_exists(reg, named));
+    ASSERT_TRUE(run_exists(reg, live));
+    ASSERT_TRUE(run_exists(reg, ending));
+    char db[PATH_MAX];
+    snprintf(db, sizeof db, "%s/%s", test_tmpdir(), REGISTRY_FILE);
+    /* The descendants went with their run. */
+    ASSERT_EQ(raw_int(db, "SELECT count(*) FROM descendants"), 1);
+    /* 0: nothing by age. */
+    ASSERT_OK(registry_runs_forget(reg, 0, NULL, 0, &n));
+    ASSERT_EQ(n, 0);
+    ASSERT_TRUE(run_exists(reg, edge));
+    /* One gone descendant of a live run forgotten, by its identity. */
+    ASSERT_OK(registry_descendant_delete(reg, live, 301, 99));
+    ASSERT_EQ(raw_int(db, "SELECT count(*) FROM descendants"), 1);
+    ASSERT_OK(registry_descendant_delete(reg, live, 301, 31));
+    ASSERT_EQ(raw_int(db, "SELECT count(*) FROM descendants"), 0);
+    /* Ids are still never reused. */
+    ASSERT_INT(insert_ended(reg, OWNER_A, RUN_EXITED, 1), >, ending);
+    registry_close(reg);
 }
 
 TEST(registry_steal_race_between_processes_has_one_winner)
@@ -1230,12 +1342,19 @@ TEST(registry_state_dir_lookup_order)
 }
 
 /* Reads dir/events.jsonl: every line must be one JSON object. */
-static json_t *read_events(const char *dir)
+/* The events of one file (suffix "" or EVENTS_OLD_SUFFIX), past the NUL
+ * bytes a test put before them (a sparse file standing for a full one). */
+static json_t *read_events_file(const char *dir, const char *suffix)
 {
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/%s", dir, EVENTS_FILE);
+    snprintf(path, sizeof path, "%s/%s%s", dir, EVENTS_FILE, suffix);
     FILE *f = fopen(path, "r");
     ASSERT_TRUE(f != NULL);
+    int c;
+    while ((c = getc(f)) == 0)
+        ;
+    if (c != EOF)
+        ungetc(c, f);
     json_t *all = json_array();
     char *line = NULL;
     size_t cap = 0;
@@ -1253,6 +1372,161 @@ static json_t *read_events(const char *dir)
     free(line);
     fclose(f);
     return all;
+}
+
+static json_t *read_events(const char *dir)
+{
+    return read_events_file(dir, "");
+}
+
+/* Makes dir's event file a sparse one of size bytes, as if that many had
+ * been written. */
+static void events_prefill(const char *dir, off_t size)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, EVENTS_FILE);
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    ASSERT_TRUE(fd >= 0);
+    ASSERT_EQ(ftruncate(fd, size), 0);
+    close(fd);
+}
+
+static off_t events_size(const char *dir, const char *suffix)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s%s", dir, EVENTS_FILE, suffix);
+    return stat(path, &st) == 0 ? st.st_size : -1;
+}
+
+/* Forks procs writers (at most EVENTS_WRITERS_MAX) that each emit `each`
+ * output events of run 1000 + p (a "pad" of payload letters 'a' + p, and
+ * "i" counting from 0), all into dir's event log at once, and waits for
+ * every one. */
+#define EVENTS_WRITERS_MAX 8
+static void events_writers(const char *dir, int procs, int each, int payload)
+{
+    pid_t pids[EVENTS_WRITERS_MAX];
+    ASSERT_INT(procs, <=, EVENTS_WRITERS_MAX);
+    for (int p = 0; p < procs; p++) {
+        pids[p] = fork();
+        ASSERT_TRUE(pids[p] >= 0);
+        if (pids[p] == 0) {
+            events_t *ev;
+            if (events_open(dir, OWNER_B, &ev) < 0)
+                _exit(1);
+            char *pad = malloc((size_t)payload + 1);
+            memset(pad, 'a' + p, (size_t)payload);
+            pad[payload] = 0;
+            for (int i = 0; i < each; i++)
+                if (events_emit(ev, EVENTS_OUTPUT, 1000 + p,
+                                json_pack("{s:s, s:i}", "pad", pad, "i",
+                                          i)) < 0)
+                    _exit(2);
+            free(pad);
+            events_close(ev);
+            _exit(0);
+        }
+    }
+    for (int p = 0; p < procs; p++) {
+        int status;
+        ASSERT_EQ(waitpid(pids[p], &status, 0), pids[p]);
+        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+}
+
+/* Checks that the events of all are whole lines of events_writers, each
+ * writer's in its order: next[p] is the "i" expected of writer p next. */
+static void events_in_writer_order(json_t *all, int procs, int payload,
+                                   int *next)
+{
+    for (size_t i = 0; i < json_array_size(all); i++) {
+        json_t *e = json_array_get(all, i);
+        int p = (int)json_integer_value(json_object_get(e, "run")) - 1000;
+        ASSERT_TRUE(p >= 0 && p < procs);
+        const char *pad = json_string_value(json_object_get(e, "pad"));
+        ASSERT_EQ(strlen(pad), (size_t)payload);
+        ASSERT_EQ(pad[payload - 1], 'a' + p);
+        ASSERT_EQ(json_integer_value(json_object_get(e, "i")), next[p]++);
+    }
+}
+
+TEST(events_file_rotates_at_its_cap_into_one_old_file)
+{
+    const char *dir = test_tmpdir();
+    events_prefill(dir, EVENTS_MAX_BYTES - 1);
+    events_t *ev, *other;
+    ASSERT_OK(events_open(dir, OWNER_A, &ev));
+    ASSERT_OK(events_open(dir, OWNER_B, &other)); /* the same file */
+    /* One byte short of the cap: the line still goes into it. */
+    ASSERT_OK(events_emit(ev, EVENTS_SPAWN, 1000, NULL));
+    off_t full = events_size(dir, "");
+    ASSERT_INT(full, >, (off_t)EVENTS_MAX_BYTES);
+    ASSERT_EQ(events_size(dir, EVENTS_OLD_SUFFIX), -1);
+    /* At the cap: renamed, and the line starts a new file. */
+    ASSERT_OK(events_emit(ev, EVENTS_EXIT, 1000, NULL));
+    ASSERT_EQ(events_size(dir, EVENTS_OLD_SUFFIX), full);
+    json_t *cur = read_events(dir);
+    ASSERT_EQ(json_array_size(cur), 1);
+    ASSERT_STR(json_string_value(
+                   json_object_get(json_array_get(cur, 0), "type")),
+               "exit");
+    json_decref(cur);
+    /* A writer still holding the renamed file follows to the new one,
+     * and does not rename again. */
+    ASSERT_OK(events_emit(other, EVENTS_CANCEL, 1001, NULL));
+    ASSERT_EQ(events_size(dir, EVENTS_OLD_SUFFIX), full);
+    cur = read_events(dir);
+    ASSERT_EQ(json_array_size(cur), 2);
+    ASSERT_EQ(json_integer_value(
+                  json_object_get(json_array_get(cur, 1), "run")),
+              1001);
+    json_decref(cur);
+    json_t *old = read_events_file(dir, EVENTS_OLD_SUFFIX);
+    ASSERT_EQ(json_array_size(old), 1);
+    json_decref(old);
+    /* The next rotation replaces the old file: two at most. */
+    events_prefill(dir, EVENTS_MAX_BYTES);
+    ASSERT_OK(events_emit(other, EVENTS_SPAWN, 1002, NULL));
+    ASSERT_EQ(events_size(dir, EVENTS_OLD_SUFFIX), (off_t)EVENTS_MAX_BYTES);
+    cur = read_events(dir);
+    ASSERT_EQ(json_array_size(cur), 1);
+    json_decref(cur);
+    /* A file removed under a writer is made again. */
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, EVENTS_FILE);
+    ASSERT_EQ(unlink(path), 0);
+    ASSERT_OK(events_emit(ev, EVENTS_EXIT, 1003, NULL));
+    cur = read_events(dir);
+    ASSERT_EQ(json_array_size(cur), 1);
+    json_decref(cur);
+    events_close(ev);
+    events_close(other);
+}
+
+TEST(events_rotation_by_many_writers_at_once_loses_no_line)
+{
+    /* Room for about a third of the lines below before the cap: the
+     * writers all cross it at about the same time, and exactly one
+     * rotation must come of it. */
+    enum { PROCS = 4, EACH = 300, PAYLOAD = 100 };
+    const char *dir = test_tmpdir();
+    events_prefill(dir, EVENTS_MAX_BYTES - PROCS * EACH * PAYLOAD / 3);
+    events_writers(dir, PROCS, EACH, PAYLOAD);
+    /* The old file is the prefilled one (a second rename would have put
+     * the small new one there and lost it): every line is in one of the
+     * two, whole and in each writer's order. */
+    ASSERT_INT(events_size(dir, EVENTS_OLD_SUFFIX), >=,
+               (off_t)EVENTS_MAX_BYTES);
+    json_t *old = read_events_file(dir, EVENTS_OLD_SUFFIX);
+    json_t *cur = read_events(dir);
+    ASSERT_INT(json_array_size(cur), >, 0);
+    ASSERT_EQ(json_array_size(old) + json_array_size(cur), PROCS * EACH);
+    int next[PROCS] = {0};
+    events_in_writer_order(old, PROCS, PAYLOAD, next);
+    events_in_writer_order(cur, PROCS, PAYLOAD, next);
+    json_decref(old);
+    json_decref(cur);
 }
 
 TEST(events_are_json_lines_with_the_common_fields)
@@ -1331,44 +1605,11 @@ TEST(events_output_heartbeat_at_most_once_a_second)
 TEST(events_from_many_processes_never_interleave)
 {
     enum { PROCS = 4, EACH = 300, PAYLOAD = 3000 };
-    pid_t pids[PROCS];
-    for (int p = 0; p < PROCS; p++) {
-        pids[p] = fork();
-        ASSERT_TRUE(pids[p] >= 0);
-        if (pids[p] == 0) {
-            events_t *ev;
-            if (events_open(test_tmpdir(), OWNER_B, &ev) < 0)
-                _exit(1);
-            char *pad = malloc(PAYLOAD + 1);
-            memset(pad, 'a' + p, PAYLOAD);
-            pad[PAYLOAD] = 0;
-            for (int i = 0; i < EACH; i++)
-                if (events_emit(ev, EVENTS_OUTPUT, 1000 + p,
-                                json_pack("{s:s, s:i}", "pad", pad, "i",
-                                          i)) < 0)
-                    _exit(2);
-            free(pad);
-            events_close(ev);
-            _exit(0);
-        }
-    }
-    for (int p = 0; p < PROCS; p++) {
-        int status;
-        ASSERT_EQ(waitpid(pids[p], &status, 0), pids[p]);
-        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    }
+    events_writers(test_tmpdir(), PROCS, EACH, PAYLOAD);
     json_t *all = read_events(test_tmpdir());
     ASSERT_EQ(json_array_size(all), PROCS * EACH);
     int next[PROCS] = {0};
-    for (size_t i = 0; i < json_array_size(all); i++) {
-        json_t *e = json_array_get(all, i);
-        int p = (int)json_integer_value(json_object_get(e, "run")) - 1000;
-        ASSERT_TRUE(p >= 0 && p < PROCS);
-        const char *pad = json_string_value(json_object_get(e, "pad"));
-        ASSERT_EQ(strlen(pad), PAYLOAD);
-        ASSERT_EQ(pad[PAYLOAD - 1], 'a' + p);
-        ASSERT_EQ(json_integer_value(json_object_get(e, "i")), next[p]++);
-    }
+    events_in_writer_order(all, PROCS, PAYLOAD, next);
     json_decref(all);
 }
 

@@ -49,6 +49,19 @@ static bool keep_1005(int64_t id, void *ud)
     return id == 1005;
 }
 
+/* The ids a pass reports removed, in order. */
+struct gone {
+    int64_t id[8];
+    size_t n;
+};
+
+static void note_gone(int64_t id, void *ud)
+{
+    struct gone *g = ud;
+    ASSERT_TRUE(g->n < 8);
+    g->id[g->n++] = id;
+}
+
 TEST(retention_age_limit_at_its_edge)
 {
     const char *d = test_tmpdir();
@@ -62,9 +75,16 @@ TEST(retention_age_limit_at_its_edge)
     make_log(d, "notes.txt", 10, now - 2 * (int64_t)o.max_age_ms);
     make_log(d, "12x.log", 10, now - 2 * (int64_t)o.max_age_ms);
     o.keep = keep_1005;
+    struct gone g = {{0}, 0};
+    o.removed = note_gone;
+    o.removed_ud = &g;
     retention_stats_t st;
     ASSERT_OK(retention_prune(d, &o, &st));
     ASSERT_EQ(st.removed, 2);
+    /* Named, oldest first, so their registry records can go with them. */
+    ASSERT_EQ(g.n, 2);
+    ASSERT_EQ(g.id[0], 1003);
+    ASSERT_EQ(g.id[1], 1001);
     ASSERT_FALSE(exists(d, "1001.log"));
     ASSERT_FALSE(exists(d, "1001.log.dropped"));
     ASSERT_TRUE(exists(d, "1002.log"));

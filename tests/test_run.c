@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -44,6 +45,7 @@
 #include "base/spawn.h"
 #include "cli/cli.h"
 #include "supervise/registry.h"
+#include "exec/retention.h"
 #include "harness.h"
 #include "term/ptyio.h"
 #include "tutil.h"
@@ -1750,4 +1752,67 @@ TEST(run_terminal_stdin_is_never_hung_up)
     ASSERT_EQ(tty_finish(&t), 0);
     ASSERT_TRUE(lacks(t.out.p, "[rein] hangup"));
     buf_free(&t.out);
+}
+
+/* Whether `rein ps --all` lists a run whose command contains needle. */
+static bool ps_lists(const char *needle)
+{
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    const char *a[] = {"ps", "--all", "--json", NULL};
+    ASSERT_EQ(run_rein(a, -1, NULL, &out, &err), 0);
+    bool found = out.p && strstr(out.p, needle);
+    buf_free(&out);
+    buf_free(&err);
+    return found;
+}
+
+static void set_mtime(const char *path, int64_t ago_ms)
+{
+    struct timespec now, ts[2];
+    clock_gettime(CLOCK_REALTIME, &now);
+    ts[0].tv_sec = now.tv_sec - (time_t)(ago_ms / 1000);
+    ts[0].tv_nsec = 0;
+    ts[1] = ts[0];
+    ASSERT_EQ(utimensat(AT_FDCWD, path, ts, 0), 0);
+}
+
+/* A state dir that only `rein run` uses is pruned too: at most once per
+ * RETENTION_EVERY_MS (the stamp), the logs past the limits go, and their
+ * records with them. */
+TEST(run_prunes_old_logs_and_records_at_most_hourly)
+{
+    setup();
+    setenv("REIN_LOG_MAX_BYTES", "1", 1); /* every log not fresh is over */
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    const char *one[] = {"run", "--", "echo first-run", NULL};
+    ASSERT_EQ(run_rein(one, -1, NULL, &out, &err), 0);
+    json_t *r = ps_find("echo first-run");
+    char log[PATH_MAX];
+    snprintf(log, sizeof log, "%s",
+             json_string_value(json_object_get(r, "log_path")));
+    json_decref(r);
+    char stamp[PATH_MAX + 32];
+    snprintf(stamp, sizeof stamp, "%s/logs/" RETENTION_STAMP, test_tmpdir());
+    ASSERT_TRUE(exists(stamp)); /* the first run made the first pass */
+    /* Past the minute any log is left alone for. */
+    set_mtime(log, 2 * RETENTION_FRESH_MS);
+    /* Within the hour: no pass, the old log stays. */
+    set_mtime(stamp, RETENTION_EVERY_MS - 60000);
+    const char *two[] = {"run", "--", "echo second-run", NULL};
+    ASSERT_EQ(run_rein(two, -1, NULL, &out, &err), 0);
+    ASSERT_TRUE(exists(log));
+    ASSERT_TRUE(ps_lists("echo first-run"));
+    /* An hour on: the pass removes it and its record; the fresh log of
+     * the run that made the pass stays. */
+    set_mtime(stamp, RETENTION_EVERY_MS + 1000);
+    const char *three[] = {"run", "--", "echo third-run", NULL};
+    ASSERT_EQ(run_rein(three, -1, NULL, &out, &err), 0);
+    ASSERT_FALSE(exists(log));
+    ASSERT_FALSE(ps_lists("echo first-run"));
+    ASSERT_TRUE(ps_lists("echo second-run"));
+    r = ps_find("echo third-run");
+    ASSERT_TRUE(exists(json_string_value(json_object_get(r, "log_path"))));
+    json_decref(r);
+    buf_free(&out);
+    buf_free(&err);
 }

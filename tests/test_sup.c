@@ -643,3 +643,68 @@ TEST(sup_close_ends_every_run)
     obs_free(&a);
     obs_free(&b);
 }
+
+/* "descendant" events of run id in the state dir's event log. */
+static size_t descendant_events(int64_t id)
+{
+    char path[PATH_MAX], want[64];
+    snprintf(path, sizeof path, "%s/state/events.jsonl", test_tmpdir());
+    snprintf(want, sizeof want, "\"type\":\"descendant\",\"run\":%lld,",
+             (long long)id);
+    buf_t b = BUF_INIT;
+    ASSERT_TRUE(tu_read_file(path, &b));
+    size_t n = 0;
+    for (const char *p = b.p; p && (p = strstr(p, want)); p++)
+        n++;
+    buf_free(&b);
+    return n;
+}
+
+/* A long-lived run that forks short-lived children all the time (a
+ * watcher, a dev server, a build loop): what it remembers, in memory and
+ * in the registry, stays near what is alive, not all it ever had. */
+TEST_T(sup_a_long_run_forgets_the_members_that_are_gone, 60)
+{
+    /* Each round: CHILDREN processes that live a little, then a line of
+     * output (a scan on output, at most every REIN_SUP_SCAN_MS). */
+    enum { CHILDREN = 30 };
+    /* Members seen in all before the check: enough for several sifts. */
+    const size_t seen_target = 3 * SUP_KNOWN_SIFT_MIN;
+    rein_sup_t *s = open_sup("pgid", false);
+    struct obs o = {BUF_INIT, 0, {0}, 0, 0, {{0}, {0}, 0}};
+    char cmd[256];
+    snprintf(cmd, sizeof cmd,
+             "while :; do i=0; while [ $i -lt %d ]; do sleep 0.3 & "
+             "i=$((i+1)); done; echo round; wait; done",
+             CHILDREN);
+    int64_t id = spawn(s, &o, false, cmd, NULL);
+    uint64_t t0 = test_now_ms();
+    while (descendant_events(id) < seen_target) {
+        ASSERT_INT(test_now_ms() - t0, <, 40000);
+        ASSERT_FALSE(o.exits);
+        ASSERT_INT(rein_sup_run_once(s, 200), >=, 0);
+    }
+    /* Present at any time: the shell and up to CHILDREN sleeps (and a
+     * few zombies), so after a sift at most twice that are kept, and the
+     * list never reaches more than that between sifts. */
+    size_t bound = 2 * (CHILDREN + 4) > SUP_KNOWN_SIFT_MIN
+                       ? 2 * (CHILDREN + 4)
+                       : SUP_KNOWN_SIFT_MIN;
+    ASSERT_INT(sup_run_known(s, id), <, bound);
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/state", test_tmpdir());
+    registry_t *reg;
+    ptree_t rows;
+    ASSERT_OK(registry_open(dir, &reg));
+    ASSERT_OK(registry_descendants(reg, id, &rows));
+    ASSERT_INT(rows.n, <, bound);
+    ptree_free(&rows);
+    registry_close(reg);
+    /* Sifting forgets only the gone: the run still ends whole. */
+    ASSERT_OK(rein_sup_cancel(s, id, SIGTERM, 1000));
+    drive(s, &o, NULL, 10000);
+    ASSERT_EQ(o.info.reason, REIN_REASON_MANUAL_CANCEL);
+    ASSERT_FALSE(o.info.cleanup_incomplete);
+    rein_sup_close(s);
+    obs_free(&o);
+}

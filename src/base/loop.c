@@ -157,6 +157,19 @@ uint64_t loop_now(loop_t *l)
     return l->now;
 }
 
+size_t loop_timer_count(const loop_t *l)
+{
+    return l->ntimers;
+}
+
+size_t loop_watch_count(const loop_t *l)
+{
+    size_t n = 0;
+    for (const struct watcher *w = l->watchers; w; w = w->next)
+        n++;
+    return n;
+}
+
 /* ------------------------------------------------------------- watchers */
 
 static uint32_t to_epoll(unsigned ev)

@@ -51,6 +51,11 @@ bool loop_uses_pidfd(const loop_t *l);
 uint64_t loop_now(loop_t *l);
 /* Monotonic milliseconds, read now (not cached). */
 uint64_t loop_clock_ms(void);
+/* Timers armed, and fds watched (io, children, the signalfd): a loop that
+ * serves a session for hours must come back to the same counts once the
+ * work it took on is over, or it grows with every command. */
+size_t loop_timer_count(const loop_t *l);
+size_t loop_watch_count(const loop_t *l);
 
 /* Watches fd for events (LOOP_READ | LOOP_WRITE).  -EEXIST if watched. */
 int loop_io_add(loop_t *l, int fd, unsigned events, loop_io_fn fn,

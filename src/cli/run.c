@@ -94,6 +94,7 @@
 #include "base/loop.h"
 #include "base/utf8.h"
 #include "exec/awaiting.h"
+#include "exec/retention.h"
 #include "rein.h"
 #include "squash/emit.h"
 #include "squash/narrate.h"
@@ -1296,6 +1297,13 @@ int cli_run(int argc, char **argv, bool shorthand)
     if (r.mode == MODE_JSON)
         run_json(&r, cmd);
     status = r.exit_code;
+    /* Its output is out: now, at most hourly per state dir, the logs and
+     * records of old runs go, as the server does; a state dir that only
+     * `rein run` uses must not grow without end either. */
+    retention_opts_t keep;
+    retention_opts_from_env(&keep, RETENTION_DEFAULT_AGE_DAYS,
+                            RETENTION_DEFAULT_MAX_BYTES);
+    retention_pass_due(r.sup, &keep, NULL);
     goto out;
 nomem:
     fprintf(stderr, "rein: out of memory\n");

@@ -5,6 +5,9 @@
  * those past the age limit, then, oldest first, those that keep the total
  * over the size limit.  Only files named as run logs are touched: the
  * directory is ours, but nothing else in it is this module's to remove.
+ * retention_pass wraps it for a supervisor's state dir: which runs are
+ * live comes from the registry (every owner's), and the records of the
+ * runs whose logs went are deleted after them.
  */
 #include "exec/retention.h"
 
@@ -16,9 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/spool.h"
+#include "supervise/sup.h"
 
 struct logfile {
     int64_t id;
@@ -141,6 +146,8 @@ int retention_prune(const char *dir, const retention_opts_t *o,
             continue;
         }
         remove_log(dfd, v[i].id);
+        if (o->removed)
+            o->removed(v[i].id, o->removed_ud);
         total -= v[i].bytes;
         st->removed++;
         st->removed_bytes += v[i].bytes;
@@ -148,4 +155,115 @@ int retention_prune(const char *dir, const retention_opts_t *o,
     free(v);
     close(dfd);
     return rc;
+}
+
+/* A pass's view: the runs not exited, and the ids of the logs it
+ * removed. */
+struct pass {
+    const int64_t *live;
+    size_t nlive;
+    int64_t *gone;
+    size_t ngone, cap;
+};
+
+/* Linear: the live runs are a few dozen (64 sessions a server at most). */
+static bool pass_keep(int64_t id, void *ud)
+{
+    const struct pass *p = ud;
+    for (size_t i = 0; i < p->nlive; i++)
+        if (p->live[i] == id)
+            return true;
+    return false;
+}
+
+static void pass_removed(int64_t id, void *ud)
+{
+    struct pass *p = ud;
+    if (p->ngone == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 64;
+        int64_t *v = realloc(p->gone, cap * sizeof *v);
+        if (!v)
+            return; /* its record stays until the age limit takes it */
+        p->gone = v;
+        p->cap = cap;
+    }
+    p->gone[p->ngone++] = id;
+}
+
+/* Sets the stamp's times to now, creating it. */
+static void stamp_touch(const char *dir)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/" RETENTION_STAMP, dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return;
+    futimens(fd, NULL);
+    close(fd);
+}
+
+static int64_t wall_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int retention_pass(rein_sup_t *sup, const retention_opts_t *o,
+                   retention_stats_t *st)
+{
+    retention_stats_t dummy;
+    if (!st)
+        st = &dummy;
+    memset(st, 0, sizeof *st);
+    const char *dir = sup_logs_dir(sup);
+    if (!dir)
+        return 0;
+    int64_t *live = NULL;
+    struct pass p = {NULL, 0, NULL, 0, 0};
+    /* Without the live runs nothing can be removed safely. */
+    int rc = sup_live_runs(sup, &live, &p.nlive);
+    if (rc < 0)
+        return rc;
+    p.live = live;
+    stamp_touch(dir);
+    retention_opts_t po = *o;
+    po.now_ms = wall_now_ms();
+    po.keep = pass_keep;
+    po.keep_ud = &p;
+    po.removed = pass_removed;
+    po.removed_ud = &p;
+    rc = retention_prune(dir, &po, st);
+    /* A record lives as long as its log: gone with it, or past the age
+     * limit however its log went. */
+    int64_t before = po.max_age_ms && po.max_age_ms < (uint64_t)po.now_ms
+                         ? po.now_ms - (int64_t)po.max_age_ms
+                         : 0;
+    size_t n;
+    sup_forget_runs(sup, before, p.gone, p.ngone, &n);
+    free(live);
+    free(p.gone);
+    return rc;
+}
+
+int retention_pass_due(rein_sup_t *sup, const retention_opts_t *o,
+                       retention_stats_t *st)
+{
+    const char *dir = sup_logs_dir(sup);
+    if (!dir)
+        return 0;
+    char path[PATH_MAX];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/" RETENTION_STAMP, dir);
+    if (stat(path, &sb) == 0) {
+        int64_t at = (int64_t)sb.st_mtim.tv_sec * 1000 +
+                     sb.st_mtim.tv_nsec / 1000000;
+        int64_t age = wall_now_ms() - at;
+        /* A stamp from the future (a clock set back) is due too. */
+        if (age >= 0 && age < (int64_t)RETENTION_EVERY_MS)
+            return 0;
+    }
+    stamp_touch(dir); /* before the pass: the others see it done */
+    int rc = retention_pass(sup, o, st);
+    return rc < 0 ? rc : 1;
 }

@@ -9,7 +9,10 @@
  * capped log with a hole (spool.h) counts what it really holds.  Logs of
  * runs still going (the keep callback says so) are never removed, nor are
  * logs modified within RETENTION_FRESH_MS (a run another server is still
- * writing).  A log's ".dropped" note goes with it.
+ * writing).  A log's ".dropped" note goes with it, and so does the run's
+ * registry record (retention_pass), which otherwise goes once the run
+ * ended longer ago than max_age: neither the logs nor the registry grow
+ * without end.
  */
 #ifndef REIN_EXEC_RETENTION_H
 #define REIN_EXEC_RETENTION_H
@@ -18,6 +21,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rein.h"
+
+/* The defaults of REIN_LOG_MAX_AGE_DAYS and REIN_LOG_MAX_BYTES. */
+#define RETENTION_DEFAULT_AGE_DAYS 7
+#define RETENTION_DEFAULT_MAX_BYTES (2ull << 30)
+/* A state dir gets a pass at most this often: `rein serve` on a timer,
+ * `rein run` when the stamp (RETENTION_STAMP in the logs dir) is older. */
+#define RETENTION_EVERY_MS (3600u * 1000u)
+#define RETENTION_STAMP ".retention"
 /* Logs written to this recently are left alone whatever their age. */
 #define RETENTION_FRESH_MS (60u * 1000u)
 /* Logs looked at per pass at most. */
@@ -30,6 +42,10 @@ typedef struct retention_opts {
     int64_t now_ms;      /* wall clock of this pass */
     bool (*keep)(int64_t id, void *ud); /* run id still live? (optional) */
     void *keep_ud;
+    /* Called (optional) with each id whose log was removed, so its
+     * registry record can go with it. */
+    void (*removed)(int64_t id, void *ud);
+    void *removed_ud;
 } retention_opts_t;
 
 typedef struct retention_stats {
@@ -44,5 +60,19 @@ void retention_opts_from_env(retention_opts_t *o, unsigned default_days,
 /* One pass over dir/<id>.log.  0 or -errno (dir unreadable). */
 int retention_prune(const char *dir, const retention_opts_t *o,
                     retention_stats_t *st);
+/* One pass over sup's state dir: its logs (retention_prune, keeping those
+ * of the runs not exited of every owner, from the registry), then the
+ * registry records of the runs whose logs went, and of those that ended
+ * longer ago than max_age however their logs went.  o's limits are used;
+ * now_ms, keep and removed are the pass's own.  0 (nothing to do for an
+ * ephemeral supervisor), or the error that stopped it before anything
+ * was removed. */
+int retention_pass(rein_sup_t *sup, const retention_opts_t *o,
+                   retention_stats_t *st);
+/* retention_pass if the state dir had none for RETENTION_EVERY_MS, by the
+ * stamp's mtime, which is moved first: of several rein processes ending
+ * at once, one makes the pass.  1 when it ran, 0 when not due. */
+int retention_pass_due(rein_sup_t *sup, const retention_opts_t *o,
+                       retention_stats_t *st);
 
 #endif

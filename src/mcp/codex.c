@@ -290,13 +290,6 @@ static const char read_output_schema[] =
 
 /* -------------------------------------------------------------- helpers */
 
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* An ISO 8601 UTC time with milliseconds. */
 static json_t *iso_time(int64_t ms)
 {
@@ -2058,26 +2051,13 @@ static void on_session_output(session_t *s, const void *data, size_t n,
 
 /* ------------------------------------------------------------ retention */
 
-static bool keep_live_log(int64_t id, void *ud)
-{
-    mcp_codex_t *cx = ud;
-    rein_run_info_t info;
-    return rein_sup_info(cx->sup, id, &info) == 0 &&
-           info.state != REIN_RUN_EXITED;
-}
-
 static void on_retention(loop_t *l, uint64_t id, void *data)
 {
     (void)id;
     mcp_codex_t *cx = data;
     cx->t_retention = 0;
-    const char *dir = sup_logs_dir(cx->sup);
-    if (dir) {
-        cx->retention.now_ms = wall_ms();
-        retention_prune(dir, &cx->retention, NULL);
-    }
-    loop_timer_add(l, CODEX_RETENTION_EVERY_MS, on_retention, cx,
-                   &cx->t_retention);
+    retention_pass(cx->sup, &cx->retention, NULL);
+    loop_timer_add(l, RETENTION_EVERY_MS, on_retention, cx, &cx->t_retention);
 }
 
 /* ------------------------------------------------------------- lifetime */
@@ -2199,10 +2179,8 @@ int mcp_codex_new(mcp_server_t *srv, const mcp_codex_opts_t *opts,
     if (rc < 0)
         goto fail;
     mcp_server_set_resource_lister(srv, list_logs, cx);
-    retention_opts_from_env(&cx->retention, CODEX_LOG_MAX_AGE_DAYS,
-                            CODEX_LOG_MAX_BYTES);
-    cx->retention.keep = keep_live_log;
-    cx->retention.keep_ud = cx;
+    retention_opts_from_env(&cx->retention, RETENTION_DEFAULT_AGE_DAYS,
+                            RETENTION_DEFAULT_MAX_BYTES);
     on_retention(cx->loop, 0, cx); /* at start, then hourly */
     *out = cx;
     return 0;

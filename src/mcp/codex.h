@@ -57,10 +57,8 @@
  * keep-alive for a client whose request timeout is shorter than a poll
  * (an empty write_stdin may wait up to REIN_MAX_EMPTY_POLL_MS). */
 #define CODEX_PROGRESS_MS 1000
-/* Log retention: age and total size, and how often it is enforced. */
-#define CODEX_LOG_MAX_AGE_DAYS 7
-#define CODEX_LOG_MAX_BYTES (2ull << 30)
-#define CODEX_RETENTION_EVERY_MS (3600u * 1000u)
+/* Log retention (exec/retention.h) runs at start and every
+ * RETENTION_EVERY_MS. */
 
 typedef struct mcp_codex mcp_codex_t;
 

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,6 +22,7 @@
 struct events {
     int fd;
     char owner[REGISTRY_OWNER_ID_LEN];
+    char path[PATH_MAX];
 };
 
 static const char *const events_names[EVENTS_TYPE_COUNT] = {
@@ -40,18 +43,64 @@ const char *events_type_name(events_type_t type)
     return events_names[type];
 }
 
+static int events_open_path(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+                  EVENTS_FILE_MODE);
+    return fd < 0 ? -errno : fd;
+}
+
+/*
+ * Makes ev->fd the file at ev->path with room in it: rotates a full one
+ * (rename to EVENTS_OLD_SUFFIX, new file), or follows another writer's
+ * rotation (our file is no longer at the path).  Under an flock on our
+ * file, which every writer that could rename it takes first: a writer
+ * that waited finds the path moved on and only reopens.  On failure the
+ * old fd is kept: an event is better written to a full file than lost.
+ */
+static void events_roll(events_t *ev)
+{
+    struct stat fst, pst;
+    if (fstat(ev->fd, &fst) < 0)
+        return;
+    if (fst.st_nlink > 0 && fst.st_size < (off_t)EVENTS_MAX_BYTES &&
+        stat(ev->path, &pst) == 0 && pst.st_ino == fst.st_ino &&
+        pst.st_dev == fst.st_dev)
+        return; /* the common case: ours, with room */
+    while (flock(ev->fd, LOCK_EX) < 0)
+        if (errno != EINTR)
+            return;
+    bool ours = stat(ev->path, &pst) == 0 && pst.st_ino == fst.st_ino &&
+                pst.st_dev == fst.st_dev;
+    if (ours && fst.st_size >= (off_t)EVENTS_MAX_BYTES) {
+        char old[PATH_MAX + sizeof EVENTS_OLD_SUFFIX];
+        snprintf(old, sizeof old, "%s%s", ev->path, EVENTS_OLD_SUFFIX);
+        ours = rename(ev->path, old) < 0;
+    }
+    /* Ours and not renamed: the size check above raced a rotation of
+     * another name; nothing to do.  Otherwise the path is a new file. */
+    int fd = ours ? -1 : events_open_path(ev->path);
+    flock(ev->fd, LOCK_UN);
+    if (fd >= 0) {
+        close(ev->fd);
+        ev->fd = fd;
+    }
+}
+
 int events_open(const char *dir, const char *owner_id, events_t **out)
 {
     *out = NULL;
-    char path[PATH_MAX];
-    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, EVENTS_FILE) >=
-        sizeof path)
-        return -ENAMETOOLONG;
     events_t *ev = calloc(1, sizeof *ev);
     if (!ev)
         return -ENOMEM;
-    ev->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-                  EVENTS_FILE_MODE);
+    /* Room for the rotated name too. */
+    if ((size_t)snprintf(ev->path, sizeof ev->path, "%s/%s", dir,
+                         EVENTS_FILE) >=
+        sizeof ev->path - sizeof EVENTS_OLD_SUFFIX) {
+        free(ev);
+        return -ENAMETOOLONG;
+    }
+    ev->fd = events_open_path(ev->path);
     if (ev->fd < 0) {
         int rc = -errno;
         free(ev);
@@ -108,6 +157,7 @@ int events_emit(events_t *ev, events_type_t type, int64_t run_id,
         goto out;
     }
     line[len] = '\n'; /* over the NUL: json_dumps' buffer ends there */
+    events_roll(ev);
     ssize_t w;
     do
         w = write(ev->fd, line, len + 1);

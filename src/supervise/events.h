@@ -11,6 +11,14 @@
  *
  * Each line has "ts" (wall-clock ms), "type", "run" (0 when about no one
  * run) and "owner", then the type's own fields.
+ *
+ * The file is bounded: once it holds EVENTS_MAX_BYTES, the next writer
+ * renames it to events.jsonl.1 (replacing the one before) and starts a new
+ * one, so the events of a state dir take at most twice that.  Every writer
+ * follows: before each write it checks that its file is still the one at
+ * the path and not full, under an flock on that file, so of several
+ * writers exactly one renames it and none writes on into a renamed one
+ * (past the line that was on its way).
  */
 #ifndef REIN_SUPERVISE_EVENTS_H
 #define REIN_SUPERVISE_EVENTS_H
@@ -19,8 +27,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "rein.h"
+
 #define EVENTS_FILE "events.jsonl"
 #define EVENTS_FILE_MODE 0600
+/* The previous file, once the current one filled up. */
+#define EVENTS_OLD_SUFFIX ".1"
+/* The size at which the file is rotated (rein.h): with the one before
+ * it, the events take at most twice this, a few hundred thousand events
+ * (an output heartbeat is about 150 bytes). */
+#define EVENTS_MAX_BYTES REIN_SUP_EVENTS_MAX_BYTES
 /* Output heartbeats of one run are at least this far apart. */
 #define EVENTS_HEARTBEAT_MS 1000
 /* The longest event line; a larger one is refused (-E2BIG), never split. */

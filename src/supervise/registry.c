@@ -153,14 +153,18 @@ enum registry_stmt_id {
     ST_OWNER_GET,
     ST_OWNER_LIST,
     ST_OWNER_EXPIRE,
+    ST_OWNER_FORGET,
     ST_RUN_INSERT,
     ST_RUN_UPDATE,
     ST_RUN_DELETE,
+    ST_RUN_FORGET,
+    ST_RUN_FORGET_ENDED,
     ST_RUN_GET,
     ST_RUN_LIST_ALL,
     ST_RUN_LIST_LIVE,
     ST_DESC_ADD,
     ST_DESC_LIST,
+    ST_DESC_DELETE,
     ST_STRAY_ADD,
     ST_STRAY_DELETE,
     ST_STRAY_LIST,
@@ -177,17 +181,30 @@ static const char *const registry_sql[ST_COUNT] = {
                      "VALUES (?,?,?,?,?,?,?)",
     [ST_OWNER_RENEW] = "UPDATE owners SET lease_expires_ms = ? WHERE id = ?",
     [ST_OWNER_GET] = "SELECT " OWNER_COLS " FROM owners WHERE id = ?",
+    /* Owners with something to reconcile, and those whose lease ran out
+     * (an owner that died with nothing live leaves only its row and its
+     * lock file, which reconcile then removes). */
     [ST_OWNER_LIST] = "SELECT " OWNER_COLS " FROM owners o WHERE EXISTS "
                       "(SELECT 1 FROM runs r WHERE r.owner = o.id "
                       "AND r.state < 3) OR EXISTS "
                       "(SELECT 1 FROM strays s WHERE s.owner = o.id) "
+                      "OR lease_expires_ms < ? "
                       "ORDER BY started_ms, id",
     [ST_OWNER_EXPIRE] = "UPDATE owners SET lease_expires_ms = 0 WHERE id = ?",
+    /* Never while a run of it is live or a stray is on record: those rows
+     * are how reconcile finds what the owner left. */
+    [ST_OWNER_FORGET] = "DELETE FROM owners WHERE id = ?1 AND NOT EXISTS "
+                        "(SELECT 1 FROM runs WHERE owner = ?1 AND state < 3) "
+                        "AND NOT EXISTS "
+                        "(SELECT 1 FROM strays WHERE owner = ?1)",
     [ST_RUN_INSERT] = "INSERT INTO runs (" RUN_COLS ") VALUES (" RUN_PARAMS
                       ")",
     [ST_RUN_UPDATE] = "UPDATE runs SET (" RUN_COLS ") = (" RUN_PARAMS
                       ") WHERE id = ?",
     [ST_RUN_DELETE] = "DELETE FROM runs WHERE id = ?",
+    [ST_RUN_FORGET] = "DELETE FROM runs WHERE id = ? AND state = 3",
+    [ST_RUN_FORGET_ENDED] = "DELETE FROM runs WHERE state = 3 "
+                            "AND ended_ms < ?",
     [ST_RUN_GET] = "SELECT id, " RUN_COLS " FROM runs WHERE id = ?",
     [ST_RUN_LIST_ALL] = "SELECT id, " RUN_COLS " FROM runs ORDER BY id",
     [ST_RUN_LIST_LIVE] = "SELECT id, " RUN_COLS " FROM runs WHERE state < 3 "
@@ -196,6 +213,8 @@ static const char *const registry_sql[ST_COUNT] = {
                     "(run_id, pid, start_time, seen_ms) VALUES (?,?,?,?)",
     [ST_DESC_LIST] = "SELECT pid, start_time FROM descendants "
                      "WHERE run_id = ? ORDER BY rowid",
+    [ST_DESC_DELETE] = "DELETE FROM descendants WHERE run_id = ? AND pid = ? "
+                       "AND start_time = ?",
     [ST_STRAY_ADD] = "INSERT OR IGNORE INTO strays "
                      "(owner, boot_id, pid, start_time, seen_ms) "
                      "VALUES (?,?,?,?,?)",
@@ -1029,7 +1048,21 @@ int registry_owner_list(registry_t *reg, owner_record_t **out, size_t *n)
     int rc = registry_stmt(reg, ST_OWNER_LIST, &st);
     if (rc < 0)
         return rc;
+    sqlite3_bind_int64(st, 1, registry_now_ms());
     return registry_collect(reg, st, &rows, out, n);
+}
+
+int registry_owner_forget(registry_t *reg, const char *owner_id)
+{
+    sqlite3_stmt *st;
+    int rc = registry_write_stmt(reg, ST_OWNER_FORGET, &st);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_text(st, 1, owner_id, -1, SQLITE_STATIC);
+    rc = registry_step_done(reg, st, "forget owner");
+    bool gone = rc == 0 && sqlite3_changes(reg->db) > 0;
+    rc = registry_write_end(reg, rc);
+    return rc < 0 ? rc : gone;
 }
 
 /* ----------------------------------------------------------------- runs */
@@ -1204,6 +1237,34 @@ int registry_run_delete(registry_t *reg, int64_t id)
     return registry_write_end(reg, rc);
 }
 
+int registry_runs_forget(registry_t *reg, int64_t ended_before_ms,
+                         const int64_t *ids, size_t n_ids, size_t *n)
+{
+    sqlite3_stmt *st;
+    size_t gone = 0;
+    *n = 0;
+    /* One transaction for the lot: a pass may forget thousands. */
+    int rc = registry_write_stmt(reg, ST_RUN_FORGET_ENDED, &st);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, ended_before_ms);
+    rc = registry_step_done(reg, st, "forget ended runs");
+    if (rc == 0)
+        gone += (size_t)sqlite3_changes(reg->db);
+    for (size_t i = 0; rc == 0 && i < n_ids; i++) {
+        if ((rc = registry_stmt(reg, ST_RUN_FORGET, &st)) < 0)
+            break;
+        sqlite3_bind_int64(st, 1, ids[i]);
+        rc = registry_step_done(reg, st, "forget run");
+        if (rc == 0)
+            gone += (size_t)sqlite3_changes(reg->db);
+    }
+    rc = registry_write_end(reg, rc);
+    if (rc == 0)
+        *n = gone;
+    return rc;
+}
+
 int registry_run_get(registry_t *reg, int64_t id, run_record_t *out)
 {
     sqlite3_stmt *st;
@@ -1249,22 +1310,42 @@ int registry_run_list(registry_t *reg, bool all, run_record_t **out,
 
 /* ---------------------------------------------------------- descendants */
 
-int registry_descendant_add(registry_t *reg, int64_t run_id, pid_t pid,
-                            uint64_t start_time)
+/* One write of a descendant's row, by its identity (run, pid, start
+ * time): id is ST_DESC_ADD (which takes the time seen too) or
+ * ST_DESC_DELETE. */
+static int registry_descendant_write(registry_t *reg,
+                                     enum registry_stmt_id id, int64_t run_id,
+                                     pid_t pid, uint64_t start_time,
+                                     const char *what)
 {
     sqlite3_stmt *st;
-    int rc = registry_write_stmt(reg, ST_DESC_ADD, &st);
+    int rc = registry_write_stmt(reg, id, &st);
     if (rc < 0)
         return rc;
     sqlite3_bind_int64(st, 1, run_id);
     sqlite3_bind_int64(st, 2, pid);
     sqlite3_bind_int64(st, 3, (int64_t)start_time);
-    sqlite3_bind_int64(st, 4, registry_now_ms());
-    rc = registry_step_done(reg, st, "add descendant");
+    if (id == ST_DESC_ADD)
+        sqlite3_bind_int64(st, 4, registry_now_ms());
+    rc = registry_step_done(reg, st, what);
     /* The foreign key names the only constraint left after OR IGNORE. */
     if (rc == -EEXIST)
         rc = registry_fail_code(reg, -ENOENT, "descendant of unknown run");
     return registry_write_end(reg, rc);
+}
+
+int registry_descendant_add(registry_t *reg, int64_t run_id, pid_t pid,
+                            uint64_t start_time)
+{
+    return registry_descendant_write(reg, ST_DESC_ADD, run_id, pid,
+                                     start_time, "add descendant");
+}
+
+int registry_descendant_delete(registry_t *reg, int64_t run_id, pid_t pid,
+                               uint64_t start_time)
+{
+    return registry_descendant_write(reg, ST_DESC_DELETE, run_id, pid,
+                                     start_time, "delete descendant");
 }
 
 int registry_descendants(registry_t *reg, int64_t run_id, ptree_t *out)

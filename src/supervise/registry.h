@@ -184,8 +184,15 @@ int registry_owner_renew(registry_t *reg, const char *owner_id,
                          int64_t lease_expires_ms);
 int registry_owner_get(registry_t *reg, const char *owner_id,
                        owner_record_t *out);
-/* Every owner with a run that is not exited, or with a stray. */
+/* Every owner with a run that is not exited, or with a stray, or whose
+ * lease has expired: those reconcile looks at. */
 int registry_owner_list(registry_t *reg, owner_record_t **out, size_t *n);
+/* Deletes owner_id's record unless a run of it is not exited or it has a
+ * stray on record: an owner that closed (or died and was reconciled)
+ * leaves no row behind, so the table holds the live owners and the dead
+ * ones still to reconcile, not every rein process that ever ran.  1 when
+ * deleted, 0 when kept (or unknown), or a negative error. */
+int registry_owner_forget(registry_t *reg, const char *owner_id);
 void owner_record_clear(owner_record_t *o);
 
 /*
@@ -201,6 +208,12 @@ int registry_run_update(registry_t *reg, const run_record_t *r);
 /* Deletes a run and its descendants; its id is never handed out again.
  * -ENOENT for an unknown id. */
 int registry_run_delete(registry_t *reg, int64_t id);
+/* Retention: deletes, in one transaction, the exited runs that ended
+ * before ended_before_ms (0: none by age) and the exited ones among ids
+ * (their logs are gone), with their descendants.  A run not exited is
+ * never deleted.  *n: how many went. */
+int registry_runs_forget(registry_t *reg, int64_t ended_before_ms,
+                         const int64_t *ids, size_t n_ids, size_t *n);
 /* -ENOENT for an unknown id. */
 int registry_run_get(registry_t *reg, int64_t id, run_record_t *out);
 /* Runs ordered by id; all=false: only those not exited. */
@@ -215,6 +228,9 @@ void run_record_list_free(run_record_t *v, size_t n);
 /* Remembers a descendant of a run (idempotent). */
 int registry_descendant_add(registry_t *reg, int64_t run_id, pid_t pid,
                             uint64_t start_time);
+/* Forgets a descendant that is gone (0 also when none was recorded). */
+int registry_descendant_delete(registry_t *reg, int64_t run_id, pid_t pid,
+                               uint64_t start_time);
 int registry_descendants(registry_t *reg, int64_t run_id, ptree_t *out);
 
 /*

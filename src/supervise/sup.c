@@ -144,7 +144,8 @@ struct run {
     bool xhold, xheld;
     uint64_t t_xidle, t_xmax;
     uint64_t last_output_mono, last_scan_mono, kill_start_mono;
-    ptree_t known; /* every descendant seen: pid + start time */
+    ptree_t known; /* every descendant seen and not yet gone */
+    size_t known_sift_at; /* sift_known when known.n reaches this */
     ptree_t unsaved;   /* known members whose registry row a write failed to
                           add: the heartbeat tries again */
     events_heartbeat_t hb;
@@ -271,6 +272,38 @@ static bool remember(struct run *r, pid_t pid, uint64_t start)
     return true;
 }
 
+/* Forgets the remembered members that are gone (no process has their pid
+ * and start time; a zombie is still there, and a scan would only find it
+ * again), in memory and in the registry.  A gone member can never come
+ * back (the start time names one process of this boot), so nothing that
+ * would be signalled, adopted or recorded is lost. */
+static void sift_known(struct run *r)
+{
+    registry_t *reg = r->sup->reg;
+    /* One transaction for the lot; without it (busy) the rows stay: they
+     * name processes that are gone, which reconcile verifies anyway. */
+    bool batch = reg && registry_begin(reg) == 0;
+    size_t k = 0;
+    for (size_t i = 0; i < r->known.n; i++) {
+        ptree_member_t *m = &r->known.v[i];
+        uint64_t start;
+        if (m->pid == r->pid ||
+            (procfs_start_time(m->pid, &start) == 0 &&
+             start == m->start_time)) {
+            r->known.v[k++] = *m;
+            continue;
+        }
+        if (batch)
+            registry_descendant_delete(reg, r->id, m->pid, m->start_time);
+        if (m->pidfd >= 0)
+            close(m->pidfd);
+    }
+    r->known.n = k;
+    if (batch)
+        registry_commit(reg);
+    r->known_sift_at = 2 * k > SUP_KNOWN_SIFT_MIN ? 2 * k : SUP_KNOWN_SIFT_MIN;
+}
+
 static void cancel_run(struct run *r, rein_reason_t why, int signo,
                        int grace_ms);
 
@@ -354,6 +387,8 @@ static void scan_members(struct run *r, proc_table_t *tab)
         }
         free(all);
     }
+    if (r->known.n >= r->known_sift_at)
+        sift_known(r);
 }
 
 /* Remembers every live descendant of the leader, every member of its
@@ -1003,6 +1038,7 @@ static int spawn_run(rein_sup_t *s, const rein_run_opts_t *o,
     r->grace_ms = o->grace_ms < 0 ? REIN_SUP_GRACE_MS : o->grace_ms;
     r->no_output_ms = o->no_output_timeout_ms;
     r->exit_code = -1;
+    r->known_sift_at = SUP_KNOWN_SIFT_MIN;
     if (x && x->exit_drain_max_ms) {
         r->xdrain_max_ms = x->exit_drain_max_ms;
         r->xdrain_idle_ms = x->exit_drain_idle_ms ? x->exit_drain_idle_ms
@@ -1904,6 +1940,10 @@ static void reconcile_log_facts(run_record_t *rec)
     rec->bytes = (uint64_t)st.st_size;
     int64_t mtime = (int64_t)st.st_mtim.tv_sec * 1000 +
                     st.st_mtim.tv_nsec / 1000000;
+    /* The kernel stamps files from a clock that lags the wall clock by up
+     * to a tick: output read just after the start may look earlier. */
+    if (mtime < rec->started_ms)
+        mtime = rec->started_ms;
     if (mtime > rec->last_output_ms)
         rec->last_output_ms = mtime;
 }
@@ -1950,6 +1990,10 @@ int rein_sup_reconcile(rein_sup_t *s, rein_reconcile_stats_t *out)
                             s->owner, "runs", (int)moved, "strays",
                             (int)moved_strays));
         }
+        /* Its runs and strays are ours now: nothing needs its row any
+         * more, and a row kept for every rein that ever died would pile
+         * up (one that still holds something keeps it). */
+        registry_owner_forget(s->reg, o->id);
         if (lockfd >= 0) {
             unlink(o->lock_path);
             close(lockfd);
@@ -2188,6 +2232,11 @@ void rein_sup_close(rein_sup_t *s)
         s->runs = r->next;
         run_free(r);
     }
+    /* Every rein process is an owner: its row goes when it closes, unless
+     * a run outlived the kill bound or a stray survived (reconcile finds
+     * those through it). */
+    if (s->reg)
+        registry_owner_forget(s->reg, s->owner);
     free(s->strays);
     if (s->lock_fd >= 0) {
         if (s->lock_path)
@@ -2303,4 +2352,47 @@ void sup_run_release(rein_sup_t *s, int64_t id)
 const char *sup_logs_dir(const rein_sup_t *s)
 {
     return s->logs_dir;
+}
+
+size_t sup_run_known(rein_sup_t *s, int64_t id)
+{
+    struct run *r = find_run(s, id);
+    return r ? r->known.n : 0;
+}
+
+int sup_live_runs(rein_sup_t *s, int64_t **ids, size_t *n)
+{
+    run_record_t *recs = NULL;
+    size_t nrec = 0, nmem = 0, k = 0;
+    *ids = NULL;
+    *n = 0;
+    int rc = s->reg ? registry_run_list(s->reg, false, &recs, &nrec) : 0;
+    if (rc < 0)
+        return rc;
+    for (struct run *r = s->runs; r; r = r->next)
+        nmem++;
+    int64_t *v = malloc((nrec + nmem + 1) * sizeof *v);
+    if (!v) {
+        run_record_list_free(recs, nrec);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < nrec; i++)
+        v[k++] = recs[i].id;
+    /* Ours too: a run whose registry write failed is live all the same. */
+    for (struct run *r = s->runs; r; r = r->next)
+        if (r->state != REIN_RUN_EXITED)
+            v[k++] = r->id;
+    run_record_list_free(recs, nrec);
+    *ids = v;
+    *n = k;
+    return 0;
+}
+
+int sup_forget_runs(rein_sup_t *s, int64_t ended_before_ms,
+                    const int64_t *ids, size_t n_ids, size_t *n)
+{
+    *n = 0;
+    if (!s->reg)
+        return 0;
+    return registry_runs_forget(s->reg, ended_before_ms, ids, n_ids, n);
 }

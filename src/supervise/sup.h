@@ -103,5 +103,28 @@ bool sup_run_escalated(rein_sup_t *s, int64_t id);
 void sup_run_detach(rein_sup_t *s, int64_t id);
 /* The directory holding <id>.log files; NULL for an ephemeral supervisor. */
 const char *sup_logs_dir(const rein_sup_t *s);
+/* A run's remembered members (every process seen in it: pid + start
+ * time) are sifted for those gone once they number this many, then again
+ * each time they double.  A watcher or a dev server that forks a child a
+ * second for days would otherwise remember (and keep in the registry)
+ * every one it ever had, and each scan, kill pass and adoption walks that
+ * list.  Doubling keeps the sifting's /proc reads to a constant per member
+ * seen, and the list below twice the members present at the last sift
+ * (below this at least). */
+#define SUP_KNOWN_SIFT_MIN 64
+/* How many members (the leader, descendants) run id remembers now; 0 for
+ * an unknown run: after each scan, below max(SUP_KNOWN_SIFT_MIN, twice
+ * those present at the last sift), however many the run ever had. */
+size_t sup_run_known(rein_sup_t *s, int64_t id);
+/* The ids of every run not exited: this supervisor's and, from the
+ * registry, every other owner's (a log retention must leave theirs alone
+ * too); one may be listed twice.  free() *ids. */
+int sup_live_runs(rein_sup_t *s, int64_t **ids, size_t *n);
+/* Retention of the registry: forgets the exited runs that ended before
+ * ended_before_ms (0: none by age) and the exited ones among ids (whose
+ * logs retention removed), with their descendants (registry_runs_forget).
+ * *n: how many.  0 with *n = 0 for an ephemeral supervisor. */
+int sup_forget_runs(rein_sup_t *s, int64_t ended_before_ms,
+                    const int64_t *ids, size_t n_ids, size_t *n);
 
 #endif

@@ -1,16 +1,33 @@
 // lib.mjs — helpers for the rein serve end-to-end tests: where the binary
-// is, the tool-schema rules every tool must meet, and a raw line client
+// is, an SDK client on it, the tool-schema rules every tool must meet, and
+// a raw line client
 // that spawns `rein serve` and speaks JSON-RPC lines by hand (for what the
 // SDK hides: malformed JSON, batches, ids, requests before initialize).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 export const REIN_BIN =
   process.env.REIN_BIN ?? fileURLToPath(new URL('../../build/rein', import.meta.url));
 
 // The longest a test waits for one line before failing.
 const LINE_TIMEOUT_MS = 5000;
+
+// `rein serve` through the SDK's stdio transport, as client `name`, in cwd
+// (when given), with the whole environment and env over it: the SDK passes
+// a child only HOME, PATH and a few more unless told, and without it
+// REIN_STATE_DIR (run-e2e.sh's temporary one) is lost and the server
+// opens the user's own state dir.
+export async function connectSdk({ name, cwd, env = {} }) {
+  const transport = new StdioClientTransport({
+    command: REIN_BIN, args: ['serve'], cwd, stderr: 'pipe', env: { ...process.env, ...env },
+  });
+  const client = new Client({ name, version: '1.0.0' });
+  await client.connect(transport);
+  return { client, transport };
+}
 
 // The rules of the issue for every tool: inputSchema of type object with
 // every property typed and each required name a property, no top-level

@@ -3,21 +3,11 @@
 // rules), resource templates, resource errors, capabilities.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { McpError, LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
-import { REIN_BIN, checkTool } from './lib.mjs';
+import { checkTool, connectSdk } from './lib.mjs';
 
 async function connect() {
-  // The SDK passes a child only HOME, PATH and a few more unless told:
-  // without the environment, REIN_STATE_DIR (run-e2e.sh's temporary one)
-  // is lost and the server opens the user's own state dir.
-  const transport = new StdioClientTransport({
-    command: REIN_BIN, args: ['serve'], stderr: 'pipe', env: { ...process.env },
-  });
-  const client = new Client({ name: 'rein-e2e', version: '1.0.0' });
-  await client.connect(transport);
-  return client;
+  return (await connectSdk({ name: 'rein-e2e' })).client;
 }
 
 test('the SDK initializes and sees rein with tools, resources and logging', async () => {

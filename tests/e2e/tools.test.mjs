@@ -13,10 +13,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { REIN_BIN } from './lib.mjs';
+import { connectSdk } from './lib.mjs';
 
 // One state dir (registry, logs) for this file; the server's cwd is WORK.
 const STATE = realpathSync(mkdtempSync(join(tmpdir(), 'rein-e2e-tools-')));
@@ -28,14 +26,8 @@ const POLL_LIMIT_MS = 10000;
 // Codex's header lines, in order, then rein's, then Output.
 const HEADER = /^Chunk ID: [0-9a-f]{6}\nWall time: \d+\.\d{4} seconds\n(Process exited with code -?\d+|Process running with session ID \d+)\nOriginal token count: \d+\n(?:[A-Z][A-Za-z ]*: .*\n)*Output:\n/;
 
-async function connect(env = {}) {
-  const transport = new StdioClientTransport({
-    command: REIN_BIN, args: ['serve'], cwd: WORK, stderr: 'pipe',
-    env: { ...process.env, REIN_STATE_DIR: STATE, ...env },
-  });
-  const client = new Client({ name: 'rein-e2e-tools', version: '1.0.0' });
-  await client.connect(transport);
-  return { client, transport };
+function connect(env = {}) {
+  return connectSdk({ name: 'rein-e2e-tools', cwd: WORK, env: { REIN_STATE_DIR: STATE, ...env } });
 }
 
 async function call(client, name, args) {
