@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { connectSdk } from './lib.mjs';
+import { REIN_BIN, connectSdk } from './lib.mjs';
 
 // One state dir (registry, logs) for this file; the server's cwd is WORK.
 const STATE = realpathSync(mkdtempSync(join(tmpdir(), 'rein-e2e-tools-')));
