@@ -82,8 +82,9 @@ typedef struct spool spool_t;
 int spool_open(const char *path, unsigned flags, spool_t **out);
 
 /* Accepts n bytes (data may be NULL when n is 0): buffered, or written when
- * the buffer fills (at once with SPOOL_OPEN_WRITE_THROUGH).  0, or the sticky write error (-errno); bytes that could
- * not be written are counted as dropped, not retried. */
+ * the buffer fills (at once with SPOOL_OPEN_WRITE_THROUGH).  0, or the
+ * sticky write error (-errno); bytes that could not be written are counted
+ * as dropped, not retried. */
 int spool_write(spool_t *sp, const void *data, size_t n);
 
 /* Writes what is buffered.  0 or the sticky write error. */
