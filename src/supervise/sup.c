@@ -2317,8 +2317,6 @@ void sup_run_drain(rein_sup_t *s, int64_t id)
         read_output(r);
 }
 
-/* Writes the run's buffered log bytes to its file, so a reader of the file
- * sees every byte delivered so far. */
 /* True once the run's end needed SIGKILL (the grace ran out). */
 bool sup_run_escalated(rein_sup_t *s, int64_t id)
 {
