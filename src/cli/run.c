@@ -30,7 +30,8 @@
  * below),
  * SIGWINCH resizing the PTY, SIGINT, SIGTERM, SIGHUP and SIGQUIT forwarded
  * to the job in the PTY's foreground (a SIGTERM the command has not obeyed
- * within REIN_SUP_GRACE_MS ends the whole run: rein was told to stop), and the real terminal's mode
+ * within REIN_SUP_GRACE_MS ends the whole run: rein was told to stop), and
+ * the real terminal's mode
  * following the PTY's (raw when the child goes raw; echo off when the child
  * turns echo off, so a password typed at a cooked prompt is not shown).
  * While the real terminal stays cooked it echoes what the person types, and

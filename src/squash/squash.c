@@ -15,8 +15,9 @@
  *   deferred (budget, cap_to_input, or asked for): at the end, the exit
  *     marker heads the output, every item in line order with each gap
  *     marked in place.  With a budget the items are chosen by priority
- *     (hazard lines, errors before warnings, first and last first; the line closing a capture
- *     with its message, as a traceback's exception line; the lines they
+ *     (hazard lines, errors before warnings, first and last first; the
+ *     line closing a capture with its message, as a traceback's exception
+ *     line; the lines they
  *     own that name a location; outcomes; their other lines by weight:
  *     message, excerpt, caret; deduplicated lines; the tail, latest
  *     first) until the rendered output would pass the budget, an item
