@@ -515,6 +515,11 @@ typedef struct rein_run_info {
      * `bytes` still counts it. */
     uint64_t log_lost;
     int log_error;
+    /* The leader exited on its own and processes it left in its boundary
+     * (background jobs, daemons) were still running after the exit drain:
+     * rein ended them, as it ends whatever a run leaves behind.  The
+     * reason stays REIN_REASON_EXIT; this says something else was lost. */
+    bool leftovers_ended;
 } rein_run_info_t;
 
 typedef void (*rein_output_fn)(rein_sup_t *s, int64_t id, const void *data,

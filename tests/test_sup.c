@@ -410,6 +410,41 @@ TEST_T(sup_term_ignoring_and_stopped_children, 120)
     }
 }
 
+TEST_T(sup_leftovers_of_an_exited_leader_are_ended_and_said, 120)
+{
+    /* `server & echo started`: the leader exits, its job (which ignores
+     * the hangup a terminal's end sends) is still running.  rein ends it,
+     * the reason stays `exit`, and the run's info says something was
+     * ended with it, so a front end can tell the model (codex's
+     * `Background:` line).  A run that leaves nothing says nothing. */
+    for (int l = 0; l < NLEVELS; l++) {
+        for (int tty = 0; tty < 2; tty++) {
+            rein_sup_t *s = open_sup(levels[l], false);
+            struct obs o = {0};
+            spawn(s, &o, tty,
+                  "rm -f left.fifo; mkfifo left.fifo; "
+                  "(trap '' HUP; echo up > left.fifo; exec sleep 60) & "
+                  "echo pids: $!; cat left.fifo; echo started",
+                  NULL);
+            drive(s, &o, NULL, 15000);
+            ASSERT_EQ(o.exits, 1);
+            ASSERT_EQ(o.info.reason, REIN_REASON_EXIT);
+            ASSERT_EQ(o.info.exit_code, 0);
+            ASSERT_TRUE(o.info.leftovers_ended);
+            assert_all_gone(&o);
+            obs_free(&o);
+
+            struct obs q = {0};
+            spawn(s, &q, tty, "echo pids: $$", NULL);
+            drive(s, &q, NULL, 15000);
+            ASSERT_EQ(q.info.reason, REIN_REASON_EXIT);
+            ASSERT_FALSE(q.info.leftovers_ended);
+            obs_free(&q);
+            rein_sup_close(s);
+        }
+    }
+}
+
 TEST_T(sup_setsid_daemon_is_an_ownership_escape, 120)
 {
     for (int l = 0; l < 2; l++) { /* cgroup and subreaper hold it */

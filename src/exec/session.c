@@ -60,6 +60,7 @@ struct session {
     int exit_code, signo;
     rein_reason_t reason; /* why the run ended (NONE while it runs) */
     bool cleanup_incomplete, escalated;
+    bool leftovers_ended; /* rein_run_info_t.leftovers_ended */
     int64_t started_ms, last_output_ms;
     unsigned cols, rows;
     char prompt[SESSION_PROMPT_MAX]; /* the partial last line, raw */
@@ -322,6 +323,7 @@ static void on_run_exit(rein_sup_t *sup, int64_t id,
     s->signo = info->signal;
     s->reason = info->reason;
     s->cleanup_incomplete = info->cleanup_incomplete;
+    s->leftovers_ended = info->leftovers_ended;
     s->escalated = sup_run_escalated(sup, id);
     session_wake(s, SESSION_WAKE_EXIT);
     session_maybe_free(s);
@@ -508,6 +510,11 @@ void session_exit_info(const session_t *s, int *code, int *signo,
 rein_reason_t session_exit_reason(const session_t *s)
 {
     return s->reason;
+}
+
+bool session_leftovers_ended(const session_t *s)
+{
+    return s->leftovers_ended;
 }
 
 /* ------------------------------------------------------------- output */

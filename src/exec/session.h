@@ -129,6 +129,9 @@ void session_exit_info(const session_t *s, int *code, int *signo,
 /* Why the run ended: its own exit or signal, a timeout, a kill...
  * REIN_REASON_NONE while it runs. */
 rein_reason_t session_exit_reason(const session_t *s);
+/* After the exit: whether processes the command left running (`server &`)
+ * were ended with it (rein_run_info_t.leftovers_ended). */
+bool session_leftovers_ended(const session_t *s);
 /* Output bytes so far, wall-clock start and last output (ms; 0: none). */
 uint64_t session_bytes(const session_t *s);
 int64_t session_started_ms(const session_t *s);

@@ -69,6 +69,13 @@
 #define CODEX_TAIL_MARKER "[rein] output over budget; the tail follows.\n"
 /* Ids named in one `pruned` list. */
 #define CODEX_PRUNED_MAX 64
+/* The `Background:` line of a result whose command exited leaving
+ * processes running: a session ends with its command, so `server &`
+ * does not outlive it, and the model is told how to keep one. */
+#define CODEX_LEFTOVERS_TEXT                                                  \
+    "processes the command left running (`cmd &`, nohup, setsid) were "      \
+    "ended with it; to keep a server running, start it in the foreground "   \
+    "of its own exec_command and poll it with write_stdin"
 /* The "Omitted:" line names CODEX_SCAN_MAX in MiB. */
 _Static_assert(CODEX_SCAN_MAX == 64u << 20, "the Omitted: text says 64 MiB");
 /* The block a log is read in for a condensed view. */
@@ -206,7 +213,8 @@ static const char exec_output_schema[] =
     "\"write_error\":{\"type\":\"string\"},"
     "\"dangerous\":{\"type\":\"boolean\"},"
     "\"danger\":{\"type\":\"string\"},"
-    "\"ran\":{\"type\":\"boolean\"}}}";
+    "\"ran\":{\"type\":\"boolean\"},"
+    "\"background_ended\":{\"type\":\"boolean\"}}}";
 
 static const char kill_schema[] =
     "{\"type\":\"object\",\"additionalProperties\":false,"
@@ -778,6 +786,10 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
     const char *ended = running ? NULL : codex_reason_text(reason);
     if (ended)
         buf_printf(&text, "Ended: %s\n", ended);
+    /* `server &` in cmd: the model would think the server still runs. */
+    bool leftovers = !running && session_leftovers_ended(s);
+    if (leftovers)
+        buf_printf(&text, "Background: %s\n", CODEX_LEFTOVERS_TEXT);
     if (session_log_path(s))
         buf_printf(&text, "Log: %s\n", session_log_path(s));
     if (x->yield_clamped)
@@ -830,6 +842,8 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
                                 json_string(codex_sig_name(signo, sb, sizeof sb)));
         json_object_set_new(sc, "reason",
                             json_string(rein_reason_name(reason)));
+        if (leftovers)
+            json_object_set_new(sc, "background_ended", json_true());
     } else {
         json_object_set_new(sc, "session_id", json_integer(session_id(s)));
     }

@@ -129,6 +129,7 @@ struct run {
     spool_t *log;
     run_record_t rec; /* the registry row, kept in step */
     bool exited, reaped, eof, killed, in_registry;
+    bool leftovers_ended; /* rein_run_info_t.leftovers_ended */
     int exit_code, exit_signal;
     int grace_ms;
     uint32_t no_output_ms;
@@ -760,9 +761,10 @@ static void read_output(struct run *r)
  * up at once when nothing is left. */
 static void end_leftovers(struct run *r)
 {
-    if (boundary_alive(r))
+    if (boundary_alive(r)) {
+        r->leftovers_ended = true;
         terminate(r, SIGTERM, r->grace_ms); /* leftovers of the run */
-    else
+    } else
         wind_up(r);
 }
 
@@ -1410,6 +1412,7 @@ int rein_sup_info(rein_sup_t *s, int64_t id, rein_run_info_t *out)
     out->cleanup_incomplete = r->n_survivors > 0;
     out->n_survivors = r->n_survivors;
     out->survivors = r->survivors;
+    out->leftovers_ended = r->leftovers_ended;
     return 0;
 }
 

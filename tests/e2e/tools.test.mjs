@@ -128,6 +128,37 @@ test('yield, then polls: every byte once, nothing repeated, exit drained', async
   }
 });
 
+test('a command that exits leaving a background job: the job is ended and the result says so', async () => {
+  const { client } = await connect();
+  try {
+    for (const tty of [false, true]) {
+      // `server & echo started`, the job ignoring the hangup a terminal's
+      // end sends: still running when its command exits, so rein ends it,
+      // and the model is told (it would think its server runs).  The
+      // command waits on a FIFO until the job's trap is set: a job still
+      // starting when a terminal's command exits dies of its hangup.
+      const cmd = "rm -f bg.fifo; mkfifo bg.fifo; (trap '' HUP; echo up > bg.fifo; exec sleep 300) & " +
+        "echo \"job $!\"; cat bg.fifo; echo started";
+      const t0 = Date.now();
+      const r = await call(client, 'exec_command', { cmd, tty, yield_time_ms: 20000 });
+      const sc = r.structuredContent;
+      assert.ok(Date.now() - t0 < 10000, `returned after ${Date.now() - t0} ms`);
+      assert.equal(sc.exit_code, 0);
+      assert.equal(sc.reason, 'exit');
+      assert.equal(sc.background_ended, true);
+      assert.match(r.content[0].text, /\nBackground: processes the command left running .* were ended with it; /);
+      await gone(Number(/job (\d+)/.exec(sc.output)[1]));
+      // Nothing left behind: nothing said.
+      const p = await call(client, 'exec_command', { cmd: 'echo plain', tty });
+      assert.equal(p.structuredContent.exit_code, 0);
+      assert.equal(p.structuredContent.background_ended, undefined);
+      assert.doesNotMatch(p.content[0].text, /Background:/);
+    }
+  } finally {
+    await client.close();
+  }
+});
+
 test('wait_for finds a match followed by more than 16 KiB in the same read, and in output already waiting', async () => {
   const { client } = await connect();
   try {
