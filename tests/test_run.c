@@ -1387,6 +1387,60 @@ static int markers_of(const buf_t *out, const char *kind)
     return n;
 }
 
+/* `rein run -- sh -c 'server & echo started'`: the job (ignoring the
+ * hangup of the terminal's end) is still running when the command exits.
+ * rein ends it, as it ends whatever a run leaves, and says so: a
+ * `background` marker after the summary (stderr under --raw) and
+ * --json's background_ended.  A command that leaves nothing says
+ * nothing.  The command waits on a FIFO until the job's trap is set. */
+TEST(run_background_job_left_running_is_ended_and_said)
+{
+    setup();
+    char cmd[2 * PATH_MAX + 256];
+    snprintf(cmd, sizeof cmd,
+             "f='%s/bg.fifo'; rm -f \"$f\"; mkfifo \"$f\"; "
+             "(trap '' HUP; echo up > \"$f\"; exec sleep 300) & "
+             "echo \"job $!\"; cat \"$f\"; echo started",
+             test_tmpdir());
+    const char *modes[] = {"--context", "--raw", "--json"};
+    for (size_t m = 0; m < 3; m++) {
+        buf_t out = BUF_INIT, err = BUF_INIT;
+        const char *a[] = {"run", modes[m], "--", "/bin/sh", "-c", cmd, NULL};
+        ASSERT_EQ(run_rein(a, -1, NULL, &out, &err), 0);
+        const char *job = strstr(out.p ? out.p : "", "job ");
+        ASSERT_TRUE(job != NULL);
+        ASSERT_FALSE(test_pid_alive((pid_t)atol(job + 4)));
+        if (m == 0)
+            ASSERT_EQ(markers_of(&out, "background"), 1);
+        if (m == 1) {
+            ASSERT_EQ(markers_of(&out, "background"), 0);
+            ASSERT_EQ(markers_of(&err, "background"), 1);
+        }
+        if (m == 2) {
+            json_t *o = json_loads(out.p, 0, NULL);
+            ASSERT_TRUE(o != NULL);
+            ASSERT_TRUE(json_is_true(json_object_get(o, "background_ended")));
+            json_decref(o);
+        }
+        buf_free(&out);
+        buf_free(&err);
+    }
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    const char *plain[] = {"run", "--", "/bin/sh", "-c", "echo plain", NULL};
+    ASSERT_EQ(run_rein(plain, -1, NULL, &out, &err), 0);
+    ASSERT_EQ(markers_of(&out, "background"), 0);
+    buf_reset(&out);
+    const char *pj[] = {"run", "--json", "--", "/bin/sh", "-c", "echo plain",
+                        NULL};
+    ASSERT_EQ(run_rein(pj, -1, NULL, &out, &err), 0);
+    json_t *o = json_loads(out.p, 0, NULL);
+    ASSERT_TRUE(o != NULL);
+    ASSERT_TRUE(json_is_false(json_object_get(o, "background_ended")));
+    json_decref(o);
+    buf_free(&out);
+    buf_free(&err);
+}
+
 TEST(run_input_over_answers_every_cooked_read_with_eof)
 {
     setup();

@@ -154,6 +154,7 @@ struct run {
                         for --json's "error" */
     uint64_t log_lost; /* output bytes that never reached the log */
     int log_error;
+    bool leftovers; /* rein_run_info_t.leftovers_ended: a background marker */
     bool done;    /* the supervisor reported the run exited */
     bool closing; /* run_close: a run it ends is no longer shown */
     int exit_code;
@@ -409,6 +410,7 @@ static void run_on_exit(rein_sup_t *s, int64_t id, const rein_run_info_t *i,
     r->reason = i->reason;
     r->log_lost = i->log_lost;
     r->log_error = i->log_error;
+    r->leftovers = i->leftovers_ended;
     run_stdin_stop(r);
     loop_timer_del(r->loop, r->input_timer);
     loop_timer_del(r->loop, r->term_timer);
@@ -995,6 +997,19 @@ static void run_footer(struct run *r, buf_t *b)
     emit_exit(b, r->exit_code, ms ? ms : 1, r->raw_lines);
 }
 
+/* The background marker after the summary, when the command left jobs
+ * running that rein ended with it: `sh -c 'server & echo started'` must
+ * not read as a server left running. */
+static void run_background(struct run *r)
+{
+    if (!r->leftovers)
+        return;
+    buf_t b = BUF_INIT;
+    emit_background(&b);
+    run_marker(r, &b);
+    buf_free(&b);
+}
+
 /* Everything after the child is gone: narrate markers, the summary. */
 static void run_summary(struct run *r)
 {
@@ -1003,6 +1018,7 @@ static void run_summary(struct run *r)
         r->end_ms = loop_clock_ms();
     uint64_t ms = r->end_ms - r->start_ms;
     if (r->mode == MODE_RAW) {
+        run_background(r);
         buf_free(&b);
         return;
     }
@@ -1017,6 +1033,7 @@ static void run_summary(struct run *r)
         run_out(r, b.p, b.len);
     }
     squash_finish(r->sq, r->exit_code, ms, loop_clock_ms());
+    run_background(r);
     buf_free(&b);
 }
 
@@ -1066,6 +1083,7 @@ static void run_json(struct run *r, char **argv)
     json_object_set_new(o, "warnings", json_integer((json_int_t)st.warnings));
     json_object_set_new(o, "omitted", json_integer((json_int_t)st.omitted));
     json_object_set_new(o, "interactive", json_boolean(r->went_raw));
+    json_object_set_new(o, "background_ended", json_boolean(r->leftovers));
     /* With the input over (see the top of file): reads answered with EOF,
      * and the hang-up, if rein had to. */
     json_object_set_new(o, "eofs", json_integer((json_int_t)r->eofs));

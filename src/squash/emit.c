@@ -195,6 +195,12 @@ int emit_hangup(buf_t *out, int signo, uint64_t waited_ms,
     return rc;
 }
 
+int emit_background(buf_t *out)
+{
+    return buf_append_str(out, EMIT_PREFIX "background processes the "
+                               "command left running were ended with it\n");
+}
+
 int emit_danger(buf_t *out, const char *command, const char *pattern,
                 const char *decision)
 {

@@ -72,6 +72,10 @@ int emit_prompt(buf_t *out);
  * read in raw mode 1.00s after SIGHUP; SIGKILL after 2.00s. */
 int emit_hangup(buf_t *out, int signo, uint64_t waited_ms,
                 uint64_t kill_after_ms);
+/* [rein] background processes the command left running were ended with
+ * it — `rein run`: the command exited and rein ended what it had left
+ * running (`server &`, nohup, setsid), as it ends whatever a run leaves. */
+int emit_background(buf_t *out);
 /* [rein] danger CMD (pattern: ID) — DECISION — a dangerous command line
  * and what was decided (`not run`, `confirmed, running`, ...; or, in the
  * question `rein run` asks on the terminal, what the pattern means).  The
