@@ -1387,6 +1387,17 @@ static int markers_of(const buf_t *out, const char *kind)
     return n;
 }
 
+/* --json's background_ended is the boolean want. */
+static void assert_background_ended(const buf_t *out, bool want)
+{
+    json_t *o = json_loads(out->p, 0, NULL);
+    ASSERT_TRUE(o != NULL);
+    json_t *v = json_object_get(o, "background_ended");
+    ASSERT_TRUE(json_is_boolean(v));
+    ASSERT_EQ(json_is_true(v), want);
+    json_decref(o);
+}
+
 /* `rein run -- sh -c 'server & echo started'`: the job (ignoring the
  * hangup of the terminal's end) is still running when the command exits.
  * rein ends it, as it ends whatever a run leaves, and says so: a
@@ -1416,12 +1427,8 @@ TEST(run_background_job_left_running_is_ended_and_said)
             ASSERT_EQ(markers_of(&out, "background"), 0);
             ASSERT_EQ(markers_of(&err, "background"), 1);
         }
-        if (m == 2) {
-            json_t *o = json_loads(out.p, 0, NULL);
-            ASSERT_TRUE(o != NULL);
-            ASSERT_TRUE(json_is_true(json_object_get(o, "background_ended")));
-            json_decref(o);
-        }
+        if (m == 2)
+            assert_background_ended(&out, true);
         buf_free(&out);
         buf_free(&err);
     }
@@ -1433,10 +1440,7 @@ TEST(run_background_job_left_running_is_ended_and_said)
     const char *pj[] = {"run", "--json", "--", "/bin/sh", "-c", "echo plain",
                         NULL};
     ASSERT_EQ(run_rein(pj, -1, NULL, &out, &err), 0);
-    json_t *o = json_loads(out.p, 0, NULL);
-    ASSERT_TRUE(o != NULL);
-    ASSERT_TRUE(json_is_false(json_object_get(o, "background_ended")));
-    json_decref(o);
+    assert_background_ended(&out, false);
     buf_free(&out);
     buf_free(&err);
 }
