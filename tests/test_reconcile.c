@@ -16,7 +16,6 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
-#include <sched.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -432,9 +431,8 @@ TEST_T(unwritable_registry_refuses_new_runs_while_running_ones_go_on, 60)
     char dir[PATH_MAX];
     state_dir(dir, sizeof dir);
     ASSERT_OK(mkdir(dir, 0700));
-    if (unshare(CLONE_NEWNS) < 0 ||
-        mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0 ||
-        mount("tmpfs", dir, "tmpfs", 0, "size=4m,mode=0700") < 0)
+    tu_private_mounts();
+    if (mount("tmpfs", dir, "tmpfs", 0, "size=4m,mode=0700") < 0)
         SKIP_FACILITY("mount-namespace", "cannot mount a tmpfs: %s",
                       strerror(errno));
     rein_sup_t *s = open_sup(NULL);
