@@ -141,8 +141,18 @@ TEST_T(reconcile_after_sigkill_with_two_contending_supervisors, 120)
             int rd;
             pid_t sup = fork_supervisor(supervisor_child, levels[l], tty, &rd);
             char line[128] = {0};
-            ASSERT_INT(read(rd, line, sizeof line - 1), >, 0);
+            ssize_t got = read(rd, line, sizeof line - 1);
             close(rd);
+            if (got == 0) {
+                /* The supervisor ended without a line: it skipped a level
+                 * not available here (no root: no cgroup), and the other
+                 * levels still run; on CI its skip is a failure. */
+                int st;
+                ASSERT_EQ(waitpid(sup, &st, 0), sup);
+                ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == SKIP_EXIT);
+                continue;
+            }
+            ASSERT_INT(got, >, 0);
             long long id;
             int shell, daemon;
             ASSERT_EQ(sscanf(line, "%lld %d %d", &id, &shell, &daemon), 3);
