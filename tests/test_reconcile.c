@@ -180,6 +180,11 @@ TEST_T(reconcile_after_sigkill_with_two_contending_supervisors, 120)
                 ptree_signal_one(daemon, daemon_st, SIGKILL);
                 if (shell_st)
                     ptree_signal_one(shell, shell_st, SIGKILL);
+                /* And the shell's background sleep, left in the run's
+                 * process group: while a member lives, no other group
+                 * can have its id. */
+                if (rec.pgid > 1)
+                    kill(-rec.pgid, SIGKILL);
                 run_record_clear(&rec);
                 registry_close(reg);
                 SKIP_FACILITY("pids-limit", "the run at %s had no cgroup",
