@@ -323,14 +323,21 @@ TEST_SOLO(reconcile_reused_pid_is_lost_and_never_signalled, TEST_DEFAULT_TIMEOUT
         int ns = open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
         if (ns < 0)
             SKIP_FACILITY("pid-reuse", "ns_last_pid: %s", strerror(errno));
-        dprintf(ns, "%d", (int)old - 1);
+        /* Anyone may open it; only root may write it. */
+        int wrote = dprintf(ns, "%d", (int)old - 1), err = errno;
         close(ns);
         if (again > 0)
             tu_sleeper_stop(again, fd2);
+        again = -1;
+        if (wrote < 0)
+            SKIP_FACILITY("pid-reuse", "cannot write ns_last_pid: %s",
+                          strerror(err));
         again = tu_sleeper_start(&fd2);
     }
-    if (again != old)
+    if (again != old) {
+        tu_sleeper_stop(again, fd2);
         SKIP_FACILITY("pid-reuse", "could not get pid %d again", (int)old);
+    }
     uint64_t new_start;
     ASSERT_OK(procfs_start_time(again, &new_start));
     ASSERT_INT(new_start, !=, old_start);
