@@ -28,6 +28,9 @@ declare -A cmd=(
   [clang]=clang
   [valgrind]=valgrind
   [cppcheck]=cppcheck
+  # The grammar fixtures (check-grammars.py) and tests that drive a REPL.
+  # Debian's nodejs pulls it in; a node installed another way does not.
+  [python3]=python3
 )
 
 add() { case " ${missing[*]-} " in *" $1 "*) ;; *) missing+=("$1") ;; esac; }

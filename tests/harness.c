@@ -31,7 +31,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SKIP_EXIT 77
 
 static struct test_case *g_tests;
 static size_t g_ntests;

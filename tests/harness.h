@@ -65,6 +65,9 @@ void test_fail_mem(const char *file, int line, const char *ea, const char *eb,
 
 #define SKIP(...) test_skip(__VA_ARGS__)
 #define SKIP_FACILITY(fac, ...) test_skip_facility(fac, __VA_ARGS__)
+/* The exit status of a test process that skipped; a test that forks one
+ * which may skip reads it to tell a skip from a failure. */
+#define SKIP_EXIT 77
 
 #define ASSERT_TRUE(c)                                                      \
     do {                                                                    \

@@ -8,7 +8,6 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -544,10 +543,7 @@ TEST(cli_logs_follow_until_the_run_exits)
 
 TEST(cli_ps_reads_a_registry_on_a_read_only_mount)
 {
-    if (unshare(CLONE_NEWNS) < 0)
-        SKIP_FACILITY("mount namespace", "unshare(CLONE_NEWNS): %s",
-                      strerror(errno));
-    ASSERT_EQ(mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL), 0);
+    tu_private_mounts();
     char rw[TPATH];
     snprintf(rw, sizeof rw, "%s/rw", test_tmpdir());
     registry_t *reg;

@@ -17,7 +17,6 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
-#include <sched.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -1188,19 +1187,9 @@ TEST_T(registry_sigkill_inside_a_commit_loop_leaves_it_intact, 120)
     kill_writer_and_check(false);
 }
 
-/* A private mount namespace, so a test can mount as root without touching
- * anyone else; the mounts vanish with the test process. */
-static void private_mounts(void)
-{
-    if (unshare(CLONE_NEWNS) < 0)
-        SKIP_FACILITY("mount namespace", "unshare(CLONE_NEWNS): %s",
-                      strerror(errno));
-    ASSERT_EQ(mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL), 0);
-}
-
 TEST_T(registry_full_disk_fails_writes_cleanly_and_recovers, 120)
 {
-    private_mounts();
+    tu_private_mounts();
     char dir[PATH_MAX], filler[TPATH];
     snprintf(dir, sizeof dir, "%s/fs", test_tmpdir());
     ASSERT_EQ(mkdir(dir, 0700), 0);
@@ -1261,7 +1250,7 @@ TEST_T(registry_full_disk_fails_writes_cleanly_and_recovers, 120)
 
 TEST(registry_on_a_read_only_mount_refuses_writes_and_still_reads)
 {
-    private_mounts();
+    tu_private_mounts();
     char dir[PATH_MAX], ro[PATH_MAX];
     snprintf(dir, sizeof dir, "%s/rw", test_tmpdir());
     snprintf(ro, sizeof ro, "%s/ro", test_tmpdir());

@@ -415,12 +415,17 @@ bool tu_judge(json_t *cs, const buf_t *raw, const buf_t *out, tu_verdict_t *v,
     return why->len == why0;
 }
 
-void tu_hide_pids_hierarchy(void)
+void tu_private_mounts(void)
 {
     if (unshare(CLONE_NEWNS) < 0 ||
         mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0)
         SKIP_FACILITY("mount-namespace", "a private mount namespace: %s",
                       strerror(errno));
+}
+
+void tu_hide_pids_hierarchy(void)
+{
+    tu_private_mounts();
     /* Listed first, unmounted after: unmounting changes the listing. */
     char mps[TU_MAX_PIDS_MOUNTS][PATH_MAX];
     size_t n = 0;

@@ -88,6 +88,12 @@ struct grammar_set *tu_shipped_set(void);
 void tu_condense(const struct grammar_set *set, const char *command,
                  const buf_t *raw, bool streamed, size_t budget,
                  int exit_code, buf_t *out);
+/* Puts the calling test (and what it forks) in a private mount namespace,
+ * so it can mount as root without touching anyone else; the mounts vanish
+ * with the test process.  Skips (a failure on CI) where no namespace can be
+ * had, or where / is no mount of its own (a chroot into a plain directory:
+ * making it private then fails with EINVAL). */
+void tu_private_mounts(void);
 /* Runs the rest of the calling test (and what it forks) without the v1
  * pids hierarchy: it is unmounted in a private mount namespace, so runs
  * get no pids cgroup and only the registry, the leader's tree and its
