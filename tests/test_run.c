@@ -766,9 +766,12 @@ static json_t *ps_find(const char *needle)
 TEST(run_sigterm_ignored_by_the_command_ends_the_run_after_the_grace)
 {
     setup();
+    /* `wait $!`, not a bare `wait`: the KILL reaches the child first, and
+     * a bare wait then returns 0, so the shell could exit 0 by itself
+     * before its own KILL landed (seen once on a loaded machine). */
     const char *argv[] = {rein_path(), "run", "--raw", "--", "/bin/sh", "-c",
                           "trap '' TERM; sh -c 'echo child $$; "
-                          "exec sleep 300' & echo ready $$; wait",
+                          "exec sleep 300' & echo ready $$; wait $!",
                           NULL};
     pid_t pid;
     int pidfd, code;
