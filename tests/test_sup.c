@@ -421,11 +421,19 @@ TEST_T(sup_leftovers_of_an_exited_leader_are_ended_and_said, 120)
         for (int tty = 0; tty < 2; tty++) {
             rein_sup_t *s = open_sup(levels[l], false);
             struct obs o = {0};
+            rein_run_opts_t ro = {.keep_stdin = true, .grace_ms = -1};
+            /* The leader waits for a line from us once it said started:
+             * its job's pid is then read (on_out) while the job surely
+             * lives; a slow reader (valgrind) could otherwise see the
+             * line only after rein ended the job. */
             spawn(s, &o, tty,
                   "rm -f left.fifo; mkfifo left.fifo; "
                   "(trap '' HUP; echo up > left.fifo; exec sleep 60) & "
-                  "echo pids: $!; cat left.fifo; echo started",
-                  NULL);
+                  "echo pids: $!; cat left.fifo; echo started; read x",
+                  &ro);
+            drive(s, &o, "started", 15000);
+            ASSERT_INT(o.listed.n, >, 0);
+            ASSERT_OK(rein_sup_write(s, o.id, "\n", 1));
             drive(s, &o, NULL, 15000);
             ASSERT_EQ(o.exits, 1);
             ASSERT_EQ(o.info.reason, REIN_REASON_EXIT);
