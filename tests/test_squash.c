@@ -1698,6 +1698,17 @@ TEST_T(squash_a_million_copies_of_one_hazard_cost_bounded_memory,
     buf_free(&out);
 }
 
+/* Forms group g's `at` marker into out (emptied first), which must end
+ * with tail. */
+static void at_marker_ends(buf_t *out, dedup_t *d, uint32_t g,
+                           const char *tail)
+{
+    buf_reset(out);
+    ASSERT_OK(emit_at(out, d, g));
+    ASSERT_TRUE(out->len > strlen(tail) &&
+                !strcmp(out->p + out->len - strlen(tail), tail));
+}
+
 TEST(squash_at_marker_lists_distinct_locations_up_to_its_cap)
 {
     dedup_t *d;
@@ -1718,20 +1729,14 @@ TEST(squash_at_marker_lists_distinct_locations_up_to_its_cap)
         ASSERT_TRUE(dedup_add(d, 1, "e", 1, 10 + (uint64_t)i, loc, (size_t)k,
                               0, &g) > 0);
     }
-    buf_reset(&out);
-    ASSERT_OK(emit_at(&out, d, g));
     snprintf(loc, sizeof loc, ", f.c:%d\n", DEDUP_LOCATIONS_MAX - 1);
-    ASSERT_TRUE(out.len > strlen(loc) &&
-                !strcmp(out.p + out.len - strlen(loc), loc));
+    at_marker_ends(&out, d, g, loc);
     ASSERT_TRUE(strstr(out.p, "more") == NULL);
     /* one past it: the members there are counted, and the marker says so */
     ASSERT_TRUE(dedup_add(d, 1, "e", 1, 500, "z.c:1", 5, 0, &g) > 0);
     ASSERT_TRUE(dedup_add(d, 1, "e", 1, 501, "y.c:1", 5, 0, &g) > 0);
-    buf_reset(&out);
-    ASSERT_OK(emit_at(&out, d, g));
     snprintf(loc, sizeof loc, ", f.c:%d, +2 more\n", DEDUP_LOCATIONS_MAX - 1);
-    ASSERT_TRUE(out.len > strlen(loc) &&
-                !strcmp(out.p + out.len - strlen(loc), loc));
+    at_marker_ends(&out, d, g, loc);
     ASSERT_TRUE(strstr(out.p, "z.c") == NULL);
     buf_free(&out);
     dedup_free(d);

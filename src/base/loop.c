@@ -85,6 +85,13 @@ uint64_t loop_clock_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+int64_t loop_wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static bool pidfd_supported(void)
 {
     const char *e = getenv("REIN_PIDFD");

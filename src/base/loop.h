@@ -51,6 +51,9 @@ bool loop_uses_pidfd(const loop_t *l);
 uint64_t loop_now(loop_t *l);
 /* Monotonic milliseconds, read now (not cached). */
 uint64_t loop_clock_ms(void);
+/* Wall-clock milliseconds since the epoch, read now: for what is recorded
+ * (registry rows, events, leases), never for measuring an interval. */
+int64_t loop_wall_ms(void);
 /* Timers armed, and fds watched (io, children, the signalfd): a loop that
  * serves a session for hours must come back to the same counts once the
  * work it took on is over, or it grows with every command. */

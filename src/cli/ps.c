@@ -15,9 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/buf.h"
+#include "base/loop.h"
 #include "cli/cli.h"
 #include "rein.h"
 
@@ -33,13 +33,6 @@
 #define PS_S_PER_MIN 60
 #define PS_S_PER_HOUR 3600
 #define PS_S_PER_DAY 86400
-
-static int64_t ps_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* A duration as its largest unit ("42s", "5m", "3h", "2d"); "-" when the
  * moment is unknown (0). */
@@ -142,7 +135,7 @@ static void ps_command(buf_t *b, const char *cmd)
 
 static int ps_table(registry_t *reg, run_record_t *runs, size_t n)
 {
-    int64_t now = ps_now_ms();
+    int64_t now = loop_wall_ms();
     buf_t cmd = BUF_INIT;
     struct ps_owners os = {NULL, 0};
     bool *orphaned = calloc(n ? n : 1, sizeof *orphaned);
@@ -227,7 +220,7 @@ static json_t *ps_lease(registry_t *reg, const char *owner, char *last_owner,
 
 static int ps_json(registry_t *reg, run_record_t *runs, size_t n)
 {
-    int64_t now = ps_now_ms();
+    int64_t now = loop_wall_ms();
     char last_owner[REGISTRY_OWNER_ID_LEN] = "";
     int64_t last_lease = 0;
     bool last_found = false;

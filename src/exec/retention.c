@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "base/loop.h"
 #include "base/spool.h"
 #include "supervise/sup.h"
 
@@ -202,13 +202,6 @@ static void stamp_touch(const char *dir)
     close(fd);
 }
 
-static int64_t wall_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int retention_pass(rein_sup_t *sup, const retention_opts_t *o,
                    retention_stats_t *st)
 {
@@ -228,7 +221,7 @@ int retention_pass(rein_sup_t *sup, const retention_opts_t *o,
     p.live = live;
     stamp_touch(dir);
     retention_opts_t po = *o;
-    po.now_ms = wall_now_ms();
+    po.now_ms = loop_wall_ms();
     po.keep = pass_keep;
     po.keep_ud = &p;
     po.removed = pass_removed;
@@ -258,7 +251,7 @@ int retention_pass_due(rein_sup_t *sup, const retention_opts_t *o,
     if (stat(path, &sb) == 0) {
         int64_t at = (int64_t)sb.st_mtim.tv_sec * 1000 +
                      sb.st_mtim.tv_nsec / 1000000;
-        int64_t age = wall_now_ms() - at;
+        int64_t age = loop_wall_ms() - at;
         /* A stamp from the future (a clock set back) is due too. */
         if (age >= 0 && age < (int64_t)RETENTION_EVERY_MS)
             return 0;

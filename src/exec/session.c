@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <vterm.h>
 
@@ -94,13 +93,6 @@ struct session_store {
     session_output_fn on_output;
     void *on_output_ud;
 };
-
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ------------------------------------------------------------ lifetime */
 
@@ -305,7 +297,7 @@ static void on_run_output(rein_sup_t *sup, int64_t id, const void *data,
     s->newlines += buf_count(data, n, '\n');
     if (n)
         s->last_byte = ((const unsigned char *)data)[n - 1];
-    s->last_output_ms = wall_ms();
+    s->last_output_ms = loop_wall_ms();
     session_track_prompt(s, data, n);
     if (s->vt)
         vterm_input_write(s->vt, data, n);

@@ -14,9 +14,9 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "base/loop.h"
 #include "supervise/registry.h"
 
 struct events {
@@ -119,13 +119,6 @@ void events_close(events_t *ev)
     free(ev);
 }
 
-static int64_t events_wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int events_emit(events_t *ev, events_type_t type, int64_t run_id,
                 json_t *extra)
 {
@@ -137,7 +130,7 @@ int events_emit(events_t *ev, events_type_t type, int64_t run_id,
         rc = -EINVAL;
         goto out;
     }
-    o = json_pack("{s:I, s:s, s:I, s:s}", "ts", (json_int_t)events_wall_ms(),
+    o = json_pack("{s:I, s:s, s:I, s:s}", "ts", (json_int_t)loop_wall_ms(),
                   "type", events_names[type], "run", (json_int_t)run_id,
                   "owner", ev->owner);
     if (!o || (extra && json_object_update_missing(o, extra) < 0)) {

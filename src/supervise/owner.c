@@ -20,17 +20,10 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "base/loop.h"
 #include "base/procfs.h"
-
-static int64_t owner_wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* What the owner's process says: -1 dead, 1 alive, 0 unknown (no boot id,
  * pid or start time recorded: a pid alone proves nothing). */
@@ -49,7 +42,7 @@ static int owner_identity(const owner_record_t *o)
 /* Without a lock to look at, and no proof of death: the lease. */
 static bool owner_lease_live(const owner_record_t *o)
 {
-    return o->lease_expires_ms > owner_wall_ms();
+    return o->lease_expires_ms > loop_wall_ms();
 }
 
 int owner_lock_open(const owner_record_t *o)

@@ -29,10 +29,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/loop.h"
 #include "base/spool.h"
 #include "rein.h"
 
@@ -275,13 +275,6 @@ const char *registry_reason_name(int reason)
 }
 
 /* ------------------------------------------------------------- errors */
-
-static int64_t registry_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* SQLite's result as the nearest errno.  An I/O error carries the errno
  * that caused it (ENOSPC, EROFS, EDQUOT...), which says more than EIO. */
@@ -1048,7 +1041,7 @@ int registry_owner_list(registry_t *reg, owner_record_t **out, size_t *n)
     int rc = registry_stmt(reg, ST_OWNER_LIST, &st);
     if (rc < 0)
         return rc;
-    sqlite3_bind_int64(st, 1, registry_now_ms());
+    sqlite3_bind_int64(st, 1, loop_wall_ms());
     return registry_collect(reg, st, &rows, out, n);
 }
 
@@ -1192,7 +1185,7 @@ int registry_run_insert(registry_t *reg, run_record_t *r)
     int rc = registry_check_run(reg, r);
     if (rc < 0)
         return rc;
-    int64_t now = registry_now_ms();
+    int64_t now = loop_wall_ms();
     if (!r->created_ms)
         r->created_ms = now;
     rc = registry_write_stmt(reg, ST_RUN_INSERT, &st);
@@ -1216,7 +1209,7 @@ int registry_run_update(registry_t *reg, const run_record_t *r)
     rc = registry_write_stmt(reg, ST_RUN_UPDATE, &st);
     if (rc < 0)
         return rc;
-    registry_bind_run(st, r, registry_now_ms());
+    registry_bind_run(st, r, loop_wall_ms());
     sqlite3_bind_int64(st, RUN_NCOLS + 1, r->id);
     rc = registry_step_done(reg, st, "update run");
     if (rc == 0 && sqlite3_changes(reg->db) == 0)
@@ -1326,7 +1319,7 @@ static int registry_descendant_write(registry_t *reg,
     sqlite3_bind_int64(st, 2, pid);
     sqlite3_bind_int64(st, 3, (int64_t)start_time);
     if (id == ST_DESC_ADD)
-        sqlite3_bind_int64(st, 4, registry_now_ms());
+        sqlite3_bind_int64(st, 4, loop_wall_ms());
     rc = registry_step_done(reg, st, what);
     /* The foreign key names the only constraint left after OR IGNORE. */
     if (rc == -EEXIST)
@@ -1399,7 +1392,7 @@ int registry_stray_add(registry_t *reg, const stray_record_t *x)
     if (rc < 0)
         return rc;
     registry_bind_stray(st, x);
-    sqlite3_bind_int64(st, 5, x->seen_ms ? x->seen_ms : registry_now_ms());
+    sqlite3_bind_int64(st, 5, x->seen_ms ? x->seen_ms : loop_wall_ms());
     rc = registry_step_done(reg, st, "add stray");
     /* As for descendants: OR IGNORE leaves the foreign key to fail. */
     if (rc == -EEXIST)
@@ -1481,7 +1474,7 @@ int registry_steal(registry_t *reg, const char *from, const char *to,
     if (rc < 0)
         return rc;
     sqlite3_bind_text(st, 1, to, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, registry_now_ms());
+    sqlite3_bind_int64(st, 2, loop_wall_ms());
     sqlite3_bind_text(st, 3, from, -1, SQLITE_STATIC);
     rc = registry_step_done(reg, st, "steal runs");
     if (rc < 0)

@@ -181,13 +181,6 @@ struct rein_sup {
     size_t n_strays;
 };
 
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Output bytes of the run so far (the spool counts them; ephemeral runs
  * count in the record). */
 static uint64_t log_bytes(const struct run *r)
@@ -222,7 +215,7 @@ static void record(struct run *r)
         r->rec.signal = r->exit_signal;
     }
     r->rec.bytes = log_bytes(r);
-    r->rec.updated_ms = wall_ms();
+    r->rec.updated_ms = loop_wall_ms();
     int rc = registry_run_update(s->reg, &r->rec);
     if (rc < 0 && s->ev) {
         json_t *x = json_pack("{s:s}", "error", rein_strerror(rc));
@@ -526,7 +519,7 @@ static void finalize(struct run *r)
         r->log_err = ferr ? ferr : cerr;
         r->log = NULL;
     }
-    r->rec.ended_ms = wall_ms();
+    r->rec.ended_ms = loop_wall_ms();
     r->rec.exit_code = r->exited ? r->exit_code : -1;
     r->rec.signal = r->exit_signal;
     r->rec.cleanup_incomplete = r->n_survivors > 0;
@@ -748,7 +741,7 @@ static void read_output(struct run *r)
                        &r->t_xidle);
     }
     r->last_output_mono = loop_now(s->loop);
-    r->rec.last_output_ms = wall_ms();
+    r->rec.last_output_ms = loop_wall_ms();
     if (s->ev)
         events_output(s->ev, &r->hb, r->id, log_bytes(r),
                       (int64_t)loop_now(s->loop));
@@ -1058,7 +1051,7 @@ static int spawn_run(rein_sup_t *s, const rein_run_opts_t *o,
              contain_level_name(contain_level(s->contain)));
     rec->tty = o->tty;
     rec->state = REIN_RUN_STARTING;
-    rec->created_ms = wall_ms();
+    rec->created_ms = loop_wall_ms();
     rec->command = join_argv(o->argv);
     rec->env_names = env_names(o->env);
     char cwd[PATH_MAX];
@@ -1137,7 +1130,7 @@ static int spawn_run(rein_sup_t *s, const rein_run_opts_t *o,
     rec->pid = r->pid;
     rec->start_time = r->start_time;
     rec->pgid = rec->sid = r->pid;
-    rec->started_ms = wall_ms();
+    rec->started_ms = loop_wall_ms();
     remember(r, r->pid, r->start_time);
 
     /* `running` only once the registry has it. */
@@ -1149,7 +1142,7 @@ static int spawn_run(rein_sup_t *s, const rein_run_opts_t *o,
         /* One transaction for the row and its counter: every commit is a
          * WAL append and an fsync-free but real cost on the spawn path. */
         rec->state = REIN_RUN_RUNNING;
-        rec->updated_ms = wall_ms();
+        rec->updated_ms = loop_wall_ms();
         int brc = registry_begin(s->reg);
         if (brc == 0) {
             registry_run_update(s->reg, rec);
@@ -1199,7 +1192,7 @@ spawn_failed:
 fail_recorded:
     r->state = REIN_RUN_EXITED;
     r->reason = REIN_REASON_SPAWN_ERROR;
-    rec->ended_ms = wall_ms();
+    rec->ended_ms = loop_wall_ms();
     record(r);
     counter(s, "run_exit_total{reason=\"spawn-error\"}");
     event(s, EVENTS_EXIT, r->id,
@@ -1678,7 +1671,7 @@ static void on_heartbeat(loop_t *l, uint64_t id, void *data)
     rein_sup_t *s = data;
     s->t_heartbeat = 0;
     if (s->reg) {
-        registry_owner_renew(s->reg, s->owner, wall_ms() + REIN_SUP_LEASE_MS);
+        registry_owner_renew(s->reg, s->owner, loop_wall_ms() + REIN_SUP_LEASE_MS);
         for (struct run *r = s->runs; r; r = r->next) {
             if (r->state == REIN_RUN_RUNNING)
                 record(r); /* bytes and last output, at heartbeat pace */
@@ -2042,7 +2035,7 @@ int rein_sup_reconcile(rein_sup_t *s, rein_reconcile_stats_t *out)
         if (!ended)
             rec->reason = orphan[i] ? REIN_REASON_ORPHAN_REAPED
                                     : REIN_REASON_LOST;
-        rec->ended_ms = rec->updated_ms = wall_ms();
+        rec->ended_ms = rec->updated_ms = loop_wall_ms();
         reconcile_log_facts(rec);
         registry_run_update(s->reg, rec);
         if (orphan[i]) {
@@ -2171,7 +2164,7 @@ int rein_sup_open(const rein_sup_opts_t *o, rein_sup_t **out)
         procfs_start_time(me.pid, &me.start_time);
         memcpy(me.boot_id, s->boot_id, sizeof me.boot_id);
         me.lock_path = s->lock_path;
-        me.started_ms = wall_ms();
+        me.started_ms = loop_wall_ms();
         me.lease_expires_ms = me.started_ms + REIN_SUP_LEASE_MS;
         if ((rc = registry_owner_add(s->reg, &me)) < 0)
             goto fail;
