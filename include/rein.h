@@ -461,9 +461,11 @@ const char *rein_run_state_name(rein_run_state_t s);
 #define REIN_SUP_HEARTBEAT_MS 2000
 /* How often a run's processes are scanned, so that every member (pid +
  * start time) is in the registry before a crash could orphan it: at most
- * this often on output and, for a run no cgroup holds (subreaper or pgid
- * level without a v1 pids cgroup) under a supervisor with a registry, at
- * least this often however quiet the run is.  A member that left the
+ * this often on output and, under a supervisor with a registry, at least
+ * this often however quiet the run is.  A run a cgroup holds (a v2 leaf,
+ * or a v1 pids cgroup) is scanned through it: cgroup.procs and one stat
+ * read per member (some 2 us each), an escapee still noticed within this
+ * period, not only once the run printed again.  A member that left the
  * run's session (setsid, a double fork) is then recorded within this
  * period (as a subreaper, even after its parent died: it is re-parented
  * to rein; at the pgid level only while it is still below the leader)

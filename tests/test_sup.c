@@ -528,6 +528,100 @@ TEST_T(sup_quiet_runs_escape_is_seen_within_the_scan_period, 60)
     }
 }
 
+/* Whether run id of the test's registry is held by a cgroup (a v2 leaf
+ * or a v1 pids cgroup). */
+static bool run_has_cgroup(int64_t id)
+{
+    run_record_t rec;
+    registry_record(id, &rec);
+    bool held = rec.cgroup || rec.pids_cgroup;
+    run_record_clear(&rec);
+    return held;
+}
+
+TEST_T(sup_quiet_runs_escape_in_a_cgroup_is_seen_within_the_scan_period, 60)
+{
+    /* A cgroup (the v2 leaf at the cgroup level, the v1 pids cgroup at the
+     * others, where the host has one) keeps a setsid escapee, but leaving
+     * the run's session is still an escape.  It was seen only by a scan on
+     * output, so a quiet run's escape went unnoticed until the run ended
+     * (as an exit, the escapee ended with it); the periodic scan now looks
+     * at cgroup runs too.  Two escapees per level: one that is new to the
+     * scan (setsid -f forks it), and one the scan already knew, which
+     * calls setsid(2) in place, keeping its pid (`exec setsid` in a child
+     * shell that is no group leader): only its session says it left. */
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/state", test_tmpdir());
+    int held = 0;
+    for (int l = 0; l < NLEVELS; l++)
+        for (int known = 0; known < 2; known++) {
+            rein_sup_t *s = open_sup(levels[l], false);
+            struct obs o = {0};
+            char fifo[PATH_MAX], f[PATH_MAX], cmd[4 * PATH_MAX + 160];
+            snprintf(fifo, sizeof fifo, "%s/go-%s-%d", test_tmpdir(),
+                     levels[l], known);
+            snprintf(f, sizeof f, "%s/escapee-%s-%d.pid", test_tmpdir(),
+                     levels[l], known);
+            ASSERT_OK(mkfifo(fifo, 0600) < 0 ? -errno : 0);
+            /* The child shell waits for our word, then leaves the
+             * session: exec'ing setsid (same pid), or forking it. */
+            snprintf(cmd, sizeof cmd,
+                     "sh -c 'read x < %s; echo $$ > %s.tmp; mv %s.tmp %s; "
+                     "exec setsid %s sleep 120' & exec sleep 120",
+                     fifo, f, f, f, known ? "" : "-f");
+            spawn(s, &o, false, cmd, NULL);
+            if (!run_has_cgroup(o.id)) {
+                ASSERT_OK(rein_sup_cancel(s, o.id, SIGKILL, 0));
+                drive(s, &o, NULL, 10000);
+                rein_sup_close(s);
+                obs_free(&o);
+                continue; /* no cgroup at this level on this host */
+            }
+            held++;
+            if (known) {
+                /* Until a scan has remembered the child shell. */
+                uint64_t t0 = test_now_ms();
+                while (sup_run_known(s, o.id) < 2) {
+                    ASSERT_INT(test_now_ms() - t0, <,
+                               REIN_SUP_SCAN_MS + SUP_TEST_SCAN_SLACK_MS);
+                    ASSERT_INT(rein_sup_run_once(s, 50), >=, 0);
+                }
+            }
+            int fd = open(fifo, O_WRONLY | O_CLOEXEC);
+            ASSERT_INT(fd, >=, 0);
+            ASSERT_INT(write(fd, "go\n", 3), ==, 3);
+            close(fd);
+            uint64_t t0 = test_now_ms();
+            drive(s, &o, NULL, REIN_SUP_SCAN_MS + SUP_TEST_SCAN_SLACK_MS);
+            ASSERT_EQ(o.out.len, 0); /* quiet all along */
+            ASSERT_EQ(o.info.reason, REIN_REASON_OWNERSHIP_ESCAPE);
+            printf("%s (%s): ended %llu ms after the escape was let go\n",
+                   levels[l], known ? "known" : "new",
+                   (unsigned long long)(test_now_ms() - t0));
+            /* The escapee is recorded, and is gone with the run. */
+            buf_t text = BUF_INIT;
+            ASSERT_TRUE(tu_read_file(f, &text));
+            pid_t esc = (pid_t)atol(text.p);
+            buf_free(&text);
+            registry_t *reg;
+            ptree_t d;
+            ASSERT_OK(registry_open(dir, &reg));
+            ASSERT_OK(registry_descendants(reg, o.id, &d));
+            registry_close(reg);
+            bool found = false;
+            for (size_t i = 0; i < d.n; i++) {
+                found = found || d.v[i].pid == esc;
+                ASSERT_FALSE(procfs_alive(d.v[i].pid, d.v[i].start_time));
+            }
+            ptree_free(&d);
+            ASSERT_TRUE(found);
+            rein_sup_close(s);
+            obs_free(&o);
+        }
+    if (!held)
+        SKIP_FACILITY("cgroup", "no level holds a run in a cgroup here");
+}
+
 TEST_T(sup_background_job_of_an_interactive_shell_is_no_escape, 60)
 {
     for (int l = 0; l < NLEVELS; l++) {

@@ -21,9 +21,9 @@
  *
  * Members are found by scans, each new one recorded in the registry before
  * anything else is done about it: on output, on every pass of an end, and,
- * for runs no cgroup holds, every REIN_SUP_SCAN_MS on the loop however
- * quiet the run (on_scan_tick), so that what left a run's session is on
- * record before a crash could orphan it.
+ * with a registry, every REIN_SUP_SCAN_MS on the loop however quiet the
+ * run (on_scan_tick), so that what left a run's session is on record
+ * before a crash could orphan it, and its escape ends the run at once.
  *
  * When the leader exits on its own, whatever it left in its boundary
  * (background jobs, daemons) is ended the same way: rein leaves nothing
@@ -130,6 +130,7 @@ struct run {
     run_record_t rec; /* the registry row, kept in step */
     bool exited, reaped, eof, killed, in_registry;
     bool leftovers_ended; /* rein_run_info_t.leftovers_ended */
+    size_t hung_up;       /* rein_run_info_t.leftovers_hung_up */
     int exit_code, exit_signal;
     int grace_ms;
     uint32_t no_output_ms;
@@ -301,17 +302,23 @@ static void sift_known(struct run *r)
 static void cancel_run(struct run *r, rein_reason_t why, int signo,
                        int grace_ms);
 
-/* Remembers (pid, start) for the run; a new member that left the run's
- * session or cgroup is an ownership escape, which ends the run. */
-static void consider(struct run *r, pid_t p, uint64_t start)
+/* A member that left the run's session or cgroup is an ownership escape,
+ * which ends the run. */
+static void check_escape(struct run *r, pid_t p, uint64_t start)
 {
-    if (!remember(r, p, start) || p == r->pid)
-        return;
     if (r->cr && contain_run_escaped(r->cr, r->pid, p, start)) {
         counter(r->sup, "run_ownership_escape_total");
         event(r->sup, EVENTS_ESCAPE, r->id, json_pack("{s:i}", "pid", (int)p));
         cancel_run(r, REIN_REASON_OWNERSHIP_ESCAPE, SIGTERM, r->grace_ms);
     }
+}
+
+/* Remembers (pid, start) for the run; a new member is checked for an
+ * escape. */
+static void consider(struct run *r, pid_t p, uint64_t start)
+{
+    if (remember(r, p, start) && p != r->pid)
+        check_escape(r, p, start);
 }
 
 static void on_orphans(loop_t *l, void *data);
@@ -398,16 +405,50 @@ static void scan(struct run *r)
         on_orphans(s->loop, s);
 }
 
-/* Whether the run needs the periodic scan: it is not over, no cgroup holds
- * its members (a v2 leaf or a v1 pids cgroup keeps every descendant,
- * setsid or not, and reconcile reaches them through it), and there is a
- * registry to record them in, for reconcile after a crash.  Without it a
- * quiet run's member that left the session is recorded only if some
- * output or the run's end happens to scan while it can still be found. */
+/* Whether the run is held by a cgroup of its own (a v2 leaf or a v1 pids
+ * cgroup: either keeps every descendant, setsid or not). */
+static bool run_in_cgroup(const struct run *r)
+{
+    return r->cr &&
+           (contain_run_cgroup(r->cr) || contain_run_pids_cgroup(r->cr));
+}
+
+/* Whether the run needs the periodic scan: it is not over, and there is
+ * a registry (an owner: `rein serve`, `rein run`, not a library's
+ * ephemeral PTY or shell, which is scanned on output alone).  Without the
+ * scan a quiet run's member that left the session would be recorded only
+ * if some output or the run's end happened to scan while it could still
+ * be found.  A cgroup keeps such a member for reconcile, but leaving the
+ * session is still an escape, which ends the run: the scan sees it
+ * however quiet the run (scan_cgroup), not just when it next prints. */
 static bool needs_periodic_scan(const struct run *r)
 {
-    return r->sup->reg && r->state != REIN_RUN_EXITED && r->cr &&
-           !contain_run_cgroup(r->cr) && !contain_run_pids_cgroup(r->cr);
+    return r->sup->reg && r->state != REIN_RUN_EXITED && r->cr;
+}
+
+/* The periodic scan of a run a cgroup holds: the kernel lists its members
+ * (no pass over /proc, no walk of the tree), one stat read each.  Each is
+ * remembered, and checked for having left the run's session, the one way
+ * out a cgroup does not stop; one already remembered too, since setsid(2)
+ * keeps the pid (`setsid cmd` in sh: the child forked before it is
+ * setsid may have been seen by a scan). */
+static void scan_cgroup(struct run *r)
+{
+    pid_t *all;
+    size_t n;
+    r->last_scan_mono = loop_now(r->sup->loop);
+    if (contain_run_pids(r->cr, &all, &n) < 0)
+        return;
+    for (size_t i = 0; i < n && r->state == REIN_RUN_RUNNING; i++) {
+        procfs_stat_t st;
+        if (all[i] == r->pid || procfs_read_stat(all[i], &st) < 0)
+            continue;
+        if (remember(r, all[i], st.start_time) || st.session != r->pid)
+            check_escape(r, all[i], st.start_time);
+    }
+    free(all);
+    if (r->known.n >= r->known_sift_at)
+        sift_known(r);
 }
 
 static void on_scan_tick(loop_t *l, uint64_t id, void *data);
@@ -426,9 +467,10 @@ static void arm_scan_tick(rein_sup_t *s)
 }
 
 /* The periodic scan: every run that needs it (needs_periodic_scan) is
- * scanned, however quiet, so what left its boundary is in the registry
- * within REIN_SUP_SCAN_MS.  A run that talks is scanned on its output too
- * (read_output).
+ * scanned, however quiet, so what left its boundary is in the registry,
+ * and an escape ends its run, within REIN_SUP_SCAN_MS.  A run that talks
+ * is scanned on its output too (read_output).  A run in a cgroup is
+ * scanned through it (scan_cgroup).
  *   As a subreaper, the pass over /proc for session members is left out:
  * it is most of a scan's cost (it reads every process on the machine),
  * and it finds nothing more there.  A live member of a run is below its
@@ -444,11 +486,15 @@ static void on_scan_tick(loop_t *l, uint64_t id, void *data)
     bool subreaper = contain_level(s->contain) >= CONTAIN_SUBREAPER;
     proc_table_t tab = PROC_TABLE_INIT;
     bool any = false;
-    for (struct run *r = s->runs; r; r = r->next)
-        if (needs_periodic_scan(r)) {
+    for (struct run *r = s->runs; r; r = r->next) {
+        if (!needs_periodic_scan(r))
+            continue;
+        if (run_in_cgroup(r))
+            scan_cgroup(r);
+        else
             scan_members(r, subreaper ? NULL : &tab);
-            any = true;
-        }
+        any = true;
+    }
     proc_table_free(&tab);
     if (any && subreaper)
         on_orphans(s->loop, s);
@@ -460,7 +506,7 @@ static bool boundary_alive(struct run *r)
 {
     if (!r->exited)
         return true;
-    if (r->cr && (contain_run_cgroup(r->cr) || contain_run_pids_cgroup(r->cr)))
+    if (run_in_cgroup(r))
         return contain_run_populated(r->cr); /* the kernel's own count */
     scan(r);
     for (size_t i = 0; i < r->known.n; i++)
