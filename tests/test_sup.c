@@ -4,8 +4,9 @@
  * PTY output, a shell-wrapper tree) for PTY and pipe runs at every
  * containment level, and the failure cases: exit racing a timeout,
  * duplicate cancels, a setsid daemon (of a talkative run, and of a quiet
- * one, seen by the periodic scan), a background job of an interactive
- * shell, a TERM-ignoring child, a stopped child, a fork bomb.  Crash and
+ * one, seen by the periodic scan, with and without a cgroup), jobs a
+ * terminal's hangup killed, a background job of an interactive shell, a
+ * TERM-ignoring child, a stopped child, a fork bomb.  Crash and
  * reconcile cases live in test_reconcile.c.
  */
 #include <errno.h>
@@ -450,6 +451,114 @@ TEST_T(sup_leftovers_of_an_exited_leader_are_ended_and_said, 120)
             obs_free(&q);
             rein_sup_close(s);
         }
+    }
+}
+
+/* Spawns cmd (in which FIFO1 and FIFO2 name two fifos made for it), runs
+ * it to its end and returns what its info said.  One fifo per job: a
+ * second `read < FIFO` can return at the end of the first job's write
+ * (the first writer still has it open), before the second job wrote. */
+static rein_run_info_t run_to_end(rein_sup_t *s, bool tty, const char *cmd,
+                                  bool cancel)
+{
+    char fifo[PATH_MAX], text[4 * PATH_MAX + 512];
+    snprintf(fifo, sizeof fifo, "%s/up", test_tmpdir());
+    for (int k = 1; k <= 2; k++) {
+        char f[PATH_MAX + 8];
+        snprintf(f, sizeof f, "%s%d", fifo, k);
+        unlink(f);
+        ASSERT_OK(mkfifo(f, 0600) < 0 ? -errno : 0);
+    }
+    /* Every FIFO in cmd is the fifos' path without its digit. */
+    buf_t b = BUF_INIT;
+    for (const char *p = cmd; *p;) {
+        const char *q = strstr(p, "FIFO");
+        if (!q) {
+            buf_append_str(&b, p);
+            break;
+        }
+        buf_append(&b, p, (size_t)(q - p));
+        buf_append_str(&b, fifo);
+        p = q + 4;
+    }
+    snprintf(text, sizeof text, "%s", b.p);
+    buf_free(&b);
+    struct obs o = {0};
+    spawn(s, &o, tty, text, NULL);
+    if (cancel) {
+        drive(s, &o, "ready", 10000);
+        ASSERT_OK(rein_sup_cancel(s, o.id, 0, -1));
+    }
+    drive(s, &o, NULL, 10000);
+    ASSERT_EQ(o.exits, 1);
+    rein_run_info_t info = o.info;
+    obs_free(&o);
+    return info;
+}
+
+TEST_T(sup_jobs_killed_by_the_terminals_hangup_are_counted, 180)
+{
+    /* `sh -c 'server & echo started'` on a terminal: as sh (the session
+     * leader) exits, the kernel sends SIGHUP to the terminal's foreground
+     * group, which is sh's, and the job dies of it before rein sees sh's
+     * exit.  It used to be reported nowhere; it is now counted
+     * (leftovers_hung_up), apart from what rein itself ended
+     * (leftovers_ended), every time: each job tells the leader through a
+     * fifo that it runs before the leader exits, so the processes the
+     * hangup finds are known. */
+    static const struct {
+        const char *what, *cmd;
+        bool tty, cancel;
+        size_t hung_up_min, hung_up_max;
+        bool ended;
+    } cases[] = {
+        {"one job", "sh -c 'echo up > FIFO1; exec sleep 60' & read x < FIFO1; "
+                    "echo started", true, false, 1, 1, false},
+        /* The subshell, waiting in wait4 for its child, can reap the child
+         * as both die of the hangup: the job (the subshell, a child of the
+         * leader) is counted every time, the child when rein reaps it. */
+        {"a subshell and its child",
+         "(sh -c 'echo up > FIFO1; exec sleep 60'; true) & read x < FIFO1; "
+         "echo started", true, false, 1, 2, false},
+        {"two jobs", "sh -c 'echo up > FIFO1; exec sleep 60' & read x < FIFO1; "
+                     "sh -c 'echo up > FIFO2; exec sleep 60' & read x < FIFO2; "
+                     "echo started", true, false, 2, 2, false},
+        {"one hung up, one ignoring the hangup",
+         "sh -c 'echo up > FIFO1; exec sleep 60' & read x < FIFO1; "
+         "(trap '' HUP; echo up > FIFO2; exec sleep 60) & read x < FIFO2; "
+         "echo started", true, false, 1, 1, true},
+        {"pipes: no terminal, no hangup",
+         "sh -c 'echo up > FIFO1; exec sleep 60' & read x < FIFO1; "
+         "echo started", false, false, 0, 0, true},
+        {"a cancel ends the jobs, not the hangup",
+         "sh -c 'echo up > FIFO1; exec sleep 60' & read x < FIFO1; "
+         "echo ready; exec sleep 60", true, true, 0, 0, false},
+    };
+    enum { ROUNDS = 10 };
+    for (int l = 0; l < NLEVELS; l++) {
+        rein_sup_t *s = open_sup(levels[l], false);
+        bool pgid = !strcmp(levels[l], "pgid");
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+            for (int k = 0; k < ROUNDS; k++) {
+                rein_run_info_t i =
+                    run_to_end(s, cases[c].tty, cases[c].cmd, cases[c].cancel);
+                /* At the pgid level orphans go to init: rein cannot know
+                 * how they died, and counts none. */
+                size_t lo = pgid ? 0 : cases[c].hung_up_min;
+                size_t hi = pgid ? 0 : cases[c].hung_up_max;
+                if (i.leftovers_hung_up < lo || i.leftovers_hung_up > hi ||
+                    i.leftovers_ended != cases[c].ended)
+                    test_fail(__FILE__, __LINE__,
+                              "%s, %s, round %d: hung up %zu (want %zu-%zu), "
+                              "ended %d (want %d)",
+                              levels[l], cases[c].what, k,
+                              i.leftovers_hung_up, lo, hi, i.leftovers_ended,
+                              cases[c].ended);
+                ASSERT_EQ(i.reason, cases[c].cancel
+                                        ? REIN_REASON_MANUAL_CANCEL
+                                        : REIN_REASON_EXIT);
+            }
+        rein_sup_close(s);
     }
 }
 

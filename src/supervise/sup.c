@@ -27,7 +27,9 @@
  *
  * When the leader exits on its own, whatever it left in its boundary
  * (background jobs, daemons) is ended the same way: rein leaves nothing
- * running.  The reason stays `exit`.  A front end may first have the output
+ * running.  The reason stays `exit`.  On a terminal, the kernel's hangup
+ * may have killed such jobs first: they are counted apart (see "the
+ * terminal's hangup" below).  A front end may first have the output
  * drained for a while (sup_spawn_ex's exit drain: the shell module keeps
  * what a background job prints just after bash exits), and may hold the
  * leftovers until it has drained an output channel of its own, bounded by
@@ -90,6 +92,11 @@
 #define SUP_CHECK_MS 20
 /* After the leader is reaped: drain output until EOF or this long. */
 #define SUP_DRAIN_MS 300
+/* How long a process left behind with a blocked hangup pending is given
+ * to die of it, or to show it lives on, before it counts as a leftover
+ * (end_leftovers).  A shell between vfork and exec, the one such process
+ * met in practice, unblocks within a millisecond or so. */
+#define SUP_HANGUP_SETTLE_MS 300
 /* The grace rein_sup_close gives every live run. */
 #define SUP_CLOSE_GRACE_MS 1000
 /* Reconcile: grace between TERM and KILL for orphans of a dead owner. */
@@ -135,6 +142,8 @@ struct run {
     int grace_ms;
     uint32_t no_output_ms;
     uint64_t t_overall, t_noout, t_grace, t_check, t_drain;
+    /* end_leftovers' wait for a blocked hangup to land, since when. */
+    uint64_t t_settle, settle_start_mono;
     /* sup_spawn_extra_t.exit_drain_*: the drain after the leader's own
      * exit, before its leftovers are ended (0: none). */
     uint32_t xdrain_idle_ms, xdrain_max_ms;
@@ -501,19 +510,152 @@ static void on_scan_tick(loop_t *l, uint64_t id, void *data)
     arm_scan_tick(s);
 }
 
+/* ------------------------------------------------ the terminal's hangup
+ *
+ * When the leader of a terminal's session exits, the kernel sends SIGHUP
+ * to the terminal's foreground process group (disassociate_ctty), before
+ * the leader's exit is reported: `sh -c 'server & echo started'` on a PTY
+ * loses its `server`, which is in sh's group, unless it ignores, catches
+ * or blocks SIGHUP.  rein cannot be there first, but it can know: each
+ * such job has SIGKILL pending from that moment (the kernel turns a fatal
+ * signal into one at once), so it is no leftover for rein to end
+ * (leftovers_live); and, as a subreaper, rein is handed each one that has
+ * no live parent left in the run (its parent was the leader, or died of
+ * the same hangup), reaps it and reads how it died (note_reaped).  The
+ * run is not reported before every child of rein in its session has been
+ * reaped (session_children_pending), so the count is whole when the run
+ * ends.  Not counted: a job reaped by a parent that survived the hangup
+ * (rein ends that parent, a leftover), and anything at the pgid level,
+ * where orphans go to init. */
+
+/* Whether the run's leader has begun to exit (PF_EXITING, set before its
+ * terminal is hung up) or has exited.  Until wind_up it is our unreaped
+ * child: its pid is still its own. */
+static bool leader_exiting(const struct run *r)
+{
+    procfs_stat_t st;
+    if (r->exited)
+        return true;
+    return !r->reaped && procfs_read_stat(r->pid, &st) == 0 &&
+           (st.state == 'Z' || (st.flags & PROCFS_PF_EXITING));
+}
+
+/* st, a zombie just reaped with info: if SIGHUP killed it as the leader
+ * of its terminal's session exited on its own (no cancel: a run rein
+ * ends takes its jobs with it, whatever signal gets there first), it is
+ * counted on that run. */
+static void note_reaped(rein_sup_t *s, const procfs_stat_t *st,
+                        const siginfo_t *info)
+{
+    if ((info->si_code != CLD_KILLED && info->si_code != CLD_DUMPED) ||
+        info->si_status != SIGHUP)
+        return;
+    for (struct run *r = s->runs; r; r = r->next) {
+        if (!r->tty || r->state == REIN_RUN_EXITED ||
+            st->session != r->pid || st->pid == r->pid)
+            continue;
+        if ((r->reason == REIN_REASON_NONE || r->reason == REIN_REASON_EXIT ||
+             r->reason == REIN_REASON_SIGNAL) &&
+            leader_exiting(r))
+            r->hung_up++;
+        return;
+    }
+}
+
+static struct stray *find_stray(rein_sup_t *s, pid_t pid, uint64_t start);
+static void drop_stray(rein_sup_t *s, size_t i);
+
+/* Reaps st, our zombie child (its pid is not reused before the waitid, so
+ * the stray it may have been is gone for sure), and tells its run how it
+ * died. */
+static void reap_zombie(rein_sup_t *s, const procfs_stat_t *st)
+{
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    if (waitid(P_PID, (id_t)st->pid, &info, WEXITED | WNOHANG) == 0 &&
+        info.si_pid == st->pid)
+        note_reaped(s, st, &info);
+    struct stray *x = find_stray(s, st->pid, st->start_time);
+    if (x)
+        drop_stray(s, (size_t)(x - s->strays));
+}
+
+/* After a terminal's leader exited: reaps our zombie children of its
+ * session (the jobs its hangup killed among them), and says whether one
+ * has not finished exiting.  Until then the run is not over: a process
+ * leaves its cgroup (cgroup_exit) a little before it is a zombie, and its
+ * death would be read after the run was reported.  Repeated until a pass
+ * reaps nothing: a child that died handed us its own children first. */
+static bool session_children_pending(struct run *r)
+{
+    for (;;) {
+        pid_t *kids;
+        size_t n;
+        bool reaped = false, pending = false;
+        if (procfs_children(getpid(), &kids, &n) < 0)
+            return false;
+        for (size_t i = 0; i < n; i++) {
+            procfs_stat_t st;
+            if (kids[i] == r->pid || procfs_read_stat(kids[i], &st) < 0 ||
+                st.session != r->pid)
+                continue;
+            if (st.state == 'Z') {
+                reap_zombie(r->sup, &st);
+                reaped = true;
+            } else {
+                pending = true;
+            }
+        }
+        free(kids);
+        if (pending || !reaped)
+            return pending;
+    }
+}
+
 /* True while anything of the run other than its (exited) leader lives. */
 static bool boundary_alive(struct run *r)
 {
     if (!r->exited)
         return true;
-    if (run_in_cgroup(r))
-        return contain_run_populated(r->cr); /* the kernel's own count */
+    bool alive = false;
+    if (run_in_cgroup(r)) {
+        alive = contain_run_populated(r->cr); /* the kernel's own count */
+    } else {
+        scan(r);
+        for (size_t i = 0; i < r->known.n && !alive; i++)
+            alive = r->known.v[i].pid != r->pid &&
+                    procfs_alive(r->known.v[i].pid, r->known.v[i].start_time);
+    }
+    return alive || (r->tty &&
+                     contain_level(r->sup->contain) >= CONTAIN_SUBREAPER &&
+                     session_children_pending(r));
+}
+
+/* What the exited leader left in its boundary, as far as the kernel says
+ * now (procfs_fate of each member). */
+typedef enum leftovers {
+    LEFT_NONE,    /* nothing but processes on their way out */
+    LEFT_UNSURE,  /* and some with a blocked hangup pending, no other */
+    LEFT_RUNNING, /* something runs that nothing is ending */
+} leftovers_t;
+
+/* A job the terminal's hangup killed, or one the command killed as it
+ * exited, ends by itself, and is no leftover that rein ended. */
+static leftovers_t leftovers_now(struct run *r)
+{
+    leftovers_t left = LEFT_NONE;
     scan(r);
-    for (size_t i = 0; i < r->known.n; i++)
-        if (r->known.v[i].pid != r->pid &&
-            procfs_alive(r->known.v[i].pid, r->known.v[i].start_time))
-            return true;
-    return false;
+    for (size_t i = 0; i < r->known.n; i++) {
+        const ptree_member_t *m = &r->known.v[i];
+        if (m->pid == r->pid)
+            continue;
+        procfs_fate_t f = procfs_fate(m->pid, m->start_time);
+        if (f == PROCFS_FATE_RUNNING)
+            return LEFT_RUNNING;
+        if (f == PROCFS_FATE_HUP_BLOCKED)
+            left = LEFT_UNSURE;
+    }
+    return left;
 }
 
 /* One signal to everything in the boundary: cgroup, remembered members
@@ -544,8 +686,9 @@ static void finalize(struct run *r)
     loop_timer_del(s->loop, r->t_drain);
     loop_timer_del(s->loop, r->t_xidle);
     loop_timer_del(s->loop, r->t_xmax);
+    loop_timer_del(s->loop, r->t_settle);
     r->t_overall = r->t_noout = r->t_grace = r->t_check = r->t_drain = 0;
-    r->t_xidle = r->t_xmax = 0;
+    r->t_xidle = r->t_xmax = r->t_settle = 0;
     r->xdraining = false;
     if (r->out_fd >= 0) {
         loop_io_del(s->loop, r->out_fd);
@@ -592,11 +735,13 @@ static void finalize(struct run *r)
         event(s, EVENTS_REGISTRY_ERROR, r->id,
               json_pack("{s:s}", "error", registry_errmsg(s->reg)));
     event(s, EVENTS_EXIT, r->id,
-          json_pack("{s:s,s:i,s:i,s:I,s:b}", "reason",
+          json_pack("{s:s,s:i,s:i,s:I,s:b,s:b,s:I}", "reason",
                     rein_reason_name(r->reason), "exit_code",
                     r->rec.exit_code, "signal", r->exit_signal, "bytes",
                     (json_int_t)r->rec.bytes, "cleanup_incomplete",
-                    r->n_survivors > 0));
+                    r->n_survivors > 0, "background_ended",
+                    r->leftovers_ended, "background_hung_up",
+                    (json_int_t)r->hung_up));
     if (r->cr) {
         contain_run_free(r->cr);
         r->cr = NULL;
@@ -796,15 +941,42 @@ static void read_output(struct run *r)
         scan(r);
 }
 
+static void on_settle(loop_t *l, uint64_t id, void *data);
+
 /* The leader exited on its own: end what it left in its boundary, or wind
- * up at once when nothing is left. */
+ * up at once when nothing is left.  What is on its way out is ended the
+ * same way (TERM, grace, KILL: bounded even if it hangs), but is no
+ * leftover (rein_run_info_t.leftovers_ended).  A member with a blocked
+ * hangup pending (a shell between vfork and exec: it dies as it unblocks)
+ * is looked at again every SUP_CHECK_MS for SUP_HANGUP_SETTLE_MS, until
+ * it died or shows it lives on (it took the signal through a signalfd);
+ * after that it is a leftover. */
 static void end_leftovers(struct run *r)
 {
-    if (boundary_alive(r)) {
-        r->leftovers_ended = true;
-        terminate(r, SIGTERM, r->grace_ms); /* leftovers of the run */
-    } else
+    rein_sup_t *s = r->sup;
+    if (!boundary_alive(r)) {
         wind_up(r);
+        return;
+    }
+    leftovers_t left = leftovers_now(r);
+    if (left == LEFT_UNSURE && !r->settle_start_mono)
+        r->settle_start_mono = loop_now(s->loop);
+    if (left == LEFT_UNSURE &&
+        loop_now(s->loop) - r->settle_start_mono < SUP_HANGUP_SETTLE_MS) {
+        loop_timer_add(s->loop, SUP_CHECK_MS, on_settle, r, &r->t_settle);
+        return;
+    }
+    r->leftovers_ended = left != LEFT_NONE;
+    terminate(r, SIGTERM, r->grace_ms); /* leftovers of the run */
+}
+
+static void on_settle(loop_t *l, uint64_t id, void *data)
+{
+    (void)l;
+    (void)id;
+    struct run *r = data;
+    r->t_settle = 0;
+    end_leftovers(r);
 }
 
 /* The exit drain is over (EOF, idle, or its bound): on to the leftovers. */
@@ -946,6 +1118,8 @@ static void run_free(struct run *r)
         loop_timer_del(r->sup->loop, r->t_xidle);
     if (r->t_xmax)
         loop_timer_del(r->sup->loop, r->t_xmax);
+    if (r->t_settle)
+        loop_timer_del(r->sup->loop, r->t_settle);
     if (r->out_fd >= 0)
         close(r->out_fd);
     if (r->in_fd >= 0)
@@ -1452,6 +1626,7 @@ int rein_sup_info(rein_sup_t *s, int64_t id, rein_run_info_t *out)
     out->n_survivors = r->n_survivors;
     out->survivors = r->survivors;
     out->leftovers_ended = r->leftovers_ended;
+    out->leftovers_hung_up = r->hung_up;
     return 0;
 }
 
@@ -1601,12 +1776,7 @@ static void on_orphans(loop_t *l, void *data)
             continue;
         struct stray *x = find_stray(s, p, st.start_time);
         if (st.state == 'Z') {
-            /* Our unreaped child: its pid is not reused before the
-             * waitid, so the stray it was is gone for sure. */
-            siginfo_t info;
-            waitid(P_PID, (id_t)p, &info, WEXITED | WNOHANG);
-            if (x)
-                drop_stray(s, (size_t)(x - s->strays));
+            reap_zombie(s, &st);
             continue;
         }
         /* A stray stays one: no run can have come to remember it since,
