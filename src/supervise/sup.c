@@ -519,14 +519,16 @@ static void on_scan_tick(loop_t *l, uint64_t id, void *data)
  * or blocks SIGHUP.  rein cannot be there first, but it can know: each
  * such job has SIGKILL pending from that moment (the kernel turns a fatal
  * signal into one at once), so it is no leftover for rein to end
- * (leftovers_live); and, as a subreaper, rein is handed each one that has
+ * (leftovers_now); and, as a subreaper, rein is handed each one that has
  * no live parent left in the run (its parent was the leader, or died of
  * the same hangup), reaps it and reads how it died (note_reaped).  The
  * run is not reported before every child of rein in its session has been
  * reaped (session_children_pending), so the count is whole when the run
- * ends.  Not counted: a job reaped by a parent that survived the hangup
- * (rein ends that parent, a leftover), and anything at the pgid level,
- * where orphans go to init. */
+ * ends: at least one for every job the hangup killed.  Not counted: a
+ * process reaped by a parent of its own, one that survived the hangup
+ * (rein ends that parent, a leftover) or one dying of it too (a subshell
+ * waiting in wait4 reaps its child as both die: the subshell, the job, is
+ * counted); anything at the pgid level, where orphans go to init. */
 
 /* Whether the run's leader has begun to exit (PF_EXITING, set before its
  * terminal is hung up) or has exited.  Until wind_up it is our unreaped
@@ -567,17 +569,19 @@ static void drop_stray(rein_sup_t *s, size_t i);
 
 /* Reaps st, our zombie child (its pid is not reused before the waitid, so
  * the stray it may have been is gone for sure), and tells its run how it
- * died. */
-static void reap_zombie(rein_sup_t *s, const procfs_stat_t *st)
+ * died.  False if it was not ours to reap after all. */
+static bool reap_zombie(rein_sup_t *s, const procfs_stat_t *st)
 {
     siginfo_t info;
     memset(&info, 0, sizeof info);
-    if (waitid(P_PID, (id_t)st->pid, &info, WEXITED | WNOHANG) == 0 &&
-        info.si_pid == st->pid)
+    bool reaped = waitid(P_PID, (id_t)st->pid, &info, WEXITED | WNOHANG) == 0 &&
+                  info.si_pid == st->pid;
+    if (reaped)
         note_reaped(s, st, &info);
     struct stray *x = find_stray(s, st->pid, st->start_time);
     if (x)
         drop_stray(s, (size_t)(x - s->strays));
+    return reaped;
 }
 
 /* After a terminal's leader exited: reaps our zombie children of its
@@ -600,8 +604,8 @@ static bool session_children_pending(struct run *r)
                 st.session != r->pid)
                 continue;
             if (st.state == 'Z') {
-                reap_zombie(r->sup, &st);
-                reaped = true;
+                /* One that will not be reaped is no reason to wait. */
+                reaped = reap_zombie(r->sup, &st) || reaped;
             } else {
                 pending = true;
             }
@@ -644,7 +648,8 @@ typedef enum leftovers {
 static leftovers_t leftovers_now(struct run *r)
 {
     leftovers_t left = LEFT_NONE;
-    scan(r);
+    if (run_in_cgroup(r))
+        scan(r); /* boundary_alive, just before, scanned the others */
     for (size_t i = 0; i < r->known.n; i++) {
         const ptree_member_t *m = &r->known.v[i];
         if (m->pid == r->pid)
