@@ -156,6 +156,16 @@ test('a terminal command whose background job dies of the hangup as it exits: th
       }
       await gone(Number(/job (\d+)/.exec(sc.output)[1]));
     }
+    // One job killed by the hangup, one (ignoring it) ended by rein: one
+    // line says both.
+    const both = "rm -f hup1.fifo hup2.fifo; mkfifo hup1.fifo hup2.fifo; " +
+      "sh -c 'echo up > hup1.fifo; exec sleep 300' & cat hup1.fifo; " +
+      "(trap '' HUP; echo up > hup2.fifo; exec sleep 300) & cat hup2.fifo; echo started";
+    const r = await call(client, 'exec_command', { cmd: both, tty: true, yield_time_ms: 20000 });
+    assert.equal(r.structuredContent.background_hung_up, true);
+    assert.equal(r.structuredContent.background_ended, true);
+    assert.match(r.content[0].text,
+      /\nBackground: processes the command left running \(`cmd &`\) were killed by the terminal's hangup as it exited, as in any terminal, and the others \(nohup, setsid\) were ended with it; to keep a server running, /);
   } finally {
     await client.close();
   }
