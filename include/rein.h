@@ -461,9 +461,11 @@ const char *rein_run_state_name(rein_run_state_t s);
 #define REIN_SUP_HEARTBEAT_MS 2000
 /* How often a run's processes are scanned, so that every member (pid +
  * start time) is in the registry before a crash could orphan it: at most
- * this often on output and, for a run no cgroup holds (subreaper or pgid
- * level without a v1 pids cgroup) under a supervisor with a registry, at
- * least this often however quiet the run is.  A member that left the
+ * this often on output and, under a supervisor with a registry, at least
+ * this often however quiet the run is.  A run a cgroup holds (a v2 leaf,
+ * or a v1 pids cgroup) is scanned through it: cgroup.procs and one stat
+ * read per member (some 2 us each), an escapee still noticed within this
+ * period, not only once the run printed again.  A member that left the
  * run's session (setsid, a double fork) is then recorded within this
  * period (as a subreaper, even after its parent died: it is re-parented
  * to rein; at the pgid level only while it is still below the leader)
@@ -518,8 +520,18 @@ typedef struct rein_run_info {
     /* The leader exited on its own and processes it left in its boundary
      * (background jobs, daemons) were still running after the exit drain:
      * rein ended them, as it ends whatever a run leaves behind.  The
-     * reason stays REIN_REASON_EXIT; this says something else was lost. */
+     * reason stays REIN_REASON_EXIT; this says something else was lost.
+     * A process already on its way out when rein looked (killed by the
+     * terminal's hangup, below, or by the command itself) does not count. */
     bool leftovers_ended;
+    /* Processes of a terminal's run that the kernel's hangup killed as the
+     * leader exited on its own (SIGHUP to the terminal's foreground
+     * process group: `server &` in `sh -c`, which neither ignores, catches
+     * nor blocks it).  Counted as rein reaps them, a subreaper (cgroup and
+     * subreaper levels; always 0 at the pgid level and on pipes); one
+     * reaped by a parent that survived the hangup is not counted (that
+     * parent is a leftover).  Whole when the run is reported. */
+    size_t leftovers_hung_up;
 } rein_run_info_t;
 
 typedef void (*rein_output_fn)(rein_sup_t *s, int64_t id, const void *data,

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/procfs.h"
@@ -366,4 +367,71 @@ TEST(procfs_read_file_limit_is_exact)
     snprintf(path, sizeof path, "%s/missing", test_tmpdir());
     ASSERT_EQ(procfs_read_file(path, &text, NULL, 10), -ENOENT);
     ASSERT_TRUE(text == NULL);
+}
+
+/* A child that blocks SIGHUP, its mask kept across exec (so it holds
+ * under valgrind too, which runs an exec'd child natively): `sleep`, or,
+ * when catch_it, a shell that handles SIGHUP (trap) and waits in read.
+ * Returns once the program runs; *in is the write end of its stdin. */
+static pid_t fate_child(bool catch_it, int *in)
+{
+    int p[2], q[2];
+    ASSERT_OK(pipe2(p, O_CLOEXEC) < 0 ? -errno : 0);
+    ASSERT_OK(pipe2(q, O_CLOEXEC) < 0 ? -errno : 0);
+    pid_t pid = fork();
+    ASSERT_INT(pid, >=, 0);
+    if (pid == 0) {
+        sigset_t hup;
+        sigemptyset(&hup);
+        sigaddset(&hup, SIGHUP);
+        sigprocmask(SIG_BLOCK, &hup, NULL);
+        dup2(q[0], STDIN_FILENO);
+        if (catch_it) {
+            dup2(p[1], STDOUT_FILENO);
+            execl("/bin/sh", "sh", "-c", "trap : HUP; echo r; read x",
+                  (char *)NULL);
+        } else {
+            execl("/bin/sleep", "sleep", "60", (char *)NULL);
+        }
+        _exit(127);
+    }
+    char c;
+    close(p[1]);
+    close(q[0]);
+    /* The shell's line once its trap is set; EOF at sleep's exec. */
+    ASSERT_INT(read(p[0], &c, 1), ==, catch_it ? 1 : 0);
+    close(p[0]);
+    *in = q[1];
+    return pid;
+}
+
+/* What procfs_fate says of a process the hangup reached: sent SIGHUP, a
+ * child that blocks it has it pending with its default action (it dies
+ * once it unblocks it), one that handles it lives on; one killed is
+ * dying (a zombie, here) until reaped, then gone. */
+TEST(procfs_fate_of_a_blocked_caught_killed_and_reaped_hangup)
+{
+    int in_plain, in_caught;
+    pid_t plain = fate_child(false, &in_plain);
+    pid_t caught = fate_child(true, &in_caught);
+    uint64_t st_plain, st_caught;
+    ASSERT_OK(procfs_start_time(plain, &st_plain));
+    ASSERT_OK(procfs_start_time(caught, &st_caught));
+    ASSERT_EQ(procfs_fate(plain, st_plain), PROCFS_FATE_RUNNING);
+    ASSERT_OK(kill(plain, SIGHUP));
+    ASSERT_OK(kill(caught, SIGHUP));
+    ASSERT_EQ(procfs_fate(plain, st_plain), PROCFS_FATE_HUP_BLOCKED);
+    ASSERT_EQ(procfs_fate(caught, st_caught), PROCFS_FATE_RUNNING);
+    ASSERT_EQ(procfs_fate(plain, st_plain + 1), PROCFS_FATE_GONE);
+    ASSERT_OK(kill(plain, SIGKILL));
+    siginfo_t info;
+    /* Exited, not yet reaped: a zombie. */
+    ASSERT_OK(waitid(P_PID, (id_t)plain, &info, WEXITED | WNOWAIT));
+    ASSERT_EQ(procfs_fate(plain, st_plain), PROCFS_FATE_DYING);
+    ASSERT_OK(waitid(P_PID, (id_t)plain, &info, WEXITED));
+    ASSERT_EQ(procfs_fate(plain, st_plain), PROCFS_FATE_GONE);
+    ASSERT_OK(kill(caught, SIGKILL));
+    ASSERT_OK(waitid(P_PID, (id_t)caught, &info, WEXITED));
+    close(in_plain);
+    close(in_caught);
 }

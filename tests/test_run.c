@@ -1390,15 +1390,71 @@ static int markers_of(const buf_t *out, const char *kind)
     return n;
 }
 
-/* --json's background_ended is the boolean want. */
-static void assert_background_ended(const buf_t *out, bool want)
+/* --json's boolean field name is want. */
+static void assert_json_flag(const buf_t *out, const char *name, bool want)
 {
     json_t *o = json_loads(out->p, 0, NULL);
     ASSERT_TRUE(o != NULL);
-    json_t *v = json_object_get(o, "background_ended");
+    json_t *v = json_object_get(o, name);
     ASSERT_TRUE(json_is_boolean(v));
     ASSERT_EQ(json_is_true(v), want);
     json_decref(o);
+}
+
+/* --json's background_ended is the boolean want. */
+static void assert_background_ended(const buf_t *out, bool want)
+{
+    assert_json_flag(out, "background_ended", want);
+}
+
+/* The same job not ignoring SIGHUP: as the command (its terminal's
+ * session leader) exits, the kernel hangs up the terminal's foreground
+ * group, the job's, and the job dies of it before rein looks.  It used to
+ * be reported nowhere (the run looked as if it left nothing); now its own
+ * `background` marker says so, and --json's background_hung_up, while
+ * background_ended stays false: rein ended nothing.  The command waits on
+ * a FIFO until the job runs. */
+TEST(run_background_job_killed_by_the_hangup_is_said)
+{
+    setup();
+    char cmd[2 * PATH_MAX + 256];
+    snprintf(cmd, sizeof cmd,
+             "f='%s/hup.fifo'; rm -f \"$f\"; mkfifo \"$f\"; "
+             "sh -c 'echo up > \"$0\"; exec sleep 300' \"$f\" & "
+             "echo \"job $!\"; cat \"$f\"; echo started",
+             test_tmpdir());
+    const char *modes[] = {"--context", "--raw", "--json"};
+    for (size_t m = 0; m < 3; m++) {
+        buf_t out = BUF_INIT, err = BUF_INIT;
+        const char *a[] = {"run", modes[m], "--", "/bin/sh", "-c", cmd, NULL};
+        ASSERT_EQ(run_rein(a, -1, NULL, &out, &err), 0);
+        const char *job = strstr(out.p ? out.p : "", "job ");
+        ASSERT_TRUE(job != NULL);
+        ASSERT_FALSE(test_pid_alive((pid_t)atol(job + 4)));
+        const buf_t *where = m == 1 ? &err : &out;
+        if (m < 2) {
+            ASSERT_EQ(markers_of(where, "background"), 1);
+            ASSERT_CONTAINS(where->p,
+                            "[rein] background processes the command left "
+                            "running were killed by the terminal's hangup "
+                            "as it exited\n");
+        }
+        if (m == 1)
+            ASSERT_EQ(markers_of(&out, "background"), 0);
+        if (m == 2) {
+            assert_json_flag(&out, "background_hung_up", true);
+            assert_background_ended(&out, false);
+        }
+        buf_free(&out);
+        buf_free(&err);
+    }
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    const char *pj[] = {"run", "--json", "--", "/bin/sh", "-c", "echo plain",
+                        NULL};
+    ASSERT_EQ(run_rein(pj, -1, NULL, &out, &err), 0);
+    assert_json_flag(&out, "background_hung_up", false);
+    buf_free(&out);
+    buf_free(&err);
 }
 
 /* `rein run -- sh -c 'server & echo started'`: the job (ignoring the

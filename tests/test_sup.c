@@ -4,8 +4,9 @@
  * PTY output, a shell-wrapper tree) for PTY and pipe runs at every
  * containment level, and the failure cases: exit racing a timeout,
  * duplicate cancels, a setsid daemon (of a talkative run, and of a quiet
- * one, seen by the periodic scan), a background job of an interactive
- * shell, a TERM-ignoring child, a stopped child, a fork bomb.  Crash and
+ * one, seen by the periodic scan, with and without a cgroup), jobs a
+ * terminal's hangup killed, a background job of an interactive shell, a
+ * TERM-ignoring child, a stopped child, a fork bomb.  Crash and
  * reconcile cases live in test_reconcile.c.
  */
 #include <errno.h>
@@ -453,6 +454,114 @@ TEST_T(sup_leftovers_of_an_exited_leader_are_ended_and_said, 120)
     }
 }
 
+/* Spawns cmd (in which FIFO1 and FIFO2 name two fifos made for it), runs
+ * it to its end and returns what its info said.  One fifo per job: a
+ * second `read < FIFO` can return at the end of the first job's write
+ * (the first writer still has it open), before the second job wrote. */
+static rein_run_info_t run_to_end(rein_sup_t *s, bool tty, const char *cmd,
+                                  bool cancel)
+{
+    char fifo[PATH_MAX], text[4 * PATH_MAX + 512];
+    snprintf(fifo, sizeof fifo, "%s/up", test_tmpdir());
+    for (int k = 1; k <= 2; k++) {
+        char f[PATH_MAX + 8];
+        snprintf(f, sizeof f, "%s%d", fifo, k);
+        unlink(f);
+        ASSERT_OK(mkfifo(f, 0600) < 0 ? -errno : 0);
+    }
+    /* Every FIFO in cmd is the fifos' path without its digit. */
+    buf_t b = BUF_INIT;
+    for (const char *p = cmd; *p;) {
+        const char *q = strstr(p, "FIFO");
+        if (!q) {
+            buf_append_str(&b, p);
+            break;
+        }
+        buf_append(&b, p, (size_t)(q - p));
+        buf_append_str(&b, fifo);
+        p = q + 4;
+    }
+    snprintf(text, sizeof text, "%s", b.p);
+    buf_free(&b);
+    struct obs o = {0};
+    spawn(s, &o, tty, text, NULL);
+    if (cancel) {
+        drive(s, &o, "ready", 10000);
+        ASSERT_OK(rein_sup_cancel(s, o.id, 0, -1));
+    }
+    drive(s, &o, NULL, 10000);
+    ASSERT_EQ(o.exits, 1);
+    rein_run_info_t info = o.info;
+    obs_free(&o);
+    return info;
+}
+
+TEST_T(sup_jobs_killed_by_the_terminals_hangup_are_counted, 180)
+{
+    /* `sh -c 'server & echo started'` on a terminal: as sh (the session
+     * leader) exits, the kernel sends SIGHUP to the terminal's foreground
+     * group, which is sh's, and the job dies of it before rein sees sh's
+     * exit.  It used to be reported nowhere; it is now counted
+     * (leftovers_hung_up), apart from what rein itself ended
+     * (leftovers_ended), every time: each job tells the leader through a
+     * fifo that it runs before the leader exits, so the processes the
+     * hangup finds are known. */
+    static const struct {
+        const char *what, *cmd;
+        bool tty, cancel;
+        size_t hung_up_min, hung_up_max;
+        bool ended;
+    } cases[] = {
+        {"one job", "sh -c 'echo up > FIFO1; exec sleep 60' & read x < FIFO1; "
+                    "echo started", true, false, 1, 1, false},
+        /* The subshell, waiting in wait4 for its child, can reap the child
+         * as both die of the hangup: the job (the subshell, a child of the
+         * leader) is counted every time, the child when rein reaps it. */
+        {"a subshell and its child",
+         "(sh -c 'echo up > FIFO1; exec sleep 60'; true) & read x < FIFO1; "
+         "echo started", true, false, 1, 2, false},
+        {"two jobs", "sh -c 'echo up > FIFO1; exec sleep 60' & read x < FIFO1; "
+                     "sh -c 'echo up > FIFO2; exec sleep 60' & read x < FIFO2; "
+                     "echo started", true, false, 2, 2, false},
+        {"one hung up, one ignoring the hangup",
+         "sh -c 'echo up > FIFO1; exec sleep 60' & read x < FIFO1; "
+         "(trap '' HUP; echo up > FIFO2; exec sleep 60) & read x < FIFO2; "
+         "echo started", true, false, 1, 1, true},
+        {"pipes: no terminal, no hangup",
+         "sh -c 'echo up > FIFO1; exec sleep 60' & read x < FIFO1; "
+         "echo started", false, false, 0, 0, true},
+        {"a cancel ends the jobs, not the hangup",
+         "sh -c 'echo up > FIFO1; exec sleep 60' & read x < FIFO1; "
+         "echo ready; exec sleep 60", true, true, 0, 0, false},
+    };
+    enum { ROUNDS = 10 };
+    for (int l = 0; l < NLEVELS; l++) {
+        rein_sup_t *s = open_sup(levels[l], false);
+        bool pgid = !strcmp(levels[l], "pgid");
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+            for (int k = 0; k < ROUNDS; k++) {
+                rein_run_info_t i =
+                    run_to_end(s, cases[c].tty, cases[c].cmd, cases[c].cancel);
+                /* At the pgid level orphans go to init: rein cannot know
+                 * how they died, and counts none. */
+                size_t lo = pgid ? 0 : cases[c].hung_up_min;
+                size_t hi = pgid ? 0 : cases[c].hung_up_max;
+                if (i.leftovers_hung_up < lo || i.leftovers_hung_up > hi ||
+                    i.leftovers_ended != cases[c].ended)
+                    test_fail(__FILE__, __LINE__,
+                              "%s, %s, round %d: hung up %zu (want %zu-%zu), "
+                              "ended %d (want %d)",
+                              levels[l], cases[c].what, k,
+                              i.leftovers_hung_up, lo, hi, i.leftovers_ended,
+                              cases[c].ended);
+                ASSERT_EQ(i.reason, cases[c].cancel
+                                        ? REIN_REASON_MANUAL_CANCEL
+                                        : REIN_REASON_EXIT);
+            }
+        rein_sup_close(s);
+    }
+}
+
 TEST_T(sup_setsid_daemon_is_an_ownership_escape, 120)
 {
     for (int l = 0; l < 2; l++) { /* cgroup and subreaper hold it */
@@ -526,6 +635,100 @@ TEST_T(sup_quiet_runs_escape_is_seen_within_the_scan_period, 60)
         rein_sup_close(s);
         obs_free(&o);
     }
+}
+
+/* Whether run id of the test's registry is held by a cgroup (a v2 leaf
+ * or a v1 pids cgroup). */
+static bool run_has_cgroup(int64_t id)
+{
+    run_record_t rec;
+    registry_record(id, &rec);
+    bool held = rec.cgroup || rec.pids_cgroup;
+    run_record_clear(&rec);
+    return held;
+}
+
+TEST_T(sup_quiet_runs_escape_in_a_cgroup_is_seen_within_the_scan_period, 60)
+{
+    /* A cgroup (the v2 leaf at the cgroup level, the v1 pids cgroup at the
+     * others, where the host has one) keeps a setsid escapee, but leaving
+     * the run's session is still an escape.  It was seen only by a scan on
+     * output, so a quiet run's escape went unnoticed until the run ended
+     * (as an exit, the escapee ended with it); the periodic scan now looks
+     * at cgroup runs too.  Two escapees per level: one that is new to the
+     * scan (setsid -f forks it), and one the scan already knew, which
+     * calls setsid(2) in place, keeping its pid (`exec setsid` in a child
+     * shell that is no group leader): only its session says it left. */
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/state", test_tmpdir());
+    int held = 0;
+    for (int l = 0; l < NLEVELS; l++)
+        for (int known = 0; known < 2; known++) {
+            rein_sup_t *s = open_sup(levels[l], false);
+            struct obs o = {0};
+            char fifo[PATH_MAX], f[PATH_MAX], cmd[4 * PATH_MAX + 160];
+            snprintf(fifo, sizeof fifo, "%s/go-%s-%d", test_tmpdir(),
+                     levels[l], known);
+            snprintf(f, sizeof f, "%s/escapee-%s-%d.pid", test_tmpdir(),
+                     levels[l], known);
+            ASSERT_OK(mkfifo(fifo, 0600) < 0 ? -errno : 0);
+            /* The child shell waits for our word, then leaves the
+             * session: exec'ing setsid (same pid), or forking it. */
+            snprintf(cmd, sizeof cmd,
+                     "sh -c 'read x < %s; echo $$ > %s.tmp; mv %s.tmp %s; "
+                     "exec setsid %s sleep 120' & exec sleep 120",
+                     fifo, f, f, f, known ? "" : "-f");
+            spawn(s, &o, false, cmd, NULL);
+            if (!run_has_cgroup(o.id)) {
+                ASSERT_OK(rein_sup_cancel(s, o.id, SIGKILL, 0));
+                drive(s, &o, NULL, 10000);
+                rein_sup_close(s);
+                obs_free(&o);
+                continue; /* no cgroup at this level on this host */
+            }
+            held++;
+            if (known) {
+                /* Until a scan has remembered the child shell. */
+                uint64_t t0 = test_now_ms();
+                while (sup_run_known(s, o.id) < 2) {
+                    ASSERT_INT(test_now_ms() - t0, <,
+                               REIN_SUP_SCAN_MS + SUP_TEST_SCAN_SLACK_MS);
+                    ASSERT_INT(rein_sup_run_once(s, 50), >=, 0);
+                }
+            }
+            int fd = open(fifo, O_WRONLY | O_CLOEXEC);
+            ASSERT_INT(fd, >=, 0);
+            ASSERT_INT(write(fd, "go\n", 3), ==, 3);
+            close(fd);
+            uint64_t t0 = test_now_ms();
+            drive(s, &o, NULL, REIN_SUP_SCAN_MS + SUP_TEST_SCAN_SLACK_MS);
+            ASSERT_EQ(o.out.len, 0); /* quiet all along */
+            ASSERT_EQ(o.info.reason, REIN_REASON_OWNERSHIP_ESCAPE);
+            printf("%s (%s): ended %llu ms after the escape was let go\n",
+                   levels[l], known ? "known" : "new",
+                   (unsigned long long)(test_now_ms() - t0));
+            /* The escapee is recorded, and is gone with the run. */
+            buf_t text = BUF_INIT;
+            ASSERT_TRUE(tu_read_file(f, &text));
+            pid_t esc = (pid_t)atol(text.p);
+            buf_free(&text);
+            registry_t *reg;
+            ptree_t d;
+            ASSERT_OK(registry_open(dir, &reg));
+            ASSERT_OK(registry_descendants(reg, o.id, &d));
+            registry_close(reg);
+            bool found = false;
+            for (size_t i = 0; i < d.n; i++) {
+                found = found || d.v[i].pid == esc;
+                ASSERT_FALSE(procfs_alive(d.v[i].pid, d.v[i].start_time));
+            }
+            ptree_free(&d);
+            ASSERT_TRUE(found);
+            rein_sup_close(s);
+            obs_free(&o);
+        }
+    if (!held)
+        SKIP_FACILITY("cgroup", "no level holds a run in a cgroup here");
 }
 
 TEST_T(sup_background_job_of_an_interactive_shell_is_no_escape, 60)

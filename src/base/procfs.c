@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,8 @@
 #define PROCFS_READ_BUF0 4096
 /* Largest cmdline we read (the kernel's ARG_MAX is far smaller in practice). */
 #define PROCFS_CMDLINE_MAX (1u << 21)
+/* Largest /proc/<pid>/status we read (some 1.5 KiB in practice). */
+#define PROCFS_STATUS_MAX (64u << 10)
 
 int procfs_read_file(const char *path, char **out, size_t *len, size_t max)
 {
@@ -140,6 +143,45 @@ bool procfs_alive(pid_t pid, uint64_t start_time)
     if (st.state == 'Z' || st.state == 'X')
         return false;
     return !start_time || st.start_time == start_time;
+}
+
+/* The hex mask after "name" in a /proc/<pid>/status text, or 0. */
+static uint64_t status_mask(const char *text, const char *name)
+{
+    const char *p = strstr(text, name);
+    return p ? strtoull(p + strlen(name), NULL, 16) : 0;
+}
+
+procfs_fate_t procfs_fate(pid_t pid, uint64_t start_time)
+{
+    procfs_stat_t st;
+    char path[64], *text;
+    if (pid <= 0 || procfs_read_stat(pid, &st) < 0 ||
+        (start_time && st.start_time != start_time))
+        return PROCFS_FATE_GONE;
+    if (st.state == 'Z' || st.state == 'X' || (st.flags & PROCFS_PF_EXITING))
+        return PROCFS_FATE_DYING;
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    if (procfs_read_file(path, &text, NULL, PROCFS_STATUS_MAX) < 0)
+        return PROCFS_FATE_GONE;
+    /* The thread's own pending set (SigPnd) and the process's (ShdPnd). */
+    uint64_t pending = status_mask(text, "\nSigPnd:") |
+                       status_mask(text, "\nShdPnd:");
+    uint64_t caught = status_mask(text, "\nSigCgt:");
+    uint64_t blocked = status_mask(text, "\nSigBlk:");
+    free(text);
+    uint64_t kill_bit = 1ull << (SIGKILL - 1), hup_bit = 1ull << (SIGHUP - 1);
+    procfs_fate_t fate = PROCFS_FATE_RUNNING;
+    if (pending & kill_bit)
+        fate = PROCFS_FATE_DYING;
+    else if ((pending & hup_bit) && !(caught & hup_bit))
+        fate = blocked & hup_bit ? PROCFS_FATE_HUP_BLOCKED : PROCFS_FATE_DYING;
+    /* Still the process whose stat was read: a pid reused in between
+     * would answer for another. */
+    if (procfs_read_stat(pid, &st) < 0 ||
+        (start_time && st.start_time != start_time))
+        return PROCFS_FATE_GONE;
+    return fate;
 }
 
 int procfs_boot_id(char out[PROCFS_BOOT_ID_LEN])

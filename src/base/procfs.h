@@ -44,6 +44,25 @@ int procfs_start_time(pid_t pid, uint64_t *out);
 /* True when pid exists, is not a zombie, and (if start_time != 0) started
  * at start_time. */
 bool procfs_alive(pid_t pid, uint64_t start_time);
+/* What is to become of a process, as far as the kernel says now. */
+typedef enum procfs_fate {
+    PROCFS_FATE_GONE,    /* gone, or another process has the pid now */
+    PROCFS_FATE_RUNNING, /* nothing says it is about to end */
+    /* On its way out: a zombie, past PF_EXITING, or with SIGKILL pending
+     * (the kernel turns a fatal signal that is not blocked, such as a
+     * terminal's SIGHUP to a process that neither ignores nor catches it,
+     * into SIGKILL for every thread the moment it is sent, long before the
+     * process runs again to die of it). */
+    PROCFS_FATE_DYING,
+    /* SIGHUP pending with its default action, but blocked for now (a
+     * shell between vfork and exec blocks every signal): it ends once it
+     * unblocks it, unless it takes it first another way (signalfd,
+     * sigwait) and lives on. */
+    PROCFS_FATE_HUP_BLOCKED,
+} procfs_fate_t;
+
+/* The fate of pid, if it started at start_time (unless 0). */
+procfs_fate_t procfs_fate(pid_t pid, uint64_t start_time);
 /* /proc/sys/kernel/random/boot_id into out (PROCFS_BOOT_ID_LEN bytes). */
 int procfs_boot_id(char out[PROCFS_BOOT_ID_LEN]);
 

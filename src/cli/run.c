@@ -155,6 +155,7 @@ struct run {
     uint64_t log_lost; /* output bytes that never reached the log */
     int log_error;
     bool leftovers; /* rein_run_info_t.leftovers_ended: a background marker */
+    bool hung_up;   /* rein_run_info_t.leftovers_hung_up > 0: another */
     bool done;    /* the supervisor reported the run exited */
     bool closing; /* run_close: a run it ends is no longer shown */
     int exit_code;
@@ -411,6 +412,7 @@ static void run_on_exit(rein_sup_t *s, int64_t id, const rein_run_info_t *i,
     r->log_lost = i->log_lost;
     r->log_error = i->log_error;
     r->leftovers = i->leftovers_ended;
+    r->hung_up = i->leftovers_hung_up > 0;
     run_stdin_stop(r);
     loop_timer_del(r->loop, r->input_timer);
     loop_timer_del(r->loop, r->term_timer);
@@ -997,15 +999,19 @@ static void run_footer(struct run *r, buf_t *b)
     emit_exit(b, r->exit_code, ms ? ms : 1, r->raw_lines);
 }
 
-/* The background marker after the summary, when the command left jobs
- * running that rein ended with it: `sh -c 'server & echo started'` must
- * not read as a server left running. */
+/* The background markers after the summary, when the command left jobs
+ * running that the terminal's hangup killed as it exited, or that rein
+ * ended with it: `sh -c 'server & echo started'` must not read as a
+ * server left running. */
 static void run_background(struct run *r)
 {
-    if (!r->leftovers)
+    if (!r->leftovers && !r->hung_up)
         return;
     buf_t b = BUF_INIT;
-    emit_background(&b);
+    if (r->hung_up)
+        emit_background_hangup(&b);
+    if (r->leftovers)
+        emit_background(&b);
     run_marker(r, &b);
     buf_free(&b);
 }
@@ -1084,6 +1090,7 @@ static void run_json(struct run *r, char **argv)
     json_object_set_new(o, "omitted", json_integer((json_int_t)st.omitted));
     json_object_set_new(o, "interactive", json_boolean(r->went_raw));
     json_object_set_new(o, "background_ended", json_boolean(r->leftovers));
+    json_object_set_new(o, "background_hung_up", json_boolean(r->hung_up));
     /* With the input over (see the top of file): reads answered with EOF,
      * and the hang-up, if rein had to. */
     json_object_set_new(o, "eofs", json_integer((json_int_t)r->eofs));

@@ -60,6 +60,7 @@ struct session {
     rein_reason_t reason; /* why the run ended (NONE while it runs) */
     bool cleanup_incomplete, escalated;
     bool leftovers_ended; /* rein_run_info_t.leftovers_ended */
+    bool hung_up;         /* rein_run_info_t.leftovers_hung_up > 0 */
     int64_t started_ms, last_output_ms;
     unsigned cols, rows;
     char prompt[SESSION_PROMPT_MAX]; /* the partial last line, raw */
@@ -316,6 +317,7 @@ static void on_run_exit(rein_sup_t *sup, int64_t id,
     s->reason = info->reason;
     s->cleanup_incomplete = info->cleanup_incomplete;
     s->leftovers_ended = info->leftovers_ended;
+    s->hung_up = info->leftovers_hung_up > 0;
     s->escalated = sup_run_escalated(sup, id);
     session_wake(s, SESSION_WAKE_EXIT);
     session_maybe_free(s);
@@ -507,6 +509,11 @@ rein_reason_t session_exit_reason(const session_t *s)
 bool session_leftovers_ended(const session_t *s)
 {
     return s->leftovers_ended;
+}
+
+bool session_leftovers_hung_up(const session_t *s)
+{
+    return s->hung_up;
 }
 
 /* ------------------------------------------------------------- output */

@@ -132,6 +132,9 @@ rein_reason_t session_exit_reason(const session_t *s);
 /* After the exit: whether processes the command left running (`server &`)
  * were ended with it (rein_run_info_t.leftovers_ended). */
 bool session_leftovers_ended(const session_t *s);
+/* After the exit: whether the terminal's hangup killed processes the
+ * command left running as it exited (rein_run_info_t.leftovers_hung_up). */
+bool session_leftovers_hung_up(const session_t *s);
 /* Output bytes so far, wall-clock start and last output (ms; 0: none). */
 uint64_t session_bytes(const session_t *s);
 int64_t session_started_ms(const session_t *s);

@@ -72,10 +72,21 @@
 /* The `Background:` line of a result whose command exited leaving
  * processes running: a session ends with its command, so `server &`
  * does not outlive it, and the model is told how to keep one. */
+#define CODEX_KEEP_TEXT                                                       \
+    "to keep a server running, start it in the foreground of its own "       \
+    "exec_command and poll it with write_stdin"
 #define CODEX_LEFTOVERS_TEXT                                                  \
     "processes the command left running (`cmd &`, nohup, setsid) were "      \
-    "ended with it; to keep a server running, start it in the foreground "   \
-    "of its own exec_command and poll it with write_stdin"
+    "ended with it; " CODEX_KEEP_TEXT
+/* The same when the terminal's hangup killed them as the command exited
+ * (tty: true; rein_run_info_t.leftovers_hung_up), and when both happened. */
+#define CODEX_HUNG_UP_TEXT                                                    \
+    "processes the command left running (`cmd &`) were killed by the "       \
+    "terminal's hangup as it exited, as in any terminal; " CODEX_KEEP_TEXT
+#define CODEX_HUNG_UP_AND_LEFTOVERS_TEXT                                      \
+    "processes the command left running (`cmd &`) were killed by the "       \
+    "terminal's hangup as it exited, as in any terminal, and the others "    \
+    "(nohup, setsid) were ended with it; " CODEX_KEEP_TEXT
 /* The "Omitted:" line names CODEX_SCAN_MAX in MiB. */
 _Static_assert(CODEX_SCAN_MAX == 64u << 20, "the Omitted: text says 64 MiB");
 /* The block a log is read in for a condensed view. */
@@ -214,7 +225,8 @@ static const char exec_output_schema[] =
     "\"dangerous\":{\"type\":\"boolean\"},"
     "\"danger\":{\"type\":\"string\"},"
     "\"ran\":{\"type\":\"boolean\"},"
-    "\"background_ended\":{\"type\":\"boolean\"}}}";
+    "\"background_ended\":{\"type\":\"boolean\"},"
+    "\"background_hung_up\":{\"type\":\"boolean\"}}}";
 
 static const char kill_schema[] =
     "{\"type\":\"object\",\"additionalProperties\":false,"
@@ -788,8 +800,12 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
         buf_printf(&text, "Ended: %s\n", ended);
     /* `server &` in cmd: the model would think the server still runs. */
     bool leftovers = !running && session_leftovers_ended(s);
-    if (leftovers)
-        buf_printf(&text, "Background: %s\n", CODEX_LEFTOVERS_TEXT);
+    bool hung_up = !running && session_leftovers_hung_up(s);
+    if (leftovers || hung_up)
+        buf_printf(&text, "Background: %s\n",
+                   !hung_up     ? CODEX_LEFTOVERS_TEXT
+                   : leftovers ? CODEX_HUNG_UP_AND_LEFTOVERS_TEXT
+                               : CODEX_HUNG_UP_TEXT);
     if (session_log_path(s))
         buf_printf(&text, "Log: %s\n", session_log_path(s));
     if (x->yield_clamped)
@@ -844,6 +860,8 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
                             json_string(rein_reason_name(reason)));
         if (leftovers)
             json_object_set_new(sc, "background_ended", json_true());
+        if (hung_up)
+            json_object_set_new(sc, "background_hung_up", json_true());
     } else {
         json_object_set_new(sc, "session_id", json_integer(session_id(s)));
     }

@@ -201,6 +201,13 @@ int emit_background(buf_t *out)
                                "command left running were ended with it\n");
 }
 
+int emit_background_hangup(buf_t *out)
+{
+    return buf_append_str(out, EMIT_PREFIX "background processes the "
+                               "command left running were killed by the "
+                               "terminal's hangup as it exited\n");
+}
+
 int emit_danger(buf_t *out, const char *command, const char *pattern,
                 const char *decision)
 {

@@ -76,6 +76,12 @@ int emit_hangup(buf_t *out, int signo, uint64_t waited_ms,
  * it — `rein run`: the command exited and rein ended what it had left
  * running (`server &`, nohup, setsid), as it ends whatever a run leaves. */
 int emit_background(buf_t *out);
+/* [rein] background processes the command left running were killed by
+ * the terminal's hangup as it exited — `rein run` on a terminal: the
+ * kernel's SIGHUP to the terminal's foreground group, as the command (its
+ * session's leader) exited, killed jobs of it that did not ignore it
+ * (`server &` in `sh -c`). */
+int emit_background_hangup(buf_t *out);
 /* [rein] danger CMD (pattern: ID) — DECISION — a dangerous command line
  * and what was decided (`not run`, `confirmed, running`, ...; or, in the
  * question `rein run` asks on the terminal, what the pattern means).  The

@@ -21,13 +21,15 @@
  *
  * Members are found by scans, each new one recorded in the registry before
  * anything else is done about it: on output, on every pass of an end, and,
- * for runs no cgroup holds, every REIN_SUP_SCAN_MS on the loop however
- * quiet the run (on_scan_tick), so that what left a run's session is on
- * record before a crash could orphan it.
+ * with a registry, every REIN_SUP_SCAN_MS on the loop however quiet the
+ * run (on_scan_tick), so that what left a run's session is on record
+ * before a crash could orphan it, and its escape ends the run at once.
  *
  * When the leader exits on its own, whatever it left in its boundary
  * (background jobs, daemons) is ended the same way: rein leaves nothing
- * running.  The reason stays `exit`.  A front end may first have the output
+ * running.  The reason stays `exit`.  On a terminal, the kernel's hangup
+ * may have killed such jobs first: they are counted apart (see "the
+ * terminal's hangup" below).  A front end may first have the output
  * drained for a while (sup_spawn_ex's exit drain: the shell module keeps
  * what a background job prints just after bash exits), and may hold the
  * leftovers until it has drained an output channel of its own, bounded by
@@ -90,6 +92,11 @@
 #define SUP_CHECK_MS 20
 /* After the leader is reaped: drain output until EOF or this long. */
 #define SUP_DRAIN_MS 300
+/* How long a process left behind with a blocked hangup pending is given
+ * to die of it, or to show it lives on, before it counts as a leftover
+ * (end_leftovers).  A shell between vfork and exec, the one such process
+ * met in practice, unblocks within a millisecond or so. */
+#define SUP_HANGUP_SETTLE_MS 300
 /* The grace rein_sup_close gives every live run. */
 #define SUP_CLOSE_GRACE_MS 1000
 /* Reconcile: grace between TERM and KILL for orphans of a dead owner. */
@@ -130,10 +137,13 @@ struct run {
     run_record_t rec; /* the registry row, kept in step */
     bool exited, reaped, eof, killed, in_registry;
     bool leftovers_ended; /* rein_run_info_t.leftovers_ended */
+    size_t hung_up;       /* rein_run_info_t.leftovers_hung_up */
     int exit_code, exit_signal;
     int grace_ms;
     uint32_t no_output_ms;
     uint64_t t_overall, t_noout, t_grace, t_check, t_drain;
+    /* end_leftovers' wait for a blocked hangup to land, since when. */
+    uint64_t t_settle, settle_start_mono;
     /* sup_spawn_extra_t.exit_drain_*: the drain after the leader's own
      * exit, before its leftovers are ended (0: none). */
     uint32_t xdrain_idle_ms, xdrain_max_ms;
@@ -301,17 +311,23 @@ static void sift_known(struct run *r)
 static void cancel_run(struct run *r, rein_reason_t why, int signo,
                        int grace_ms);
 
-/* Remembers (pid, start) for the run; a new member that left the run's
- * session or cgroup is an ownership escape, which ends the run. */
-static void consider(struct run *r, pid_t p, uint64_t start)
+/* A member that left the run's session or cgroup is an ownership escape,
+ * which ends the run. */
+static void check_escape(struct run *r, pid_t p, uint64_t start)
 {
-    if (!remember(r, p, start) || p == r->pid)
-        return;
     if (r->cr && contain_run_escaped(r->cr, r->pid, p, start)) {
         counter(r->sup, "run_ownership_escape_total");
         event(r->sup, EVENTS_ESCAPE, r->id, json_pack("{s:i}", "pid", (int)p));
         cancel_run(r, REIN_REASON_OWNERSHIP_ESCAPE, SIGTERM, r->grace_ms);
     }
+}
+
+/* Remembers (pid, start) for the run; a new member is checked for an
+ * escape. */
+static void consider(struct run *r, pid_t p, uint64_t start)
+{
+    if (remember(r, p, start) && p != r->pid)
+        check_escape(r, p, start);
 }
 
 static void on_orphans(loop_t *l, void *data);
@@ -398,16 +414,50 @@ static void scan(struct run *r)
         on_orphans(s->loop, s);
 }
 
-/* Whether the run needs the periodic scan: it is not over, no cgroup holds
- * its members (a v2 leaf or a v1 pids cgroup keeps every descendant,
- * setsid or not, and reconcile reaches them through it), and there is a
- * registry to record them in, for reconcile after a crash.  Without it a
- * quiet run's member that left the session is recorded only if some
- * output or the run's end happens to scan while it can still be found. */
+/* Whether the run is held by a cgroup of its own (a v2 leaf or a v1 pids
+ * cgroup: either keeps every descendant, setsid or not). */
+static bool run_in_cgroup(const struct run *r)
+{
+    return r->cr &&
+           (contain_run_cgroup(r->cr) || contain_run_pids_cgroup(r->cr));
+}
+
+/* Whether the run needs the periodic scan: it is not over, and there is
+ * a registry (an owner: `rein serve`, `rein run`, not a library's
+ * ephemeral PTY or shell, which is scanned on output alone).  Without the
+ * scan a quiet run's member that left the session would be recorded only
+ * if some output or the run's end happened to scan while it could still
+ * be found.  A cgroup keeps such a member for reconcile, but leaving the
+ * session is still an escape, which ends the run: the scan sees it
+ * however quiet the run (scan_cgroup), not just when it next prints. */
 static bool needs_periodic_scan(const struct run *r)
 {
-    return r->sup->reg && r->state != REIN_RUN_EXITED && r->cr &&
-           !contain_run_cgroup(r->cr) && !contain_run_pids_cgroup(r->cr);
+    return r->sup->reg && r->state != REIN_RUN_EXITED && r->cr;
+}
+
+/* The periodic scan of a run a cgroup holds: the kernel lists its members
+ * (no pass over /proc, no walk of the tree), one stat read each.  Each is
+ * remembered, and checked for having left the run's session, the one way
+ * out a cgroup does not stop; one already remembered too, since setsid(2)
+ * keeps the pid (`setsid cmd` in sh: the child forked before it is
+ * setsid may have been seen by a scan). */
+static void scan_cgroup(struct run *r)
+{
+    pid_t *all;
+    size_t n;
+    r->last_scan_mono = loop_now(r->sup->loop);
+    if (contain_run_pids(r->cr, &all, &n) < 0)
+        return;
+    for (size_t i = 0; i < n && r->state == REIN_RUN_RUNNING; i++) {
+        procfs_stat_t st;
+        if (all[i] == r->pid || procfs_read_stat(all[i], &st) < 0)
+            continue;
+        if (remember(r, all[i], st.start_time) || st.session != r->pid)
+            check_escape(r, all[i], st.start_time);
+    }
+    free(all);
+    if (r->known.n >= r->known_sift_at)
+        sift_known(r);
 }
 
 static void on_scan_tick(loop_t *l, uint64_t id, void *data);
@@ -426,9 +476,10 @@ static void arm_scan_tick(rein_sup_t *s)
 }
 
 /* The periodic scan: every run that needs it (needs_periodic_scan) is
- * scanned, however quiet, so what left its boundary is in the registry
- * within REIN_SUP_SCAN_MS.  A run that talks is scanned on its output too
- * (read_output).
+ * scanned, however quiet, so what left its boundary is in the registry,
+ * and an escape ends its run, within REIN_SUP_SCAN_MS.  A run that talks
+ * is scanned on its output too (read_output).  A run in a cgroup is
+ * scanned through it (scan_cgroup).
  *   As a subreaper, the pass over /proc for session members is left out:
  * it is most of a scan's cost (it reads every process on the machine),
  * and it finds nothing more there.  A live member of a run is below its
@@ -444,15 +495,125 @@ static void on_scan_tick(loop_t *l, uint64_t id, void *data)
     bool subreaper = contain_level(s->contain) >= CONTAIN_SUBREAPER;
     proc_table_t tab = PROC_TABLE_INIT;
     bool any = false;
-    for (struct run *r = s->runs; r; r = r->next)
-        if (needs_periodic_scan(r)) {
+    for (struct run *r = s->runs; r; r = r->next) {
+        if (!needs_periodic_scan(r))
+            continue;
+        if (run_in_cgroup(r))
+            scan_cgroup(r);
+        else
             scan_members(r, subreaper ? NULL : &tab);
-            any = true;
-        }
+        any = true;
+    }
     proc_table_free(&tab);
     if (any && subreaper)
         on_orphans(s->loop, s);
     arm_scan_tick(s);
+}
+
+/* ------------------------------------------------ the terminal's hangup
+ *
+ * When the leader of a terminal's session exits, the kernel sends SIGHUP
+ * to the terminal's foreground process group (disassociate_ctty), before
+ * the leader's exit is reported: `sh -c 'server & echo started'` on a PTY
+ * loses its `server`, which is in sh's group, unless it ignores, catches
+ * or blocks SIGHUP.  rein cannot be there first, but it can know: each
+ * such job has SIGKILL pending from that moment (the kernel turns a fatal
+ * signal into one at once), so it is no leftover for rein to end
+ * (leftovers_now); and, as a subreaper, rein is handed each one that has
+ * no live parent left in the run (its parent was the leader, or died of
+ * the same hangup), reaps it and reads how it died (note_reaped).  The
+ * run is not reported before every child of rein in its session has been
+ * reaped (session_children_pending), so the count is whole when the run
+ * ends: at least one for every job the hangup killed.  Not counted: a
+ * process reaped by a parent of its own, one that survived the hangup
+ * (rein ends that parent, a leftover) or one dying of it too (a subshell
+ * waiting in wait4 reaps its child as both die: the subshell, the job, is
+ * counted); anything at the pgid level, where orphans go to init. */
+
+/* Whether the run's leader has begun to exit (PF_EXITING, set before its
+ * terminal is hung up) or has exited.  Until wind_up it is our unreaped
+ * child: its pid is still its own. */
+static bool leader_exiting(const struct run *r)
+{
+    procfs_stat_t st;
+    if (r->exited)
+        return true;
+    return !r->reaped && procfs_read_stat(r->pid, &st) == 0 &&
+           (st.state == 'Z' || (st.flags & PROCFS_PF_EXITING));
+}
+
+/* st, a zombie just reaped with info: if SIGHUP killed it as the leader
+ * of its terminal's session exited on its own (no cancel: a run rein
+ * ends takes its jobs with it, whatever signal gets there first), it is
+ * counted on that run. */
+static void note_reaped(rein_sup_t *s, const procfs_stat_t *st,
+                        const siginfo_t *info)
+{
+    if ((info->si_code != CLD_KILLED && info->si_code != CLD_DUMPED) ||
+        info->si_status != SIGHUP)
+        return;
+    for (struct run *r = s->runs; r; r = r->next) {
+        if (!r->tty || r->state == REIN_RUN_EXITED ||
+            st->session != r->pid || st->pid == r->pid)
+            continue;
+        if ((r->reason == REIN_REASON_NONE || r->reason == REIN_REASON_EXIT ||
+             r->reason == REIN_REASON_SIGNAL) &&
+            leader_exiting(r))
+            r->hung_up++;
+        return;
+    }
+}
+
+static struct stray *find_stray(rein_sup_t *s, pid_t pid, uint64_t start);
+static void drop_stray(rein_sup_t *s, size_t i);
+
+/* Reaps st, our zombie child (its pid is not reused before the waitid, so
+ * the stray it may have been is gone for sure), and tells its run how it
+ * died.  False if it was not ours to reap after all. */
+static bool reap_zombie(rein_sup_t *s, const procfs_stat_t *st)
+{
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    bool reaped = waitid(P_PID, (id_t)st->pid, &info, WEXITED | WNOHANG) == 0 &&
+                  info.si_pid == st->pid;
+    if (reaped)
+        note_reaped(s, st, &info);
+    struct stray *x = find_stray(s, st->pid, st->start_time);
+    if (x)
+        drop_stray(s, (size_t)(x - s->strays));
+    return reaped;
+}
+
+/* After a terminal's leader exited: reaps our zombie children of its
+ * session (the jobs its hangup killed among them), and says whether one
+ * has not finished exiting.  Until then the run is not over: a process
+ * leaves its cgroup (cgroup_exit) a little before it is a zombie, and its
+ * death would be read after the run was reported.  Repeated until a pass
+ * reaps nothing: a child that died handed us its own children first. */
+static bool session_children_pending(struct run *r)
+{
+    for (;;) {
+        pid_t *kids;
+        size_t n;
+        bool reaped = false, pending = false;
+        if (procfs_children(getpid(), &kids, &n) < 0)
+            return false;
+        for (size_t i = 0; i < n; i++) {
+            procfs_stat_t st;
+            if (kids[i] == r->pid || procfs_read_stat(kids[i], &st) < 0 ||
+                st.session != r->pid)
+                continue;
+            if (st.state == 'Z') {
+                /* One that will not be reaped is no reason to wait. */
+                reaped = reap_zombie(r->sup, &st) || reaped;
+            } else {
+                pending = true;
+            }
+        }
+        free(kids);
+        if (pending || !reaped)
+            return pending;
+    }
 }
 
 /* True while anything of the run other than its (exited) leader lives. */
@@ -460,14 +621,46 @@ static bool boundary_alive(struct run *r)
 {
     if (!r->exited)
         return true;
-    if (r->cr && (contain_run_cgroup(r->cr) || contain_run_pids_cgroup(r->cr)))
-        return contain_run_populated(r->cr); /* the kernel's own count */
-    scan(r);
-    for (size_t i = 0; i < r->known.n; i++)
-        if (r->known.v[i].pid != r->pid &&
-            procfs_alive(r->known.v[i].pid, r->known.v[i].start_time))
-            return true;
-    return false;
+    bool alive = false;
+    if (run_in_cgroup(r)) {
+        alive = contain_run_populated(r->cr); /* the kernel's own count */
+    } else {
+        scan(r);
+        for (size_t i = 0; i < r->known.n && !alive; i++)
+            alive = r->known.v[i].pid != r->pid &&
+                    procfs_alive(r->known.v[i].pid, r->known.v[i].start_time);
+    }
+    return alive || (r->tty &&
+                     contain_level(r->sup->contain) >= CONTAIN_SUBREAPER &&
+                     session_children_pending(r));
+}
+
+/* What the exited leader left in its boundary, as far as the kernel says
+ * now (procfs_fate of each member). */
+typedef enum leftovers {
+    LEFT_NONE,    /* nothing but processes on their way out */
+    LEFT_UNSURE,  /* and some with a blocked hangup pending, no other */
+    LEFT_RUNNING, /* something runs that nothing is ending */
+} leftovers_t;
+
+/* A job the terminal's hangup killed, or one the command killed as it
+ * exited, ends by itself, and is no leftover that rein ended. */
+static leftovers_t leftovers_now(struct run *r)
+{
+    leftovers_t left = LEFT_NONE;
+    if (run_in_cgroup(r))
+        scan(r); /* boundary_alive, just before, scanned the others */
+    for (size_t i = 0; i < r->known.n; i++) {
+        const ptree_member_t *m = &r->known.v[i];
+        if (m->pid == r->pid)
+            continue;
+        procfs_fate_t f = procfs_fate(m->pid, m->start_time);
+        if (f == PROCFS_FATE_RUNNING)
+            return LEFT_RUNNING;
+        if (f == PROCFS_FATE_HUP_BLOCKED)
+            left = LEFT_UNSURE;
+    }
+    return left;
 }
 
 /* One signal to everything in the boundary: cgroup, remembered members
@@ -498,8 +691,9 @@ static void finalize(struct run *r)
     loop_timer_del(s->loop, r->t_drain);
     loop_timer_del(s->loop, r->t_xidle);
     loop_timer_del(s->loop, r->t_xmax);
+    loop_timer_del(s->loop, r->t_settle);
     r->t_overall = r->t_noout = r->t_grace = r->t_check = r->t_drain = 0;
-    r->t_xidle = r->t_xmax = 0;
+    r->t_xidle = r->t_xmax = r->t_settle = 0;
     r->xdraining = false;
     if (r->out_fd >= 0) {
         loop_io_del(s->loop, r->out_fd);
@@ -546,11 +740,13 @@ static void finalize(struct run *r)
         event(s, EVENTS_REGISTRY_ERROR, r->id,
               json_pack("{s:s}", "error", registry_errmsg(s->reg)));
     event(s, EVENTS_EXIT, r->id,
-          json_pack("{s:s,s:i,s:i,s:I,s:b}", "reason",
+          json_pack("{s:s,s:i,s:i,s:I,s:b,s:b,s:I}", "reason",
                     rein_reason_name(r->reason), "exit_code",
                     r->rec.exit_code, "signal", r->exit_signal, "bytes",
                     (json_int_t)r->rec.bytes, "cleanup_incomplete",
-                    r->n_survivors > 0));
+                    r->n_survivors > 0, "background_ended",
+                    r->leftovers_ended, "background_hung_up",
+                    (json_int_t)r->hung_up));
     if (r->cr) {
         contain_run_free(r->cr);
         r->cr = NULL;
@@ -750,15 +946,42 @@ static void read_output(struct run *r)
         scan(r);
 }
 
+static void on_settle(loop_t *l, uint64_t id, void *data);
+
 /* The leader exited on its own: end what it left in its boundary, or wind
- * up at once when nothing is left. */
+ * up at once when nothing is left.  What is on its way out is ended the
+ * same way (TERM, grace, KILL: bounded even if it hangs), but is no
+ * leftover (rein_run_info_t.leftovers_ended).  A member with a blocked
+ * hangup pending (a shell between vfork and exec: it dies as it unblocks)
+ * is looked at again every SUP_CHECK_MS for SUP_HANGUP_SETTLE_MS, until
+ * it died or shows it lives on (it took the signal through a signalfd);
+ * after that it is a leftover. */
 static void end_leftovers(struct run *r)
 {
-    if (boundary_alive(r)) {
-        r->leftovers_ended = true;
-        terminate(r, SIGTERM, r->grace_ms); /* leftovers of the run */
-    } else
+    rein_sup_t *s = r->sup;
+    if (!boundary_alive(r)) {
         wind_up(r);
+        return;
+    }
+    leftovers_t left = leftovers_now(r);
+    if (left == LEFT_UNSURE && !r->settle_start_mono)
+        r->settle_start_mono = loop_now(s->loop);
+    if (left == LEFT_UNSURE &&
+        loop_now(s->loop) - r->settle_start_mono < SUP_HANGUP_SETTLE_MS) {
+        loop_timer_add(s->loop, SUP_CHECK_MS, on_settle, r, &r->t_settle);
+        return;
+    }
+    r->leftovers_ended = left != LEFT_NONE;
+    terminate(r, SIGTERM, r->grace_ms); /* leftovers of the run */
+}
+
+static void on_settle(loop_t *l, uint64_t id, void *data)
+{
+    (void)l;
+    (void)id;
+    struct run *r = data;
+    r->t_settle = 0;
+    end_leftovers(r);
 }
 
 /* The exit drain is over (EOF, idle, or its bound): on to the leftovers. */
@@ -900,6 +1123,8 @@ static void run_free(struct run *r)
         loop_timer_del(r->sup->loop, r->t_xidle);
     if (r->t_xmax)
         loop_timer_del(r->sup->loop, r->t_xmax);
+    if (r->t_settle)
+        loop_timer_del(r->sup->loop, r->t_settle);
     if (r->out_fd >= 0)
         close(r->out_fd);
     if (r->in_fd >= 0)
@@ -1406,6 +1631,7 @@ int rein_sup_info(rein_sup_t *s, int64_t id, rein_run_info_t *out)
     out->n_survivors = r->n_survivors;
     out->survivors = r->survivors;
     out->leftovers_ended = r->leftovers_ended;
+    out->leftovers_hung_up = r->hung_up;
     return 0;
 }
 
@@ -1555,12 +1781,7 @@ static void on_orphans(loop_t *l, void *data)
             continue;
         struct stray *x = find_stray(s, p, st.start_time);
         if (st.state == 'Z') {
-            /* Our unreaped child: its pid is not reused before the
-             * waitid, so the stray it was is gone for sure. */
-            siginfo_t info;
-            waitid(P_PID, (id_t)p, &info, WEXITED | WNOHANG);
-            if (x)
-                drop_stray(s, (size_t)(x - s->strays));
+            reap_zombie(s, &st);
             continue;
         }
         /* A stray stays one: no run can have come to remember it since,

@@ -128,6 +128,49 @@ test('yield, then polls: every byte once, nothing repeated, exit drained', async
   }
 });
 
+test('a terminal command whose background job dies of the hangup as it exits: the result says so', async () => {
+  const { client } = await connect();
+  try {
+    // `server & echo started` on a terminal, the job not ignoring SIGHUP:
+    // as the command (the session's leader) exits, the kernel hangs up
+    // its terminal's foreground group, the job's, before rein looks.  It
+    // used to be reported nowhere; now the model is told it died.  The
+    // command waits on a FIFO until the job runs.  On pipes there is no
+    // hangup: rein ends the job, as ever.
+    for (const tty of [true, false]) {
+      const cmd = "rm -f hup.fifo; mkfifo hup.fifo; sh -c 'echo up > hup.fifo; exec sleep 300' & " +
+        'echo "job $!"; cat hup.fifo; echo started';
+      const r = await call(client, 'exec_command', { cmd, tty, yield_time_ms: 20000 });
+      const sc = r.structuredContent;
+      assert.equal(sc.exit_code, 0);
+      assert.equal(sc.reason, 'exit');
+      if (tty) {
+        assert.equal(sc.background_hung_up, true);
+        assert.equal(sc.background_ended, undefined);
+        assert.match(r.content[0].text,
+          /\nBackground: processes the command left running \(`cmd &`\) were killed by the terminal's hangup as it exited, as in any terminal; to keep a server running, /);
+      } else {
+        assert.equal(sc.background_hung_up, undefined);
+        assert.equal(sc.background_ended, true);
+        assert.match(r.content[0].text, /\nBackground: processes the command left running .* were ended with it; /);
+      }
+      await gone(Number(/job (\d+)/.exec(sc.output)[1]));
+    }
+    // One job killed by the hangup, one (ignoring it) ended by rein: one
+    // line says both.
+    const both = "rm -f hup1.fifo hup2.fifo; mkfifo hup1.fifo hup2.fifo; " +
+      "sh -c 'echo up > hup1.fifo; exec sleep 300' & cat hup1.fifo; " +
+      "(trap '' HUP; echo up > hup2.fifo; exec sleep 300) & cat hup2.fifo; echo started";
+    const r = await call(client, 'exec_command', { cmd: both, tty: true, yield_time_ms: 20000 });
+    assert.equal(r.structuredContent.background_hung_up, true);
+    assert.equal(r.structuredContent.background_ended, true);
+    assert.match(r.content[0].text,
+      /\nBackground: processes the command left running \(`cmd &`\) were killed by the terminal's hangup as it exited, as in any terminal, and the others \(nohup, setsid\) were ended with it; to keep a server running, /);
+  } finally {
+    await client.close();
+  }
+});
+
 test('a command that exits leaving a background job: the job is ended and the result says so', async () => {
   const { client } = await connect();
   try {
