@@ -634,16 +634,25 @@ static void prompt_clean(const char *p, size_t n, buf_t *out)
     }
 }
 
-bool session_check_input(session_t *s, buf_t *prompt)
+/* Whether s is blocked waiting for its input (*aw says how); what it
+ * printed before blocking is read first. */
+static bool session_scan_input(session_t *s, awaiting_t *aw)
 {
     struct stat in;
-    awaiting_t aw;
     if (s->exited || sup_run_input(s->st->sup, s->id, &in) < 0 ||
-        awaiting_scan(s->pid, s->tty, &in, &aw) < 0 || !aw.waiting)
+        awaiting_scan(s->pid, s->tty, &in, aw) < 0 || !aw->waiting)
         return false;
     /* What it printed before blocking is in the pipe or the terminal:
      * read it now, so the result shows the prompt it is waiting at. */
     sup_run_drain(s->st->sup, s->id);
+    return true;
+}
+
+bool session_check_input(session_t *s, buf_t *prompt)
+{
+    awaiting_t aw;
+    if (!session_scan_input(s, &aw))
+        return false;
     if (prompt) {
         buf_t clean = BUF_INIT;
         prompt_clean(s->prompt, s->prompt_len, &clean);
@@ -654,6 +663,39 @@ bool session_check_input(session_t *s, buf_t *prompt)
         buf_free(&clean);
     }
     return true;
+}
+
+/* Whether the output ends in a prompt: a partial last line with something
+ * visible in it. */
+static bool session_prompt_shown(const session_t *s)
+{
+    buf_t clean = BUF_INIT;
+    prompt_clean(s->prompt, s->prompt_len, &clean);
+    bool shown = false;
+    for (size_t i = 0; i < clean.len && !shown; i++)
+        shown = !isspace((unsigned char)clean.p[i]);
+    buf_free(&clean);
+    return shown;
+}
+
+/*
+ * Whether a wait ends because the session waits for input.  It does when
+ * only input can end the process's wait (a read, or a select/poll/epoll
+ * over the input alone: a shell, a REPL, a pager, a password prompt).  A
+ * wait that watches other fds too is an event loop's (node, asyncio,
+ * ssh): a server reading requests from its stdin sits in it while it
+ * works on one, so ending the call then would return before the reply,
+ * and every later poll the same.  Such a wait ends the call only once the
+ * output ends in a prompt (node's `> `, a remote shell's); otherwise the
+ * call waits on for output, wait_for or its yield time, and its result
+ * still says `awaiting_input`.
+ */
+static bool session_input_wakes(session_t *s)
+{
+    awaiting_t aw;
+    if (!session_scan_input(s, &aw))
+        return false;
+    return aw.sole || session_prompt_shown(s);
 }
 
 /* ---------------------------------------------------------------- waits */
@@ -674,7 +716,7 @@ static void on_tick(loop_t *l, uint64_t id, void *data)
     s->t_tick = 0;
     if (s->wake_due || s->exited)
         return;
-    if (s->detect_input && session_check_input(s, NULL)) {
+    if (s->detect_input && session_input_wakes(s)) {
         session_wake(s, SESSION_WAKE_INPUT);
         return;
     }

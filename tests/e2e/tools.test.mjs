@@ -503,6 +503,41 @@ test('awaiting input is read from the kernel: pipe and tty prompts yes, sleep no
   }
 });
 
+// A stdio server (an LSP, an MCP server) waits for requests in an event
+// loop over its stdin and other fds, and goes back to it while it works on
+// one: the call must wait for the reply, not end at once with nothing
+// (and every later poll the same).  A REPL in such a loop (node's) that
+// shows its prompt still ends the call early.
+test('a server in an event loop over its stdin: the call waits for its reply; a prompt still ends it', async () => {
+  const { client } = await connect();
+  const server = join(WORK, 'loop-server.js');
+  writeFileSync(server, [
+    "process.stdin.on('data', (d) => setTimeout(() => {",
+    "  const l = String(d).trim();",
+    "  if (l === 'prompt') process.stdout.write('> ');",
+    "  else console.log('reply to ' + l);",
+    '}, 700));',
+    "console.log('ready');",
+  ].join('\n'));
+  try {
+    for (const tty of [false, true]) {
+      const r = await exec(client, { cmd: `node ${server}`, tty, wait_for: 'ready', yield_time_ms: 10000 });
+      assert.ok(r.session_id, `tty=${tty}: running`);
+      const w = await write(client, { session_id: r.session_id, chars: 'req1\n', yield_time_ms: 8000 });
+      assert.match(w.output, /reply to req1/, `tty=${tty}: the reply, not an early empty result`);
+      assert.equal(w.awaiting_input, true, 'still reported as waiting for input');
+      const t0 = Date.now();
+      const p = await write(client, { session_id: r.session_id, chars: 'prompt\n', yield_time_ms: 8000 });
+      assert.match(p.output, /> $/);
+      assert.ok(Date.now() - t0 < 4000, `tty=${tty}: a prompt ends the wait (${Date.now() - t0} ms)`);
+      assert.equal(p.prompt, '> ');
+      await call(client, 'kill_session', { session_id: r.session_id, signal: 'KILL' });
+    }
+  } finally {
+    await client.close();
+  }
+});
+
 test('kill_session: TERM-ignoring child escalates to KILL; names normalised; unknown signal and overlong grace refused', async () => {
   const { client } = await connect();
   try {
