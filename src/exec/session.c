@@ -56,6 +56,7 @@ struct session {
     unsigned char last_byte; /* of the stream so far */
     uint64_t lru;
     bool stored, exited, freeing;
+    bool starting; /* stored, but not yet counted against max_live */
     int exit_code, signo;
     rein_reason_t reason; /* why the run ended (NONE while it runs) */
     bool cleanup_incomplete, escalated;
@@ -87,6 +88,7 @@ struct session_store {
     size_t max_live, protected_n, headtail_cap;
     session_t *all;
     size_t nstored;
+    size_t nstarting; /* of them, starting (session_settle) */
     uint64_t clock; /* LRU stamps */
     int64_t pruned[SESSION_PRUNED_QUEUE];
     size_t npruned;
@@ -353,7 +355,7 @@ static void session_prune_one(session_store_t *st)
     session_t *who[SESSION_MAX_LIVE * 2];
     size_t n = 0;
     for (session_t *s = st->all; s && n < sizeof v / sizeof v[0]; s = s->next)
-        if (s->stored) {
+        if (s->stored && !s->starting) {
             v[n] = (session_lru_entry_t){s->lru, s->exited};
             who[n++] = s;
         }
@@ -373,6 +375,17 @@ static void session_prune_one(session_store_t *st)
     session_release(s);
 }
 
+/* Prunes until room more settled sessions fit under max_live. */
+static void session_trim(session_store_t *st, size_t room)
+{
+    while (st->nstored - st->nstarting + room > st->max_live) {
+        size_t before = st->nstored;
+        session_prune_one(st);
+        if (st->nstored == before)
+            break; /* every one protected (max_live <= protected_n) */
+    }
+}
+
 size_t session_take_pruned(session_store_t *st, int64_t *ids, size_t cap)
 {
     size_t n = st->npruned < cap ? st->npruned : cap;
@@ -389,12 +402,11 @@ int session_spawn(session_store_t *st, const session_spawn_opts_t *o,
     int rc = -ENOMEM;
     if (!o || !o->argv || !o->argv[0])
         return -EINVAL;
-    while (st->nstored >= st->max_live) {
-        size_t before = st->nstored;
-        session_prune_one(st);
-        if (st->nstored == before)
-            break; /* every one protected (max_live <= protected_n) */
-    }
+    /* A starting session takes no place yet, up to max_live of them; past
+     * that (a client starting that many at once) it is settled at once. */
+    bool starting = o->starting && st->nstarting < st->max_live;
+    if (!starting)
+        session_trim(st, 1);
     session_t *s = calloc(1, sizeof *s);
     if (!s)
         return -ENOMEM;
@@ -433,6 +445,8 @@ int session_spawn(session_store_t *st, const session_spawn_opts_t *o,
             s->log_path = strdup(info.log_path);
     }
     s->stored = true;
+    s->starting = starting;
+    st->nstarting += starting;
     s->lru = ++st->clock;
     s->next = st->all;
     st->all = s;
@@ -460,8 +474,21 @@ void session_touch(session_t *s)
     s->lru = ++s->st->clock;
 }
 
+void session_settle(session_t *s)
+{
+    if (!s->starting)
+        return;
+    s->starting = false;
+    s->st->nstarting--;
+    session_trim(s->st, 0);
+}
+
 void session_release(session_t *s)
 {
+    if (s->starting) {
+        s->starting = false;
+        s->st->nstarting--;
+    }
     if (s->stored) {
         s->stored = false;
         s->st->nstored--;

@@ -769,6 +769,10 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
     chunk_id(cid);
     uint64_t tokens = (ch.bytes + CODEX_BYTES_PER_TOKEN - 1) /
                       CODEX_BYTES_PER_TOKEN;
+    /* Still running: it takes its place in the store now (a command that
+     * exited never did), perhaps pruning another, named below. */
+    if (running && why != SESSION_WAKE_PRUNED)
+        session_settle(s);
     int64_t pruned[CODEX_PRUNED_MAX];
     size_t npruned = session_take_pruned(cx->store, pruned, CODEX_PRUNED_MAX);
     char sb[24];
@@ -921,8 +925,10 @@ static void on_call_cancel(mcp_call_t *call, void *data)
 {
     (void)call;
     struct xcall *x = data;
-    /* The wait ends; the session lives on for the next call. */
+    /* The wait ends; the session lives on for the next call, in its
+     * place in the store. */
     session_wait_cancel(x->s);
+    session_settle(x->s);
     xcall_free(x);
 }
 
@@ -1243,6 +1249,7 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
         .idle_timeout_ms = clamp_u(json_integer_value(json_object_get(
                                        args, "idle_timeout_ms")),
                                    0, UINT32_MAX),
+        .starting = true,
     };
     if (!(x = calloc(1, sizeof *x))) {
         rc = -ENOMEM;

@@ -1033,6 +1033,12 @@ test('LRU at 64: the least recently used is pruned (exited first) and named', as
       ids.push(r.session_id);
     }
     assert.equal(new Set(ids).size, 64, 'ids are never reused');
+    // Full: a command that exits within its yield takes no place (Codex:
+    // it never touches the store), so it prunes none of the 64.
+    const quick = await exec(client, { cmd: 'echo quick' });
+    assert.equal(quick.exit_code, 0);
+    assert.deepEqual(quick.pruned, [], 'an early exit prunes nothing');
+    assert.equal((await call(client, 'list_sessions', {})).structuredContent.sessions.length, 64);
     const pid10 = (await call(client, 'list_sessions', {})).structuredContent.sessions
       .find((s) => s.session_id === ids[10]).pid;
     writeFileSync(flag, '');
