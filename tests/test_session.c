@@ -346,6 +346,16 @@ TEST(session_starting_session_prunes_only_once_settled)
     ASSERT_TRUE(session_find(st, session_id(b)) == b);
     session_settle(slow); /* a no-op once settled */
     ASSERT_EQ(session_take_pruned(st, ids, 4), 0);
+    /* Settling is a use: it never prunes the session being settled, even
+     * when others were used since it started. */
+    session_t *late;
+    ASSERT_OK(session_spawn(st, &o, &late));
+    session_touch(b);
+    session_touch(slow);
+    session_settle(late);
+    ASSERT_EQ(session_take_pruned(st, ids, 4), 1);
+    ASSERT_EQ(ids[0], session_id(b));
+    ASSERT_TRUE(session_find(st, session_id(late)) == late);
     session_store_free(st);
     rein_sup_close(sup);
 }

@@ -480,6 +480,8 @@ void session_settle(session_t *s)
         return;
     s->starting = false;
     s->st->nstarting--;
+    /* In use now: the victim is another one. */
+    session_touch(s);
     session_trim(s->st, 0);
 }
 
