@@ -1419,6 +1419,13 @@ static int tool_write(mcp_call_t *call, json_t *args, void *ud)
                          ? " (by an earlier \\x04 or close_stdin), so "
                            "this write was not sent"
                          : "");
+    } else if (data.len) {
+        /* It exited since the last call: the result shows the exit, and
+         * says the input was not delivered. */
+        snprintf(x->write_error, sizeof x->write_error,
+                 "not written: the process had already exited, so these "
+                 "%zu bytes went nowhere",
+                 data.len);
     }
     if (close_in && session_running(s))
         rein_sup_close_stdin(cx->sup, sid);

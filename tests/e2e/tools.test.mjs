@@ -212,6 +212,15 @@ test('an exit between calls is still drained by the next poll', async () => {
     const again = await call(client, 'write_stdin', { session_id: r.session_id });
     assert.equal(again.isError, true);
     assert.match(again.content[0].text, new RegExp(String(r.session_id)));
+    // Input for a process that exited between calls goes nowhere: said so.
+    const late = await exec(client, { cmd: `echo start; while [ ! -e ${flag}2 ]; do sleep 0.02; done`, wait_for: 'start' });
+    const pid2 = (await call(client, 'list_sessions', {})).structuredContent.sessions
+      .find((s) => s.session_id === late.session_id).pid;
+    writeFileSync(`${flag}2`, '');
+    await gone(pid2);
+    const w = await write(client, { session_id: late.session_id, chars: 'yes\n' });
+    assert.equal(w.exit_code, 0);
+    assert.match(w.write_error ?? '', /not written: the process had already exited/);
   } finally {
     await client.close();
   }
