@@ -339,6 +339,10 @@ test('workdir relative to the server cwd; bad workdir, shell, env names and an e
     }
     const l = await exec(client, { cmd: 'echo $0 ok', shell: 'sh', login: true });
     assert.equal(l.exit_code, 0);
+    // A tool without arguments says so (it listed none: "are: .").
+    e = await call(client, 'list_sessions', { all: true });
+    assert.equal(e.isError, true);
+    assert.equal(e.content[0].text, 'Unknown argument `all`; this tool takes no arguments.');
   } finally {
     await client.close();
   }
