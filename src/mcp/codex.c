@@ -1171,7 +1171,10 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
                                          rr.danger == ROUTER_DANGER_FORBID)) {
             codex_dangerous(call, &rr);
             stop = true;
-        } else if (rr.category == ROUTER_INTERACTIVE && !tty) {
+        } else if (rr.category == ROUTER_INTERACTIVE && !tty &&
+                   !stdin_text) {
+            /* With `stdin` the program reads that text, then EOF: it
+             * cannot wait at a prompt nobody answers. */
             mcp_call_errorf(call,
                             "Not run: `%.80s` is an interactive program and "
                             "needs a terminal. Call exec_command again with "

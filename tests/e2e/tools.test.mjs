@@ -974,6 +974,14 @@ test('interactive programs on pipes get a tty hint; dangerous ones need confirm'
     const v = await call(client, 'exec_command', { cmd: 'vim notes.txt' });
     assert.equal(v.isError, true);
     assert.match(v.content[0].text, /tty: true/);
+    // A REPL fed a script (a heredoc, or the stdin argument) runs it and
+    // ends: no terminal needed, nothing refused.
+    const h = await exec(client, { cmd: "python3 <<'EOF'\nprint(6 * 7)\nEOF" });
+    assert.equal(h.exit_code, 0);
+    assert.equal(h.output, '42\n');
+    const s = await exec(client, { cmd: 'python3', stdin: 'print(6 * 7)\n' });
+    assert.equal(s.exit_code, 0);
+    assert.equal(s.output, '42\n');
     const d = await call(client, 'exec_command', { cmd: 'git reset --hard; touch MARK', workdir: dir });
     assert.ok(!d.isError);
     assert.equal(d.structuredContent.dangerous, true);
