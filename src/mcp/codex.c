@@ -991,15 +991,21 @@ static int codex_workdir(mcp_codex_t *cx, const char *wd, char *out)
     return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }
 
-/* True when shell names an executable file (a path, or a name on PATH). */
-static bool codex_shell_ok(const char *shell)
+/* True when shell names an executable file (a path, or a name on the
+ * server's PATH); a name is resolved into found (PATH_MAX), so that a PATH
+ * in the command's `env` changes where its commands are found, not which
+ * shell was checked here (it made a valid shell fail to start with a bare
+ * "No such file or directory"). */
+static bool codex_shell_ok(const char *shell, char *found)
 {
     struct stat st;
     if (!*shell)
         return false;
-    if (strchr(shell, '/'))
+    if (strchr(shell, '/')) {
+        snprintf(found, PATH_MAX, "%s", shell);
         return stat(shell, &st) == 0 && S_ISREG(st.st_mode) &&
                access(shell, X_OK) == 0;
+    }
     const char *path = getenv("PATH");
     if (!path)
         path = "/usr/local/bin:/usr/bin:/bin";
@@ -1009,8 +1015,10 @@ static bool codex_shell_ok(const char *shell)
         size_t len = c ? (size_t)(c - path) : strlen(path);
         int n = snprintf(cand, sizeof cand, "%.*s/%s", (int)len, path, shell);
         if (n > 0 && (size_t)n < sizeof cand && stat(cand, &st) == 0 &&
-            S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+            S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
+            memcpy(found, cand, (size_t)n + 1);
             return true;
+        }
         if (!c)
             break;
         path = c + 1;
@@ -1127,7 +1135,7 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
     bool login = json_is_true(json_object_get(args, "login"));
     bool confirm = json_is_true(json_object_get(args, "confirm_dangerous"));
     json_t *env_obj = json_object_get(args, "env");
-    char dir[PATH_MAX], err[256];
+    char dir[PATH_MAX], shell_path[PATH_MAX], err[256];
     const char **envv = NULL;
     const char **joined = NULL; /* the argv of a long command */
     char **pieces = NULL;
@@ -1148,7 +1156,7 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
                                "`workdir` %s is not a usable directory (%s; "
                                "relative paths resolve against %s).",
                                wd ? wd : ".", rein_strerror(rc), cx->cwd);
-    if (!codex_shell_ok(shell))
+    if (!codex_shell_ok(shell, shell_path))
         return mcp_call_errorf(call,
                                "`shell` %s was not found or is not "
                                "executable.", shell);
@@ -1233,9 +1241,9 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
     json_t *jy = json_object_get(args, "yield_time_ms");
     json_int_t asked = json_is_integer(jy) ? json_integer_value(jy)
                                            : CODEX_DEFAULT_EXEC_YIELD_MS;
-    const char *one[] = {shell, login ? "-lc" : "-c", cmd, NULL};
+    const char *one[] = {shell_path, login ? "-lc" : "-c", cmd, NULL};
     if (cmd_len + 1 > SHELL_ARG_MAX &&
-        (rc = codex_join_argv(shell, login, cmd, &joined, &pieces)) < 0)
+        (rc = codex_join_argv(shell_path, login, cmd, &joined, &pieces)) < 0)
         goto out;
     const char **argv = joined ? joined : one;
     session_spawn_opts_t so = {

@@ -339,6 +339,11 @@ test('workdir relative to the server cwd; bad workdir, shell, env names and an e
     }
     const l = await exec(client, { cmd: 'echo $0 ok', shell: 'sh', login: true });
     assert.equal(l.exit_code, 0);
+    // A shell named, not a path, is the one found on the server's PATH:
+    // a PATH in env is the command's (it was "No such file or directory").
+    const p = await exec(client, { cmd: 'echo "$PATH"', shell: 'bash', env: { PATH: '/nonexistent' } });
+    assert.equal(p.exit_code, 0);
+    assert.equal(p.output, '/nonexistent\n');
     // A tool without arguments says so (it listed none: "are: .").
     e = await call(client, 'list_sessions', { all: true });
     assert.equal(e.isError, true);
