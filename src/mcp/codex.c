@@ -178,7 +178,8 @@ static const char write_schema[] =
     "\"description\":\"Named keys to send after chars: ctrl+c, up, enter, "
     "f5, ...\"},"
     "\"yield_time_ms\":{\"type\":\"integer\",\"description\":\"Return after "
-    "at most this long (default 250; an empty poll 5000 up to 1800000).\"},"
+    "at most this long (default 250, 30000 with wait_for; an empty poll "
+    "5000 up to 1800000).\"},"
     "\"max_output_tokens\":{\"type\":\"integer\",\"minimum\":0,"
     "\"description\":\"Output budget in tokens of 4 bytes (default "
     "10000).\"},"
@@ -1454,12 +1455,17 @@ static int tool_write(mcp_call_t *call, json_t *args, void *ud)
 
     json_t *jy = json_object_get(args, "yield_time_ms");
     json_int_t asked;
+    /* With wait_for and no yield_time_ms the call waits for the match,
+     * as long as a call may: 250 ms would end it before most matches
+     * (a prompt or an exit still ends it at once). */
     if (acted) {
         asked = json_is_integer(jy) ? json_integer_value(jy)
+                : wait_for          ? CODEX_MAX_YIELD_MS
                                     : CODEX_DEFAULT_WRITE_YIELD_MS;
         x->yield_ms = clamp_u(asked, CODEX_MIN_YIELD_MS, CODEX_MAX_YIELD_MS);
     } else {
         asked = json_is_integer(jy) ? json_integer_value(jy)
+                : wait_for          ? CODEX_MAX_YIELD_MS
                                     : CODEX_MIN_EMPTY_YIELD_MS;
         x->yield_ms = clamp_u(asked, CODEX_MIN_EMPTY_YIELD_MS,
                               (unsigned)cx->max_empty_poll_ms);

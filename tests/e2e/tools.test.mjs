@@ -192,6 +192,23 @@ test('wait_for finds a match followed by more than 16 KiB in the same read, and 
   }
 });
 
+// write_stdin's default yield is 250 ms after a write: with wait_for and
+// no yield_time_ms it waits for the match instead (it used to end first).
+test('write_stdin with wait_for and no yield_time_ms waits for the match', async () => {
+  const { client } = await connect();
+  try {
+    const r = await exec(client, { cmd: 'echo ready; read x; sleep 1; echo "done $x"; sleep 30', wait_for: 'ready' });
+    const w = await write(client, { session_id: r.session_id, chars: 'go\n', wait_for: 'done \\w+' });
+    assert.match(w.output, /done go/);
+    assert.equal(w.yield_time_ms, 30000);
+    const p = await write(client, { session_id: r.session_id, chars: '', wait_for: 'never', yield_time_ms: 5000 });
+    assert.equal(p.yield_time_ms, 5000, 'an explicit yield still rules');
+    await call(client, 'kill_session', { session_id: r.session_id, signal: 'KILL' });
+  } finally {
+    await client.close();
+  }
+});
+
 test('an exit between calls is still drained by the next poll', async () => {
   const { client } = await connect();
   const flag = join(WORK, 'go-between');
