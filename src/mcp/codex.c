@@ -927,9 +927,10 @@ static void on_call_cancel(mcp_call_t *call, void *data)
     (void)call;
     struct xcall *x = data;
     /* The wait ends; the session lives on for the next call, in its
-     * place in the store. */
-    session_wait_cancel(x->s);
+     * place in the store (settled first: without its waiter, a session
+     * already released is freed). */
     session_settle(x->s);
+    session_wait_cancel(x->s);
     xcall_free(x);
 }
 
