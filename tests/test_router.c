@@ -87,6 +87,22 @@ TEST(router_categories_from_the_builtin_table)
         if (c == ROUTER_INTERACTIVE)
             test_fail(__FILE__, __LINE__, "\"%s\" is interactive", *p);
     }
+    /* A REPL whose input is redirected runs a script and ends (the
+     * heredoc is how agents run one); a redirection of another fd, or of
+     * a program that is not a REPL, changes nothing. */
+    const char *fed[] = {"python3 <<'EOF'\nprint(1)\nEOF",
+                         "python3 < script.py", "psql <<< 'select 1'",
+                         "node 0<x.js", "bash <&3", "cd x && python3 <<EOF",
+                         "FOO=1 python3 <<-EOF", NULL};
+    for (const char **p = fed; *p; p++) {
+        router_cat_t c = cat_of(r, *p);
+        if (c == ROUTER_INTERACTIVE)
+            test_fail(__FILE__, __LINE__, "\"%s\" is interactive", *p);
+    }
+    ASSERT_CAT(r, "python3 2>err.txt", ROUTER_INTERACTIVE);
+    ASSERT_CAT(r, "python3 > out.txt", ROUTER_INTERACTIVE);
+    ASSERT_CAT(r, "less < log", ROUTER_INTERACTIVE);
+    ASSERT_CAT(r, "python3 | tee x <<EOF", ROUTER_INTERACTIVE);
     ASSERT_CAT(r, "git add -Ap", ROUTER_INTERACTIVE); /* -p in a bundle */
     ASSERT_CAT(r, "git commit -a", ROUTER_INTERACTIVE);
     router_free(r);

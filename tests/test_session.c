@@ -310,6 +310,56 @@ TEST(session_store_prunes_lru_with_small_caps)
     rein_sup_close(sup);
 }
 
+/* A starting session (exec_command's, until its first result) takes its
+ * place only when settled: one that exits first prunes nothing, as in
+ * Codex, where a command that exits within its yield never touches the
+ * store. */
+TEST(session_starting_session_prunes_only_once_settled)
+{
+    rein_sup_t *sup = open_sup();
+    session_store_t *st = open_store(sup, 2, 1);
+    session_t *a = spawn(st, "sleep 30", false);
+    session_t *b = spawn(st, "sleep 30", false);
+    int64_t ida = session_id(a);
+    const char *argv[] = {"/bin/bash", "--noprofile", "--norc", "-c",
+                          "sleep 30", NULL};
+    session_spawn_opts_t o = {.argv = argv, .command = "sleep 30",
+                              .cwd = test_tmpdir(), .starting = true};
+    session_t *quick, *slow;
+    int64_t ids[4];
+    /* One that is released (its exit reported) without settling. */
+    ASSERT_OK(session_spawn(st, &o, &quick));
+    ASSERT_EQ(session_take_pruned(st, ids, 4), 0);
+    ASSERT_TRUE(session_find(st, ida) == a);
+    ASSERT_EQ(session_count(st), 3);
+    rein_sup_cancel(sup, session_id(quick), SIGKILL, 0);
+    session_release(quick);
+    ASSERT_EQ(session_count(st), 2);
+    ASSERT_EQ(session_take_pruned(st, ids, 4), 0);
+    /* One still running at its first result: now a goes. */
+    ASSERT_OK(session_spawn(st, &o, &slow));
+    ASSERT_EQ(session_take_pruned(st, ids, 4), 0);
+    session_settle(slow);
+    ASSERT_EQ(session_take_pruned(st, ids, 4), 1);
+    ASSERT_EQ(ids[0], ida);
+    ASSERT_EQ(session_count(st), 2);
+    ASSERT_TRUE(session_find(st, session_id(b)) == b);
+    session_settle(slow); /* a no-op once settled */
+    ASSERT_EQ(session_take_pruned(st, ids, 4), 0);
+    /* Settling is a use: it never prunes the session being settled, even
+     * when others were used since it started. */
+    session_t *late;
+    ASSERT_OK(session_spawn(st, &o, &late));
+    session_touch(b);
+    session_touch(slow);
+    session_settle(late);
+    ASSERT_EQ(session_take_pruned(st, ids, 4), 1);
+    ASSERT_EQ(ids[0], session_id(b));
+    ASSERT_TRUE(session_find(st, session_id(late)) == late);
+    session_store_free(st);
+    rein_sup_close(sup);
+}
+
 TEST(session_prompt_keeps_its_last_bytes_at_the_cap)
 {
     rein_sup_t *sup = open_sup();

@@ -56,6 +56,7 @@ struct session {
     unsigned char last_byte; /* of the stream so far */
     uint64_t lru;
     bool stored, exited, freeing;
+    bool starting; /* stored, but not yet counted against max_live */
     int exit_code, signo;
     rein_reason_t reason; /* why the run ended (NONE while it runs) */
     bool cleanup_incomplete, escalated;
@@ -88,6 +89,7 @@ struct session_store {
     size_t max_live, protected_n, headtail_cap;
     session_t *all;
     size_t nstored;
+    size_t nstarting; /* of them, starting (session_settle) */
     uint64_t clock; /* LRU stamps */
     int64_t pruned[SESSION_PRUNED_QUEUE];
     size_t npruned;
@@ -355,7 +357,7 @@ static void session_prune_one(session_store_t *st)
     session_t *who[SESSION_MAX_LIVE * 2];
     size_t n = 0;
     for (session_t *s = st->all; s && n < sizeof v / sizeof v[0]; s = s->next)
-        if (s->stored) {
+        if (s->stored && !s->starting) {
             v[n] = (session_lru_entry_t){s->lru, s->exited};
             who[n++] = s;
         }
@@ -375,6 +377,17 @@ static void session_prune_one(session_store_t *st)
     session_release(s);
 }
 
+/* Prunes until room more settled sessions fit under max_live. */
+static void session_trim(session_store_t *st, size_t room)
+{
+    while (st->nstored - st->nstarting + room > st->max_live) {
+        size_t before = st->nstored;
+        session_prune_one(st);
+        if (st->nstored == before)
+            break; /* every one protected (max_live <= protected_n) */
+    }
+}
+
 size_t session_take_pruned(session_store_t *st, int64_t *ids, size_t cap)
 {
     size_t n = st->npruned < cap ? st->npruned : cap;
@@ -391,12 +404,11 @@ int session_spawn(session_store_t *st, const session_spawn_opts_t *o,
     int rc = -ENOMEM;
     if (!o || !o->argv || !o->argv[0])
         return -EINVAL;
-    while (st->nstored >= st->max_live) {
-        size_t before = st->nstored;
-        session_prune_one(st);
-        if (st->nstored == before)
-            break; /* every one protected (max_live <= protected_n) */
-    }
+    /* A starting session takes no place yet, up to max_live of them; past
+     * that (a client starting that many at once) it is settled at once. */
+    bool starting = o->starting && st->nstarting < st->max_live;
+    if (!starting)
+        session_trim(st, 1);
     session_t *s = calloc(1, sizeof *s);
     if (!s)
         return -ENOMEM;
@@ -435,6 +447,8 @@ int session_spawn(session_store_t *st, const session_spawn_opts_t *o,
             s->log_path = strdup(info.log_path);
     }
     s->stored = true;
+    s->starting = starting;
+    st->nstarting += starting;
     s->lru = ++st->clock;
     s->next = st->all;
     st->all = s;
@@ -462,8 +476,23 @@ void session_touch(session_t *s)
     s->lru = ++s->st->clock;
 }
 
+void session_settle(session_t *s)
+{
+    if (!s->starting)
+        return;
+    s->starting = false;
+    s->st->nstarting--;
+    /* In use now: the victim is another one. */
+    session_touch(s);
+    session_trim(s->st, 0);
+}
+
 void session_release(session_t *s)
 {
+    if (s->starting) {
+        s->starting = false;
+        s->st->nstarting--;
+    }
     if (s->stored) {
         s->stored = false;
         s->st->nstored--;
@@ -641,16 +670,25 @@ static void prompt_clean(const char *p, size_t n, buf_t *out)
     }
 }
 
-bool session_check_input(session_t *s, buf_t *prompt)
+/* Whether s is blocked waiting for its input (*aw says how); what it
+ * printed before blocking is read first. */
+static bool session_scan_input(session_t *s, awaiting_t *aw)
 {
     struct stat in;
-    awaiting_t aw;
     if (s->exited || sup_run_input(s->st->sup, s->id, &in) < 0 ||
-        awaiting_scan(s->pid, s->tty, &in, &aw) < 0 || !aw.waiting)
+        awaiting_scan(s->pid, s->tty, &in, aw) < 0 || !aw->waiting)
         return false;
     /* What it printed before blocking is in the pipe or the terminal:
      * read it now, so the result shows the prompt it is waiting at. */
     sup_run_drain(s->st->sup, s->id);
+    return true;
+}
+
+bool session_check_input(session_t *s, buf_t *prompt)
+{
+    awaiting_t aw;
+    if (!session_scan_input(s, &aw))
+        return false;
     if (prompt) {
         buf_t clean = BUF_INIT;
         prompt_clean(s->prompt, s->prompt_len, &clean);
@@ -661,6 +699,39 @@ bool session_check_input(session_t *s, buf_t *prompt)
         buf_free(&clean);
     }
     return true;
+}
+
+/* Whether the output ends in a prompt: a partial last line with something
+ * visible in it. */
+static bool session_prompt_shown(const session_t *s)
+{
+    buf_t clean = BUF_INIT;
+    prompt_clean(s->prompt, s->prompt_len, &clean);
+    bool shown = false;
+    for (size_t i = 0; i < clean.len && !shown; i++)
+        shown = !isspace((unsigned char)clean.p[i]);
+    buf_free(&clean);
+    return shown;
+}
+
+/*
+ * Whether a wait ends because the session waits for input.  It does when
+ * only input can end the process's wait (a read, or a select/poll/epoll
+ * over the input alone: a shell, a REPL, a pager, a password prompt).  A
+ * wait that watches other fds too is an event loop's (node, asyncio,
+ * ssh): a server reading requests from its stdin sits in it while it
+ * works on one, so ending the call then would return before the reply,
+ * and every later poll the same.  Such a wait ends the call only once the
+ * output ends in a prompt (node's `> `, a remote shell's); otherwise the
+ * call waits on for output, wait_for or its yield time, and its result
+ * still says `awaiting_input`.
+ */
+static bool session_input_wakes(session_t *s)
+{
+    awaiting_t aw;
+    if (!session_scan_input(s, &aw))
+        return false;
+    return aw.sole || session_prompt_shown(s);
 }
 
 /* ---------------------------------------------------------------- waits */
@@ -681,7 +752,7 @@ static void on_tick(loop_t *l, uint64_t id, void *data)
     s->t_tick = 0;
     if (s->wake_due || s->exited)
         return;
-    if (s->detect_input && session_check_input(s, NULL)) {
+    if (s->detect_input && session_input_wakes(s)) {
         session_wake(s, SESSION_WAKE_INPUT);
         return;
     }

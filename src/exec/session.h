@@ -85,12 +85,24 @@ typedef struct session_spawn_opts {
     bool tty;
     unsigned cols, rows;
     uint32_t timeout_ms, idle_timeout_ms; /* 0: none */
+    /* The session takes its place in the store only at session_settle
+     * (its first result found it running), so a command that exits
+     * within its first yield prunes nothing (Codex's rule: it never
+     * touches the store).  Until then it is neither counted against
+     * max_live nor pruned.  At most max_live start at once; past that a
+     * session is settled from the start. */
+    bool starting;
 } session_spawn_opts_t;
 
 /* Starts a session, pruning one first when the store is full (its id is
- * then queued for session_take_pruned).  0 or the supervisor's error. */
+ * then queued for session_take_pruned) unless it is starting.  0 or the
+ * supervisor's error. */
 int session_spawn(session_store_t *st, const session_spawn_opts_t *o,
                   session_t **out);
+/* Gives a starting session its place in the store, pruning the least
+ * recently used one when the store is over max_live; a no-op for a
+ * settled one. */
+void session_settle(session_t *s);
 /* Moves up to cap ids pruned since the last call into ids; returns the
  * count taken. */
 size_t session_take_pruned(session_store_t *st, int64_t *ids, size_t cap);

@@ -189,7 +189,8 @@ static const char write_schema[] =
     "\"description\":\"Named keys to send after chars: ctrl+c, up, enter, "
     "f5, ...\"},"
     "\"yield_time_ms\":{\"type\":\"integer\",\"description\":\"Return after "
-    "at most this long (default 250; an empty poll 5000 up to 1800000).\"},"
+    "at most this long (default 250, 30000 with wait_for; an empty poll "
+    "5000 up to 1800000).\"},"
     "\"max_output_tokens\":{\"type\":\"integer\",\"minimum\":0,"
     "\"description\":\"Output budget in tokens of 4 bytes (default "
     "10000).\"},"
@@ -781,6 +782,10 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
     chunk_id(cid);
     uint64_t tokens = (ch.bytes + CODEX_BYTES_PER_TOKEN - 1) /
                       CODEX_BYTES_PER_TOKEN;
+    /* Still running: it takes its place in the store now (a command that
+     * exited never did), perhaps pruning another, named below. */
+    if (running && why != SESSION_WAKE_PRUNED)
+        session_settle(s);
     int64_t pruned[CODEX_PRUNED_MAX];
     size_t npruned = session_take_pruned(cx->store, pruned, CODEX_PRUNED_MAX);
     char sb[24];
@@ -939,7 +944,10 @@ static void on_call_cancel(mcp_call_t *call, void *data)
 {
     (void)call;
     struct xcall *x = data;
-    /* The wait ends; the session lives on for the next call. */
+    /* The wait ends; the session lives on for the next call, in its
+     * place in the store (settled first: without its waiter, a session
+     * already released is freed). */
+    session_settle(x->s);
     session_wait_cancel(x->s);
     xcall_free(x);
 }
@@ -1003,15 +1011,21 @@ static int codex_workdir(mcp_codex_t *cx, const char *wd, char *out)
     return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }
 
-/* True when shell names an executable file (a path, or a name on PATH). */
-static bool codex_shell_ok(const char *shell)
+/* True when shell names an executable file (a path, or a name on the
+ * server's PATH); a name is resolved into found (PATH_MAX), so that a PATH
+ * in the command's `env` changes where its commands are found, not which
+ * shell was checked here (it made a valid shell fail to start with a bare
+ * "No such file or directory"). */
+static bool codex_shell_ok(const char *shell, char *found)
 {
     struct stat st;
     if (!*shell)
         return false;
-    if (strchr(shell, '/'))
+    if (strchr(shell, '/')) {
+        snprintf(found, PATH_MAX, "%s", shell);
         return stat(shell, &st) == 0 && S_ISREG(st.st_mode) &&
                access(shell, X_OK) == 0;
+    }
     const char *path = getenv("PATH");
     if (!path)
         path = "/usr/local/bin:/usr/bin:/bin";
@@ -1021,8 +1035,10 @@ static bool codex_shell_ok(const char *shell)
         size_t len = c ? (size_t)(c - path) : strlen(path);
         int n = snprintf(cand, sizeof cand, "%.*s/%s", (int)len, path, shell);
         if (n > 0 && (size_t)n < sizeof cand && stat(cand, &st) == 0 &&
-            S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+            S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
+            memcpy(found, cand, (size_t)n + 1);
             return true;
+        }
         if (!c)
             break;
         path = c + 1;
@@ -1139,7 +1155,7 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
     bool login = json_is_true(json_object_get(args, "login"));
     bool confirm = json_is_true(json_object_get(args, "confirm_dangerous"));
     json_t *env_obj = json_object_get(args, "env");
-    char dir[PATH_MAX], err[256];
+    char dir[PATH_MAX], shell_path[PATH_MAX], err[256];
     const char **envv = NULL;
     const char **joined = NULL; /* the argv of a long command */
     char **pieces = NULL;
@@ -1160,7 +1176,7 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
                                "`workdir` %s is not a usable directory (%s; "
                                "relative paths resolve against %s).",
                                wd ? wd : ".", rein_strerror(rc), cx->cwd);
-    if (!codex_shell_ok(shell))
+    if (!codex_shell_ok(shell, shell_path))
         return mcp_call_errorf(call,
                                "`shell` %s was not found or is not "
                                "executable.", shell);
@@ -1183,7 +1199,10 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
                                          rr.danger == ROUTER_DANGER_FORBID)) {
             codex_dangerous(call, &rr);
             stop = true;
-        } else if (rr.category == ROUTER_INTERACTIVE && !tty) {
+        } else if (rr.category == ROUTER_INTERACTIVE && !tty &&
+                   !stdin_text) {
+            /* With `stdin` the program reads that text, then EOF: it
+             * cannot wait at a prompt nobody answers. */
             mcp_call_errorf(call,
                             "Not run: `%.80s` is an interactive program and "
                             "needs a terminal. Call exec_command again with "
@@ -1242,9 +1261,9 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
     json_t *jy = json_object_get(args, "yield_time_ms");
     json_int_t asked = json_is_integer(jy) ? json_integer_value(jy)
                                            : CODEX_DEFAULT_EXEC_YIELD_MS;
-    const char *one[] = {shell, login ? "-lc" : "-c", cmd, NULL};
+    const char *one[] = {shell_path, login ? "-lc" : "-c", cmd, NULL};
     if (cmd_len + 1 > SHELL_ARG_MAX &&
-        (rc = codex_join_argv(shell, login, cmd, &joined, &pieces)) < 0)
+        (rc = codex_join_argv(shell_path, login, cmd, &joined, &pieces)) < 0)
         goto out;
     const char **argv = joined ? joined : one;
     session_spawn_opts_t so = {
@@ -1261,6 +1280,7 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
         .idle_timeout_ms = clamp_u(json_integer_value(json_object_get(
                                        args, "idle_timeout_ms")),
                                    0, UINT32_MAX),
+        .starting = true,
     };
     if (!(x = calloc(1, sizeof *x))) {
         rc = -ENOMEM;
@@ -1430,6 +1450,13 @@ static int tool_write(mcp_call_t *call, json_t *args, void *ud)
                          ? " (by an earlier \\x04 or close_stdin), so "
                            "this write was not sent"
                          : "");
+    } else if (data.len) {
+        /* It exited since the last call: the result shows the exit, and
+         * says the input was not delivered. */
+        snprintf(x->write_error, sizeof x->write_error,
+                 "not written: the process had already exited, so these "
+                 "%zu bytes went nowhere",
+                 data.len);
     }
     if (close_in && session_running(s))
         rein_sup_close_stdin(cx->sup, sid);
@@ -1447,12 +1474,17 @@ static int tool_write(mcp_call_t *call, json_t *args, void *ud)
 
     json_t *jy = json_object_get(args, "yield_time_ms");
     json_int_t asked;
+    /* With wait_for and no yield_time_ms the call waits for the match,
+     * as long as a call may: 250 ms would end it before most matches
+     * (a prompt or an exit still ends it at once). */
     if (acted) {
         asked = json_is_integer(jy) ? json_integer_value(jy)
+                : wait_for          ? CODEX_MAX_YIELD_MS
                                     : CODEX_DEFAULT_WRITE_YIELD_MS;
         x->yield_ms = clamp_u(asked, CODEX_MIN_YIELD_MS, CODEX_MAX_YIELD_MS);
     } else {
         asked = json_is_integer(jy) ? json_integer_value(jy)
+                : wait_for          ? CODEX_MAX_YIELD_MS
                                     : CODEX_MIN_EMPTY_YIELD_MS;
         x->yield_ms = clamp_u(asked, CODEX_MIN_EMPTY_YIELD_MS,
                               (unsigned)cx->max_empty_poll_ms);

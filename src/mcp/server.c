@@ -538,6 +538,10 @@ int mcp_schema_check(const json_t *schema, json_t *args, char *msg,
                 continue;
             char names[MCP_SENTENCE_MAX / 2];
             list_names(props, names, sizeof names);
+            if (!names[0])
+                return bad_arg(msg, cap,
+                               "Unknown argument `%s`; this tool takes no "
+                               "arguments.", k);
             return bad_arg(msg, cap,
                            "Unknown argument `%s`; the accepted arguments "
                            "are: %s.", k, names);

@@ -426,6 +426,38 @@ int router_words(const char *seg, char ***argv, size_t *argc)
     return router_words_range(seg, 0, sep.at, argv, argc);
 }
 
+/* Whether the first pipeline stage of seg reads its input from a
+ * redirection (`< f`, `<<EOF`, `<<< text`, `0< f`, `<&3`): a REPL so fed
+ * runs a script and ends, it does not wait at a prompt. */
+static bool router_stdin_redirected(const char *seg)
+{
+    size_t n = strlen(seg);
+    struct router_sep sep;
+    router_scan(seg, 0, n, &sep);
+    buf_t w = BUF_INIT;
+    bool fed = false;
+    for (size_t i = 0; i < sep.at && !fed;) {
+        if (router_blank(seg[i]) || seg[i] == '\n' || seg[i] == '(' ||
+            seg[i] == ')' || seg[i] == '|' || seg[i] == ';' ||
+            seg[i] == '&') {
+            i++;
+            continue;
+        }
+        bool redir;
+        buf_reset(&w);
+        size_t e = router_read_word(seg, i, sep.at, &w, &redir);
+        if (redir) {
+            size_t d = i;
+            while (d < e && seg[d] == '0')
+                d++;
+            fed = seg[d] == '<' && (d == i || d == i + 1);
+        }
+        i = e > i ? e : i + 1;
+    }
+    buf_free(&w);
+    return fed;
+}
+
 /* -------------------------------------------------------- the command */
 
 static const char *router_base(const char *p)
@@ -728,7 +760,7 @@ static router_cat_t router_ssh(char *const *v, size_t argc)
 }
 
 /* The built-in table's answer for a command's words (wrappers skipped). */
-static router_cat_t router_table(char *const *v, size_t argc)
+static router_cat_t router_table(char *const *v, size_t argc, bool fed)
 {
     if (argc == 0)
         return ROUTER_CONDENSE;
@@ -764,7 +796,7 @@ static router_cat_t router_table(char *const *v, size_t argc)
     if (router_in(cmd, router_interactive_cmds))
         return ROUTER_INTERACTIVE;
     if (router_in(cmd, router_repl_cmds)) {
-        if (router_has_opt(v, argc, router_batch_opts) ||
+        if (fed || router_has_opt(v, argc, router_batch_opts) ||
             router_has_operand(v, argc))
             return ROUTER_CONDENSE;
         return ROUTER_INTERACTIVE;
@@ -1169,7 +1201,8 @@ static void router_seg_category(router_t *r, router_seg_t *seg)
         seg->grammar = name;
         return;
     }
-    seg->category = router_table(v, argc);
+    seg->category = router_table(v, argc,
+                                 router_stdin_redirected(seg->text));
 }
 
 /* The whole line's category from its segments'. */

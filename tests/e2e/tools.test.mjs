@@ -235,6 +235,23 @@ test('wait_for finds a match followed by more than 16 KiB in the same read, and 
   }
 });
 
+// write_stdin's default yield is 250 ms after a write: with wait_for and
+// no yield_time_ms it waits for the match instead (it used to end first).
+test('write_stdin with wait_for and no yield_time_ms waits for the match', async () => {
+  const { client } = await connect();
+  try {
+    const r = await exec(client, { cmd: 'echo ready; read x; sleep 1; echo "done $x"; sleep 30', wait_for: 'ready' });
+    const w = await write(client, { session_id: r.session_id, chars: 'go\n', wait_for: 'done \\w+' });
+    assert.match(w.output, /done go/);
+    assert.equal(w.yield_time_ms, 30000);
+    const p = await write(client, { session_id: r.session_id, chars: '', wait_for: 'never', yield_time_ms: 5000 });
+    assert.equal(p.yield_time_ms, 5000, 'an explicit yield still rules');
+    await call(client, 'kill_session', { session_id: r.session_id, signal: 'KILL' });
+  } finally {
+    await client.close();
+  }
+});
+
 test('an exit between calls is still drained by the next poll', async () => {
   const { client } = await connect();
   const flag = join(WORK, 'go-between');
@@ -255,6 +272,15 @@ test('an exit between calls is still drained by the next poll', async () => {
     const again = await call(client, 'write_stdin', { session_id: r.session_id });
     assert.equal(again.isError, true);
     assert.match(again.content[0].text, new RegExp(String(r.session_id)));
+    // Input for a process that exited between calls goes nowhere: said so.
+    const late = await exec(client, { cmd: `echo start; while [ ! -e ${flag}2 ]; do sleep 0.02; done`, wait_for: 'start' });
+    const pid2 = (await call(client, 'list_sessions', {})).structuredContent.sessions
+      .find((s) => s.session_id === late.session_id).pid;
+    writeFileSync(`${flag}2`, '');
+    await gone(pid2);
+    const w = await write(client, { session_id: late.session_id, chars: 'yes\n' });
+    assert.equal(w.exit_code, 0);
+    assert.match(w.write_error ?? '', /not written: the process had already exited/);
   } finally {
     await client.close();
   }
@@ -373,6 +399,15 @@ test('workdir relative to the server cwd; bad workdir, shell, env names and an e
     }
     const l = await exec(client, { cmd: 'echo $0 ok', shell: 'sh', login: true });
     assert.equal(l.exit_code, 0);
+    // A shell named, not a path, is the one found on the server's PATH:
+    // a PATH in env is the command's (it was "No such file or directory").
+    const p = await exec(client, { cmd: 'echo "$PATH"', shell: 'bash', env: { PATH: '/nonexistent' } });
+    assert.equal(p.exit_code, 0);
+    assert.equal(p.output, '/nonexistent\n');
+    // A tool without arguments says so (it listed none: "are: .").
+    e = await call(client, 'list_sessions', { all: true });
+    assert.equal(e.isError, true);
+    assert.equal(e.content[0].text, 'Unknown argument `all`; this tool takes no arguments.');
   } finally {
     await client.close();
   }
@@ -541,6 +576,41 @@ test('awaiting input is read from the kernel: pipe and tty prompts yes, sleep no
     assert.equal(k1.structuredContent.signal, 'SIGKILL');
     assert.equal(k1.structuredContent.escalated, false);
     await call(client, 'kill_session', { session_id: p.session_id, signal: 'sigkill' });
+  } finally {
+    await client.close();
+  }
+});
+
+// A stdio server (an LSP, an MCP server) waits for requests in an event
+// loop over its stdin and other fds, and goes back to it while it works on
+// one: the call must wait for the reply, not end at once with nothing
+// (and every later poll the same).  A REPL in such a loop (node's) that
+// shows its prompt still ends the call early.
+test('a server in an event loop over its stdin: the call waits for its reply; a prompt still ends it', async () => {
+  const { client } = await connect();
+  const server = join(WORK, 'loop-server.js');
+  writeFileSync(server, [
+    "process.stdin.on('data', (d) => setTimeout(() => {",
+    "  const l = String(d).trim();",
+    "  if (l === 'prompt') process.stdout.write('> ');",
+    "  else console.log('reply to ' + l);",
+    '}, 700));',
+    "console.log('ready');",
+  ].join('\n'));
+  try {
+    for (const tty of [false, true]) {
+      const r = await exec(client, { cmd: `node ${server}`, tty, wait_for: 'ready', yield_time_ms: 10000 });
+      assert.ok(r.session_id, `tty=${tty}: running`);
+      const w = await write(client, { session_id: r.session_id, chars: 'req1\n', yield_time_ms: 8000 });
+      assert.match(w.output, /reply to req1/, `tty=${tty}: the reply, not an early empty result`);
+      assert.equal(w.awaiting_input, true, 'still reported as waiting for input');
+      const t0 = Date.now();
+      const p = await write(client, { session_id: r.session_id, chars: 'prompt\n', yield_time_ms: 8000 });
+      assert.match(p.output, /> $/);
+      assert.ok(Date.now() - t0 < 4000, `tty=${tty}: a prompt ends the wait (${Date.now() - t0} ms)`);
+      assert.equal(p.prompt, '> ');
+      await call(client, 'kill_session', { session_id: r.session_id, signal: 'KILL' });
+    }
   } finally {
     await client.close();
   }
@@ -969,6 +1039,14 @@ test('interactive programs on pipes get a tty hint; dangerous ones need confirm'
     const v = await call(client, 'exec_command', { cmd: 'vim notes.txt' });
     assert.equal(v.isError, true);
     assert.match(v.content[0].text, /tty: true/);
+    // A REPL fed a script (a heredoc, or the stdin argument) runs it and
+    // ends: no terminal needed, nothing refused.
+    const h = await exec(client, { cmd: "python3 <<'EOF'\nprint(6 * 7)\nEOF" });
+    assert.equal(h.exit_code, 0);
+    assert.equal(h.output, '42\n');
+    const s = await exec(client, { cmd: 'python3', stdin: 'print(6 * 7)\n' });
+    assert.equal(s.exit_code, 0);
+    assert.equal(s.output, '42\n');
     const d = await call(client, 'exec_command', { cmd: 'git reset --hard; touch MARK', workdir: dir });
     assert.ok(!d.isError);
     assert.equal(d.structuredContent.dangerous, true);
@@ -1041,6 +1119,12 @@ test('LRU at 64: the least recently used is pruned (exited first) and named', as
       ids.push(r.session_id);
     }
     assert.equal(new Set(ids).size, 64, 'ids are never reused');
+    // Full: a command that exits within its yield takes no place (Codex:
+    // it never touches the store), so it prunes none of the 64.
+    const quick = await exec(client, { cmd: 'echo quick' });
+    assert.equal(quick.exit_code, 0);
+    assert.deepEqual(quick.pruned, [], 'an early exit prunes nothing');
+    assert.equal((await call(client, 'list_sessions', {})).structuredContent.sessions.length, 64);
     const pid10 = (await call(client, 'list_sessions', {})).structuredContent.sessions
       .find((s) => s.session_id === ids[10]).pid;
     writeFileSync(flag, '');
