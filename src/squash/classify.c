@@ -1735,6 +1735,7 @@ static void cls_set_grammar(classify_t *c, const grammar_match_t *m,
     if (m->tier == GRAMMAR_NOISE) {
         r->noise = m->action == GRAMMAR_DEDUP ? CLS_NOISE_DEDUP
                                               : CLS_NOISE_TOOL;
+        r->lead = m->action == GRAMMAR_LEAD;
         return;
     }
     if (m->tier != GRAMMAR_HAZARD)

@@ -100,7 +100,8 @@ typedef enum cls_kind {
 
 /* Why a line is noise; the names are the `noise` marker's reasons. */
 typedef enum cls_noise {
-    CLS_NOISE_TOOL = 0, /* a grammar noise rule, action strip */
+    CLS_NOISE_TOOL = 0, /* a grammar noise rule, action strip (or lead,
+                           when it leads to no hazard) */
     CLS_NOISE_DEDUP,    /* a grammar noise rule, action dedup */
     CLS_NOISE_PROGRESS, /* redrawn frames, erased spinners */
     CLS_NOISE_BLANK,
@@ -118,6 +119,11 @@ typedef struct cls_result {
                              `    | `), which weighing it skips */
     bool warning;         /* hazard severity: warning, else error */
     cls_noise_t noise;
+    bool lead;            /* noise (tool) that leads into the hazard below
+                             it: a grammar's `lead` rule (gcc's `In file
+                             included from`, `In function`); the squasher
+                             shows it with that hazard, and counts it as
+                             noise when no hazard follows */
     const char *source;   /* grammar name, "universal" or "structure" */
     const grammar_t *grammar; /* which of the grammars given matched (its
                                  rule may be an include's); NULL when a
