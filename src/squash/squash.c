@@ -2,7 +2,8 @@
  * squash.c — the squasher pipeline (see squash.h): vt → classify → dedup
  * → emit.
  *
- * Lines worth showing become items (hazards and the lines they own,
+ * Lines worth showing become items (hazards and the lines they own, below
+ * them and, from a grammar's `lead` rule, above them: gcc's include chain;
  * outcomes, prompts, binary runs, the first line of a deduplicated group,
  * and at the end the fallback tail); everything else is only counted.  An
  * item keeps its text in one arena, so the lines that survive cost one copy
@@ -18,7 +19,8 @@
  *     (hazard lines, errors before warnings, first and last first; the
  *     line closing a capture with its message, as a traceback's exception
  *     line; the lines they
- *     own that name a location; outcomes; their other lines by weight:
+ *     own that name a location, the lines leading into them first;
+ *     outcomes; their other lines by weight:
  *     message, excerpt, caret; deduplicated lines; the tail, latest
  *     first) until the rendered output would pass the budget, an item
  *     refused being tried again once a neighbour is taken.  The hazard
