@@ -696,6 +696,45 @@ TEST(squash_include_chain_goes_with_its_diagnostic)
     buf_free(&out);
 }
 
+/* Without a grammar (ninja has none) the universal tier knows the chain:
+ * it is shown with the error below it, and a chain that leads to nothing
+ * is an unknown line as before, shown in the fallback tail of an output
+ * with no hazard and otherwise omitted, never counted as noise. */
+TEST(squash_include_chain_without_a_grammar)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    ASSERT_OK(buf_append_str(&in, "[1/3] Building C object a.o\n"
+                                  "In file included from src/lone.c:1:\n"
+                                  "[2/3] Building C object b.o\n"));
+    header_error(&in, "a");
+    ASSERT_OK(buf_append_str(&in, "ninja: build stopped: subcommand failed.\n"));
+    sq_opts_t o = {.command = "ninja -C build", .log_path = "/l"};
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+    check_lines(&out, in.p);
+    ASSERT_CONTAINS(out.p, "\nIn file included from inc/vec.h:3,\n"
+                           "                 from src/a.c:1:\n"
+                           "inc/util.h:6:1: error: unknown type name "
+                           "'size_tt'\n");
+    ASSERT_NOT_CONTAINS(out.p, "src/lone.c");
+    ASSERT_NOT_CONTAINS(out.p, "[rein] noise");
+    /* no hazard: the lone chain is a line of the tail */
+    buf_reset(&out);
+    static const char quiet[] = "[1/2] Building C object a.o\n"
+                                "In file included from src/lone.c:1:\n"
+                                "[2/2] Linking C executable app\n";
+    o.deferred = true; /* no cap: the tail is not traded for markers */
+    squash_t *sq;
+    ASSERT_OK(squash_new(&o, collect, &out, &sq));
+    ASSERT_OK(squash_feed(sq, quiet, strlen(quiet), 0));
+    ASSERT_OK(squash_finish(sq, 0, 0, 0));
+    squash_free(sq);
+    ASSERT_STR(out.p, "[rein] exit 0 · 3 lines\n[1/2] Building C object a.o\n"
+                      "In file included from src/lone.c:1:\n"
+                      "[2/2] Linking C executable app\n");
+    buf_free(&in);
+    buf_free(&out);
+}
+
 /* A chain longer than SQ_LEAD_MAX keeps its first SQ_LEAD_MAX - 1 lines
  * and its last (the file compiled); the lines between are noise.  And a
  * chain before a part of the log the view skipped leads into nothing

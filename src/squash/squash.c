@@ -250,11 +250,14 @@ struct squash {
      * empty). */
     uint64_t *facts;
     size_t nfacts, capfacts;
-    /* Lines of a `lead` rule waiting for the line after them: when it is a
-     * hazard line shown, they are its (SQ_R_LEAD items, before it);
-     * otherwise they stay noise.  The first SQ_LEAD_MAX - 1 and the
-     * latest are kept; any between are noise whatever follows. */
+    /* Lines that lead into a hazard (cls_result_t.lead) waiting for the
+     * line after them: when it is a hazard line shown, they are its
+     * (SQ_R_LEAD items, before it); otherwise they are what they were
+     * classified: a grammar's noise, or the universal tier's unknown lines
+     * (for the fallback tail).  The first SQ_LEAD_MAX - 1 and the latest
+     * are kept; any between are let go at once. */
     struct sq_tail lead[SQ_LEAD_MAX];
+    bool lead_noise[SQ_LEAD_MAX]; /* counted as noise (a grammar's rule) */
     size_t nlead;
     size_t frame_indent; /* indent of the hazard's last location line,
                             SIZE_MAX: none (see sq_cont_weight) */
@@ -788,16 +791,46 @@ static int sq_unfold(squash_t *sq, const sq_line_t *cont, size_t margin)
 
 /* ------------------------------------------------------------ leads */
 
-/* A line of a grammar's `lead` rule (gcc's `In file included from
- * src/main.c:3:`, `util.h: In function 'f':`): noise for now, and kept
- * until the next line tells whether it leads into a hazard shown. */
-static int sq_lead_push(squash_t *sq, const sq_line_t *l)
+/* Lead lines i.. that lead into no hazard shown: a grammar's stay the
+ * noise they were counted as; the universal tier's are unknown lines, for
+ * the fallback tail. */
+static int sq_lead_release(squash_t *sq, size_t i, size_t n)
 {
-    sq->noise[CLS_NOISE_TOOL]++;
-    sq_noise_mark(sq, l->lineno);
+    int rc = 0;
+    for (; rc == 0 && i < n; i++) {
+        const struct sq_tail *t = &sq->lead[i];
+        if (!sq->lead_noise[i])
+            rc = sq_tail_push(sq, &(sq_line_t){.text = t->text, .len = t->len,
+                                               .lineno = t->lineno,
+                                               .raw_start = t->raw_start,
+                                               .raw_end = t->raw_end,
+                                               .cut = t->cut});
+    }
+    return rc;
+}
+
+/* A line that leads into a hazard (gcc's `In file included from
+ * src/main.c:3:`, `util.h: In function 'f':`), from a grammar's `lead`
+ * rule (noise, counted now) or the universal tier: kept until the next
+ * line tells whether it leads into a hazard shown. */
+static int sq_lead_push(squash_t *sq, const sq_line_t *l, bool noise)
+{
+    if (noise) {
+        sq->noise[CLS_NOISE_TOOL]++;
+        sq_noise_mark(sq, l->lineno);
+    }
     /* Past the cap the latest line takes the last slot: a chain keeps its
-     * ends (gcc's ends in the source file compiled), its middle is noise. */
-    size_t i = sq->nlead < SQ_LEAD_MAX ? sq->nlead++ : SQ_LEAD_MAX - 1;
+     * ends (gcc's ends in the source file compiled), its middle goes. */
+    size_t i = sq->nlead;
+    if (i < SQ_LEAD_MAX) {
+        sq->nlead++;
+    } else {
+        i = SQ_LEAD_MAX - 1;
+        int rc = sq_lead_release(sq, i, SQ_LEAD_MAX);
+        if (rc < 0)
+            return rc;
+    }
+    sq->lead_noise[i] = noise;
     return sq_tail_set(&sq->lead[i], l);
 }
 
@@ -820,8 +853,10 @@ static int sq_lead_claim(squash_t *sq, size_t n)
          * a location: `from src/main.c:3` names the file that was built. */
         it->head = (uint32_t)(sq->nitems - 1 + (n - i));
         it->weight = SQ_W_LOC;
-        sq->noise[CLS_NOISE_TOOL]--;
-        sq_bit_clear(sq, &sq->noisebits, t->lineno);
+        if (sq->lead_noise[i]) {
+            sq->noise[CLS_NOISE_TOOL]--;
+            sq_bit_clear(sq, &sq->noisebits, t->lineno);
+        }
         if ((rc = sq_stream(sq, it)) < 0)
             return rc;
     }
@@ -851,12 +886,15 @@ static int sq_on_line(const sq_line_t *l, void *data)
     cls_result_t r;
     if ((rc = classify_line(sq->cls, l, &r)) < 0)
         return rc;
-    if (r.kind == CLS_NOISE && r.lead)
-        return sq_lead_push(sq, l);
+    if (r.lead)
+        return sq_lead_push(sq, l, r.kind == CLS_NOISE);
     /* The lead lines waiting are this line's if it is a hazard line shown,
-     * else noise as they were counted. */
+     * else what they were classified. */
     size_t leads = sq->nlead;
     sq->nlead = 0;
+    if ((r.kind != CLS_HAZARD || r.cont) &&
+        (rc = sq_lead_release(sq, 0, leads)) < 0)
+        return rc;
     switch (r.kind) {
     case CLS_HAZARD:
         if (r.cont) {
@@ -902,6 +940,8 @@ static int sq_on_line(const sq_line_t *l, void *data)
         if (!sq->head_shown) {
             sq_bit_set(sq, &sq->foldbits, l->lineno);
             sq_bit_set(sq, &sq->foldhaz, l->lineno);
+            if ((rc = sq_lead_release(sq, 0, leads)) < 0)
+                return rc;
             return sq_fold_keep(sq, l, group, key, r.warning);
         }
         if ((rc = sq_lead_claim(sq, leads)) < 0 ||
@@ -1083,6 +1123,12 @@ int squash_skip(squash_t *sq, uint64_t bytes, uint64_t lines)
     int rc = vt_skip(sq->vt, bytes, lines);
     if (rc < 0)
         return rc;
+    /* Lines waiting to lead into a hazard lead into nothing past the gap
+     * (vt_skip has ended the line pending before it). */
+    size_t leads = sq->nlead;
+    sq->nlead = 0;
+    if ((rc = sq_lead_release(sq, 0, leads)) < 0)
+        return rc;
     uint64_t raw, total;
     vt_counts(sq->vt, &raw, &total, NULL);
     sq->skips[sq->nskips++] = (struct sq_skip){total - lines + 1, lines};
@@ -1106,7 +1152,6 @@ int squash_skip(squash_t *sq, uint64_t bytes, uint64_t lines)
     sq->cls = cls;
     sq->folded_valid = false;
     sq->head_shown = false;
-    sq->nlead = 0;
     sq->frame_indent = SIZE_MAX;
     return 0;
 }
@@ -1987,6 +2032,11 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
     sq->finished = sq->finishing = true;
     int rc = vt_finish(sq->vt);
     if (rc < 0)
+        return rc;
+    /* Lead lines at the very end lead into nothing. */
+    size_t leads = sq->nlead;
+    sq->nlead = 0;
+    if ((rc = sq_lead_release(sq, 0, leads)) < 0)
         return rc;
     uint64_t raw_bytes, lines, text_bytes;
     vt_counts(sq->vt, &raw_bytes, &lines, &text_bytes);
