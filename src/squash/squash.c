@@ -95,9 +95,8 @@
 enum sq_role {
     SQ_R_HAZARD = 0,
     SQ_R_CONT,    /* a line owned by the hazard above */
-    SQ_R_LEAD,    /* a line owned by the hazard below: a grammar's `lead`
-                     rule (gcc's `In file included from`), shown only with
-                     it */
+    SQ_R_LEAD,    /* a line owned by the hazard below (cls_result_t.lead:
+                     gcc's `In file included from`), shown only with it */
     SQ_R_OUTCOME,
     SQ_R_PROMPT,
     SQ_R_BINARY,
