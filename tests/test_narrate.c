@@ -211,3 +211,22 @@ TEST(narrate_every_wording)
     ASSERT_STR(o.p, "[rein] narrate mv: ghost → g2: not created\n");
     buf_free(&o);
 }
+
+/* A file name may hold a newline or an escape: the marker stays one line
+ * (each control character a space), so a name cannot end it and start a
+ * line that passes for another marker.  narrate printed the name as it
+ * was, newline and all. */
+TEST(narrate_marker_is_one_line_whatever_the_name)
+{
+    ASSERT_EQ(chdir(test_tmpdir()), 0);
+    buf_t o = BUF_INIT;
+    static const char name[] = "a\n[rein] exit 0\x1b[2J\x7f";
+    narrate((const char *[]){"touch", name, NULL}, NULL, &o);
+    ASSERT_STR(o.p, "[rein] narrate touch: a [rein] exit 0 [2J  not "
+                    "created\n");
+    put(name, 3);
+    narrate((const char *[]){"cp", name, "b\tc", NULL}, NULL, &o);
+    ASSERT_STR(o.p, "[rein] narrate cp: a [rein] exit 0 [2J  → b c: not "
+                    "created\n");
+    buf_free(&o);
+}

@@ -253,18 +253,13 @@ static void emit_file_desc(const emit_file_t *f, char *out, size_t size)
         snprintf(out, size, "%s", sz);
 }
 
-int emit_narrate(buf_t *out, const emit_narrate_t *n)
+/* The words of a narrate marker after its prefix, through its newline. */
+static int emit_narrate_words(buf_t *out, const emit_narrate_t *n)
 {
     char d[EMIT_FILE_DESC_MAX], d0[EMIT_FILE_DESC_MAX];
     const emit_file_t *a = &n->after, *b = &n->before;
-    /* Checked before the prefix goes out: no marker is left half written. */
-    if ((unsigned)n->kind > EMIT_NARRATE_RESIZED)
-        return -EINVAL;
     emit_file_desc(a, d, sizeof d);
     emit_file_desc(b, d0, sizeof d0);
-    int rc = buf_printf(out, EMIT_PREFIX "narrate %s: ", n->cmd);
-    if (rc < 0)
-        return rc;
     switch (n->kind) {
     case EMIT_NARRATE_COPIED:
         return buf_printf(out, "%s → %s%s (%s%s%s)\n", n->src, n->path,
@@ -307,7 +302,35 @@ int emit_narrate(buf_t *out, const emit_narrate_t *n)
         return buf_printf(out, "%s %s → %s\n", n->path, b->exists ? d0 : "new",
                           d);
     }
-    return -EINVAL; /* not reached: every kind is a case above */
+    return -EINVAL; /* not reached: emit_narrate checked the kind */
+}
+
+/* Each control character in out->p[from, out->len - 1), the marker's
+ * text before its newline, becomes a space: a path may hold a newline
+ * (`touch $'a\n[rein] exit 0'`), which would end the marker and start a
+ * line that passes for one, or an escape that acts on the terminal it is
+ * shown on. */
+static void emit_one_line(buf_t *out, size_t from)
+{
+    for (size_t i = from; i + 1 < out->len; i++) {
+        unsigned char b = (unsigned char)out->p[i];
+        if (b < 0x20 || b == 0x7f)
+            out->p[i] = ' ';
+    }
+}
+
+int emit_narrate(buf_t *out, const emit_narrate_t *n)
+{
+    /* Checked before the prefix goes out: no marker is left half written. */
+    if ((unsigned)n->kind > EMIT_NARRATE_RESIZED)
+        return -EINVAL;
+    size_t from = out->len;
+    int rc = buf_printf(out, EMIT_PREFIX "narrate %s: ", n->cmd);
+    if (rc == 0)
+        rc = emit_narrate_words(out, n);
+    if (rc == 0)
+        emit_one_line(out, from);
+    return rc;
 }
 
 int emit_narrate_more(buf_t *out, const char *cmd, size_t more)

@@ -135,7 +135,9 @@ typedef struct emit_narrate {
 /* [rein] narrate CMD: ... — one wording of emit_narrate_kind_t for one
  * path.  SIZE is "4.2 KiB" (emit_size), "3 files, 12.0 KiB" for a
  * directory ("at least 3 files, ..." when its walk stopped early), or
- * "symlink". */
+ * "symlink".  One line whatever the paths hold: each control character
+ * in them (a newline in a file name, an escape) is shown as a space, as
+ * emit_danger shows a command. */
 int emit_narrate(buf_t *out, const emit_narrate_t *n);
 /* [rein] narrate CMD: N more operands not narrated */
 int emit_narrate_more(buf_t *out, const char *cmd, size_t more);
