@@ -34,12 +34,16 @@ the C loader and classifier (src/squash/) are the truth.  What it does:
        match `continue` (or everything up to and including `until`), at
        most max_lines (default 50), unless a line starts a new hazard;
      - otherwise the outcome rules, then the noise rules (same order);
+       the lines of a noise rule with action `lead` (gcc's include chain)
+       that run into a hazard line belong to that hazard, like its
+       capture; any others are noise;
      - otherwise the line is unknown (universal rules and heuristics are
        the squasher's business, not a grammar's).
 
    A fact (`must_keep` regex) is kept when a line it matches is a hazard,
-   an outcome, or inside a hazard's capture; every line matching
-   `keep_all_matching` must be.  It prints one line per fixture with the
+   an outcome, inside a hazard's capture or leading into a hazard; every
+   line matching `keep_all_matching` must be.  (Which copies of a hazard
+   the squasher folds is not modelled.)  It prints one line per fixture with the
    counts and exits 1 on any grammar error or any fact not kept.
 """
 import argparse, json, os, re, shlex, sys, time
@@ -260,8 +264,8 @@ def load_grammar(path, name_expected, E):
                             rule[k] = c
             if kind == "noise":
                 act = r.get("action", "strip")
-                if act not in ("strip", "dedup"):
-                    E.err(f"{rw}: action must be strip or dedup")
+                if act not in ("strip", "dedup", "lead"):
+                    E.err(f"{rw}: action must be strip, dedup or lead")
                 rule["action"] = act
             g["_rules"][kind].append(rule)
     if total > MAX_RULES:
@@ -521,6 +525,7 @@ def classify(rules, lines):
     ('outcome', rule) | ('noise', rule) | ('unknown', None)."""
     labels = []
     cap, cap_left, cap_done = None, 0, True
+    leads = []  # indices of `lead` lines waiting for the line after them
 
     def fits(rule, colours):
         c = rule["colour"]
@@ -556,7 +561,18 @@ def classify(rules, lines):
                         break
                 if label:
                     break
-        labels.append(label or ("unknown", None))
+        label = label or ("unknown", None)
+        if label[0] == "noise" and label[1]["action"] == "lead":
+            leads.append(len(labels))
+        else:
+            # they lead into a hazard line, or into nothing (noise)
+            for k in leads:
+                labels[k] = ("capture" if label[0] == "hazard" else "noise",
+                             labels[k][1])
+            leads = []
+        labels.append(label)
+    for k in leads:
+        labels[k] = ("noise", labels[k][1])
     return labels
 
 

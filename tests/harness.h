@@ -121,6 +121,17 @@ void test_fail_mem(const char *file, int line, const char *ea, const char *eb,
                       #needle, h_ ? h_ : "(null)", n_ ? n_ : "(null)");     \
     } while (0)
 
+/* Substring check: haystack does not contain needle. */
+#define ASSERT_NOT_CONTAINS(hay, needle)                                    \
+    do {                                                                    \
+        const char *h_ = (hay), *n_ = (needle);                             \
+        if (!h_ || !n_ || strstr(h_, n_))                                   \
+            test_fail(__FILE__, __LINE__,                                   \
+                      "ASSERT_NOT_CONTAINS(%s, %s): \"%s\" has \"%s\"",    \
+                      #hay, #needle, h_ ? h_ : "(null)",                    \
+                      n_ ? n_ : "(null)");                                  \
+    } while (0)
+
 #define ASSERT_MEM(a, alen, b, blen)                                        \
     do {                                                                    \
         const void *a_ = (a), *b_ = (b);                                    \

@@ -104,6 +104,49 @@ TEST(classify_compiler_locations_and_their_context)
     classify_free(s.c);
 }
 
+/* gcc's and clang's lines that lead into a diagnostic, known without a
+ * grammar (a build under ninja or a script): unknown lines marked lead,
+ * which the squasher shows with the diagnostic below them.  Near misses
+ * are plain lines. */
+TEST(classify_compiler_lead_lines_without_a_grammar)
+{
+    static const char *const leads[] = {
+        "In file included from src/main.c:3:",
+        "In file included from src/../include/vec.h:3,",
+        "                 from src/parse.c:1:",
+        "src/util.h: In function \xe2\x80\x98vec_dot\xe2\x80\x99:",
+        "src/shape.cc: In member function 'int Shape::area() const':",
+        "src/t.hpp: In instantiation of 'struct S<int>':",
+        "src/l.cc: In lambda function:",
+        "src/main.c: At top level:",
+        "my dir/x.c: In function 'f':",
+    };
+    static const char *const plain[] = {
+        "In file included from the notes we took",
+        "In file included from a.c:",
+        "In file included from a b.c:3:",
+        "   from src/parse.c:1:",
+        "In function 'f':",
+        "src/main.c: At top level: more",
+        "src/main.c: In function 'f'",
+        "warning: In function 'f':",
+    };
+    struct cl s = {0};
+    ASSERT_OK(classify_new(NULL, &s.c));
+    for (size_t i = 0; i < sizeof leads / sizeof leads[0]; i++) {
+        cls_result_t r = cl(&s, leads[i]);
+        if (r.kind != CLS_UNKNOWN || !r.lead)
+            test_fail(__FILE__, __LINE__, "\"%s\": kind %d lead %d", leads[i],
+                      r.kind, r.lead);
+    }
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
+        cls_result_t r = cl(&s, plain[i]);
+        if (r.lead)
+            test_fail(__FILE__, __LINE__, "\"%s\": lead", plain[i]);
+    }
+    classify_free(s.c);
+}
+
 TEST(classify_stack_traces_of_each_language)
 {
     struct cl s = {0};

@@ -232,3 +232,73 @@ TEST(fixtures_npm_then_make_each_tool_keeps_its_grammar)
     buf_free(&out);
     buf_free(&why);
 }
+
+/* The real gcc and clang captures of seven files that include one broken
+ * header (capture.sh include): each view (streamed as `rein run` shows it,
+ * deferred under the input cap as `rein squash` does, and under
+ * exec_command's default budget) shows the first copy of the header's
+ * error right after the include chain that names the file compiled
+ * (src/main.c), the next copies after theirs, and counts all seven copies
+ * in one repeat marker, whose folded copies' chains are not shown.  The
+ * gcc grammar stripped every chain. */
+TEST(fixtures_include_chain_goes_with_the_header_error)
+{
+    static const struct {
+        const char *name, *first, *second, *repeat, *folded;
+    } cases[] = {
+        {"gcc/include_chain",
+         "\nIn file included from src/main.c:2:\n"
+         "src/../include/util.h:6:1: error: unknown type name \xe2\x80\x98"
+         "size_tt\xe2\x80\x99",
+         "\nIn file included from src/../include/vec.h:3,\n"
+         "                 from src/parse.c:1:\n"
+         "src/../include/util.h:6:1: error: ",
+         "\n[rein] repeat 7\xc3\x97 \"src/../include/util.h:6:1: error: unknown "
+         "type name \xe2\x80\x98size_tt\xe2\x80\x99; did you mean \xe2\x80\x98"
+         "size_t\xe2\x80\x99?\" (lines 2, 14, 24, 34, 44, 54, +1 more)\n",
+         "from src/log.c:1:"},
+        {"gcc/clang_include_chain",
+         "\nIn file included from src/main.c:2:\n"
+         "src/../include/util.h:6:1: error: unknown type name 'size_tt'",
+         "\nIn file included from src/parse.c:1:\n"
+         "In file included from src/../include/vec.h:3:\n"
+         "src/../include/util.h:6:1: error: ",
+         "\n[rein] repeat 7\xc3\x97 \"src/../include/util.h:6:1: error: unknown "
+         "type name 'size_tt'; did you mean 'size_t'?\" (lines 2, 22, 36, 50, "
+         "64, 78, +1 more)\n",
+         "In file included from src/log.c:1:"},
+    };
+    char dir[PATH_MAX], p[PATH_MAX + 64], cmd[4096];
+    snprintf(dir, sizeof dir, "%s/../tests/fixtures", test_build_dir());
+    grammar_set_t *set = tu_shipped_set();
+    buf_t raw = BUF_INIT, out = BUF_INIT, nl = BUF_INIT;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        snprintf(p, sizeof p, "%s/%s.out", dir, cases[c].name);
+        buf_reset(&raw);
+        ASSERT_TRUE(tu_read_file(p, &raw));
+        snprintf(p, sizeof p, "%s/%s.json", dir, cases[c].name);
+        json_error_t je;
+        json_t *cs = json_load_file(p, 0, &je);
+        ASSERT_TRUE(cs != NULL);
+        tu_case_command(cs, cmd, sizeof cmd);
+        json_decref(cs);
+        for (int k = 0; k < 3; k++) {
+            /* streamed; the input cap; exec_command's default budget
+             * (10000 tokens, which these outputs are well under) */
+            tu_condense(set, cmd, &raw, k == 0, k == 2 ? 40000 : 0, 1, &out);
+            /* a streamed view starts with the chain: every line of the
+             * view is after a newline */
+            buf_reset(&nl);
+            ASSERT_OK(buf_printf(&nl, "\n%s", out.p));
+            if (!strstr(nl.p, cases[c].first) ||
+                !strstr(nl.p, cases[c].second) ||
+                !strstr(nl.p, cases[c].repeat) || strstr(nl.p, cases[c].folded))
+                test_fail(__FILE__, __LINE__, "%s, view %d:\n%s",
+                          cases[c].name, k, out.p);
+        }
+    }
+    grammar_set_free(set);
+    buf_free(&raw);
+    buf_free(&out);
+    buf_free(&nl);
+}

@@ -144,6 +144,34 @@ TEST(grammar_errors_name_file_rule_and_offset)
     expect_err("{\"name\":\"x\",\"hazard\":[{\"id\":\"c\",\"pattern\":\"a\","
                "\"colour\":\"blue\"}]}", "rule c: 'colour'");
     expect_err("{\"name\":\"x\",\"detect\":{\"commands\":[1]}}", "detect.commands");
+    expect_err("{\"name\":\"x\",\"noise\":[{\"id\":\"n\",\"pattern\":\"a\","
+               "\"action\":\"keep\"}]}",
+               "rule n: 'action' is for noise: \"strip\", \"dedup\" or \"lead\"");
+    expect_err("{\"name\":\"x\",\"hazard\":[{\"id\":\"h\",\"pattern\":\"a\","
+               "\"action\":\"lead\"}]}", "rule h: 'action' is for noise");
+}
+
+/* A noise rule's third action: lines that lead into the hazard below
+ * them (docs/grammars.md); the squasher decides what becomes of them. */
+TEST(grammar_noise_rule_action_lead)
+{
+    grammar_t *g = NULL;
+    grammar_ctx_t *ctx = NULL;
+    buf_t err = BUF_INIT;
+    grammar_match_t m;
+    ASSERT_OK(parse("{\"name\":\"x\",\"noise\":[{\"id\":\"inc\","
+                    "\"pattern\":\"^In file included from \",\"action\":\"lead\"},"
+                    "{\"id\":\"blank\",\"pattern\":\"^$\"}]}", &g, &err));
+    ASSERT_OK(grammar_ctx_new(&ctx));
+    const char *l = "In file included from a.c:1:";
+    ASSERT_EQ(grammar_match(g, ctx, l, strlen(l), 0, &m), 1);
+    ASSERT_EQ(m.tier, GRAMMAR_NOISE);
+    ASSERT_EQ(m.action, GRAMMAR_LEAD);
+    ASSERT_EQ(grammar_match(g, ctx, "", 0, 0, &m), 1);
+    ASSERT_EQ(m.action, GRAMMAR_STRIP);
+    grammar_ctx_free(ctx);
+    grammar_free(g);
+    buf_free(&err);
 }
 
 TEST(grammar_multiline_max_lines_edges)
@@ -392,8 +420,10 @@ TEST(grammar_check_cli_shows_rules_and_what_they_match)
     snprintf(bpath, sizeof bpath, "%s/bad.json", d);
     write_file(d, "g.json", "{\"name\":\"demo\",\"hazard\":[{\"id\":\"boom\","
                             "\"pattern\":\"^boom\"}],\"outcome\":[{\"id\":\"fin\","
-                            "\"pattern\":\"^finished\"}]}");
-    write_file(d, "sample", "hello\nboom here\nfinished\nerror: universal\n");
+                            "\"pattern\":\"^finished\"}],\"noise\":[{\"id\":\"at\","
+                            "\"pattern\":\"^at \",\"action\":\"lead\"}]}");
+    write_file(d, "sample", "hello\nat top:\nboom here\nfinished\n"
+                            "error: universal\n");
     write_file(d, "bad.json", "{\"name\":\"b\",\"hazard\":[{\"id\":\"r1\","
                               "\"pattern\":\"(x\"}]}");
     buf_t out = BUF_INIT;
@@ -404,6 +434,7 @@ TEST(grammar_check_cli_shows_rules_and_what_they_match)
     ASSERT_CONTAINS(out.p, "outcome   demo/fin");
     ASSERT_CONTAINS(out.p, "universal/error-word");
     ASSERT_CONTAINS(out.p, "| boom here");
+    ASSERT_CONTAINS(out.p, "lead      demo/at");
     buf_reset(&out);
     ASSERT_EQ(rein_grammar(bpath, NULL, &out), 1);
     ASSERT_CONTAINS(out.p, "bad.json: rule r1: pattern offset 2: ");

@@ -540,8 +540,11 @@ static uint32_t gen(uint32_t *s)
 }
 
 /* Output a build or a test run could print: gcc diagnostics with their
- * excerpt and caret, Python tracebacks (some chained), copies of one
- * error, outcomes, noise and plain lines, in a mix the seed picks. */
+ * excerpt and caret (some after an include chain, the gcc grammar's
+ * `lead` lines), Python tracebacks (some chained), copies of one error,
+ * outcomes, noise and plain lines, and include chains that lead to no
+ * diagnostic, in a mix the seed picks.  The chains are chosen from values
+ * drawn anyway, so the rest of each seed's output is as it was. */
 static void gen_mixed(uint32_t seed, unsigned least, unsigned spread,
                       buf_t *in)
 {
@@ -551,6 +554,12 @@ static void gen_mixed(uint32_t seed, unsigned least, unsigned spread,
         unsigned k = gen(&s) % 100;
         if (k < 15) {
             unsigned f = gen(&s) % 4, l = 1 + gen(&s) % 90;
+            if (l % 3 == 0)
+                buf_printf(in, "In file included from src/m%u.h:%u,\n"
+                               "                 from src/top%u.c:1:\n",
+                           f, l % 7 + 1, l % 5);
+            else if (l % 5 == 0)
+                buf_printf(in, "src/m%u.c: In function 'f%u':\n", f, l);
             buf_printf(in, "src/m%u.c:%u:%u: %s: '%c' undeclared\n"
                            "   %u |     return %c + 1;\n"
                            "      |            ^\n",
@@ -580,6 +589,8 @@ static void gen_mixed(uint32_t seed, unsigned least, unsigned spread,
         } else if (k < 52) {
             buf_append_str(in, "==========\n");
         } else {
+            if (i % 7 == 0)
+                buf_printf(in, "In file included from src/lone%u.c:2:\n", i);
             buf_printf(in, "step %u: compiling unit_%u\n", i, gen(&s) % 30);
         }
     }

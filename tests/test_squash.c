@@ -601,6 +601,203 @@ TEST(squash_budget_is_never_passed_and_keeps_first_and_last_hazards)
     buf_free(&out);
 }
 
+/* gcc's include chain of one header error, as it prints it for the
+ * translation unit `unit`: the chain, then the error with its excerpt. */
+static void header_error(buf_t *in, const char *unit)
+{
+    ASSERT_OK(buf_printf(in, "In file included from inc/vec.h:3,\n"
+                             "                 from src/%s.c:1:\n"
+                             "inc/util.h:6:1: error: unknown type name "
+                             "'size_tt'\n"
+                             "    6 | size_tt util_len(const char *s);\n"
+                             "      | ^~~~~~~\n",
+                         unit));
+}
+
+/* The lines a gcc grammar `lead` rule matches (the include chain, `In
+ * function`) go with the diagnostic after them: shown just before it in
+ * every view, and noise when what follows is not a hazard shown (a lone
+ * chain; the copies of one header error folded into its repeat marker,
+ * past the first SQ_HAZARD_SHOW).  The gcc grammar stripped them all, so
+ * the error in a header never said which file was built. */
+TEST(squash_include_chain_goes_with_its_diagnostic)
+{
+    static const char *const units[] = {"a", "b", "c", "d", "e", "f"};
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    for (int i = 0; i < 30; i++)
+        ASSERT_OK(buf_printf(&in, "compiling unit %d of 30\n", i));
+    /* lines 31-32: a chain that leads to nothing */
+    ASSERT_OK(buf_append_str(&in, "In file included from src/lone.c:1:\n"
+                                  "compilation of lone skipped\n"));
+    for (size_t u = 0; u < 6; u++) /* lines 33-62 */
+        header_error(&in, units[u]);
+    ASSERT_OK(buf_append_str(&in, "src/g.c: In function 'main':\n"
+                                  "src/g.c:9:5: warning: unused variable "
+                                  "'n'\n"));
+    const char *chain_a = "\nIn file included from inc/vec.h:3,\n"
+                          "                 from src/a.c:1:\n"
+                          "inc/util.h:6:1: error: unknown type name "
+                          "'size_tt'\n";
+    for (int streamed = 0; streamed < 2; streamed++) {
+        sq_opts_t o = {.command = "gcc -c src/a.c", .log_path = "/l",
+                       .deferred = !streamed};
+        squash_t *sq;
+        buf_reset(&out);
+        ASSERT_OK(squash_new(&o, collect, &out, &sq));
+        ASSERT_OK(squash_feed(sq, in.p, in.len, 0));
+        ASSERT_OK(squash_finish(sq, 1, 0, 0));
+        squash_free(sq);
+        check_lines(&out, in.p);
+        if (!streamed)
+            ASSERT_CONTAINS(out.p, chain_a);
+        else /* streamed, it is the first line out */
+            ASSERT_TRUE(!strncmp(out.p, chain_a + 1, strlen(chain_a + 1)));
+        ASSERT_CONTAINS(out.p, "      | ^~~~~~~\n"
+                               "In file included from inc/vec.h:3,\n"
+                               "                 from src/b.c:1:\n"
+                               "inc/util.h:6:1: error: ");
+        ASSERT_CONTAINS(out.p, "from src/c.c:1:\ninc/util.h:6:1: error: ");
+        ASSERT_CONTAINS(out.p, "[rein] repeat 6× \"inc/util.h:6:1: error: "
+                               "unknown type name 'size_tt'\" (lines 35, 40, "
+                               "45, 50, 55, 60)\n");
+        ASSERT_CONTAINS(out.p, "\nsrc/g.c: In function 'main':\n"
+                               "src/g.c:9:5: warning: unused variable 'n'\n");
+        /* The folded copies' chains and the lone one are noise: 1 + 3 × 2 */
+        ASSERT_NOT_CONTAINS(out.p, "src/d.c");
+        ASSERT_NOT_CONTAINS(out.p, "src/lone.c");
+        ASSERT_CONTAINS(out.p, "[rein] noise 36 lines (tool 7, repeat 29)\n");
+    }
+
+    /* Under a budget the chain is a line its error owns: never shown
+     * without it, and left out (in an omitted marker) before it is. */
+    bool bare = false, whole = false;
+    for (size_t b = 150; b <= 1200; b += 10) {
+        sq_opts_t o = {.command = "gcc -c src/a.c", .log_path = "/l",
+                       .budget_bytes = b};
+        buf_reset(&out);
+        ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+        ASSERT_INT(out.len, <=, b);
+        check_lines(&out, in.p);
+        /* its last line (the file compiled) goes first, its others as
+         * room allows, an omitted marker in their place */
+        const char *a = strstr(out.p, "from src/a.c:1:\n");
+        if (a && !strstr(out.p, "from src/a.c:1:\ninc/util.h:6:1: error: "))
+            test_fail(__FILE__, __LINE__, "budget %zu: chain without its "
+                      "error:\n%s", b, out.p);
+        if (!a && strstr(out.p, "\ninc/util.h:6:1: error: ")) {
+            bare = true;
+            ASSERT_CONTAINS(out.p, "[rein] omitted ");
+        }
+        whole |= strstr(out.p, chain_a) != NULL;
+    }
+    ASSERT_TRUE(bare);
+    ASSERT_TRUE(whole);
+    buf_free(&in);
+    buf_free(&out);
+}
+
+/* Without a grammar (ninja has none) the universal tier knows the chain:
+ * it is shown with the error below it, and a chain that leads to nothing
+ * is an unknown line as before, shown in the fallback tail of an output
+ * with no hazard and otherwise omitted, never counted as noise. */
+TEST(squash_include_chain_without_a_grammar)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    ASSERT_OK(buf_append_str(&in, "[1/3] Building C object a.o\n"
+                                  "In file included from src/lone.c:1:\n"
+                                  "[2/3] Building C object b.o\n"));
+    header_error(&in, "a");
+    ASSERT_OK(buf_append_str(&in, "ninja: build stopped: subcommand failed.\n"));
+    sq_opts_t o = {.command = "ninja -C build", .log_path = "/l"};
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+    check_lines(&out, in.p);
+    ASSERT_CONTAINS(out.p, "\nIn file included from inc/vec.h:3,\n"
+                           "                 from src/a.c:1:\n"
+                           "inc/util.h:6:1: error: unknown type name "
+                           "'size_tt'\n");
+    ASSERT_NOT_CONTAINS(out.p, "src/lone.c");
+    ASSERT_NOT_CONTAINS(out.p, "[rein] noise");
+    /* no hazard: the lone chain is a line of the tail */
+    buf_reset(&out);
+    static const char quiet[] = "[1/2] Building C object a.o\n"
+                                "In file included from src/lone.c:1:\n"
+                                "[2/2] Linking C executable app\n";
+    o.deferred = true; /* no cap: the tail is not traded for markers */
+    squash_t *sq;
+    ASSERT_OK(squash_new(&o, collect, &out, &sq));
+    ASSERT_OK(squash_feed(sq, quiet, strlen(quiet), 0));
+    ASSERT_OK(squash_finish(sq, 0, 0, 0));
+    squash_free(sq);
+    ASSERT_STR(out.p, "[rein] exit 0 · 3 lines\n[1/2] Building C object a.o\n"
+                      "In file included from src/lone.c:1:\n"
+                      "[2/2] Linking C executable app\n");
+    buf_free(&in);
+    buf_free(&out);
+}
+
+/* A chain longer than SQ_LEAD_MAX keeps its first SQ_LEAD_MAX - 1 lines
+ * and its last (the file compiled); the lines between are noise.  And a
+ * chain before a part of the log the view skipped leads into nothing
+ * after it. */
+TEST(squash_include_chain_cap_at_its_edge_and_across_a_skip)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    for (int over = 0; over < 2; over++) {
+        int n = SQ_LEAD_MAX + over; /* chain lines */
+        buf_reset(&in);
+        ASSERT_OK(buf_append_str(&in, "In file included from h0.h:1,\n"));
+        for (int i = 1; i < n - 1; i++)
+            ASSERT_OK(buf_printf(&in, "                 from h%d.h:1,\n", i));
+        ASSERT_OK(buf_append_str(&in, "                 from top.c:1:\n"
+                                      "h0.h:2:1: error: bad\n"));
+        for (int i = 0; i < 40; i++) /* so the whole view is not shorter */
+            ASSERT_OK(buf_printf(&in, "unrelated line %d of the build\n", i));
+        sq_opts_t o = {.command = "gcc -c top.c", .log_path = "/l",
+                       .deferred = true};
+        squash_t *sq;
+        buf_reset(&out);
+        ASSERT_OK(squash_new(&o, collect, &out, &sq));
+        ASSERT_OK(squash_feed(sq, in.p, in.len, 0));
+        ASSERT_OK(squash_finish(sq, 1, 0, 0));
+        squash_free(sq);
+        ASSERT_CONTAINS(out.p, "[rein] exit 1");
+        ASSERT_CONTAINS(out.p, "\nIn file included from h0.h:1,\n");
+        ASSERT_CONTAINS(out.p, "\n                 from top.c:1:\n"
+                               "h0.h:2:1: error: bad\n");
+        char mid[64];
+        snprintf(mid, sizeof mid, "from h%d.h:1,\n", SQ_LEAD_MAX - 2);
+        ASSERT_CONTAINS(out.p, mid);
+        if (over) {
+            /* the one past the cap: line SQ_LEAD_MAX, h(SQ_LEAD_MAX-1).h */
+            snprintf(mid, sizeof mid, "from h%d.h:1,\n", SQ_LEAD_MAX - 1);
+            ASSERT_NOT_CONTAINS(out.p, mid);
+            ASSERT_CONTAINS(out.p, "[rein] noise 40 lines (tool 1, repeat "
+                                   "39)\n");
+        } else {
+            ASSERT_CONTAINS(out.p, "[rein] noise 39 lines (repeat 39)\n");
+        }
+    }
+
+    /* a chain, a skipped middle, then an error: the chain is noise */
+    sq_opts_t o = {.command = "gcc -c top.c", .log_path = "/l",
+                   .deferred = true};
+    squash_t *sq;
+    buf_reset(&out);
+    ASSERT_OK(squash_new(&o, collect, &out, &sq));
+    static const char before[] = "In file included from top.c:1:\n";
+    static const char after[] = "h0.h:2:1: error: bad\n";
+    ASSERT_OK(squash_feed(sq, before, strlen(before), 0));
+    ASSERT_OK(squash_skip(sq, 100, 10));
+    ASSERT_OK(squash_feed(sq, after, strlen(after), 0));
+    ASSERT_OK(squash_finish(sq, 1, 0, 0));
+    squash_free(sq);
+    ASSERT_NOT_CONTAINS(out.p, "top.c");
+    ASSERT_CONTAINS(out.p, "; not scanned)\nh0.h:2:1: error: bad\n");
+    ASSERT_CONTAINS(out.p, "[rein] noise 1 line (tool 1)\n");
+    buf_free(&in);
+    buf_free(&out);
+}
+
 /* A budget too small for every hazard spends itself on the errors first:
  * an error amid a hundred warnings is shown at every budget that holds a
  * hazard line at all (it was the 101st in line, after the first and last

@@ -225,7 +225,7 @@ static const char *cli_kind(const cls_result_t *r)
     case CLS_OUTCOME:
         return "outcome";
     case CLS_NOISE:
-        return "noise";
+        return r->lead ? "lead" : "noise";
     case CLS_PROMPT:
         return "prompt";
     case CLS_BINARY:

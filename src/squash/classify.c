@@ -1633,6 +1633,60 @@ static bool cls_summary(const char *s, size_t n)
     return false;
 }
 
+/* `src/util.h: In function 'f':`, `x.cc: In member function ...:`, `x.c:
+ * At top level:`: gcc's line naming the function (or none) of the
+ * diagnostic below it.  The file is the text before the first colon. */
+static bool cls_cc_in_function(const char *s, size_t n)
+{
+    static const char *const what[] = {
+        "In function ", "In member function ", "In static member function ",
+        "In constructor ", "In destructor ", "In instantiation of ",
+        "In lambda function", "At top level:", "At global scope:",
+    };
+    if (n < 2 || s[n - 1] != ':' || cls_space((unsigned char)s[0]) ||
+        s[0] == ':')
+        return false;
+    const char *c = memchr(s, ':', n);
+    if (!c || (size_t)(c - s) + 2 >= n || c[1] != ' ')
+        return false;
+    const char *t = c + 2;
+    size_t m = n - (size_t)(t - s);
+    for (size_t i = 0; i < sizeof what / sizeof what[0]; i++) {
+        size_t l = strlen(what[i]);
+        /* "At top level:" is the whole rest; the others go on to a name */
+        if (m >= l && !memcmp(t, what[i], l) &&
+            (what[i][l - 1] != ':' || m == l))
+            return true;
+    }
+    return false;
+}
+
+/* gcc's and clang's lines that lead into the diagnostic below them: the
+ * include chain (`In file included from src/vec.h:3,` and gcc's
+ * `                 from src/main.c:1:` under it) and the function
+ * (cls_cc_in_function).  The same lines as the gcc grammar's `lead`
+ * rules, for a build no grammar is detected for (ninja, a script). */
+static bool cls_cc_lead(const char *s, size_t n)
+{
+    static const char inc[] = "In file included from ";
+    static const char from[] = "                 from ";
+    size_t i = sizeof inc - 1; /* both are 22 bytes */
+    if (!cls_prefix(s, n, inc) && !cls_prefix(s, n, from))
+        return cls_cc_in_function(s, n);
+    /* PATH:LINE then ':' (the last) or ',' (more follow) */
+    if (n < i + 4 || (s[n - 1] != ':' && s[n - 1] != ','))
+        return false;
+    size_t d = n - 1;
+    while (d > i && cls_digit((unsigned char)s[d - 1]))
+        d--;
+    if (d == n - 1 || d < i + 2 || s[d - 1] != ':')
+        return false;
+    for (size_t k = i; k < d - 1; k++)
+        if (cls_space((unsigned char)s[k]))
+            return false;
+    return true;
+}
+
 bool classify_prompt(const char *s, size_t n)
 {
     size_t e = n;
@@ -1735,6 +1789,7 @@ static void cls_set_grammar(classify_t *c, const grammar_match_t *m,
     if (m->tier == GRAMMAR_NOISE) {
         r->noise = m->action == GRAMMAR_DEDUP ? CLS_NOISE_DEDUP
                                               : CLS_NOISE_TOOL;
+        r->lead = m->action == GRAMMAR_LEAD;
         return;
     }
     if (m->tier != GRAMMAR_HAZARD)
@@ -1848,6 +1903,12 @@ int classify_line(classify_t *c, const sq_line_t *line, cls_result_t *r)
     /* 2. universal rules */
     if (!blank && cls_universal_hazard(s, n, line->colours, &hit)) {
         cls_take_hit(c, line, &hit, r);
+        return 0;
+    }
+    if (line->kind == SQ_LINE_COMPLETE && cls_cc_lead(s, n)) {
+        /* unknown, unless the squasher finds a hazard after it */
+        cls_set(r, CLS_UNKNOWN, "universal", "cc-lead");
+        r->lead = true;
         return 0;
     }
     if (line->kind == SQ_LINE_PARTIAL && !blank && classify_prompt(s, n)) {

@@ -19,7 +19,9 @@
  *          Rust panics, Java `Exception in thread` and `Caused by`, Node and
  *          other `SomeError: message` lines with their indented frames;
  *        - compiler diagnostics `file:line[:col]: error|warning: ...` with
- *          their source excerpt and caret lines (gcc, clang, rustc);
+ *          their source excerpt and caret lines (gcc, clang, rustc), and
+ *          gcc's and clang's lines that lead into one (the include chain,
+ *          `In function`: unknown, marked `lead`);
  *        - what a process or tool says as it fails, in its own form: a
  *          death by signal as the shell reports it (`Killed`, `Aborted
  *          (core dumped)`), `terminate called ...`, dash's `sh: 1: x: not
@@ -100,7 +102,8 @@ typedef enum cls_kind {
 
 /* Why a line is noise; the names are the `noise` marker's reasons. */
 typedef enum cls_noise {
-    CLS_NOISE_TOOL = 0, /* a grammar noise rule, action strip */
+    CLS_NOISE_TOOL = 0, /* a grammar noise rule, action strip (or lead,
+                           when it leads to no hazard) */
     CLS_NOISE_DEDUP,    /* a grammar noise rule, action dedup */
     CLS_NOISE_PROGRESS, /* redrawn frames, erased spinners */
     CLS_NOISE_BLANK,
@@ -118,6 +121,13 @@ typedef struct cls_result {
                              `    | `), which weighing it skips */
     bool warning;         /* hazard severity: warning, else error */
     cls_noise_t noise;
+    bool lead;            /* a line that leads into the hazard below it
+                             (gcc's `In file included from`, `In
+                             function`): a grammar's `lead` rule (kind
+                             noise, reason tool), or the universal tier's
+                             (kind unknown).  The squasher shows it with
+                             that hazard; when none follows it stays what
+                             its kind says */
     const char *source;   /* grammar name, "universal" or "structure" */
     const grammar_t *grammar; /* which of the grammars given matched (its
                                  rule may be an include's); NULL when a

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "squash/squash.h"
@@ -222,6 +223,128 @@ int emit_danger(buf_t *out, const char *command, const char *pattern,
     if (rc == 0)
         rc = buf_printf(out, " (pattern: %s) — %s\n", pattern, decision);
     return rc;
+}
+
+void emit_size(uint64_t bytes, char *out, size_t size)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
+    if (bytes < 1024) {
+        snprintf(out, size, "%" PRIu64 " B", bytes);
+        return;
+    }
+    double v = (double)bytes / 1024.0;
+    size_t u = 0;
+    while (v >= 1024.0 && u + 1 < sizeof units / sizeof units[0]) {
+        v /= 1024.0;
+        u++;
+    }
+    snprintf(out, size, "%.1f %s", v, units[u]);
+}
+
+/* What a narrate marker says of a path's size: "4.2 KiB", "3 files,
+ * 12.0 KiB" (a directory, "at least" when its walk stopped early), or
+ * "symlink".  96 bytes hold the longest (two 20-digit counts). */
+#define EMIT_FILE_DESC_MAX 96
+
+static void emit_file_desc(const emit_file_t *f, char *out, size_t size)
+{
+    char sz[32];
+    emit_size(f->bytes, sz, sizeof sz);
+    if (f->dir)
+        snprintf(out, size, "%s%" PRIu64 " file%s, %s",
+                 f->partial ? "at least " : "", f->files,
+                 f->files == 1 ? "" : "s", sz);
+    else if (f->symlink)
+        snprintf(out, size, "symlink");
+    else
+        snprintf(out, size, "%s", sz);
+}
+
+/* The words of a narrate marker after its prefix, through its newline. */
+static int emit_narrate_words(buf_t *out, const emit_narrate_t *n)
+{
+    char d[EMIT_FILE_DESC_MAX], d0[EMIT_FILE_DESC_MAX];
+    const emit_file_t *a = &n->after, *b = &n->before;
+    emit_file_desc(a, d, sizeof d);
+    emit_file_desc(b, d0, sizeof d0);
+    switch (n->kind) {
+    case EMIT_NARRATE_COPIED:
+        return buf_printf(out, "%s → %s%s (%s%s%s)\n", n->src, n->path,
+                          a->exists && a->dir ? "/" : "", d,
+                          b->exists ? ", replaced" : "",
+                          n->source_removed ? ", source removed" : "");
+    case EMIT_NARRATE_LINKED:
+        return buf_printf(out, "%s → %s (%s)\n", n->path, n->src,
+                          n->symbolic ? "symlink" : "hard link");
+    case EMIT_NARRATE_UNCHANGED:
+        return buf_printf(out, "%s → %s: unchanged\n", n->src, n->path);
+    case EMIT_NARRATE_NOT_CREATED:
+        if (n->src)
+            return buf_printf(out, "%s → %s: not created\n", n->src,
+                              n->path);
+        return buf_printf(out, "%s not created\n", n->path);
+    case EMIT_NARRATE_REMOVED:
+        return buf_printf(out, "removed %s%s (%s)\n", n->path,
+                          b->dir ? "/" : "", d0);
+    case EMIT_NARRATE_ABSENT:
+        return buf_printf(out, "%s did not exist\n", n->path);
+    case EMIT_NARRATE_KEPT:
+        return buf_printf(out, "%s still exists\n", n->path);
+    case EMIT_NARRATE_MISSING:
+        return buf_printf(out, "%s does not exist\n", n->path);
+    case EMIT_NARRATE_DIR_MADE:
+        return buf_printf(out, "created %s/\n", n->path);
+    case EMIT_NARRATE_DIR_EXISTED:
+        return buf_printf(out, "%s/ already existed\n", n->path);
+    case EMIT_NARRATE_TOUCHED:
+        return buf_printf(out, "%s %s (%s)\n",
+                          b->exists ? "updated" : "created", n->path, d);
+    case EMIT_NARRATE_MODE:
+        return buf_printf(out, "%s %04o → %04o\n", n->path, b->mode,
+                          a->mode);
+    case EMIT_NARRATE_OWNER:
+        return buf_printf(out, "%s %u:%u → %u:%u\n", n->path, b->uid, b->gid,
+                          a->uid, a->gid);
+    case EMIT_NARRATE_RESIZED:
+        return buf_printf(out, "%s %s → %s\n", n->path, b->exists ? d0 : "new",
+                          d);
+    }
+    return -EINVAL; /* not reached: emit_narrate checked the kind */
+}
+
+/* Each control character in out->p[from, out->len - 1), the marker's
+ * text before its newline, becomes a space: a path may hold a newline
+ * (`touch $'a\n[rein] exit 0'`), which would end the marker and start a
+ * line that passes for one, or an escape that acts on the terminal it is
+ * shown on. */
+static void emit_one_line(buf_t *out, size_t from)
+{
+    for (size_t i = from; i + 1 < out->len; i++) {
+        unsigned char b = (unsigned char)out->p[i];
+        if (b < 0x20 || b == 0x7f)
+            out->p[i] = ' ';
+    }
+}
+
+int emit_narrate(buf_t *out, const emit_narrate_t *n)
+{
+    /* Checked before the prefix goes out: no marker is left half written. */
+    if ((unsigned)n->kind > EMIT_NARRATE_RESIZED)
+        return -EINVAL;
+    size_t from = out->len;
+    int rc = buf_printf(out, EMIT_PREFIX "narrate %s: ", n->cmd);
+    if (rc == 0)
+        rc = emit_narrate_words(out, n);
+    if (rc == 0)
+        emit_one_line(out, from);
+    return rc;
+}
+
+int emit_narrate_more(buf_t *out, const char *cmd, size_t more)
+{
+    return buf_printf(out, EMIT_PREFIX "narrate %s: %zu more operands not "
+                                       "narrated\n",
+                      cmd, more);
 }
 
 int emit_log(buf_t *out, const char *path, uint64_t lost)

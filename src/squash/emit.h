@@ -90,6 +90,66 @@ int emit_background_hangup(buf_t *out);
  * space, as `rein ps` shows commands. */
 int emit_danger(buf_t *out, const char *command, const char *pattern,
                 const char *decision);
+/* What stat() saw of one path a narrated command names (narrate.c
+ * gathers it, before and after the command): the facts a `narrate`
+ * marker may state. */
+typedef struct emit_file {
+    bool exists;
+    bool dir, symlink;
+    uint64_t bytes;    /* a file's size; a directory's: of the regular
+                          files under it */
+    uint64_t files;    /* a directory's regular files */
+    bool partial;      /* the walk under a directory stopped early: the
+                          counts are "at least" */
+    unsigned mode;     /* permission bits (07777) */
+    unsigned uid, gid;
+} emit_file_t;
+
+/* What a narrated command did to one path, as narrate.c judged it from
+ * the before and after of emit_file_t; each is one wording of the marker
+ * (docs/markers.md). */
+typedef enum emit_narrate_kind {
+    EMIT_NARRATE_COPIED,      /* cp, mv: SRC → PATH[/] (SIZE[, replaced]
+                                 [, source removed]) */
+    EMIT_NARRATE_LINKED,      /* ln: PATH → SRC (symlink | hard link) */
+    EMIT_NARRATE_UNCHANGED,   /* cp, mv, ln: SRC → PATH: unchanged */
+    EMIT_NARRATE_NOT_CREATED, /* SRC → PATH: not created (with a source),
+                                 PATH not created (mkdir, touch, truncate) */
+    EMIT_NARRATE_REMOVED,     /* rm, rmdir: removed PATH[/] (SIZE) */
+    EMIT_NARRATE_ABSENT,      /* rm, rmdir: PATH did not exist */
+    EMIT_NARRATE_KEPT,        /* rm, rmdir: PATH still exists */
+    EMIT_NARRATE_MISSING,     /* chmod, chown, chgrp: PATH does not exist */
+    EMIT_NARRATE_DIR_MADE,    /* mkdir: created PATH/ */
+    EMIT_NARRATE_DIR_EXISTED, /* mkdir: PATH/ already existed */
+    EMIT_NARRATE_TOUCHED,     /* touch: created | updated PATH (SIZE) */
+    EMIT_NARRATE_MODE,        /* chmod: PATH 0644 → 0600 */
+    EMIT_NARRATE_OWNER,       /* chown, chgrp: PATH U:G → U:G */
+    EMIT_NARRATE_RESIZED,     /* truncate: PATH SIZE | new → SIZE */
+} emit_narrate_kind_t;
+
+typedef struct emit_narrate {
+    emit_narrate_kind_t kind;
+    const char *cmd;     /* the command's name: "cp", "rmdir", "chgrp" */
+    const char *src;     /* cp, mv, ln: the source operand as written */
+    const char *path;    /* the path changed, as written (DIR/NAME for an
+                            operand copied into a directory) */
+    bool symbolic;       /* ln -s */
+    bool source_removed; /* mv: the source was there before */
+    emit_file_t before, after;
+} emit_narrate_t;
+
+/* [rein] narrate CMD: ... — one wording of emit_narrate_kind_t for one
+ * path.  SIZE is "4.2 KiB" (emit_size), "3 files, 12.0 KiB" for a
+ * directory ("at least 3 files, ..." when its walk stopped early), or
+ * "symlink".  One line whatever the paths hold: each control character
+ * in them (a newline in a file name, an escape) is shown as a space, as
+ * emit_danger shows a command. */
+int emit_narrate(buf_t *out, const emit_narrate_t *n);
+/* [rein] narrate CMD: N more operands not narrated */
+int emit_narrate_more(buf_t *out, const char *cmd, size_t more);
+/* Formats a byte count the way markers do: "812 B", "4.2 KiB", "1.0 MiB"
+ * (binary units, one decimal, up to TiB). */
+void emit_size(uint64_t bytes, char *out, size_t size);
 /* [rein] log PATH, or [rein] log PATH (incomplete: N bytes lost) when
  * lost bytes of the output never reached it */
 int emit_log(buf_t *out, const char *path, uint64_t lost);

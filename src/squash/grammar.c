@@ -344,12 +344,14 @@ static int grammar_parse_rule(grammar_t *g, grammar_tier_t tier, json_t *jr,
     if (act) {
         const char *s = json_string_value(act);
         if (tier != GRAMMAR_NOISE || !s ||
-            (strcmp(s, "strip") && strcmp(s, "dedup"))) {
+            (strcmp(s, "strip") && strcmp(s, "dedup") && strcmp(s, "lead"))) {
             grammar_err(err, "%s: rule %s: 'action' is for noise: "
-                        "\"strip\" or \"dedup\"", label, rid);
+                        "\"strip\", \"dedup\" or \"lead\"", label, rid);
             return -EINVAL;
         }
-        r->action = strcmp(s, "strip") ? GRAMMAR_DEDUP : GRAMMAR_STRIP;
+        r->action = !strcmp(s, "strip")   ? GRAMMAR_STRIP
+                    : !strcmp(s, "dedup") ? GRAMMAR_DEDUP
+                                          : GRAMMAR_LEAD;
     }
     json_t *col = json_object_get(jr, "colour");
     if (col) {

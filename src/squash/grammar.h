@@ -66,6 +66,9 @@ typedef enum grammar_severity {
 typedef enum grammar_action {
     GRAMMAR_STRIP = 0,
     GRAMMAR_DEDUP,
+    GRAMMAR_LEAD,   /* a line that leads into the hazard below it (gcc's
+                       `In file included from`): shown with that hazard,
+                       noise when it leads to none (squash.c) */
 } grammar_action_t;
 
 typedef struct grammar grammar_t;

@@ -12,12 +12,15 @@
  */
 #include "squash/narrate.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fts.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "squash/emit.h"
 
 enum narrate_op {
     OP_NONE,
@@ -73,22 +76,6 @@ static const struct {
     {"chgrp", OP_OWNER, "", {"--reference", NULL}},
     {"truncate", OP_TRUNCATE, "sr", {"--size", "--reference", NULL}},
 };
-
-void narrate_size(uint64_t bytes, char *out, size_t size)
-{
-    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
-    if (bytes < 1024) {
-        snprintf(out, size, "%llu B", (unsigned long long)bytes);
-        return;
-    }
-    double v = (double)bytes / 1024.0;
-    size_t u = 0;
-    while (v >= 1024.0 && u + 1 < sizeof units / sizeof units[0]) {
-        v /= 1024.0;
-        u++;
-    }
-    snprintf(out, size, "%.1f %s", v, units[u]);
-}
 
 int narrate_tree_size(const char *path, size_t max_entries, uint64_t *bytes,
                       uint64_t *files, bool *partial)
@@ -336,27 +323,28 @@ fail:
     return -ENOMEM;
 }
 
-/* "4.2 KiB" or "3 files, 12.0 KiB" (directories), "at least" if partial. */
-static void narrate_desc(const struct narrate_st *s, char *out, size_t size)
+/* The facts of one stat a marker may state (emit_file_t). */
+static emit_file_t narrate_file(const struct narrate_st *s)
 {
-    char sz[32];
-    narrate_size(s->bytes, sz, sizeof sz);
-    if (S_ISDIR(s->st.st_mode))
-        snprintf(out, size, "%s%llu file%s, %s", s->partial ? "at least " : "",
-                 (unsigned long long)s->files, s->files == 1 ? "" : "s", sz);
-    else if (S_ISLNK(s->st.st_mode))
-        snprintf(out, size, "symlink");
-    else
-        snprintf(out, size, "%s", sz);
+    return (emit_file_t){
+        .exists = s->exists,
+        .dir = S_ISDIR(s->st.st_mode),
+        .symlink = S_ISLNK(s->st.st_mode),
+        .bytes = s->bytes,
+        .files = s->files,
+        .partial = s->partial,
+        .mode = (unsigned)(s->st.st_mode & 07777),
+        .uid = (unsigned)s->st.st_uid,
+        .gid = (unsigned)s->st.st_gid,
+    };
 }
 
-static int narrate_item_end(narrate_t *n, struct narrate_item *it, buf_t *o)
+/* What the command did to one path, judged from its stats before and
+ * after; emit_narrate words it. */
+static emit_narrate_kind_t narrate_kind(const narrate_t *n,
+                                        const struct narrate_item *it)
 {
-    char d[96], d0[96];
     const struct narrate_st *a = &it->after, *b = &it->before;
-    narrate_desc(a, d, sizeof d);
-    narrate_desc(b, d0, sizeof d0);
-    const char *slash = a->exists && S_ISDIR(a->st.st_mode) ? "/" : "";
     bool same = b->exists && a->exists && b->st.st_ino == a->st.st_ino &&
                 b->st.st_dev == a->st.st_dev &&
                 b->st.st_mtim.tv_sec == a->st.st_mtim.tv_sec &&
@@ -367,69 +355,47 @@ static int narrate_item_end(narrate_t *n, struct narrate_item *it, buf_t *o)
     case OP_COPY:
     case OP_MOVE:
     case OP_LINK:
-        if (!a->exists || same)
-            return buf_printf(o, "[rein] narrate %s: %s → %s: %s\n", n->name,
-                              it->src, it->dst,
-                              a->exists ? "unchanged" : "not created");
-        if (n->op == OP_LINK)
-            return buf_printf(o, "[rein] narrate ln: %s → %s (%s)\n", it->dst,
-                              it->src,
-                              n->symbolic ? "symlink" : "hard link");
-        return buf_printf(o, "[rein] narrate %s: %s → %s%s (%s%s%s)\n",
-                          n->name, it->src, it->dst, slash, d,
-                          b->exists ? ", replaced" : "",
-                          n->op == OP_MOVE && it->src_before.exists
-                              ? ", source removed"
-                              : "");
+        if (!a->exists)
+            return EMIT_NARRATE_NOT_CREATED;
+        if (same)
+            return EMIT_NARRATE_UNCHANGED;
+        return n->op == OP_LINK ? EMIT_NARRATE_LINKED : EMIT_NARRATE_COPIED;
     case OP_REMOVE:
-        if (!b->exists)
-            return buf_printf(o, "[rein] narrate %s: %s did not exist\n",
-                              n->name, it->dst);
-        if (a->exists)
-            return buf_printf(o, "[rein] narrate %s: %s still exists\n",
-                              n->name, it->dst);
-        return buf_printf(o, "[rein] narrate %s: removed %s%s (%s)\n",
-                          n->name, it->dst,
-                          S_ISDIR(b->st.st_mode) ? "/" : "", d0);
+        return !b->exists  ? EMIT_NARRATE_ABSENT
+               : a->exists ? EMIT_NARRATE_KEPT
+                           : EMIT_NARRATE_REMOVED;
     case OP_MKDIR:
-        if (b->exists)
-            return buf_printf(o, "[rein] narrate mkdir: %s/ already existed\n",
-                              it->dst);
-        if (!a->exists)
-            return buf_printf(o, "[rein] narrate mkdir: %s not created\n",
-                              it->dst);
-        return buf_printf(o, "[rein] narrate mkdir: created %s/\n", it->dst);
+        return b->exists    ? EMIT_NARRATE_DIR_EXISTED
+               : !a->exists ? EMIT_NARRATE_NOT_CREATED
+                            : EMIT_NARRATE_DIR_MADE;
     case OP_TOUCH:
-        if (!a->exists)
-            return buf_printf(o, "[rein] narrate touch: %s not created\n",
-                              it->dst);
-        return buf_printf(o, "[rein] narrate touch: %s %s (%s)\n",
-                          b->exists ? "updated" : "created", it->dst, d);
+        return a->exists ? EMIT_NARRATE_TOUCHED : EMIT_NARRATE_NOT_CREATED;
     case OP_MODE:
-        if (!a->exists)
-            return buf_printf(o, "[rein] narrate chmod: %s does not exist\n",
-                              it->dst);
-        return buf_printf(o, "[rein] narrate chmod: %s %04o → %04o\n",
-                          it->dst, (unsigned)(b->st.st_mode & 07777),
-                          (unsigned)(a->st.st_mode & 07777));
+        return a->exists ? EMIT_NARRATE_MODE : EMIT_NARRATE_MISSING;
     case OP_OWNER:
-        if (!a->exists)
-            return buf_printf(o, "[rein] narrate %s: %s does not exist\n",
-                              n->name, it->dst);
-        return buf_printf(o, "[rein] narrate %s: %s %u:%u → %u:%u\n",
-                          n->name, it->dst, (unsigned)b->st.st_uid,
-                          (unsigned)b->st.st_gid, (unsigned)a->st.st_uid,
-                          (unsigned)a->st.st_gid);
+        return a->exists ? EMIT_NARRATE_OWNER : EMIT_NARRATE_MISSING;
     case OP_TRUNCATE:
-        if (!a->exists)
-            return buf_printf(o, "[rein] narrate truncate: %s not created\n",
-                              it->dst);
-        return buf_printf(o, "[rein] narrate truncate: %s %s → %s\n", it->dst,
-                          b->exists ? d0 : "new", d);
+        return a->exists ? EMIT_NARRATE_RESIZED : EMIT_NARRATE_NOT_CREATED;
     case OP_NONE:
         break;
     }
-    return 0;
+    assert(!"narrate_kind: a plan without a command has no items");
+    return EMIT_NARRATE_NOT_CREATED;
+}
+
+static int narrate_item_end(narrate_t *n, struct narrate_item *it, buf_t *o)
+{
+    emit_narrate_t m = {
+        .kind = narrate_kind(n, it),
+        .cmd = n->name,
+        .src = it->src,
+        .path = it->dst,
+        .symbolic = n->symbolic,
+        .source_removed = n->op == OP_MOVE && it->src_before.exists,
+        .before = narrate_file(&it->before),
+        .after = narrate_file(&it->after),
+    };
+    return emit_narrate(o, &m);
 }
 
 int narrate_end(narrate_t *n, buf_t *out)
@@ -443,8 +409,6 @@ int narrate_end(narrate_t *n, buf_t *out)
             return rc;
     }
     if (n->more)
-        return buf_printf(out, "[rein] narrate %s: %zu more operands not "
-                               "narrated\n",
-                          n->name, n->more);
+        return emit_narrate_more(out, n->name, n->more);
     return 0;
 }

@@ -8,6 +8,8 @@
  * before the command runs and again after, and the difference becomes
  * `[rein] narrate …` markers (docs/markers.md) naming sources, destinations
  * and sizes.  Nothing is guessed: a marker only reports what stat() saw.
+ * This file judges what changed; emit.c (emit_narrate) words the marker,
+ * as it words every other one.
  *
  * Handled: cp, mv, rm, rmdir, mkdir, touch, chmod, chown, chgrp, ln,
  * truncate.  Anything else gives no markers.
@@ -44,7 +46,5 @@ void narrate_free(narrate_t *n);
  * max_entries entries (*partial set when stopped early).  0 or -errno. */
 int narrate_tree_size(const char *path, size_t max_entries, uint64_t *bytes,
                       uint64_t *files, bool *partial);
-/* Formats a byte count the way markers do: "812 B", "4.2 KiB", "1.0 MiB". */
-void narrate_size(uint64_t bytes, char *out, size_t size);
 
 #endif

@@ -2,7 +2,8 @@
  * squash.c — the squasher pipeline (see squash.h): vt → classify → dedup
  * → emit.
  *
- * Lines worth showing become items (hazards and the lines they own,
+ * Lines worth showing become items (hazards and the lines they own, below
+ * them and, from a grammar's `lead` rule, above them: gcc's include chain;
  * outcomes, prompts, binary runs, the first line of a deduplicated group,
  * and at the end the fallback tail); everything else is only counted.  An
  * item keeps its text in one arena, so the lines that survive cost one copy
@@ -18,7 +19,8 @@
  *     (hazard lines, errors before warnings, first and last first; the
  *     line closing a capture with its message, as a traceback's exception
  *     line; the lines they
- *     own that name a location; outcomes; their other lines by weight:
+ *     own that name a location, the lines leading into them first;
+ *     outcomes; their other lines by weight:
  *     message, excerpt, caret; deduplicated lines; the tail, latest
  *     first) until the rendered output would pass the budget, an item
  *     refused being tried again once a neighbour is taken.  The hazard
@@ -93,6 +95,8 @@
 enum sq_role {
     SQ_R_HAZARD = 0,
     SQ_R_CONT,    /* a line owned by the hazard above */
+    SQ_R_LEAD,    /* a line owned by the hazard below (cls_result_t.lead:
+                     gcc's `In file included from`), shown only with it */
     SQ_R_OUTCOME,
     SQ_R_PROMPT,
     SQ_R_BINARY,
@@ -121,9 +125,10 @@ struct sq_item {
     uint64_t first;   /* its first line: a binary run spans first..lineno */
     size_t off, len;  /* text in the arena */
     uint32_t group;   /* dedup group, UINT32_MAX: none */
-    uint32_t head;    /* SQ_R_CONT: the index of its hazard item */
+    uint32_t head;    /* SQ_R_CONT, SQ_R_LEAD: the index of its hazard
+                         item */
     uint8_t role;
-    uint8_t weight;   /* SQ_R_CONT: enum sq_weight */
+    uint8_t weight;   /* SQ_R_CONT, SQ_R_LEAD: enum sq_weight */
     bool cut;
     bool escaped;     /* shown after EMIT_ESCAPE (emit_raw_escaped) */
     bool emitted;     /* streamed already */
@@ -244,6 +249,15 @@ struct squash {
      * empty). */
     uint64_t *facts;
     size_t nfacts, capfacts;
+    /* Lines that lead into a hazard (cls_result_t.lead) waiting for the
+     * line after them: when it is a hazard line shown, they are its
+     * (SQ_R_LEAD items, before it); otherwise they are what they were
+     * classified: a grammar's noise, or the universal tier's unknown lines
+     * (for the fallback tail).  The first SQ_LEAD_MAX - 1 and the latest
+     * are kept; any between are let go at once. */
+    struct sq_tail lead[SQ_LEAD_MAX];
+    bool lead_noise[SQ_LEAD_MAX]; /* counted as noise (a grammar's rule) */
+    size_t nlead;
     size_t frame_indent; /* indent of the hazard's last location line,
                             SIZE_MAX: none (see sq_cont_weight) */
     bool finishing, finished;
@@ -774,6 +788,80 @@ static int sq_unfold(squash_t *sq, const sq_line_t *cont, size_t margin)
     return rc < 0 ? rc : 1;
 }
 
+/* ------------------------------------------------------------ leads */
+
+/* Lead lines i.. that lead into no hazard shown: a grammar's stay the
+ * noise they were counted as; the universal tier's are unknown lines, for
+ * the fallback tail. */
+static int sq_lead_release(squash_t *sq, size_t i, size_t n)
+{
+    int rc = 0;
+    for (; rc == 0 && i < n; i++) {
+        const struct sq_tail *t = &sq->lead[i];
+        if (!sq->lead_noise[i])
+            rc = sq_tail_push(sq, &(sq_line_t){.text = t->text, .len = t->len,
+                                               .lineno = t->lineno,
+                                               .raw_start = t->raw_start,
+                                               .raw_end = t->raw_end,
+                                               .cut = t->cut});
+    }
+    return rc;
+}
+
+/* A line that leads into a hazard (gcc's `In file included from
+ * src/main.c:3:`, `util.h: In function 'f':`), from a grammar's `lead`
+ * rule (noise, counted now) or the universal tier: kept until the next
+ * line tells whether it leads into a hazard shown. */
+static int sq_lead_push(squash_t *sq, const sq_line_t *l, bool noise)
+{
+    if (noise) {
+        sq->noise[CLS_NOISE_TOOL]++;
+        sq_noise_mark(sq, l->lineno);
+    }
+    /* Past the cap the latest line takes the last slot: a chain keeps its
+     * ends (gcc's ends in the source file compiled), its middle goes. */
+    size_t i = sq->nlead;
+    if (i < SQ_LEAD_MAX) {
+        sq->nlead++;
+    } else {
+        i = SQ_LEAD_MAX - 1;
+        int rc = sq_lead_release(sq, i, SQ_LEAD_MAX);
+        if (rc < 0)
+            return rc;
+    }
+    sq->lead_noise[i] = noise;
+    return sq_tail_set(&sq->lead[i], l);
+}
+
+/* The n lead lines waiting lead into the hazard line about to be added as
+ * the next item: they become its lines, before it, shown (streamed) when
+ * it is and no longer noise. */
+static int sq_lead_claim(squash_t *sq, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct sq_tail *t = &sq->lead[i];
+        sq_line_t l = {.text = t->text, .len = t->len,
+                       .kind = SQ_LINE_COMPLETE, .lineno = t->lineno,
+                       .raw_start = t->raw_start, .raw_end = t->raw_end,
+                       .cut = t->cut};
+        struct sq_item *it;
+        int rc = sq_item_add(sq, &l, SQ_R_LEAD, UINT32_MAX, &it);
+        if (rc < 0)
+            return rc;
+        /* The hazard's index: the leads come just before it.  Weighed as
+         * a location: `from src/main.c:3` names the file that was built. */
+        it->head = (uint32_t)(sq->nitems - 1 + (n - i));
+        it->weight = SQ_W_LOC;
+        if (sq->lead_noise[i]) {
+            sq->noise[CLS_NOISE_TOOL]--;
+            sq_bit_clear(sq, &sq->noisebits, t->lineno);
+        }
+        if ((rc = sq_stream(sq, it)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
 static int sq_on_line(const sq_line_t *l, void *data)
 {
     squash_t *sq = data;
@@ -796,6 +884,15 @@ static int sq_on_line(const sq_line_t *l, void *data)
         return rc;
     cls_result_t r;
     if ((rc = classify_line(sq->cls, l, &r)) < 0)
+        return rc;
+    if (r.lead)
+        return sq_lead_push(sq, l, r.kind == CLS_NOISE);
+    /* The lead lines waiting are this line's if it is a hazard line shown,
+     * else what they were classified. */
+    size_t leads = sq->nlead;
+    sq->nlead = 0;
+    if ((r.kind != CLS_HAZARD || r.cont) &&
+        (rc = sq_lead_release(sq, 0, leads)) < 0)
         return rc;
     switch (r.kind) {
     case CLS_HAZARD:
@@ -842,9 +939,12 @@ static int sq_on_line(const sq_line_t *l, void *data)
         if (!sq->head_shown) {
             sq_bit_set(sq, &sq->foldbits, l->lineno);
             sq_bit_set(sq, &sq->foldhaz, l->lineno);
+            if ((rc = sq_lead_release(sq, 0, leads)) < 0)
+                return rc;
             return sq_fold_keep(sq, l, group, key, r.warning);
         }
-        if ((rc = sq_item_add(sq, l, SQ_R_HAZARD, group, &it)) < 0)
+        if ((rc = sq_lead_claim(sq, leads)) < 0 ||
+            (rc = sq_item_add(sq, l, SQ_R_HAZARD, group, &it)) < 0)
             return rc;
         it->warning = r.warning;
         sq->last_head = (uint32_t)(sq->nitems - 1);
@@ -986,6 +1086,8 @@ void squash_free(squash_t *sq)
     free(sq->hazrank.words);
     free(sq->hazrank.before);
     free(sq->folded.text);
+    for (size_t i = 0; i < SQ_LEAD_MAX; i++)
+        free(sq->lead[i].text);
     free(sq->facts);
     buf_free(&sq->whole);
     buf_free(&sq->out);
@@ -1019,6 +1121,12 @@ int squash_skip(squash_t *sq, uint64_t bytes, uint64_t lines)
     sq->skips = k;
     int rc = vt_skip(sq->vt, bytes, lines);
     if (rc < 0)
+        return rc;
+    /* Lines waiting to lead into a hazard lead into nothing past the gap
+     * (vt_skip has ended the line pending before it). */
+    size_t leads = sq->nlead;
+    sq->nlead = 0;
+    if ((rc = sq_lead_release(sq, 0, leads)) < 0)
         return rc;
     uint64_t raw, total;
     vt_counts(sq->vt, &raw, &total, NULL);
@@ -1201,11 +1309,18 @@ static uint64_t sq_gap_folded(const squash_t *sq, uint64_t a, uint64_t b)
     return sq_rank_of(&sq->hazrank, ib + 1) - sq_rank_of(&sq->hazrank, ia);
 }
 
+/* Whether an item is a line a hazard owns (after it or before it). */
+static bool sq_owned(const struct sq_item *it)
+{
+    return (it->role == SQ_R_CONT || it->role == SQ_R_LEAD) &&
+           it->head != UINT32_MAX;
+}
+
 /* The group whose repeat marker an item's block ends with: its own, or,
  * for a line a hazard owns, its hazard's; UINT32_MAX for none. */
 static uint32_t sq_block_group(const squash_t *sq, const struct sq_item *it)
 {
-    if (it->role == SQ_R_CONT && it->head != UINT32_MAX)
+    if (sq_owned(it))
         return sq->items[it->head].group;
     return it->group;
 }
@@ -1352,7 +1467,7 @@ static bool sq_must(const squash_t *sq, const struct sq_item *it)
         return true; /* not a line: the marker of lines nobody read */
     return !sq->budget &&
            (it->role == SQ_R_HAZARD || it->role == SQ_R_OUTCOME ||
-            (it->role == SQ_R_CONT && it->weight >= SQ_W_TEXT));
+            (sq_owned(it) && it->weight >= SQ_W_TEXT));
 }
 
 /* Leading blanks of an item's text. */
@@ -1395,10 +1510,13 @@ static size_t sq_closing(const squash_t *sq, size_t h)
 }
 
 /* Unselects item gone, and the lines it owns when it is a hazard (they
- * follow it, up to the next hazard). */
+ * follow it, up to the next hazard; its leads are just before it). */
 static void sq_unselect(squash_t *sq, uint32_t gone)
 {
     sq->items[gone].selected = false;
+    for (size_t i = gone; i-- > 0 && sq->items[i].role == SQ_R_LEAD &&
+                          sq->items[i].head == gone;)
+        sq->items[i].selected = false;
     for (size_t i = gone + 1;
          i < sq->nitems && sq->items[i].role != SQ_R_HAZARD; i++)
         if (sq->items[i].role == SQ_R_CONT && sq->items[i].head == gone)
@@ -1414,7 +1532,7 @@ static void sq_drop_to(squash_t *sq, const bool *base, const uint32_t *pos,
     for (size_t i = 0; i < sq->nitems; i++) {
         struct sq_item *it = &sq->items[i];
         bool gone = pos[i] != UINT32_MAX && pos[i] >= nd - d;
-        bool head_gone = it->role == SQ_R_CONT && it->head != UINT32_MAX &&
+        bool head_gone = sq_owned(it) &&
                          pos[it->head] != UINT32_MAX &&
                          pos[it->head] >= nd - d;
         it->selected = base[i] && !gone && !head_gone;
@@ -1630,6 +1748,7 @@ static int sq_plan(squash_t *sq, size_t budget, const struct sq_view *v,
     uint32_t *order = malloc(nalloc * sizeof *order);
     uint32_t *heads = malloc(halloc * sizeof *heads);
     uint32_t *ncont = malloc(halloc * sizeof *ncont);
+    uint32_t *nlead = malloc(halloc * sizeof *nlead);
     uint32_t *closing = malloc(halloc * sizeof *closing);
     uint32_t *alive = malloc(halloc * sizeof *alive);
     uint32_t *sel = malloc(nalloc * sizeof *sel);
@@ -1638,8 +1757,8 @@ static int sq_plan(squash_t *sq, size_t budget, const struct sq_view *v,
     bool *tried = NULL;
     uint32_t *stack = NULL;
     buf_t scratch = BUF_INIT;
-    if (!order || !heads || !ncont || !closing || !alive || !sel || !pos ||
-        !base) {
+    if (!order || !heads || !ncont || !nlead || !closing || !alive || !sel ||
+        !pos || !base) {
         rc = -ENOMEM;
         goto done;
     }
@@ -1674,12 +1793,36 @@ static int sq_plan(squash_t *sq, size_t budget, const struct sq_view *v,
         while (first + m < n && sq->items[first + m].role == SQ_R_CONT)
             m++;
         ncont[x] = (uint32_t)m;
+        for (m = 0; m < order[x] &&
+                    sq->items[order[x] - 1 - m].role == SQ_R_LEAD;)
+            m++;
+        nlead[x] = (uint32_t)m;
         closing[x] = (uint32_t)sq_closing(sq, order[x]);
         if (closing[x])
             order[k++] = closing[x];
     }
     for (int w = SQ_W_LEVELS - 1; w >= 0; w--) {
+        /* A hazard's leads (gcc's include chain) are locations too, taken
+         * before the ones it owns below it, round-robin like them: each
+         * chain's last line (the file compiled), its first, ... */
         size_t na = 0;
+        for (size_t x = 0; w == SQ_W_LOC && x < kh; x++)
+            if (nlead[x])
+                alive[na++] = (uint32_t)x;
+        for (size_t rank = 0; na; rank++) {
+            size_t keep = 0;
+            for (size_t a = 0; a < na; a++) {
+                size_t x = alive[a], m = nlead[x], first = order[x] - m;
+                if (rank >= m)
+                    continue;
+                alive[keep++] = (uint32_t)x;
+                size_t p = rank == 0 ? m - 1
+                           : rank % 2 ? (rank - 1) / 2 : m - 1 - rank / 2;
+                order[k++] = (uint32_t)(first + p);
+            }
+            na = keep;
+        }
+        na = 0;
         for (size_t x = 0; x < kh; x++)
             if (ncont[x])
                 alive[na++] = (uint32_t)x;
@@ -1725,7 +1868,7 @@ static int sq_plan(squash_t *sq, size_t budget, const struct sq_view *v,
     size_t nsel = 0;
     for (size_t x = from; rc == 0 && x < k; x++) {
         struct sq_item *it = &sq->items[order[x]];
-        if (it->role == SQ_R_CONT && !sq->items[it->head].selected)
+        if (sq_owned(it) && !sq->items[it->head].selected)
             continue;
         size_t cost = it->len + 1;
         if (it->role == SQ_R_PROMPT || it->cut || it->role == SQ_R_BINARY)
@@ -1799,7 +1942,7 @@ static int sq_plan(squash_t *sq, size_t budget, const struct sq_view *v,
             uint32_t i = stack[--ns];
             struct sq_item *it = &sq->items[i];
             if (it->selected ||
-                (it->role == SQ_R_CONT && !sq->items[it->head].selected))
+                (sq_owned(it) && !sq->items[it->head].selected))
                 continue;
             it->selected = true;
             if (sq_measure(sq, &scratch, v, &rc) > budget) {
@@ -1844,6 +1987,7 @@ done:
     free(sel);
     free(alive);
     free(closing);
+    free(nlead);
     free(ncont);
     free(heads);
     free(order);
@@ -1888,6 +2032,11 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
     int rc = vt_finish(sq->vt);
     if (rc < 0)
         return rc;
+    /* Lead lines at the very end lead into nothing. */
+    size_t leads = sq->nlead;
+    sq->nlead = 0;
+    if ((rc = sq_lead_release(sq, 0, leads)) < 0)
+        return rc;
     uint64_t raw_bytes, lines, text_bytes;
     vt_counts(sq->vt, &raw_bytes, &lines, &text_bytes);
     sq->st.raw_bytes = raw_bytes;
@@ -1903,6 +2052,13 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
         if (sq->items[i].role == SQ_R_HAZARD)
             h = i;
         else if (sq->items[i].role == SQ_R_CONT)
+            sq->items[i].head = (uint32_t)h;
+    }
+    /* ... and each lead to the hazard item just below it */
+    for (size_t i = sq->nitems, h = 0; i-- > 0;) {
+        if (sq->items[i].role == SQ_R_HAZARD)
+            h = i;
+        else if (sq->items[i].role == SQ_R_LEAD)
             sq->items[i].head = (uint32_t)h;
     }
 

@@ -87,6 +87,14 @@ typedef struct sq_opts {
  * locations when they differ).  Hazards that differ are all shown: a name
  * or a location is a fact. */
 #define SQ_HAZARD_SHOW 3
+/* Lines that lead into a hazard (a grammar's `lead` rule, or the
+ * universal tier's: gcc's `In file included from` chain) kept for the
+ * hazard line below them: the first SQ_LEAD_MAX - 1
+ * and the last, so a chain keeps both its ends (gcc's last line names the
+ * file compiled); the lines between are counted as noise.  An include
+ * chain 32 deep is deeper than real C needs; the bound keeps a stream of
+ * nothing but such lines from holding them all. */
+#define SQ_LEAD_MAX 32
 /* Outcome lines shown per template (progress bars, per-file summaries);
  * a grammar of category `structured` (git status/log/diff, docker ps)
  * shows every one, as the tool printed it. */
