@@ -586,6 +586,29 @@ TEST_T(sup_setsid_daemon_is_an_ownership_escape, 120)
  * fires late) before the scan counts as missed. */
 #define SUP_TEST_SCAN_SLACK_MS 2000
 
+/* The escapee whose pid the command wrote to pidfile is among run id's
+ * recorded members in the registry of dir, and no recorded member lives. */
+static void escapee_recorded_and_gone(const char *dir, const char *pidfile,
+                                      int64_t id)
+{
+    buf_t text = BUF_INIT;
+    ASSERT_TRUE(tu_read_file(pidfile, &text));
+    pid_t esc = (pid_t)atol(text.p);
+    buf_free(&text);
+    registry_t *reg;
+    ptree_t d;
+    ASSERT_OK(registry_open(dir, &reg));
+    ASSERT_OK(registry_descendants(reg, id, &d));
+    registry_close(reg);
+    bool found = false;
+    for (size_t i = 0; i < d.n; i++) {
+        found = found || d.v[i].pid == esc;
+        ASSERT_FALSE(procfs_alive(d.v[i].pid, d.v[i].start_time));
+    }
+    ptree_free(&d);
+    ASSERT_TRUE(found);
+}
+
 TEST_T(sup_quiet_runs_escape_is_seen_within_the_scan_period, 60)
 {
     /* No cgroup holds these runs (the pids hierarchy is hidden): at the
@@ -616,22 +639,7 @@ TEST_T(sup_quiet_runs_escape_is_seen_within_the_scan_period, 60)
         printf("%s: ended %llu ms after the spawn\n", levels[l],
                (unsigned long long)(test_now_ms() - t0));
         /* The escapee is among the recorded members, and none lives. */
-        buf_t text = BUF_INIT;
-        ASSERT_TRUE(tu_read_file(f, &text));
-        pid_t esc = (pid_t)atol(text.p);
-        buf_free(&text);
-        registry_t *reg;
-        ptree_t d;
-        ASSERT_OK(registry_open(dir, &reg));
-        ASSERT_OK(registry_descendants(reg, o.id, &d));
-        registry_close(reg);
-        bool found = false;
-        for (size_t i = 0; i < d.n; i++) {
-            found = found || d.v[i].pid == esc;
-            ASSERT_FALSE(procfs_alive(d.v[i].pid, d.v[i].start_time));
-        }
-        ptree_free(&d);
-        ASSERT_TRUE(found);
+        escapee_recorded_and_gone(dir, f, o.id);
         rein_sup_close(s);
         obs_free(&o);
     }
@@ -707,23 +715,7 @@ TEST_T(sup_quiet_runs_escape_in_a_cgroup_is_seen_within_the_scan_period, 60)
             printf("%s (%s): ended %llu ms after the escape was let go\n",
                    levels[l], known ? "known" : "new",
                    (unsigned long long)(test_now_ms() - t0));
-            /* The escapee is recorded, and is gone with the run. */
-            buf_t text = BUF_INIT;
-            ASSERT_TRUE(tu_read_file(f, &text));
-            pid_t esc = (pid_t)atol(text.p);
-            buf_free(&text);
-            registry_t *reg;
-            ptree_t d;
-            ASSERT_OK(registry_open(dir, &reg));
-            ASSERT_OK(registry_descendants(reg, o.id, &d));
-            registry_close(reg);
-            bool found = false;
-            for (size_t i = 0; i < d.n; i++) {
-                found = found || d.v[i].pid == esc;
-                ASSERT_FALSE(procfs_alive(d.v[i].pid, d.v[i].start_time));
-            }
-            ptree_free(&d);
-            ASSERT_TRUE(found);
+            escapee_recorded_and_gone(dir, f, o.id);
             rein_sup_close(s);
             obs_free(&o);
         }
