@@ -41,7 +41,9 @@
  * extra_fds; moved to fd 60 at once, out of the way of scripts that use
  * `exec 3>...`), and keeps scratch in two memfds at fds 4 and 5 (moved to
  * 61 and 62; see SHELL_DOOR_PROBE):
- *   request  fifo NUL cwd NUL count NUL NAME=value NUL ... command NUL
+ *   request  fifo NUL cwd NUL tail NUL count NUL NAME=value NUL ...
+ *            command NUL   (tail: "1" when the driver may append its
+ *            status note to the command, see shell_tail_ok)
  *   status   "r\n" ready (after the snapshot) | "n\n" snapshot failed |
  *            "s <code>\n" command done | "c\n" cd failed |
  *            "f\n" the command could not be run (its FIFO did not open,
@@ -319,15 +321,30 @@ void shell_set_program(const char *path)
 
 /* The eval line's redirections: the command's output to the run's FIFO,
  * then (only once that opened) the mark __rein_st[3]; no fd of ours. */
-#define SHELL_EVAL_REDIR \
-    ">\"$__rein_out\" 2>&1${__rein_st[__rein_st[3]=9]-} 60<&- 61<&- 62<&-\n"
+#define SHELL_EVAL_LINE \
+    "\"${__rein_door[@]}\" eval \"$__rein_cmd\" " \
+    ">\"${__rein_out[__rein_st[7]]-}\" 2>&1${__rein_st[__rein_st[3]=9]-} " \
+    "60<&- 61<&- 62<&-\n"
+
+/* A redirection that closes fd 59 (already closed or not: it never fails)
+ * for the command it ends, and evaluates the arithmetic expr on its way:
+ * how a line that is neither a simple command nor traced can note a
+ * status.  The subscript ends on 9, an element never set, so it expands
+ * to nothing whatever expr did. */
+#define SHELL_NOTE(expr) "59<&\"-${__rein_st[" expr ", 9]-}\""
+
+/* What the driver appends to a command that parses on its own (see
+ * SHELL_DRIVER): a group holding a function definition, with a
+ * SHELL_NOTE of `$?` as __rein_st[4]. */
+#define SHELL_TAIL "'{ __rein_z() { \\:; }; } " SHELL_NOTE("__rein_st[4]=$?") "'"
 
 static const char SHELL_DRIVER[] =
     "{\n"
     "exec 60<&3 3<&- 61<&4 4<&- 62<&5 5<&-\n"
     "__rein_bash=$0 __rein_snap=$1 __rein_first=1 __rein_last=0 __rein_n=0\n"
-    "__rein_st=([6]=1) __rein_door=(builtin) __rein_cmd= __rein_out=\n"
-    "__rein_o=()\n"
+    "__rein_st=([6]=1) __rein_door=(builtin) __rein_cmd= __rein_out=()\n"
+    "__rein_o=() __rein_pre=$'case x in (y)\\n' __rein_post=$'\\n;; esac'\n"
+    "__rein_tail=$'\\n'" SHELL_TAIL "\n"
     "builtin set --\n"
     "if [[ -n $__rein_snap ]]; then\n"
     "  if [[ -f $__rein_snap && -r $__rein_snap ]]; then\n"
@@ -340,20 +357,20 @@ static const char SHELL_DRIVER[] =
     "fi\n"
     "{\n"
     "for (( ; __rein_st[6]-- > 0; )); do\n"
-    "  if ! {\n"
+    "  if {\n"
     "    __rein_step() {\n"
     "      if [[ :$SHELLOPTS: == *:posix:* ]]; then __rein_mid\n"
     "      else POSIXLY_CORRECT=y __rein_mid; fi\n"
-    "      (( __rein_st[6] != 1 ))\n"
     "    }\n"
     "    __rein_mid() {\n"
     "      __rein_o=(\"$SHELLOPTS\" \"$BASHOPTS\")\n"
     "      set +o functrace +o errtrace +o xtrace\n"
     "      __rein_body\n"
-    "      unset -f __rein_step __rein_mid __rein_body\n"
+    "      unset -f __rein_step __rein_mid __rein_body __rein_z\n"
     "      [[ :${__rein_o[0]}: != *:functrace:* ]] || set -o functrace\n"
     "      [[ :${__rein_o[0]}: != *:errtrace:* ]] || set -o errtrace\n"
     "      [[ :${__rein_o[0]}: != *:xtrace:* ]] || set -o xtrace\n"
+    "      return \"$__rein_last\"\n"
     "    }\n"
     "    __rein_body() {\n"
     "      set +o errexit +o nounset +o allexport +o verbose\n"
@@ -384,13 +401,18 @@ static const char SHELL_DRIVER[] =
     "        \"${__rein_door[@]}\" printf 's %d\\n' \"$__rein_last\" >&60 ||\n"
     "          exit 1\n"
     "      fi\n"
-    "      \"${__rein_door[@]}\" mapfile -d '' -n 3 -t __rein_h <&60\n"
-    "      (( ${#__rein_h[@]} == 3 )) || exit 1\n"
-    "      __rein_out=${__rein_h[0]} __rein_n=${__rein_h[2]}\n"
+    "      \"${__rein_door[@]}\" mapfile -d '' -n 4 -t __rein_h <&60\n"
+    "      (( ${#__rein_h[@]} == 4 )) || exit 1\n"
+    "      __rein_out=([1]=\"${__rein_h[0]}\") __rein_n=${__rein_h[3]}\n"
     "      \"${__rein_door[@]}\" mapfile -d '' -n $((__rein_n + 1)) \\\n"
     "        -t __rein_envs <&60\n"
     "      (( ${#__rein_envs[@]} == __rein_n + 1 )) || exit 1\n"
     "      __rein_cmd=${__rein_envs[__rein_n]}\n"
+    "      if [[ -n ${__rein_h[2]} && :${__rein_o[0]}: != *:verbose:* ]] &&\n"
+    "         \"${__rein_door[@]}\" command eval \\\n"
+    "           \"$__rein_pre$__rein_cmd$__rein_post\"; then\n"
+    "        __rein_cmd+=$__rein_tail\n"
+    "      fi\n"
     "      if [[ -n ${__rein_h[1]} ]] &&\n"
     "         ! \"${__rein_door[@]}\" cd -- \"${__rein_h[1]}\" \\\n"
     "           >/dev/null 2>&1; then\n"
@@ -416,24 +438,14 @@ static const char SHELL_DRIVER[] =
     "      [[ :${__rein_o[0]}: != *:nounset:* ]] || set -o nounset\n"
     "      [[ :${__rein_o[0]}: != *:allexport:* ]] || set -o allexport\n"
     "      [[ :${__rein_o[0]}: != *:verbose:* ]] || set -o verbose\n"
-    "      __rein_st[6]=1\n"
+    "      __rein_st[6]=1 __rein_st[7]=1\n"
     "    }\n"
-    "    FUNCNEST= __rein_step\n"
-    "  }; then\n"
-    "    __rein_status() {\n"
-    "      \"${__rein_door[@]}\" unset -f __rein_status\n"
-    "      \"${__rein_door[@]}\" return \"$1\"\n"
-    "    }\n"
-    "    if [[ -o errexit ]]; then\n"
-    "      __rein_status \"$__rein_last\" && [[ -n 1 ]]\n"
-    "      \"${__rein_door[@]}\" eval \"$__rein_cmd\" " SHELL_EVAL_REDIR
-    "    elif __rein_status \"$__rein_last\"; then\n"
-    "      ! \"${__rein_door[@]}\" eval \"$__rein_cmd\" " SHELL_EVAL_REDIR
-    "    else\n"
-    "      ! \"${__rein_door[@]}\" eval \"$__rein_cmd\" " SHELL_EVAL_REDIR
-    "    fi\n"
-    "    __rein_st[2]=${PIPESTATUS[0]}\n"
+    "  }; FUNCNEST= __rein_step; then\n"
+    "    " SHELL_EVAL_LINE
+    "  else\n"
+    "    " SHELL_EVAL_LINE
     "  fi\n"
+    "  { __rein_z() { \\:; }; } " SHELL_NOTE("__rein_st[2]=${__rein_st[4]-${PIPESTATUS[0]}}, __rein_st[7]=0") "\n"
     "done\n"
     "} >/dev/null 2>&1\n"
     "}\n";
@@ -1556,7 +1568,73 @@ static int own_open(rein_shell_t *sh, struct shell_run *r)
     return 0;
 }
 
-/* fifo NUL cwd NUL count NUL entries... command NUL */
+/* True when command may switch set -v on (`set -v`, `set -xv`, `set -o
+ * verbose`, `shopt -so verbose`...): bash echoes each line it reads once
+ * -v is on, so the line the driver appends to a command (SHELL_TAIL)
+ * would be seen.  Such a command runs without it.  A false alarm only
+ * costs the command what the tail is for (see SHELL_DRIVER); what a
+ * script it sources or a function it calls switches on is not seen. */
+static bool shell_may_set_verbose(const char *cmd)
+{
+    if (strstr(cmd, "verbose"))
+        return true;
+    for (const char *p = cmd; (p = strstr(p, "set")) != NULL; p += 3) {
+        if (p > cmd && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))
+            continue;
+        const char *q = p + 3;
+        if (*q != ' ' && *q != '\t')
+            continue;
+        for (;;) { /* the option words after it */
+            while (*q == ' ' || *q == '\t')
+                q++;
+            if (*q != '-' && *q != '+')
+                break;
+            size_t n = strcspn(q, " \t\n;&|)");
+            if (*q == '-' && memchr(q, 'v', n))
+                return true;
+            q += n;
+        }
+    }
+    return false;
+}
+
+/* True when word (lowercase letters) occurs in s, a backslash-newline
+ * (which bash removes before it splits words) anywhere within it. */
+static bool shell_has_word(const char *s, const char *word)
+{
+    for (; *s; s++) {
+        const char *p = s, *w = word;
+        while (*w) {
+            if (p[0] == '\\' && p[1] == '\n') {
+                p += 2;
+                continue;
+            }
+            if (*p != *w)
+                break;
+            p++;
+            w++;
+        }
+        if (!*w)
+            return true;
+    }
+    return false;
+}
+
+/* Whether the driver may append its status note (SHELL_TAIL) to command,
+ * once bash's parser has found the command complete on its own (see
+ * SHELL_DRIVER).  Not when the command ends in a backslash, which would
+ * join the note to its last line; not when it holds the word esac, the
+ * one word that could close the `case` the driver parses it in and let
+ * the rest run; not when it may switch set -v on (bash would echo the
+ * note).  Without the note the command runs as it is. */
+static bool shell_tail_ok(const char *cmd)
+{
+    size_t n = strlen(cmd);
+    return !(n && cmd[n - 1] == '\\') && !shell_has_word(cmd, "esac") &&
+           !shell_may_set_verbose(cmd);
+}
+
+/* fifo NUL cwd NUL tail NUL count NUL entries... command NUL */
 static int build_request(buf_t *b, const char *fifo,
                          const rein_shell_run_opts_t *run)
 {
@@ -1572,6 +1650,10 @@ static int build_request(buf_t *b, const char *fifo,
     if (rc == 0)
         rc = buf_append(b, run->cwd ? run->cwd : "",
                         (run->cwd ? strlen(run->cwd) : 0) + 1);
+    if (rc == 0) {
+        const char *tail = shell_tail_ok(run->command) ? "1" : "";
+        rc = buf_append(b, tail, strlen(tail) + 1);
+    }
     if (rc == 0)
         rc = buf_printf(b, "%zu", n);
     if (rc == 0)
