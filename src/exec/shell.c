@@ -378,7 +378,7 @@ static const char SHELL_DRIVER[] =
     "{\n"
     "exec 60<&3 3<&- 61<&4 4<&- 62<&5 5<&-\n"
     "__rein_bash=$0 __rein_snap=$1 __rein_first=1 __rein_last=0 __rein_n=0\n"
-    "__rein_st=([6]=1) __rein_door=(builtin) __rein_cmd= __rein_out=()\n"
+    "__rein_st=([6]=1 [7]=0) __rein_door=(builtin) __rein_cmd= __rein_out=()\n"
     "__rein_o=() __rein_pre=$'case x in (y)\\n' __rein_post=$'\\n;; esac'\n"
     "__rein_tail=$'\\n'" SHELL_TAIL "\n"
     "builtin set --\n"
