@@ -484,14 +484,25 @@ TEST(shell_driver_a_command_that_does_not_parse_runs_nothing_early)
     static const char *const cmds[][2] = {
         {"echo a; }; fi; done; echo x >'", "'"},
         {"echo a\n;; esac; echo x >'", "'; case y in (z)"},
+        /* An alias of the session's (below): expanded when the command
+         * runs, not in the parse the driver asks for. */
+        {"zz", NULL},
     };
     char mark[512], cmd[1024];
     snprintf(mark, sizeof mark, "%s/leaked", test_tmpdir());
     struct sess s;
     sess_open(&s);
-    out_of(&s, "K=1");
+    snprintf(cmd, sizeof cmd,
+             "K=1; shopt -s expand_aliases; "
+             "alias zz=\"esac; echo x >'%s'; case y in (z)\"",
+             mark);
+    out_of(&s, cmd);
     for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
-        snprintf(cmd, sizeof cmd, "%s%s%s", cmds[i][0], mark, cmds[i][1]);
+        if (cmds[i][1])
+            snprintf(cmd, sizeof cmd, "%s%s%s", cmds[i][0], mark,
+                     cmds[i][1]);
+        else
+            snprintf(cmd, sizeof cmd, "%s", cmds[i][0]);
         ASSERT_CONTAINS(out_of(&s, cmd), "syntax error");
         ASSERT_EQ(s.res.exit_code, 2);
         ASSERT_TRUE(access(mark, F_OK) < 0);

@@ -235,11 +235,12 @@ void shell_set_program(const char *path)
  * prompt (set -e in the command too, from its next line on), and the eval
  * ends the shell only when bash at a prompt would have.  Whether the tail
  * may go on is asked of bash's own parser: the step evals the command
- * inside a `case` that never matches (nothing of it runs), through
- * `command`, so that a syntax error is a status rather than, in posix
- * mode, the end of the shell; it parses only when complete, and the tail
- * then starts a command of its own rather than continuing an open
- * here-document, quote or `&&`.  rein leaves the tail out (request field
+ * inside a `case` that never matches (nothing of it runs; no alias is
+ * expanded, as one could close the `case`), through `command`, so that a
+ * syntax error is a status rather than, in posix mode, the end of the
+ * shell; it parses only when complete, and the tail then starts a
+ * command of its own rather than continuing an open here-document, quote
+ * or `&&`.  rein leaves the tail out (request field
  * "tail" empty, shell_tail_ok) for a command ending in a backslash (which
  * would join the tail to its last line), holding the word `esac` (which
  * could close the `case` early and let the rest run), or that may switch
@@ -444,10 +445,14 @@ static const char SHELL_DRIVER[] =
     "        -t __rein_envs <&60\n"
     "      (( ${#__rein_envs[@]} == __rein_n + 1 )) || exit 1\n"
     "      __rein_cmd=${__rein_envs[__rein_n]}\n"
-    "      if [[ -n ${__rein_h[2]} && :${__rein_o[0]}: != *:verbose:* ]] &&\n"
-    "         \"${__rein_door[@]}\" command eval \\\n"
-    "           \"$__rein_pre$__rein_cmd$__rein_post\"; then\n"
-    "        __rein_cmd+=$__rein_tail\n"
+    "      if [[ -n ${__rein_h[2]} && :${__rein_o[0]}: != *:verbose:* ]]\n"
+    "      then\n"
+    "        \"${__rein_door[@]}\" shopt -u expand_aliases\n"
+    "        ! \"${__rein_door[@]}\" command eval \\\n"
+    "          \"$__rein_pre$__rein_cmd$__rein_post\" ||\n"
+    "          __rein_cmd+=$__rein_tail\n"
+    "        [[ :${__rein_o[1]}: != *:expand_aliases:* ]] ||\n"
+    "          \"${__rein_door[@]}\" shopt -s expand_aliases\n"
     "      fi\n"
     "      if [[ -n ${__rein_h[1]} ]] &&\n"
     "         ! \"${__rein_door[@]}\" cd -- \"${__rein_h[1]}\" \\\n"
