@@ -235,8 +235,9 @@ void shell_set_program(const char *path)
  * prompt (set -e in the command too, from its next line on), and the eval
  * ends the shell only when bash at a prompt would have.  Whether the tail
  * may go on is asked of bash's own parser: the step evals the command
- * inside a `case` that never matches (nothing of it runs; no alias is
- * expanded, as one could close the `case`), through `command`, so that a
+ * inside a `case` that never matches (nothing of it runs; with any alias
+ * defined, aliases are off for it, as one could close the `case`; the
+ * command gets them when it runs), through `command`, so that a
  * syntax error is a status rather than, in posix mode, the end of the
  * shell; it parses only when complete, and the tail then starts a
  * command of its own rather than continuing an open here-document, quote
@@ -447,11 +448,14 @@ static const char SHELL_DRIVER[] =
     "      __rein_cmd=${__rein_envs[__rein_n]}\n"
     "      if [[ -n ${__rein_h[2]} && :${__rein_o[0]}: != *:verbose:* ]]\n"
     "      then\n"
-    "        \"${__rein_door[@]}\" shopt -u expand_aliases\n"
+    "        __rein_i=${#BASH_ALIASES[@]}\n"
+    "        (( !__rein_i )) ||\n"
+    "          \"${__rein_door[@]}\" shopt -u expand_aliases\n"
     "        ! \"${__rein_door[@]}\" command eval \\\n"
     "          \"$__rein_pre$__rein_cmd$__rein_post\" ||\n"
     "          __rein_cmd+=$__rein_tail\n"
-    "        [[ :${__rein_o[1]}: != *:expand_aliases:* ]] ||\n"
+    "        (( !__rein_i )) ||\n"
+    "          [[ :${__rein_o[1]}: != *:expand_aliases:* ]] ||\n"
     "          \"${__rein_door[@]}\" shopt -s expand_aliases\n"
     "      fi\n"
     "      if [[ -n ${__rein_h[1]} ]] &&\n"
