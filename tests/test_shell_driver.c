@@ -433,3 +433,122 @@ TEST(shell_driver_one_shot_snapshot_with_hostile_functions)
     ASSERT_EQ(res.exit_code, 0);
     buf_free(&out);
 }
+
+TEST(shell_driver_set_e_goes_on_where_bash_would)
+{
+    /* Under set -e bash exits for a failing command only where errexit
+     * applies to it (not in an && or || list short of its last command,
+     * not after `!`), whatever the status the line ends with.  The
+     * session used to end for any command whose status was not 0 (`false
+     * && true`, `[ -f x ] && ...`), since the eval running it failed. */
+    struct sess s;
+    sess_open(&s);
+    out_of(&s, "set -euo pipefail; K=1; n=0; trap 'n=$((n + 1))' ERR");
+    static const char *const goes_on[] = {
+        "false && true",
+        "[ -f /nonexistent-rein ] && echo yes",
+        "false | true && true",
+        "echo a\n! true",
+        "f() { return 3; }\nf || (exit 4) || false && true",
+    };
+    for (size_t i = 0; i < sizeof goes_on / sizeof *goes_on; i++) {
+        rein_shell_run_opts_t o = {.command = goes_on[i]};
+        ASSERT_OK(drive(&s, &o));
+        ASSERT_TRUE(s.res.has_exit_code);
+        ASSERT_EQ(s.res.exit_code, 1);
+        /* Kept, `$?` carried, and no ERR trap ran (none would in bash). */
+        ASSERT_STR(out_of(&s, "echo \"$? $K $n\""), "1 1 0\n");
+    }
+    /* An unterminated heredoc (bash's warning) is the command's too. */
+    ASSERT_CONTAINS(out_of(&s, "cat <<EOF\nbody"), "body\n");
+    ASSERT_EQ(s.res.exit_code, 0);
+    /* Where errexit applies, the session ends at that point, as bash. */
+    ASSERT_STR(out_of(&s, "echo a\nfalse\necho not-reached"), "a\n");
+    ASSERT_EQ(s.res.exit_code, 1);
+    ASSERT_STR(out_of(&s, "echo ${K-gone}"), "gone\n");
+    /* set -e in the command itself applies from the next line on. */
+    out_of(&s, "K=1");
+    ASSERT_STR(out_of(&s, "set -e; false && true; echo on; (exit 5); "
+                          "echo not-reached"),
+               "on\n");
+    ASSERT_EQ(s.res.exit_code, 5);
+    ASSERT_STR(out_of(&s, "echo ${K-gone}"), "gone\n");
+    sess_close(&s);
+}
+
+TEST(shell_driver_a_command_that_does_not_parse_runs_nothing_early)
+{
+    /* Whether the driver may add its status line to a command is asked
+     * of bash's parser without running the command: words that close
+     * what the parse is wrapped in must not let the rest run then. */
+    static const char *const cmds[][2] = {
+        {"echo a; }; fi; done; echo x >'", "'"},
+        {"echo a\n;; esac; echo x >'", "'; case y in (z)"},
+        /* An alias of the session's (below): expanded when the command
+         * runs, not in the parse the driver asks for. */
+        {"zz", NULL},
+    };
+    char mark[512], cmd[1024];
+    snprintf(mark, sizeof mark, "%s/leaked", test_tmpdir());
+    struct sess s;
+    sess_open(&s);
+    snprintf(cmd, sizeof cmd,
+             "K=1; shopt -s expand_aliases; "
+             "alias zz=\"esac; echo x >'%s'; case y in (z)\"",
+             mark);
+    out_of(&s, cmd);
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        if (cmds[i][1])
+            snprintf(cmd, sizeof cmd, "%s%s%s", cmds[i][0], mark,
+                     cmds[i][1]);
+        else
+            snprintf(cmd, sizeof cmd, "%s", cmds[i][0]);
+        ASSERT_CONTAINS(out_of(&s, cmd), "syntax error");
+        ASSERT_EQ(s.res.exit_code, 2);
+        ASSERT_TRUE(access(mark, F_OK) < 0);
+        ASSERT_STR(out_of(&s, "echo $K"), "1\n");
+    }
+    sess_close(&s);
+}
+
+TEST(shell_driver_set_v_echoes_the_command_only)
+{
+    /* set -v echoes each line bash reads: switched on by a command, it
+     * must not echo a line of the driver's after it. */
+    struct sess s;
+    sess_open(&s);
+    ASSERT_STR(out_of(&s, "set -v"), "");
+    ASSERT_STR(out_of(&s, "echo v"), "echo v\nv\n");
+    ASSERT_STR(out_of(&s, "set +v"), "set +v\n");
+    ASSERT_STR(out_of(&s, "set -o verbose"), "");
+    ASSERT_STR(out_of(&s, "set +o verbose"), "set +o verbose\n");
+    ASSERT_STR(out_of(&s, "shopt -so verbose"), "");
+    ASSERT_STR(out_of(&s, "set -x +v"), "set -x +v\n");
+    ASSERT_STR(out_of(&s, "set -v"), "++ set -v\n");
+    ASSERT_STR(out_of(&s, "set +xv"), "set +xv\n++ set +xv\n");
+    ASSERT_STR(out_of(&s, "echo q"), "q\n");
+    sess_close(&s);
+}
+
+/* DEBUG trap runs bash makes for the driver's own lines in each run, on
+ * top of the command's: the arithmetic `for` test and step, the call of
+ * the step and the eval (see the comment above SHELL_DRIVER). */
+#define DRIVER_DEBUG_RUNS 4
+
+TEST(shell_driver_debug_trap_runs_per_run)
+{
+    /* A DEBUG trap that counts: per run, one for each simple command of
+     * the command's, as in a terminal, and DRIVER_DEBUG_RUNS of the
+     * driver's, which used to be seven. */
+    struct sess s;
+    sess_open(&s);
+    out_of(&s, "trap 'n=$((n + 1))' DEBUG; n=0");
+    out_of(&s, ":");
+    out_of(&s, "x=1; :; : | :");
+    char want[32];
+    /* After n=0: `:`, then x=1, `:` and the pipeline's two, then the
+     * echo, in three runs. */
+    snprintf(want, sizeof want, "%d\n", 1 + 4 + 1 + 3 * DRIVER_DEBUG_RUNS);
+    ASSERT_STR(out_of(&s, "echo $n"), want);
+    sess_close(&s);
+}

@@ -41,7 +41,9 @@
  * extra_fds; moved to fd 60 at once, out of the way of scripts that use
  * `exec 3>...`), and keeps scratch in two memfds at fds 4 and 5 (moved to
  * 61 and 62; see SHELL_DOOR_PROBE):
- *   request  fifo NUL cwd NUL count NUL NAME=value NUL ... command NUL
+ *   request  fifo NUL cwd NUL tail NUL count NUL NAME=value NUL ...
+ *            command NUL   (tail: "1" when the driver may append its
+ *            status note to the command, see shell_tail_ok)
  *   status   "r\n" ready (after the snapshot) | "n\n" snapshot failed |
  *            "s <code>\n" command done | "c\n" cd failed |
  *            "f\n" the command could not be run (its FIFO did not open,
@@ -209,40 +211,68 @@ void shell_set_program(const char *path)
  * after it, whatever the command did to those numbers).
  *
  *   The command.  At the top level, with the user's settings in force, run
- * only the loop's test, the step's call, a line setting `$?`, the eval
- * line and a line noting its status, all in a { } group on /dev/null, so
- * what they cause (a DEBUG trap's output, set -x's trace of them, an ERR
- * trap) is never seen; the command's own output goes to the run's FIFO,
- * $__rein_out, through redirections on the eval line, which bash undoes
- * (closing its write end) as soon as the command returns.
- * `$?` carries between runs as in a terminal: __rein_status returns its
- * argument, the previous run's status (0 for the first command of a
- * session, after a snapshot too), unsetting itself first; it runs as the
- * condition of an `elif` (the branch then starts with `$?` as it returned
- * it) or, under set -e, in an && list, where a non-zero status neither
- * stops the shell nor runs an ERR trap.  Without set -e, the eval line is
- * `! eval`: an inverted command runs no ERR trap for itself, so a failing
- * command's trap fires once, as in a terminal, and its status is taken
- * from PIPESTATUS.  Under set -e, `!` would switch set -e off inside the
- * eval too, so eval runs plain and a command whose status is not 0 ends
- * the shell even where an interactive bash would go on (`false && true`),
- * as `bash -c 'set -e; eval "false && true"'` does.  PIPESTATUS holds that
- * one status afterwards.  The status marks (elements of __rein_st) are
- * array elements because set -a exports no array to a child.
+ * only the loop's test and step, the step's call, the eval line and a line
+ * noting its status, all in a { } group on /dev/null, so what they cause
+ * (a DEBUG trap's output, set -x's trace of them, an ERR trap) is never
+ * seen; the command's own output goes to the run's FIFO, element 1 of
+ * __rein_out, through redirections on the eval line, which bash undoes
+ * (closing its write end) as soon as the command returns.  The status
+ * marks are elements of __rein_st, arrays because set -a exports none.
+ *   A line that is neither a simple command nor traced can still note a
+ * status: a { } group holding only a function definition (__rein_z, unset
+ * by the next step) runs no DEBUG trap, no trace and no ERR trap, and its
+ * redirection (SHELL_NOTE) evaluates an arithmetic expression on its way.
+ *   Errexit as at a prompt.  bash exits under set -e for a failing command
+ * only where errexit applies to it: not in an && or || list short of its
+ * last command, not after `!`, whatever status the whole line ends with
+ * (`false && true` ends with 1 and goes on).  But eval is a simple
+ * command, and bash exits for a failed one; and run where its status is
+ * ignored (after `!`, in a condition), eval switches set -e and the ERR
+ * trap off for everything inside it.  So the eval runs plain, and a
+ * command that parses on its own gets SHELL_TAIL as one more line: that
+ * group, noting `$?` as __rein_st[4] and leaving the eval's status 0.
+ * errexit and the ERR trap then apply inside the command exactly as at a
+ * prompt (set -e in the command too, from its next line on), and the eval
+ * ends the shell only when bash at a prompt would have.  Whether the tail
+ * may go on is asked of bash's own parser: the step evals the command
+ * inside a `case` that never matches (nothing of it runs; with any alias
+ * defined, aliases are off for it, as one could close the `case`; the
+ * command gets them when it runs), through `command`, so that a
+ * syntax error is a status rather than, in posix mode, the end of the
+ * shell; it parses only when complete, and the tail then starts a
+ * command of its own rather than continuing an open here-document, quote
+ * or `&&`.  rein leaves the tail out (request field
+ * "tail" empty, shell_tail_ok) for a command ending in a backslash (which
+ * would join the tail to its last line), holding the word `esac` (which
+ * could close the `case` early and let the rest run), or that may switch
+ * set -v on (bash would echo the tail); and the step does for a session
+ * in set -v.  Such a command, or one that does not parse, runs as the bare
+ * eval: its final status is the eval's, which under set -e ends the
+ * session if not 0, and runs an ERR trap a second time.
+ *   `$?` carries between runs as in a terminal: the step returns the
+ * previous run's status (0 for the first command of a session, after a
+ * snapshot too) through `return` in posix mode (found before a function
+ * of that name), as the condition of an `if` whose two branches are the
+ * same eval line, so the command starts with it whichever branch runs,
+ * and a status not 0 neither stops the shell nor runs an ERR trap.
+ * PIPESTATUS holds that one status.
  *   The eval line marks __rein_st[3] in an arithmetic expansion of the
  * redirection after the FIFO's, which bash evaluates only once the FIFO
  * opened; unmarked, the step answers "f" and bash exits.  The line after
- * it marks __rein_st[2] with the status: `break` at the command's top
- * level leaves the driver's loop (bash falls off the end of the script
- * and exits), `continue` skips the mark and the step, finding it unset,
- * exits; either way the session ends, as the seed has it for loop control.
- * The loop is an arithmetic `for` whose test takes one from __rein_st[6],
- * which only a step that ran to its end sets to 1; the step is an `if !`
- * condition returning non-zero when it did, so the command runs only
- * then.  A step that did not run (extdebug and a DEBUG trap that returns
- * non-zero skip it; set -n skips everything, but bash still evaluates
- * the arithmetic) runs no command and ends the loop: bash exits rather
- * than spinning or running a stale command.
+ * it marks __rein_st[2] with the status (__rein_st[4], else the eval's):
+ * `break` at the command's top level leaves the driver's loop (bash falls
+ * off the end of the script and exits), `continue` skips the mark and the
+ * step, finding it unset, exits; either way the session ends, as the seed
+ * has it for loop control.
+ *   The loop is an arithmetic `for` whose test takes one from
+ * __rein_st[6], which only a step that ran to its end sets to 1, as it
+ * sets __rein_st[7], which the mark after the eval clears: the eval line
+ * writes to element __rein_st[7] of __rein_out, so after a step that did
+ * not run its redirection fails and no stale command runs.  A step that did
+ * not run (extdebug and a DEBUG trap that returns non-zero skip it) ends
+ * the loop.  Under set -n bash executes nothing, not even a while loop's
+ * test, but still evaluates an arithmetic `for`'s: so the loop is one, and
+ * bash exits rather than spinning.
  *   A failed cd to the run's cwd answers "c" and bash exits (rein drops
  * the session anyway).  Command-scoped variables are exported after the
  * cd and put back by the next step, in reverse order: unset (u), exported
@@ -264,16 +294,24 @@ void shell_set_program(const char *path)
  * then looked up by name), or read the driver's requests.  No secret can
  * tell the driver's lines from such a one's, since the command can read
  * whatever the driver knows; only a process per command, a fork per run,
- * would keep them apart.  And some things are bash's: the driver's
- * top-level lines are still simple commands, so a DEBUG trap runs before
- * each of them (unseen, but a trap that counts or logs sees four or five
- * more commands per run, with set -T a few more); with BASH_XTRACEFD set,
+ * would keep them apart.  And some things are bash's.  A DEBUG trap runs,
+ * unseen, four times per run for the driver's lines (with set -T a few
+ * more): before the loop's test and its step (the arithmetic `for` is the
+ * one loop set -n cannot make spin), before the call of the step (bash
+ * clears the trap inside a function, but only a simple command calls one,
+ * and it runs the trap first) and before the eval (the command must run at
+ * the top level, and only a simple command turns text into commands
+ * there).  Keeping it off those lines would mean taking the trap away and
+ * putting it back around them, which needs its text; bash shows no trap
+ * inside a function, and outside one reading it is a simple command too.
+ * With BASH_XTRACEFD set,
  * set -x traces the lines after -x is back on to that fd, not to the
  * group's /dev/null (and PS4 is expanded for each); a command's trace is
  * one level deeper ("++"), as under any eval; and an expansion error
  * under set -u, like any error that ends a non-interactive bash, ends the
  * session.  The step costs about 0.1 ms more than a bare read-eval loop
- * (defining its functions is a fifth of it).
+ * (defining its functions is a fifth of it); parsing the command a second
+ * time for the tail adds a few microseconds for a short one.
  */
 /* Finds the door (see above) in posix mode: __rein_door, and __rein_fx
  * 1 when `builtin` is a function, 2 when `command` is one too (then
@@ -317,17 +355,34 @@ void shell_set_program(const char *path)
     "          \"${__rein_door[@]}\" shopt -s expand_aliases\n" \
     "      fi\n"
 
-/* The eval line's redirections: the command's output to the run's FIFO,
- * then (only once that opened) the mark __rein_st[3]; no fd of ours. */
-#define SHELL_EVAL_REDIR \
-    ">\"$__rein_out\" 2>&1${__rein_st[__rein_st[3]=9]-} 60<&- 61<&- 62<&-\n"
+/* The eval line: the command, its output to the run's FIFO (element
+ * __rein_st[7] of __rein_out: none after a step that did not run), then
+ * (only once that opened) the mark __rein_st[3]; no fd of ours. */
+#define SHELL_EVAL_LINE \
+    "\"${__rein_door[@]}\" eval \"$__rein_cmd\" " \
+    ">\"${__rein_out[__rein_st[7]]-}\" 2>&1${__rein_st[__rein_st[3]=9]-} " \
+    "60<&- 61<&- 62<&-\n"
+
+/* A redirection that closes fd 59 (already closed or not: it never fails)
+ * for the command it ends, and evaluates the arithmetic expr on its way:
+ * how a line that is neither a simple command nor traced can note a
+ * status.  The subscript ends on 9, an element never set, so it expands
+ * to nothing whatever expr did. */
+#define SHELL_NOTE(expr) "59<&\"-${__rein_st[" expr ", 9]-}\""
+
+/* What the driver appends to a command that parses on its own (see
+ * SHELL_DRIVER): a group holding a function definition, with a
+ * SHELL_NOTE of `$?` as __rein_st[4]. */
+#define SHELL_TAIL \
+    "'{ __rein_z() { \\:; }; } " SHELL_NOTE("__rein_st[4]=$?") "'"
 
 static const char SHELL_DRIVER[] =
     "{\n"
     "exec 60<&3 3<&- 61<&4 4<&- 62<&5 5<&-\n"
     "__rein_bash=$0 __rein_snap=$1 __rein_first=1 __rein_last=0 __rein_n=0\n"
-    "__rein_st=([6]=1) __rein_door=(builtin) __rein_cmd= __rein_out=\n"
-    "__rein_o=()\n"
+    "__rein_st=([6]=1 [7]=0) __rein_door=(builtin) __rein_cmd= __rein_out=()\n"
+    "__rein_o=() __rein_pre=$'case x in (y)\\n' __rein_post=$'\\n;; esac'\n"
+    "__rein_tail=$'\\n'" SHELL_TAIL "\n"
     "builtin set --\n"
     "if [[ -n $__rein_snap ]]; then\n"
     "  if [[ -f $__rein_snap && -r $__rein_snap ]]; then\n"
@@ -340,20 +395,20 @@ static const char SHELL_DRIVER[] =
     "fi\n"
     "{\n"
     "for (( ; __rein_st[6]-- > 0; )); do\n"
-    "  if ! {\n"
+    "  if {\n"
     "    __rein_step() {\n"
     "      if [[ :$SHELLOPTS: == *:posix:* ]]; then __rein_mid\n"
     "      else POSIXLY_CORRECT=y __rein_mid; fi\n"
-    "      (( __rein_st[6] != 1 ))\n"
     "    }\n"
     "    __rein_mid() {\n"
     "      __rein_o=(\"$SHELLOPTS\" \"$BASHOPTS\")\n"
     "      set +o functrace +o errtrace +o xtrace\n"
     "      __rein_body\n"
-    "      unset -f __rein_step __rein_mid __rein_body\n"
+    "      unset -f __rein_step __rein_mid __rein_body __rein_z\n"
     "      [[ :${__rein_o[0]}: != *:functrace:* ]] || set -o functrace\n"
     "      [[ :${__rein_o[0]}: != *:errtrace:* ]] || set -o errtrace\n"
     "      [[ :${__rein_o[0]}: != *:xtrace:* ]] || set -o xtrace\n"
+    "      return \"$__rein_last\"\n"
     "    }\n"
     "    __rein_body() {\n"
     "      set +o errexit +o nounset +o allexport +o verbose\n"
@@ -384,13 +439,25 @@ static const char SHELL_DRIVER[] =
     "        \"${__rein_door[@]}\" printf 's %d\\n' \"$__rein_last\" >&60 ||\n"
     "          exit 1\n"
     "      fi\n"
-    "      \"${__rein_door[@]}\" mapfile -d '' -n 3 -t __rein_h <&60\n"
-    "      (( ${#__rein_h[@]} == 3 )) || exit 1\n"
-    "      __rein_out=${__rein_h[0]} __rein_n=${__rein_h[2]}\n"
+    "      \"${__rein_door[@]}\" mapfile -d '' -n 4 -t __rein_h <&60\n"
+    "      (( ${#__rein_h[@]} == 4 )) || exit 1\n"
+    "      __rein_out=([1]=\"${__rein_h[0]}\") __rein_n=${__rein_h[3]}\n"
     "      \"${__rein_door[@]}\" mapfile -d '' -n $((__rein_n + 1)) \\\n"
     "        -t __rein_envs <&60\n"
     "      (( ${#__rein_envs[@]} == __rein_n + 1 )) || exit 1\n"
     "      __rein_cmd=${__rein_envs[__rein_n]}\n"
+    "      if [[ -n ${__rein_h[2]} && :${__rein_o[0]}: != *:verbose:* ]]\n"
+    "      then\n"
+    "        __rein_i=${#BASH_ALIASES[@]}\n"
+    "        (( !__rein_i )) ||\n"
+    "          \"${__rein_door[@]}\" shopt -u expand_aliases\n"
+    "        ! \"${__rein_door[@]}\" command eval \\\n"
+    "          \"$__rein_pre$__rein_cmd$__rein_post\" ||\n"
+    "          __rein_cmd+=$__rein_tail\n"
+    "        (( !__rein_i )) ||\n"
+    "          [[ :${__rein_o[1]}: != *:expand_aliases:* ]] ||\n"
+    "          \"${__rein_door[@]}\" shopt -s expand_aliases\n"
+    "      fi\n"
     "      if [[ -n ${__rein_h[1]} ]] &&\n"
     "         ! \"${__rein_door[@]}\" cd -- \"${__rein_h[1]}\" \\\n"
     "           >/dev/null 2>&1; then\n"
@@ -416,24 +483,16 @@ static const char SHELL_DRIVER[] =
     "      [[ :${__rein_o[0]}: != *:nounset:* ]] || set -o nounset\n"
     "      [[ :${__rein_o[0]}: != *:allexport:* ]] || set -o allexport\n"
     "      [[ :${__rein_o[0]}: != *:verbose:* ]] || set -o verbose\n"
-    "      __rein_st[6]=1\n"
+    "      __rein_st[6]=1 __rein_st[7]=1\n"
     "    }\n"
-    "    FUNCNEST= __rein_step\n"
-    "  }; then\n"
-    "    __rein_status() {\n"
-    "      \"${__rein_door[@]}\" unset -f __rein_status\n"
-    "      \"${__rein_door[@]}\" return \"$1\"\n"
-    "    }\n"
-    "    if [[ -o errexit ]]; then\n"
-    "      __rein_status \"$__rein_last\" && [[ -n 1 ]]\n"
-    "      \"${__rein_door[@]}\" eval \"$__rein_cmd\" " SHELL_EVAL_REDIR
-    "    elif __rein_status \"$__rein_last\"; then\n"
-    "      ! \"${__rein_door[@]}\" eval \"$__rein_cmd\" " SHELL_EVAL_REDIR
-    "    else\n"
-    "      ! \"${__rein_door[@]}\" eval \"$__rein_cmd\" " SHELL_EVAL_REDIR
-    "    fi\n"
-    "    __rein_st[2]=${PIPESTATUS[0]}\n"
+    "  }; FUNCNEST= __rein_step; then\n"
+    "    " SHELL_EVAL_LINE
+    "  else\n"
+    "    " SHELL_EVAL_LINE
     "  fi\n"
+    "  { __rein_z() { \\:; }; } "
+    SHELL_NOTE("__rein_st[2]=${__rein_st[4]-${PIPESTATUS[0]}}, "
+               "__rein_st[7]=0") "\n"
     "done\n"
     "} >/dev/null 2>&1\n"
     "}\n";
@@ -1556,7 +1615,73 @@ static int own_open(rein_shell_t *sh, struct shell_run *r)
     return 0;
 }
 
-/* fifo NUL cwd NUL count NUL entries... command NUL */
+/* True when command may switch set -v on (`set -v`, `set -xv`, `set -o
+ * verbose`, `shopt -so verbose`...): bash echoes each line it reads once
+ * -v is on, so the line the driver appends to a command (SHELL_TAIL)
+ * would be seen.  Such a command runs without it.  A false alarm only
+ * costs the command what the tail is for (see SHELL_DRIVER); what a
+ * script it sources or a function it calls switches on is not seen. */
+static bool shell_may_set_verbose(const char *cmd)
+{
+    if (strstr(cmd, "verbose"))
+        return true;
+    for (const char *p = cmd; (p = strstr(p, "set")) != NULL; p += 3) {
+        if (p > cmd && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))
+            continue;
+        const char *q = p + 3;
+        if (*q != ' ' && *q != '\t')
+            continue;
+        for (;;) { /* the option words after it */
+            while (*q == ' ' || *q == '\t')
+                q++;
+            if (*q != '-' && *q != '+')
+                break;
+            size_t n = strcspn(q, " \t\n;&|)");
+            if (*q == '-' && memchr(q, 'v', n))
+                return true;
+            q += n;
+        }
+    }
+    return false;
+}
+
+/* True when word (lowercase letters) occurs in s, a backslash-newline
+ * (which bash removes before it splits words) anywhere within it. */
+static bool shell_has_word(const char *s, const char *word)
+{
+    for (; *s; s++) {
+        const char *p = s, *w = word;
+        while (*w) {
+            if (p[0] == '\\' && p[1] == '\n') {
+                p += 2;
+                continue;
+            }
+            if (*p != *w)
+                break;
+            p++;
+            w++;
+        }
+        if (!*w)
+            return true;
+    }
+    return false;
+}
+
+/* Whether the driver may append its status note (SHELL_TAIL) to command,
+ * once bash's parser has found the command complete on its own (see
+ * SHELL_DRIVER).  Not when the command ends in a backslash, which would
+ * join the note to its last line; not when it holds the word esac, the
+ * one word that could close the `case` the driver parses it in and let
+ * the rest run; not when it may switch set -v on (bash would echo the
+ * note).  Without the note the command runs as it is. */
+static bool shell_tail_ok(const char *cmd)
+{
+    size_t n = strlen(cmd);
+    return !(n && cmd[n - 1] == '\\') && !shell_has_word(cmd, "esac") &&
+           !shell_may_set_verbose(cmd);
+}
+
+/* fifo NUL cwd NUL tail NUL count NUL entries... command NUL */
 static int build_request(buf_t *b, const char *fifo,
                          const rein_shell_run_opts_t *run)
 {
@@ -1572,6 +1697,10 @@ static int build_request(buf_t *b, const char *fifo,
     if (rc == 0)
         rc = buf_append(b, run->cwd ? run->cwd : "",
                         (run->cwd ? strlen(run->cwd) : 0) + 1);
+    if (rc == 0) {
+        const char *tail = shell_tail_ok(run->command) ? "1" : "";
+        rc = buf_append(b, tail, strlen(tail) + 1);
+    }
     if (rc == 0)
         rc = buf_printf(b, "%zu", n);
     if (rc == 0)
