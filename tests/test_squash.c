@@ -1938,3 +1938,43 @@ TEST(squash_at_marker_lists_distinct_locations_up_to_its_cap)
     buf_free(&out);
     dedup_free(d);
 }
+
+/* clang's gutterless excerpt (the gcc grammar's `multiline.excerpt`): the
+ * line after a diagnostic is held until the next line says whether it is
+ * the excerpt (a caret line under it).  Confirmed, it is streamed with its
+ * hazard, before the caret; a line no caret follows (a diagnostic with no
+ * excerpt), one at the very end, or one before a part of the log the view
+ * skipped, is what it was: here an unknown line, omitted. */
+TEST(squash_held_excerpt_is_shown_only_with_its_caret)
+{
+    buf_t out = BUF_INIT;
+    sq_opts_t o = {.command = "clang -c x.c", .log_path = "/l"};
+    squash_t *sq;
+    ASSERT_OK(squash_new(&o, collect, &out, &sq));
+    static const char a[] = "x.c:1:2: error: boom\nint x = y;\n";
+    ASSERT_OK(squash_feed(sq, a, strlen(a), 0));
+    ASSERT_STR(out.p, "x.c:1:2: error: boom\n"); /* held */
+    ASSERT_OK(squash_feed(sq, " ^\n", 3, 0));
+    ASSERT_STR(out.p, "x.c:1:2: error: boom\nint x = y;\n ^\n");
+    static const char b[] = "x.c:2:1: error: no excerpt\nstill unknown\n";
+    ASSERT_OK(squash_feed(sq, b, strlen(b), 0));
+    ASSERT_OK(squash_finish(sq, 1, 0, 0));
+    squash_free(sq);
+    ASSERT_CONTAINS(out.p, "x.c:2:1: error: no excerpt\n[rein] exit 1");
+    ASSERT_NOT_CONTAINS(out.p, "still unknown");
+    ASSERT_CONTAINS(out.p, "[rein] omitted 1 line\n");
+
+    /* held when the view skips: not the excerpt of anything */
+    buf_reset(&out);
+    o.deferred = true;
+    ASSERT_OK(squash_new(&o, collect, &out, &sq));
+    static const char c[] = "x.c:1:2: error: boom\nheld line\n";
+    ASSERT_OK(squash_feed(sq, c, strlen(c), 0));
+    ASSERT_OK(squash_skip(sq, 100, 10));
+    ASSERT_OK(squash_feed(sq, "after\n", 6, 0));
+    ASSERT_OK(squash_finish(sq, 1, 0, 0));
+    squash_free(sq);
+    ASSERT_CONTAINS(out.p, "x.c:1:2: error: boom\n");
+    ASSERT_NOT_CONTAINS(out.p, "boom\nheld line\n");
+    buf_free(&out);
+}

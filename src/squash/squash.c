@@ -258,6 +258,13 @@ struct squash {
     struct sq_tail lead[SQ_LEAD_MAX];
     bool lead_noise[SQ_LEAD_MAX]; /* counted as noise (a grammar's rule) */
     size_t nlead;
+    /* A line held as the source excerpt of the hazard above
+     * (cls_result_t.pending: clang's, which has no gutter): the next line
+     * says whether it is (a caret line under it, `confirms`), else it is
+     * taken as its own verdict said. */
+    struct sq_tail held;
+    cls_result_t held_r;
+    bool held_valid;
     size_t frame_indent; /* indent of the hazard's last location line,
                             SIZE_MAX: none (see sq_cont_weight) */
     bool finishing, finished;
@@ -862,13 +869,32 @@ static int sq_lead_claim(squash_t *sq, size_t n)
     return 0;
 }
 
+static int sq_take(squash_t *sq, const sq_line_t *l, cls_result_t r);
+
+/* The line held as an excerpt (sq->held), when the line after it has
+ * come: a line of the hazard above when that line confirms it (taken with
+ * the caret line's verdict, which is its hazard's), else its own. */
+static int sq_held_release(squash_t *sq, const cls_result_t *next)
+{
+    if (!sq->held_valid)
+        return 0;
+    sq->held_valid = false;
+    const struct sq_tail *t = &sq->held;
+    sq_line_t l = {.text = t->text, .len = t->len, .kind = SQ_LINE_COMPLETE,
+                   .lineno = t->lineno, .raw_start = t->raw_start,
+                   .raw_end = t->raw_end, .cut = t->cut};
+    cls_result_t r = sq->held_r;
+    if (next && next->confirms) {
+        r = *next;
+        r.confirms = false;
+    }
+    return sq_take(sq, &l, r);
+}
+
 static int sq_on_line(const sq_line_t *l, void *data)
 {
     squash_t *sq = data;
-    struct sq_item *it;
-    uint32_t group;
-    uint64_t key = 0;
-    int rc = 0, cnt;
+    int rc = 0;
 
     if (l->kind == SQ_LINE_PARTIAL && !sq->finishing) {
         /* A pause mid-line: a prompt is worth saying at once. */
@@ -883,8 +909,24 @@ static int sq_on_line(const sq_line_t *l, void *data)
     if (sq->whole_ok && (rc = sq_whole_add(sq, l)) < 0)
         return rc;
     cls_result_t r;
-    if ((rc = classify_line(sq->cls, l, &r)) < 0)
+    if ((rc = classify_line(sq->cls, l, &r)) < 0 ||
+        (rc = sq_held_release(sq, &r)) < 0)
         return rc;
+    if (r.pending) {
+        sq->held_r = r;
+        sq->held_valid = true;
+        return sq_tail_set(&sq->held, l);
+    }
+    return sq_take(sq, l, r);
+}
+
+/* A classified line into the view's items and counts. */
+static int sq_take(squash_t *sq, const sq_line_t *l, cls_result_t r)
+{
+    struct sq_item *it;
+    uint32_t group;
+    uint64_t key = 0;
+    int rc = 0, cnt;
     if (r.lead)
         return sq_lead_push(sq, l, r.kind == CLS_NOISE);
     /* The lead lines waiting are this line's if it is a hazard line shown,
@@ -1086,6 +1128,7 @@ void squash_free(squash_t *sq)
     free(sq->hazrank.words);
     free(sq->hazrank.before);
     free(sq->folded.text);
+    free(sq->held.text);
     for (size_t i = 0; i < SQ_LEAD_MAX; i++)
         free(sq->lead[i].text);
     free(sq->facts);
@@ -1123,7 +1166,10 @@ int squash_skip(squash_t *sq, uint64_t bytes, uint64_t lines)
     if (rc < 0)
         return rc;
     /* Lines waiting to lead into a hazard lead into nothing past the gap
-     * (vt_skip has ended the line pending before it). */
+     * (vt_skip has ended the line pending before it), nor is a line held
+     * as an excerpt one. */
+    if ((rc = sq_held_release(sq, NULL)) < 0)
+        return rc;
     size_t leads = sq->nlead;
     sq->nlead = 0;
     if ((rc = sq_lead_release(sq, 0, leads)) < 0)
@@ -2031,6 +2077,9 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
     sq->finished = sq->finishing = true;
     int rc = vt_finish(sq->vt);
     if (rc < 0)
+        return rc;
+    /* A line held as an excerpt at the very end is none. */
+    if ((rc = sq_held_release(sq, NULL)) < 0)
         return rc;
     /* Lead lines at the very end lead into nothing. */
     size_t leads = sq->nlead;
