@@ -1042,4 +1042,24 @@ TEST(classify_clang_excerpt_is_taken_by_its_place)
     };
     cl_expect_run(gcc, gnu, sizeof gnu / sizeof gnu[0]);
     grammar_set_free(set);
+    /* the universal tier the same, for a build no grammar is detected for
+     * (ninja, a script): a `file:line:col:` diagnostic's capture */
+    const struct cl_want any[] = {
+        {"src/util.h:3:1: error: unknown type name 'size_tt'", H, false,
+         false, false},
+        {"size_tt util_len(const char *s);", U, false, true, false},
+        {"^~~~~~~", H, true, false, true},
+        {"size_t", H, true, false, false},
+        {note, H, true, false, false},
+        {"typedef __SIZE_TYPE__ size_t;", U, false, true, false},
+        {"                      ^", H, true, false, true},
+        {"[3/7] Building C object util.o", U, false, false, false},
+        {"src/a.c:3:4: error: boom", H, false, false, false},
+        {"compiling c", U, false, true, false},
+        {"Build finished", U, false, false, false},
+        /* no column: no excerpt by place */
+        {"src/a.c:3: error: old style", H, false, false, false},
+        {"int x;", U, false, false, false},
+    };
+    cl_expect_run(NULL, any, sizeof any / sizeof any[0]);
 }

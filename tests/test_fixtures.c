@@ -311,7 +311,8 @@ TEST(fixtures_include_chain_goes_with_the_header_error)
  * budget a little larger than the output, as exec_command's) shows each
  * diagnostic with all of them right below it; make's lines and `1 error
  * generated.` after a diagnostic stay lines of their own (the streamed
- * view shows them only after the exit marker). */
+ * view shows them only after the exit marker).  Under a command no
+ * grammar is detected for (ninja), the universal tier does the same. */
 TEST(fixtures_clang_excerpts_and_notes_go_with_their_diagnostic)
 {
     static const char *const blocks[] = {
@@ -408,6 +409,14 @@ TEST(fixtures_clang_excerpts_and_notes_go_with_their_diagnostic)
                 test_fail(__FILE__, __LINE__, "%s, view %d:\n%s", names[c], k,
                           out.p);
         }
+        if (c != 0)
+            continue;
+        /* no grammar (ninja): the universal tier keeps them too */
+        tu_condense(set, "ninja -C build", &raw, true, 0, 1, &out);
+        for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++)
+            if (!strstr(out.p, blocks[b]))
+                test_fail(__FILE__, __LINE__, "ninja, block %zu:\n%s", b,
+                          out.p);
     }
     grammar_set_free(set);
     buf_free(&raw);

@@ -75,7 +75,10 @@ struct classify {
     size_t ml_margin;   /* the margin its hazard line is drawn in (an
                            exception group's, cls_pymargin), 0: none */
     bool ml_tap_failed; /* a TAP capture holds a `#   Failed test` line */
-    enum cls_expect ml_expect; /* CLS_ML_GRAMMAR with an excerpt */
+    bool ml_excerpt;           /* the capture takes a gutterless excerpt
+                                  (a grammar's multiline.excerpt, or a
+                                  universal `file:line:col:` diagnostic) */
+    enum cls_expect ml_expect; /* ... and where it stands */
     size_t ml_caret_indent;    /* CLS_EX_FIXIT: the caret line's */
     bool ml_warning;
     const char *ml_source, *ml_id;
@@ -259,6 +262,8 @@ struct cls_hit {
     const char *id;
     bool has_loc;
     size_t loc_off, loc_len;
+    bool excerpt;   /* CLS_ML_CC of a `file:line:col:` diagnostic: takes a
+                       gutterless excerpt by its place (cls_ml_excerpt) */
 };
 
 /* ShellCheck's code closing a line: `... splitting. [SC2086]`. */
@@ -362,6 +367,7 @@ static bool cls_location(const char *s, size_t n, struct cls_hit *h)
     h->warning = warn;
     h->ml = CLS_ML_CC;
     h->ml_max = CLS_CC_CONTEXT_MAX;
+    h->excerpt = col;
     h->id = "location";
     h->has_loc = true;
     h->loc_off = 0;
@@ -1829,8 +1835,8 @@ static void cls_set_grammar(classify_t *c, const grammar_match_t *m,
         c->ml_warning = r->warning;
         c->ml_source = r->source;
         c->ml_id = r->rule;
-        c->ml_expect = grammar_rule_has_excerpt(m->rule) ? CLS_EX_EXCERPT
-                                                         : CLS_EX_NONE;
+        c->ml_excerpt = grammar_rule_has_excerpt(m->rule);
+        c->ml_expect = c->ml_excerpt ? CLS_EX_EXCERPT : CLS_EX_NONE;
     }
 }
 
@@ -1865,6 +1871,18 @@ static bool cls_claimed(classify_t *c, const char *s, size_t n,
            cls_summary(s, n);
 }
 
+/* The universal tier's `excerpt` (the gcc grammar's, as a scan): a line of
+ * a compiler diagnostic's capture after which a source excerpt comes: a
+ * note (`x.h:3:1: note: ...`), or a message wrapped 6 columns in (clang
+ * on a terminal), not a gutter's `      |`. */
+static bool cls_cc_excerpt_after(const char *s, size_t n)
+{
+    size_t ind = cls_indent(s, n);
+    if (ind == 6)
+        return n > 6 && s[6] != '|';
+    return ind == 0 && cls_has_ci(s, n < 512 ? n : 512, ": note: ");
+}
+
 /* A grammar capture whose tool draws its source excerpt with no gutter
  * and no indentation (clang: `size_tt f(void);` under the error, `^~~~~~~`
  * under it, the fix-it `size_t` under that, then `x.h:3:1: note: ...` with
@@ -1895,7 +1913,9 @@ static int cls_ml_excerpt(classify_t *c, const sq_line_t *line, int in,
     if (ex == CLS_EX_CARET) /* the held line was no excerpt */
         return 0;
     if (in) {
-        if (grammar_rule_excerpt_after(c->ml_rule, c->ctx, s, n))
+        if (c->ml == CLS_ML_GRAMMAR
+                ? grammar_rule_excerpt_after(c->ml_rule, c->ctx, s, n) == 1
+                : cls_cc_excerpt_after(s, n))
             c->ml_expect = CLS_EX_EXCERPT;
         return 1;
     }
@@ -1923,6 +1943,8 @@ static void cls_take_hit(classify_t *c, const sq_line_t *line,
         c->ml_warning = h->warning;
         c->ml_source = "universal";
         c->ml_id = h->id;
+        c->ml_excerpt = h->excerpt;
+        c->ml_expect = h->excerpt ? CLS_EX_EXCERPT : CLS_EX_NONE;
     }
 }
 
@@ -1960,7 +1982,7 @@ static int cls_line(classify_t *c, const sq_line_t *line, cls_result_t *r,
                      ? grammar_rule_continues(c->ml_rule, c->ctx, s, n, &last)
                      : cls_ml_builtin(c, s, n, &last);
         bool confirms = false;
-        if (c->ml == CLS_ML_GRAMMAR && grammar_rule_has_excerpt(c->ml_rule))
+        if ((c->ml == CLS_ML_GRAMMAR || c->ml == CLS_ML_CC) && c->ml_excerpt)
             in = cls_ml_excerpt(c, line, in, pending, &confirms);
         if (in) {
             cls_set(r, CLS_HAZARD, c->ml_source, c->ml_id);
