@@ -33,6 +33,11 @@ the C loader and classifier (src/squash/) are the truth.  What it does:
        a hazard; its multiline capture then takes the following lines that
        match `continue` (or everything up to and including `until`), at
        most max_lines (default 50), unless a line starts a new hazard;
+       with `excerpt` (clang's gutterless excerpt) also, by position, a
+       line no rule matches right after the hazard line or a line matching
+       `excerpt` when a caret line (spaces, `~`, `^`) follows it, the caret
+       line, and a fix-it after a caret line (no rule matches it, it starts
+       no further left than the carets);
      - otherwise the outcome rules, then the noise rules (same order);
        the lines of a noise rule with action `lead` (gcc's include chain)
        that run into a hazard line belong to that hazard, like its
@@ -63,7 +68,7 @@ DETECT_KEYS = {"commands", "args"}
 RULE_KEYS = {"hazard": {"id", "pattern", "severity", "multiline", "colour"},
              "outcome": {"id", "pattern", "colour"},
              "noise": {"id", "pattern", "action", "colour"}}
-MULTI_KEYS = {"continue", "until", "max_lines"}
+MULTI_KEYS = {"continue", "until", "max_lines", "excerpt"}
 WRAPPERS = {"sudo", "time", "nice", "env", "npx", "exec", "command", "nohup"}
 
 # PCRE-only syntax that Python's re would reject or read differently.
@@ -254,7 +259,9 @@ def load_grammar(path, name_expected, E):
                         E.err(f"{rw}: multiline.max_lines must be "
                               f"1..{MAX_LINES_MAX}")
                     rule["max_lines"] = mx
-                    for k in ("continue", "until"):
+                    if "excerpt" in ml and "continue" not in ml:
+                        E.err(f"{rw}: multiline.excerpt needs continue")
+                    for k in ("continue", "until", "excerpt"):
                         if k in ml:
                             c = compile_pattern(ml[k],
                                                 f"{rw}: multiline.{k}", E)
@@ -526,10 +533,21 @@ def classify(rules, lines):
     labels = []
     cap, cap_left, cap_done = None, 0, True
     leads = []  # indices of `lead` lines waiting for the line after them
+    # a capture with `excerpt`: what the next line is by position (None,
+    # "excerpt", "caret": after a held line, "fixit"), the held line
+    expect, held, caret_ind = None, None, 0
+    caret_rx = re.compile(r"^[ \t~]*\^[ \t~^]*$")
 
     def fits(rule, colours):
         c = rule["colour"]
         return c == "any" or c in colours
+
+    def claimed(text, colours):
+        return any(fits(r, colours) and r["rx"].search(text)
+                   for k in ("hazard", "outcome", "noise") for r in rules[k])
+
+    def indent(text):
+        return len(text) - len(text.lstrip(" \t"))
 
     for text, colours in lines:
         label = None
@@ -539,10 +557,35 @@ def classify(rules, lines):
                 cap = r if ("continue" in r or "until" in r) else None
                 cap_left = r.get("max_lines", DEFAULT_MAX_LINES)
                 cap_done = False
+                expect = "excerpt" if r.get("excerpt") is not None else None
                 break
+        hold = False
         if label is None and cap is not None and not cap_done \
                 and cap_left > 0:
-            if cap.get("continue") is not None:
+            if cap.get("excerpt") is not None:
+                ex, expect = expect, None
+                if caret_rx.search(text):
+                    label = ("capture", cap)
+                    expect, caret_ind = "fixit", indent(text)
+                    if ex == "caret":
+                        labels[held] = ("capture", cap)
+                elif ex == "caret":
+                    cap_done = True
+                elif cap["continue"].search(text):
+                    label = ("capture", cap)
+                    if cap["excerpt"].search(text):
+                        expect = "excerpt"
+                elif ex is None or not text.strip() or claimed(text, colours):
+                    cap_done = True
+                elif ex == "fixit":
+                    if indent(text) >= caret_ind:
+                        label = ("capture", cap)
+                    else:
+                        cap_done = True
+                else:
+                    hold, expect = True, "caret"
+                    cap_left -= 1
+            elif cap.get("continue") is not None:
                 if cap["continue"].search(text):
                     label = ("capture", cap)
                 else:
@@ -562,6 +605,8 @@ def classify(rules, lines):
                 if label:
                     break
         label = label or ("unknown", None)
+        if hold:
+            held = len(labels)
         if label[0] == "noise" and label[1]["action"] == "lead":
             leads.append(len(labels))
         else:

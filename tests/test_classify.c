@@ -10,8 +10,9 @@
  * windows of a long line at their edges, hazards in lines binary for bad
  * UTF-8, multiline capture and its limits, outcomes and progress finals,
  * prompts, structure (blank, decoration, hints, near-duplicates, diffs
- * bypassing them), and a compound command's several grammars (no noise
- * rule hides a hazard).
+ * bypassing them), a compound command's several grammars (no noise
+ * rule hides a hazard), and clang's gutterless excerpt, taken by its
+ * place under the gcc grammar.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include "base/utf8.h"
 #include "harness.h"
 #include "squash/classify.h"
+#include "tutil.h"
 
 struct cl {
     classify_t *c;
@@ -931,4 +933,133 @@ TEST(classify_grammar_noise_cannot_hide_a_universal_error)
     classify_free(s.c);
     grammar_free(g);
     buf_free(&err);
+}
+
+/* One line of the test below: its text, and what the classifier must say
+ * of it: kind, cont (a line of the hazard above), pending (held as its
+ * excerpt), confirms (a caret line that makes the held line one). */
+struct cl_want {
+    const char *text;
+    cls_kind_t kind;
+    bool cont, pending, confirms;
+};
+
+static void cl_expect_run(const grammar_t *g, const struct cl_want *w,
+                          size_t n)
+{
+    struct cl s = {0};
+    ASSERT_OK(classify_new(g, &s.c));
+    for (size_t i = 0; i < n; i++) {
+        cls_result_t r = cl(&s, w[i].text);
+        if (r.kind != w[i].kind || r.cont != w[i].cont ||
+            r.pending != w[i].pending || r.confirms != w[i].confirms)
+            test_fail(__FILE__, __LINE__,
+                      "line %zu \"%s\": kind %d cont %d pending %d confirms "
+                      "%d (%s/%s)", i + 1, w[i].text, r.kind, r.cont,
+                      r.pending, r.confirms, r.source, r.rule);
+    }
+    classify_free(s.c);
+}
+
+/* clang draws its source excerpt with no gutter, and code at column 0
+ * with no indentation (tests/fixtures/gcc/clang_excerpts): the gcc
+ * grammar's `multiline.excerpt` takes it by its place.  The line after
+ * the hazard line or a note is held (pending) and is the excerpt when a
+ * caret line follows (confirms); the line after a caret line is its
+ * fix-it when nothing else claims it and it starts no further left than
+ * the carets.  Anything else there stays what it is: the next
+ * diagnostic, `1 error generated.`, make's lines, a line after a
+ * diagnostic that has no excerpt.  gcc's gutter lines are taken as
+ * before, and a gutter ends what the place says. */
+TEST(classify_clang_excerpt_is_taken_by_its_place)
+{
+    grammar_set_t *set = tu_shipped_set();
+    const grammar_t *gcc = grammar_set_find(set, "gcc");
+    ASSERT_TRUE(gcc != NULL);
+    const cls_kind_t H = CLS_HAZARD, U = CLS_UNKNOWN, O = CLS_OUTCOME;
+    static const char note[] = "/usr/lib/llvm-14/lib/clang/14.0.6/include/"
+                               "stddef.h:46:23: note: 'size_t' declared here";
+    const struct cl_want clang[] = {
+        {"src/util.h:3:1: error: unknown type name 'size_tt'; did you mean "
+         "'size_t'?", H, false, false, false},
+        {"size_tt util_len(const char *s);", U, false, true, false},
+        {"^~~~~~~", H, true, false, true},
+        {"size_t", H, true, false, false}, /* the fix-it, at column 0 */
+        {note, H, true, false, false},
+        {"typedef __SIZE_TYPE__ size_t;", U, false, true, false},
+        {"                      ^", H, true, false, true},
+        {"src/eof.c:3:10: error: expected '}'", H, false, false, false},
+        {"return 1;", U, false, true, false},
+        {"         ^", H, true, false, true},
+        {"src/eof.c:2:1: note: to match this '{'", H, true, false, false},
+        {"{", U, false, true, false},
+        {"^", H, true, false, true},
+        {"1 error generated.", O, false, false, false},
+        {"make: *** [Makefile:5: eof.o] Error 1", H, false, false, false},
+    };
+    cl_expect_run(gcc, clang, sizeof clang / sizeof clang[0]);
+    /* a terminal's clang wraps a long message 6 columns in; then the
+     * excerpt; an indented excerpt is `continue`'s, its fix-it too */
+    const struct cl_want wrapped[] = {
+        {"src/kinds.c:13:8: warning: incompatible pointer types returning "
+         "'char *' from a", H, false, false, false},
+        {"      function with result type 'int *' "
+         "[-Wincompatible-pointer-types]", H, true, false, false},
+        {"return s;", U, false, true, false},
+        {"       ^", H, true, false, true},
+        {"src/geom.c:21:5: error: unknown type name 'grid_t'", H, false,
+         false, false},
+        {"    grid_t g;", H, true, false, false},
+        {"    ^~~~~~", H, true, false, false},
+        {"    gid_t", H, true, false, false},
+        /* left of the carets: no fix-it */
+        {"done", U, false, false, false},
+    };
+    cl_expect_run(gcc, wrapped, sizeof wrapped / sizeof wrapped[0]);
+    /* no excerpt: the held line is no line of the hazard when no caret
+     * line follows, nor is a blank line held */
+    const struct cl_want bare[] = {
+        {"src/a.c:3:4: error: boom", H, false, false, false},
+        {"compiling c", U, false, true, false},
+        {"Build finished", U, false, false, false},
+        {"src/a.c:5:1: warning: w", H, false, false, false},
+        {"", CLS_NOISE, false, false, false},
+        {"^", U, false, false, false},
+        {"src/a.c:6:1: warning: w", H, false, false, false},
+        {"make: *** [Makefile:2: a.o] Error 1", H, false, false, false},
+    };
+    cl_expect_run(gcc, bare, sizeof bare / sizeof bare[0]);
+    /* gcc: the gutter lines, and then nothing by place */
+    const struct cl_want gnu[] = {
+        {"src/calc.c:22:24: error: expected ';' before '}' token", H, false,
+         false, false},
+        {"   22 |     return sum(NULL, 3)", H, true, false, false},
+        {"      |                        ^", H, true, false, false},
+        {"      |                        ;", H, true, false, false},
+        {"   23 | }", H, true, false, false},
+        {"      | ~", H, true, false, false},
+        {"echo built", U, false, false, false},
+    };
+    cl_expect_run(gcc, gnu, sizeof gnu / sizeof gnu[0]);
+    grammar_set_free(set);
+    /* the universal tier the same, for a build no grammar is detected for
+     * (ninja, a script): a `file:line:col:` diagnostic's capture */
+    const struct cl_want any[] = {
+        {"src/util.h:3:1: error: unknown type name 'size_tt'", H, false,
+         false, false},
+        {"size_tt util_len(const char *s);", U, false, true, false},
+        {"^~~~~~~", H, true, false, true},
+        {"size_t", H, true, false, false},
+        {note, H, true, false, false},
+        {"typedef __SIZE_TYPE__ size_t;", U, false, true, false},
+        {"                      ^", H, true, false, true},
+        {"[3/7] Building C object util.o", U, false, false, false},
+        {"src/a.c:3:4: error: boom", H, false, false, false},
+        {"compiling c", U, false, true, false},
+        {"Build finished", U, false, false, false},
+        /* no column: no excerpt by place */
+        {"src/a.c:3: error: old style", H, false, false, false},
+        {"int x;", U, false, false, false},
+    };
+    cl_expect_run(NULL, any, sizeof any / sizeof any[0]);
 }

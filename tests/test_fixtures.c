@@ -302,3 +302,123 @@ TEST(fixtures_include_chain_goes_with_the_header_error)
     buf_free(&out);
     buf_free(&nl);
 }
+
+/* Real clang output (capture.sh clang): clang draws its source excerpt
+ * with no gutter, and code at column 0 with no indentation, so a grammar
+ * that took only indented or gutter lines cut the excerpt, the caret, the
+ * fix-it (`size_t` under `size_tt`) and the notes away from their
+ * diagnostic.  Each view (streamed as `rein run` shows it, and under a
+ * budget a little larger than the output, as exec_command's) shows each
+ * diagnostic with all of them right below it; make's lines and `1 error
+ * generated.` after a diagnostic stay lines of their own (the streamed
+ * view shows them only after the exit marker).  Under a command no
+ * grammar is detected for (ninja), the universal tier does the same. */
+TEST(fixtures_clang_excerpts_and_notes_go_with_their_diagnostic)
+{
+    static const char *const blocks[] = {
+        "src/kinds.c:9:1: error: unknown type name 'size_tt'; did you mean "
+        "'size_t'?\n"
+        "size_tt buf_len(const struct buf *b);\n"
+        "^~~~~~~\n"
+        "size_t\n"
+        "/usr/lib/llvm-14/lib/clang/14.0.6/include/stddef.h:46:23: note: "
+        "'size_t' declared here\n"
+        "typedef __SIZE_TYPE__ size_t;\n"
+        "                      ^\n",
+        "[-Wincompatible-pointer-types]\n"
+        "return s;\n"
+        "       ^\n",
+        "src/kinds.c:19:7: note: place parentheses around the assignment to "
+        "silence this warning\n"
+        "if (n = b->len)\n"
+        "      ^\n"
+        "    (         )\n",
+        "src/kinds.c:21:27: error: member reference base type 'char' is not a "
+        "structure or union\n"
+        "return undeclared_total + TWICE(b->data);\n"
+        "                          ^~~~~~~~~~~~~~\n"
+        "src/kinds.c:5:19: note: expanded from macro 'TWICE'\n"
+        "#define TWICE(x) (CHECK(x) && CHECK(x))\n"
+        "                  ^~~~~~~~\n"
+        "src/kinds.c:4:22: note: expanded from macro 'CHECK'\n"
+        "#define CHECK(p) ((p)->len > 0)\n"
+        "                  ~~~^ ~~~\n",
+        "src/kinds.c:21:8: error: use of undeclared identifier "
+        "'undeclared_total'\n"
+        "return undeclared_total + TWICE(b->data);\n"
+        "       ^\n",
+        "src/kinds.c:28:23: error: expected ';' after return statement\n"
+        "return count_items(&b)\n"
+        "                      ^\n"
+        "                      ;\n",
+    };
+    static const char *const eof_block =
+        "src/eof.c:3:10: error: expected '}'\n"
+        "return 1;\n"
+        "         ^\n"
+        "src/eof.c:2:1: note: to match this '{'\n"
+        "{\n"
+        "^\n";
+    static const char *const tmpl_block =
+        "src/tmpl.cpp:7:9: error: member reference base type 'const int' is "
+        "not a structure or union\n"
+        "sum += x.weight;\n"
+        "       ~^~~~~~~\n"
+        "src/tmpl.cpp:13:8: note: in instantiation of function template "
+        "specialization 'total<int>' requested here\n"
+        "return total(v);\n"
+        "       ^\n";
+    static const char *const names[] = {"gcc/clang_excerpts",
+                                        "make/clang_keep_going",
+                                        "gcc/clang_cxx_template"};
+    char dir[PATH_MAX], p[PATH_MAX + 64], cmd[4096];
+    snprintf(dir, sizeof dir, "%s/../tests/fixtures", test_build_dir());
+    grammar_set_t *set = tu_shipped_set();
+    buf_t raw = BUF_INIT, out = BUF_INIT;
+    for (size_t c = 0; c < sizeof names / sizeof names[0]; c++) {
+        snprintf(p, sizeof p, "%s/%s.out", dir, names[c]);
+        buf_reset(&raw);
+        ASSERT_TRUE(tu_read_file(p, &raw));
+        snprintf(p, sizeof p, "%s/%s.json", dir, names[c]);
+        json_error_t je;
+        json_t *cs = json_load_file(p, 0, &je);
+        ASSERT_TRUE(cs != NULL);
+        tu_case_command(cs, cmd, sizeof cmd);
+        json_decref(cs);
+        for (int k = 0; k < 2; k++) {
+            tu_condense(set, cmd, &raw, k == 0, k == 1 ? raw.len + 1024 : 0,
+                        1, &out);
+            bool ok = true;
+            if (c == 2) {
+                ok = strstr(out.p, tmpl_block) != NULL;
+            } else {
+                for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++)
+                    ok = ok && strstr(out.p, blocks[b]) != NULL;
+            }
+            if (c == 1) {
+                ok = ok && strstr(out.p, eof_block) != NULL;
+                if (k == 0) {
+                    /* streamed: the hazards and their lines first; the
+                     * outcome after the exit marker */
+                    const char *x = strstr(out.p, "[rein] exit ");
+                    const char *gen = strstr(out.p, "\n1 error generated.\n");
+                    ok = ok && x && gen && gen > x;
+                }
+            }
+            if (!ok)
+                test_fail(__FILE__, __LINE__, "%s, view %d:\n%s", names[c], k,
+                          out.p);
+        }
+        if (c != 0)
+            continue;
+        /* no grammar (ninja): the universal tier keeps them too */
+        tu_condense(set, "ninja -C build", &raw, true, 0, 1, &out);
+        for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++)
+            if (!strstr(out.p, blocks[b]))
+                test_fail(__FILE__, __LINE__, "ninja, block %zu:\n%s", b,
+                          out.p);
+    }
+    grammar_set_free(set);
+    buf_free(&raw);
+    buf_free(&out);
+}

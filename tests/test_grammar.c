@@ -140,6 +140,16 @@ TEST(grammar_errors_name_file_rule_and_offset)
     expect_err("{\"name\":\"x\",\"hazard\":[{\"id\":\"m\",\"pattern\":\"a\","
                "\"multiline\":{\"continue\":\"a\",\"until\":\"b\"}}]}",
                "rule m: multiline needs one of");
+    /* a gutterless excerpt is a `continue` capture's, and a regex */
+    expect_err("{\"name\":\"x\",\"hazard\":[{\"id\":\"e\",\"pattern\":\"a\","
+               "\"multiline\":{\"until\":\"b\",\"excerpt\":\"c\"}}]}",
+               "rule e: multiline.excerpt is a string, with 'continue'");
+    expect_err("{\"name\":\"x\",\"hazard\":[{\"id\":\"e\",\"pattern\":\"a\","
+               "\"multiline\":{\"continue\":\"b\",\"excerpt\":1}}]}",
+               "rule e: multiline.excerpt is a string");
+    expect_err("{\"name\":\"x\",\"hazard\":[{\"id\":\"e\",\"pattern\":\"a\","
+               "\"multiline\":{\"continue\":\"b\",\"excerpt\":\"(\"}}]}",
+               "t.json: rule e: multiline.excerpt offset 1: ");
     expect_err("{\"name\":\"x\",\"name\":\"y\"}", "duplicate");
     expect_err("{\"name\":\"x\",\"hazard\":[{\"id\":\"c\",\"pattern\":\"a\","
                "\"colour\":\"blue\"}]}", "rule c: 'colour'");

@@ -34,6 +34,7 @@
 
 #include "base/buf.h"
 #include "base/spawn.h"
+#include "base/utf8.h"
 #include "harness.h"
 #include "squash/classify.h"
 #include "squash/emit.h"
@@ -161,9 +162,13 @@ static bool seen_grouped(const struct ref *r, const struct seen *s, size_t L)
  * marker of it names (an exact group's: the line itself). */
 static bool text_has_line(const buf_t *text, const char *t, size_t n)
 {
+    /* a long line is shown by its first bytes, after a `cut` marker */
+    size_t head = n > SQ_LINE_SHOW_MAX ? SQ_LINE_SHOW_EDGE - UTF8_SEQ_MAX : 0;
     for (const char *p = text->p, *e; p && (e = strchr(p, '\n')); p = e + 1) {
         size_t len = (size_t)(e - p);
         if ((len == n && !memcmp(p, t, n)) ||
+            (head && len >= head && !memcmp(p, t, head) &&
+             p - text->p >= 7 && !memcmp(p - 7, " bytes\n", 7)) ||
             (len > n + 16 && !strncmp(p, "[rein] repeat ", 14) &&
              memmem(p, len, t, n) && (p = strstr(p, "× \"")) &&
              !memcmp(p + strlen("× \""), t, n) &&
@@ -227,7 +232,7 @@ static void seen_read(const struct ref *r, const buf_t *out, struct seen *s,
     ASSERT_TRUE(s->shown && s->listed && unmarked);
     *gaps = NULL;
     *ngaps = 0;
-    size_t next = 1, capg = 0;
+    size_t next = 1, capg = 0, piece = 0;
     const char *p = out->p, *end = p + out->len;
     while (p < end) {
         const char *e = memchr(p, '\n', (size_t)(end - p));
@@ -266,10 +271,20 @@ static void seen_read(const struct ref *r, const buf_t *out, struct seen *s,
                 }
                 (*gaps)[(*ngaps)++] = (struct gap){a, b, (unsigned long)h};
                 next = b + 1;
-            } else if (sscanf(p, "[rein] omitted part of line %llu (bytes %llu-%llu",
-                              &a, &A, &B) == 3 ||
-                       sscanf(p, "[rein] cut line %llu", &a) == 1) {
+            } else if (sscanf(p, "[rein] omitted part of line %llu (bytes "
+                                 "%llu-%llu", &a, &A, &B) == 3) {
+                /* the middle of a long line shown: within its bytes */
+                if (a < 1 || a > r->n || A > B || A < r->l[a].raw_start ||
+                    B > r->l[a].raw_end)
+                    buf_printf(why, "part of line %llu: bytes %llu-%llu, "
+                               "not in its bytes\n", a, A, B);
                 next = a;
+            } else if (sscanf(p, "[rein] cut line %llu", &a) == 1) {
+                /* the raw text after it is a piece of line a */
+                if (a < next && a + 1 != next)
+                    buf_printf(why, "cut line %llu after line %zu\n", a,
+                               next - 1);
+                piece = a;
             } else if (!strncmp(p, "[rein] repeat ", 14)) {
                 const char *l = NULL;
                 for (const char *q = p; (q = memmem(q, (size_t)(e - q), "\" (line", 7));
@@ -284,6 +299,22 @@ static void seen_read(const struct ref *r, const buf_t *out, struct seen *s,
                     l++;
                 parse_ranges(l + 1, e, t, tn, s);
             }
+        } else if (piece) {
+            const char *t = p;
+            size_t tn = n;
+            if (n >= 6 && !memcmp(p, EMIT_ESCAPE, 6) &&
+                emit_raw_escaped(p + 6, n - 6))
+                t += 6, tn -= 6;
+            if (piece > r->n ||
+                !memmem(r->text.p + r->l[piece].off, r->l[piece].len, t, tn))
+                buf_printf(why, "piece not in line %zu: \"%.*s\"\n", piece,
+                           (int)(n < 80 ? n : 80), p);
+            for (size_t k = next; k < piece && k <= r->n; k++)
+                unmarked[k] = 1;
+            if (piece <= r->n)
+                s->shown[piece] = 1;
+            next = piece + 1;
+            piece = 0;
         } else {
             const char *t = p;
             size_t tn = n;
@@ -611,6 +642,39 @@ TEST_T(plan_generated_hazards_grow_with_the_budget_and_no_error_is_dropped,
         char name[32];
         snprintf(name, sizeof name, "seed %u", seed);
         plan_check(set, name, cmds[seed % 4], &in, &fails);
+        buf_free(&in);
+    }
+    grammar_set_free(set);
+    plan_fail_if(&fails);
+}
+
+/* Long lines among the rest: an error line and a JSON line of some
+ * kilobytes, each past SQ_LINE_SHOW_MAX (shown as their first and last
+ * SQ_LINE_SHOW_EDGE bytes, the middle named), one at the limit (shown
+ * whole), at every budget: a larger budget never shows fewer hazard
+ * lines, none is dropped unnamed, and the markers' bytes are the lines'. */
+TEST_T(plan_long_lines_hazards_grow_with_the_budget, 300)
+{
+    grammar_set_t *set = tu_shipped_set();
+    static const char *const cmds[] = {"python3 app.py", "tool", "make -k"};
+    buf_t fails = BUF_INIT;
+    for (uint32_t seed = 1; seed <= 6 && !fails.len; seed++) {
+        buf_t in = BUF_INIT;
+        gen_mixed(seed, 5, 30, &in);
+        size_t sizes[] = {SQ_LINE_SHOW_MAX + 1 + seed * 997,
+                          SQ_LINE_SHOW_MAX, 3 * SQ_LINE_SHOW_MAX + seed};
+        for (size_t k = 0; k < 3; k++) {
+            const char *head = k == 1 ? "RuntimeError: stuck " :
+                               k == 0 ? "error: bad payload " : "{\"error\":\"";
+            buf_append_str(&in, head);
+            for (size_t i = strlen(head); i < sizes[k]; i++)
+                buf_append_byte(&in, 'a' + (char)((i * seed) % 26));
+            buf_append_byte(&in, '\n');
+            gen_mixed(seed * 31 + (uint32_t)k, 2, 10, &in);
+        }
+        char name[32];
+        snprintf(name, sizeof name, "long lines, seed %u", seed);
+        plan_check(set, name, cmds[seed % 3], &in, &fails);
         buf_free(&in);
     }
     grammar_set_free(set);

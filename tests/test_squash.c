@@ -236,7 +236,7 @@ TEST(squash_line_base_makes_line_numbers_the_logs)
     o.budget_bytes = 0;
     o.line_base = 41;
     ASSERT_OK(squash_buffer(&o, in.p, in.len, 0, 0, &out));
-    ASSERT_CONTAINS(out.p, "[rein] cut line 43 at 65536 bytes\nerror: xxx");
+    ASSERT_CONTAINS(out.p, "[rein] cut line 43 at 4096 bytes\nerror: xxx");
     buf_free(&in);
     buf_free(&out);
 }
@@ -472,8 +472,10 @@ TEST(squash_folded_copies_of_a_hazard_keep_their_own_locations)
 TEST(squash_a_cut_line_shows_its_first_and_last_piece_and_names_the_rest)
 {
     /* A line of four pieces: the middle two used to fill the tail (a
-     * 10 MB line showed 40 pieces and dropped 113 with no marker); now
-     * the first and last are shown and the bytes between are named. */
+     * 10 MB line showed 40 pieces and dropped 113 with no marker); then
+     * the first and last pieces were shown whole; now the line's first
+     * and last SQ_LINE_SHOW_EDGE bytes (the end of its third piece and
+     * its fourth) and the bytes between are named. */
     buf_t in = BUF_INIT, out = BUF_INIT;
     size_t len = 3 * SQ_LINE_MAX + 100;
     for (size_t i = 0; i < len; i++)
@@ -481,8 +483,8 @@ TEST(squash_a_cut_line_shows_its_first_and_last_piece_and_names_the_rest)
     buf_append_byte(&in, '\n');
     char part[96];
     snprintf(part, sizeof part,
-             "[rein] omitted part of line 1 (bytes %u-%u)\n", SQ_LINE_MAX,
-             3 * SQ_LINE_MAX);
+             "[rein] omitted part of line 1 (bytes %u-%zu)\n",
+             SQ_LINE_SHOW_EDGE, len - SQ_LINE_SHOW_EDGE);
     for (int deferred = 0; deferred < 2; deferred++) {
         sq_opts_t o = {.command = "./gen", .deferred = deferred};
         buf_reset(&out);
@@ -492,8 +494,8 @@ TEST(squash_a_cut_line_shows_its_first_and_last_piece_and_names_the_rest)
         const char *lastp = strstr(out.p, "dddd");
         ASSERT_TRUE(first && mark && lastp && first < mark && mark < lastp);
         ASSERT_TRUE(strstr(out.p, "bbbb") == NULL);
-        ASSERT_TRUE(strstr(out.p, "cccc") == NULL);
-        ASSERT_INT(out.len, <, 2 * SQ_LINE_MAX);
+        ASSERT_TRUE(strstr(out.p, "cccc") > mark);
+        ASSERT_INT(out.len, <, 3 * SQ_LINE_SHOW_EDGE);
         check_lines(&out, in.p);
     }
     buf_free(&in);
@@ -864,7 +866,11 @@ TEST(squash_binary_cut_and_prompt_markers)
     ASSERT_OK(squash_new(&d, collect, &out, &sq));
     ASSERT_OK(squash_feed(sq, in.p, in.len, 0));
     ASSERT_OK(squash_finish(sq, 1, 0, 0));
-    ASSERT_CONTAINS(out.p, "[rein] cut line 1 at 65536 bytes\nerror: qqq");
+    /* its first piece's head and tail; its last piece (7 bytes) named */
+    ASSERT_CONTAINS(out.p, "[rein] cut line 1 at 4096 bytes\nerror: qqq");
+    ASSERT_CONTAINS(out.p, "[rein] omitted part of line 1 (bytes 4096-61440)\n"
+                           "[rein] cut line 1 at 4096 bytes\nqqq");
+    ASSERT_CONTAINS(out.p, "\n[rein] omitted part of line 1 (bytes 65536-65544)\n");
     squash_free(sq);
     buf_free(&in);
     buf_free(&out);
@@ -1441,16 +1447,20 @@ TEST(squash_raw_lines_that_look_like_markers_are_escaped_in_every_view)
                       "[raw] [rein] fake password: \n");
     squash_free(sq);
 
-    /* a cut line whose last piece starts with the marker prefix: the cut
+    /* a long line whose tail shown starts with the marker prefix: the cut
      * marker counts the piece's bytes, not the escape's */
     buf_reset(&in);
     buf_reset(&out);
-    for (size_t i = 0; i < SQ_LINE_MAX; i++)
+    for (size_t i = 0; i < SQ_LINE_SHOW_MAX; i++)
         buf_append_byte(&in, 'a');
-    buf_append_str(&in, "[rein] fake\n");
+    buf_append_str(&in, "[rein] fake");
+    for (size_t i = 11; i < SQ_LINE_SHOW_EDGE; i++)
+        buf_append_byte(&in, 'b');
+    buf_append_str(&in, "\n");
     sq_opts_t c = {.command = "./gen", .deferred = true};
     ASSERT_OK(squash_buffer(&c, in.p, in.len, 0, 0, &out));
-    ASSERT_CONTAINS(out.p, "[rein] cut line 1 at 11 bytes\n[raw] [rein] fake\n");
+    ASSERT_CONTAINS(out.p, "[rein] cut line 1 at 4096 bytes\n[raw] [rein] fake"
+                           "bbb");
     check_escaped(&out, in.p);
     buf_free(&in);
     buf_free(&out);
@@ -1937,4 +1947,157 @@ TEST(squash_at_marker_lists_distinct_locations_up_to_its_cap)
     ASSERT_TRUE(strstr(out.p, "z.c") == NULL);
     buf_free(&out);
     dedup_free(d);
+}
+
+/* clang's gutterless excerpt (the gcc grammar's `multiline.excerpt`): the
+ * line after a diagnostic is held until the next line says whether it is
+ * the excerpt (a caret line under it).  Confirmed, it is streamed with its
+ * hazard, before the caret; a line no caret follows (a diagnostic with no
+ * excerpt), one at the very end, or one before a part of the log the view
+ * skipped, is what it was: here an unknown line, omitted. */
+TEST(squash_held_excerpt_is_shown_only_with_its_caret)
+{
+    buf_t out = BUF_INIT;
+    sq_opts_t o = {.command = "clang -c x.c", .log_path = "/l"};
+    squash_t *sq;
+    ASSERT_OK(squash_new(&o, collect, &out, &sq));
+    static const char a[] = "x.c:1:2: error: boom\nint x = y;\n";
+    ASSERT_OK(squash_feed(sq, a, strlen(a), 0));
+    ASSERT_STR(out.p, "x.c:1:2: error: boom\n"); /* held */
+    ASSERT_OK(squash_feed(sq, " ^\n", 3, 0));
+    ASSERT_STR(out.p, "x.c:1:2: error: boom\nint x = y;\n ^\n");
+    static const char b[] = "x.c:2:1: error: no excerpt\nstill unknown\n";
+    ASSERT_OK(squash_feed(sq, b, strlen(b), 0));
+    ASSERT_OK(squash_finish(sq, 1, 0, 0));
+    squash_free(sq);
+    ASSERT_CONTAINS(out.p, "x.c:2:1: error: no excerpt\n[rein] exit 1");
+    ASSERT_NOT_CONTAINS(out.p, "still unknown");
+    ASSERT_CONTAINS(out.p, "[rein] omitted 1 line\n");
+
+    /* held when the view skips: not the excerpt of anything */
+    buf_reset(&out);
+    o.deferred = true;
+    ASSERT_OK(squash_new(&o, collect, &out, &sq));
+    static const char c[] = "x.c:1:2: error: boom\nheld line\n";
+    ASSERT_OK(squash_feed(sq, c, strlen(c), 0));
+    ASSERT_OK(squash_skip(sq, 100, 10));
+    ASSERT_OK(squash_feed(sq, "after\n", 6, 0));
+    ASSERT_OK(squash_finish(sq, 1, 0, 0));
+    squash_free(sq);
+    ASSERT_CONTAINS(out.p, "x.c:1:2: error: boom\n");
+    ASSERT_NOT_CONTAINS(out.p, "boom\nheld line\n");
+    buf_free(&out);
+}
+
+/* A line (or run of pieces) of `len` bytes, "Error: " or `{"error":` then
+ * filler, its last bytes `,"end":1}`, then a LF. */
+static void long_line(buf_t *in, size_t len, bool error)
+{
+    static const char end[] = ",\"end\":1}";
+    const char *head = error ? "Error: disk full; " : "{\"error\":\"quota\",\"x\":\"";
+    buf_append_str(in, head);
+    for (size_t i = strlen(head); i < len - strlen(end); i++)
+        buf_append_byte(in, 'a' + (char)(i % 26));
+    buf_append_str(in, end);
+    buf_append_byte(in, '\n');
+}
+
+/* A long line keeps its start: a line (or a piece of one) over
+ * SQ_LINE_SHOW_MAX is shown as its first and last SQ_LINE_SHOW_EDGE bytes,
+ * each after a `cut` marker, and the bytes between named by `omitted part
+ * of line N (bytes A-B)`, exact for a line of plain text.  At the limit's
+ * edge, in every view (streamed, under the input cap, under a budget),
+ * for an error line (a hazard) and an unknown one (the fallback tail);
+ * at SQ_LINE_MAX's edge, where the line comes in pieces, an unknown line
+ * still shows its first bytes and its last (a line of pieces used to
+ * show its last piece alone, 64 KiB of the middle and no start, or
+ * nothing under a budget); a hazard shows its first piece's edges and
+ * names the rest of the line.  A cut falls on a UTF-8 boundary. */
+TEST(squash_long_line_shows_its_head_and_tail_at_the_limit)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT, want = BUF_INIT;
+    const size_t lens[] = {SQ_LINE_SHOW_MAX - 1, SQ_LINE_SHOW_MAX,
+                           SQ_LINE_SHOW_MAX + 1, SQ_LINE_MAX - 1, SQ_LINE_MAX,
+                           SQ_LINE_MAX + 1};
+    for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
+        for (int error = 0; error < 2; error++) {
+            size_t len = lens[k];
+            buf_reset(&in);
+            buf_append_str(&in, "first line\n");
+            long_line(&in, len, error);
+            const char *line = in.p + 11;
+            buf_reset(&want);
+            if (len <= SQ_LINE_SHOW_MAX) {
+                buf_append(&want, line, len + 1);
+            } else {
+                size_t h = SQ_LINE_SHOW_EDGE, t = SQ_LINE_SHOW_EDGE;
+                /* a hazard over SQ_LINE_MAX: its first piece's edges */
+                size_t piece = error && len > SQ_LINE_MAX ? SQ_LINE_MAX : len;
+                buf_printf(&want, "[rein] cut line 2 at %zu bytes\n", h);
+                buf_append(&want, line, h);
+                buf_printf(&want, "\n[rein] omitted part of line 2 (bytes "
+                                  "%zu-%zu)\n[rein] cut line 2 at %zu bytes\n",
+                           11 + h, 11 + piece - t, t);
+                buf_append(&want, line + piece - t, t);
+                buf_append_byte(&want, '\n');
+            }
+            /* the rest of a hazard's line past its first piece: right
+             * after it, or in the summary of a streamed view */
+            char rest[96] = "";
+            if (error && len > SQ_LINE_MAX)
+                snprintf(rest, sizeof rest, "[rein] omitted part of line 2 "
+                         "(bytes %zu-%zu)\n", 11 + (size_t)SQ_LINE_MAX,
+                         11 + len + 1);
+            for (int v = 0; v < 4; v++) {
+                /* streamed; deferred; under the input cap; a budget */
+                sq_opts_t o = {.command = "./app", .log_path = "/l",
+                               .deferred = v == 1,
+                               .budget_bytes = v == 3 ? 3 * SQ_LINE_SHOW_EDGE
+                                                      : 0};
+                buf_reset(&out);
+                if (v == 2) {
+                    ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+                } else {
+                    squash_t *sq;
+                    ASSERT_OK(squash_new(&o, collect, &out, &sq));
+                    ASSERT_OK(squash_feed(sq, in.p, in.len, 0));
+                    ASSERT_OK(squash_finish(sq, 1, 0, 0));
+                    squash_free(sq);
+                }
+                /* under the input cap a whole unknown line gives way: the
+                 * view with it would pass the cap by its markers */
+                bool gives_way = v == 2 && !error && len <= SQ_LINE_SHOW_MAX;
+                const char *at = strstr(out.p, want.p);
+                if (at && *rest)
+                    at = v == 0 ? strstr(at, rest)
+                                : !strncmp(at + want.len, rest, strlen(rest))
+                                      ? at : NULL;
+                if (!gives_way && !at)
+                    test_fail(__FILE__, __LINE__, "len %zu error %d view %d: "
+                              "lacks\n%.300s\n-- view:\n%.600s", len, error, v,
+                              want.p, out.p);
+                if (len > SQ_LINE_SHOW_MAX) {
+                    ASSERT_CONTAINS(out.p, "[rein] log /l\n");
+                    ASSERT_INT(out.len, <, 2 * SQ_LINE_SHOW_EDGE + 600);
+                }
+            }
+        }
+    }
+
+    /* a cut on a UTF-8 boundary: `x` then two-byte characters, so the
+     * head's 4096th byte would split one; the tail starts on one too */
+    buf_reset(&in);
+    buf_append_byte(&in, 'x');
+    for (size_t i = 0; i < SQ_LINE_SHOW_MAX / 2 + 10; i++)
+        buf_append_str(&in, "\xc3\xa9");
+    buf_append_byte(&in, '\n');
+    sq_opts_t o = {.command = "./app", .deferred = true};
+    buf_reset(&out);
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 0, 0, &out));
+    ASSERT_CONTAINS(out.p, "[rein] cut line 1 at 4095 bytes\nx\xc3\xa9");
+    ASSERT_CONTAINS(out.p, "[rein] cut line 1 at 4096 bytes\n\xc3\xa9");
+    ASSERT_EQ(utf8_valid_prefix(out.p, out.len), out.len);
+    buf_free(&in);
+    buf_free(&out);
+    buf_free(&want);
 }

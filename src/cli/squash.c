@@ -215,6 +215,12 @@ int cli_squash(int argc, char **argv)
 struct cli_check {
     classify_t *cls;
     int rc;
+    /* a line held as an excerpt (cls_result_t.pending), printed when the
+     * next line says what it is */
+    buf_t held;
+    uint64_t held_lineno;
+    cls_result_t held_r;
+    bool held_valid;
 };
 
 static const char *cli_kind(const cls_result_t *r)
@@ -235,6 +241,15 @@ static const char *cli_kind(const cls_result_t *r)
     }
 }
 
+static void cli_check_print(uint64_t lineno, const cls_result_t *r,
+                            const char *text, size_t len)
+{
+    char rule[160];
+    snprintf(rule, sizeof rule, "%s/%s", r->source, r->rule);
+    printf("%6" PRIu64 " %-8s %s%-28s | %.*s\n", lineno, cli_kind(r),
+           r->cont ? "+" : " ", rule, (int)len, text);
+}
+
 static int cli_check_line(const sq_line_t *l, void *data)
 {
     struct cli_check *c = data;
@@ -242,10 +257,23 @@ static int cli_check_line(const sq_line_t *l, void *data)
     int rc = classify_line(c->cls, l, &r);
     if (rc < 0)
         return rc;
-    char rule[160];
-    snprintf(rule, sizeof rule, "%s/%s", r.source, r.rule);
-    printf("%6" PRIu64 " %-8s %s%-28s | %.*s\n", l->lineno, cli_kind(&r),
-           r.cont ? "+" : " ", rule, (int)l->len, l->text);
+    if (c->held_valid) {
+        /* a held line is the excerpt of the hazard above when this line
+         * confirms it, else what it was judged */
+        c->held_valid = false;
+        cli_check_print(c->held_lineno, r.confirms ? &r : &c->held_r,
+                        c->held.p, c->held.len);
+    }
+    if (r.pending) {
+        buf_reset(&c->held);
+        if ((rc = buf_append(&c->held, l->text, l->len)) < 0)
+            return rc;
+        c->held_lineno = l->lineno;
+        c->held_r = r;
+        c->held_valid = true;
+        return 0;
+    }
+    cli_check_print(l->lineno, &r, l->text, l->len);
     return 0;
 }
 
@@ -311,12 +339,16 @@ static int cli_grammar_check(const char *file, const char *sample)
                         status = CLI_EXIT_FAILURE;
                 if (vt_finish(vt) < 0)
                     status = CLI_EXIT_FAILURE;
+                if (c.held_valid)
+                    cli_check_print(c.held_lineno, &c.held_r, c.held.p,
+                                    c.held.len);
                 if (classify_limit_hits(c.cls))
                     printf("note: %" PRIu64 " matches stopped at the match/depth limit\n",
                            classify_limit_hits(c.cls));
             }
             vt_free(vt);
             classify_free(c.cls);
+            buf_free(&c.held);
             fclose(f);
         }
     }

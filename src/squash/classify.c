@@ -54,6 +54,16 @@ enum cls_ml {
     CLS_ML_SANITIZER,   /* everything up to its `SUMMARY: ` line */
 };
 
+/* Where a grammar capture with a gutterless excerpt (multiline.excerpt,
+ * clang's) stands: what the next line is, by position. */
+enum cls_expect {
+    CLS_EX_NONE = 0,
+    CLS_EX_EXCERPT, /* after the hazard line or a note: its source line */
+    CLS_EX_CARET,   /* after a line held as the excerpt: the caret line
+                       that makes it one */
+    CLS_EX_FIXIT,   /* after a caret line: the fix-it under it */
+};
+
 struct classify {
     const grammar_t *gs[GRAMMAR_PER_COMMAND_MAX];
     size_t ng;
@@ -65,6 +75,11 @@ struct classify {
     size_t ml_margin;   /* the margin its hazard line is drawn in (an
                            exception group's, cls_pymargin), 0: none */
     bool ml_tap_failed; /* a TAP capture holds a `#   Failed test` line */
+    bool ml_excerpt;           /* the capture takes a gutterless excerpt
+                                  (a grammar's multiline.excerpt, or a
+                                  universal `file:line:col:` diagnostic) */
+    enum cls_expect ml_expect; /* ... and where it stands */
+    size_t ml_caret_indent;    /* CLS_EX_FIXIT: the caret line's */
     bool ml_warning;
     const char *ml_source, *ml_id;
     uint64_t prev_hash;
@@ -247,6 +262,8 @@ struct cls_hit {
     const char *id;
     bool has_loc;
     size_t loc_off, loc_len;
+    bool excerpt;   /* CLS_ML_CC of a `file:line:col:` diagnostic: takes a
+                       gutterless excerpt by its place (cls_ml_excerpt) */
 };
 
 /* ShellCheck's code closing a line: `... splitting. [SC2086]`. */
@@ -350,6 +367,7 @@ static bool cls_location(const char *s, size_t n, struct cls_hit *h)
     h->warning = warn;
     h->ml = CLS_ML_CC;
     h->ml_max = CLS_CC_CONTEXT_MAX;
+    h->excerpt = col;
     h->id = "location";
     h->has_loc = true;
     h->loc_off = 0;
@@ -1817,7 +1835,98 @@ static void cls_set_grammar(classify_t *c, const grammar_match_t *m,
         c->ml_warning = r->warning;
         c->ml_source = r->source;
         c->ml_id = r->rule;
+        c->ml_excerpt = grammar_rule_has_excerpt(m->rule);
+        c->ml_expect = c->ml_excerpt ? CLS_EX_EXCERPT : CLS_EX_NONE;
     }
+}
+
+/* A caret line: spaces, `~` and at least one `^` (clang's `^~~~~~~`,
+ * `    ~~~     ^~~~~~~~~~~~~~`); a gutter's `  |  ^` is not one. */
+static bool cls_caret_line(const char *s, size_t n)
+{
+    bool caret = false;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '^')
+            caret = true;
+        else if (s[i] != '~' && s[i] != ' ' && s[i] != '\t')
+            return false;
+    }
+    return caret;
+}
+
+/* Whether a line has a verdict of its own, which a capture taking lines
+ * by position must leave it: a grammar's rule (a hazard, an outcome such
+ * as `1 error generated.`, make's noise), a universal hazard (`make: ***
+ * ...`), an include chain's line, a summary. */
+static bool cls_claimed(classify_t *c, const char *s, size_t n,
+                        unsigned colours)
+{
+    grammar_match_t m;
+    size_t which;
+    struct cls_hit h;
+    if (c->ng && grammar_match_any(c->gs, c->ng, c->ctx, s, n, colours, &m,
+                                   &which) == 1)
+        return true;
+    return cls_universal_hazard(s, n, colours, &h) || cls_cc_lead(s, n) ||
+           cls_summary(s, n);
+}
+
+/* The universal tier's `excerpt` (the gcc grammar's, as a scan): a line of
+ * a compiler diagnostic's capture after which a source excerpt comes: a
+ * note (`x.h:3:1: note: ...`), or a message wrapped 6 columns in (clang
+ * on a terminal), not a gutter's `      |`. */
+static bool cls_cc_excerpt_after(const char *s, size_t n)
+{
+    size_t ind = cls_indent(s, n);
+    if (ind == 6)
+        return n > 6 && s[6] != '|';
+    return ind == 0 && cls_has_ci(s, n < 512 ? n : 512, ": note: ");
+}
+
+/* A grammar capture whose tool draws its source excerpt with no gutter
+ * and no indentation (clang: `size_tt f(void);` under the error, `^~~~~~~`
+ * under it, the fix-it `size_t` under that, then `x.h:3:1: note: ...` with
+ * an excerpt of its own).  No pattern tells such a line from any other, so
+ * it is known by its place and by the line after it: the line after the
+ * hazard line or after a note (a line matching `excerpt`) is held
+ * (*pending: it keeps its own verdict meanwhile), and is the excerpt when
+ * the next line is a caret line (*confirms); anything else there ends the
+ * capture before the held line.  The line after a caret line is its
+ * fix-it when it starts no further left than the carets (clang draws a
+ * fix-it under what it replaces).  A line is held or taken as a fix-it
+ * only when nothing else claims it (cls_claimed): the next diagnostic, `N
+ * errors generated.`, make's lines stay what they are.  in: whether
+ * `continue` took the line.  1 belongs, 0 ends the capture before it. */
+static int cls_ml_excerpt(classify_t *c, const sq_line_t *line, int in,
+                          bool *pending, bool *confirms)
+{
+    const char *s = line->text;
+    size_t n = line->len;
+    enum cls_expect ex = c->ml_expect;
+    c->ml_expect = CLS_EX_NONE;
+    if (cls_caret_line(s, n)) {
+        c->ml_expect = CLS_EX_FIXIT;
+        c->ml_caret_indent = cls_indent(s, n);
+        *confirms = ex == CLS_EX_CARET;
+        return 1;
+    }
+    if (ex == CLS_EX_CARET) /* the held line was no excerpt */
+        return 0;
+    if (in) {
+        if (c->ml == CLS_ML_GRAMMAR
+                ? grammar_rule_excerpt_after(c->ml_rule, c->ctx, s, n) == 1
+                : cls_cc_excerpt_after(s, n))
+            c->ml_expect = CLS_EX_EXCERPT;
+        return 1;
+    }
+    if (ex == CLS_EX_NONE || line->kind != SQ_LINE_COMPLETE ||
+        cls_blank(s, n) || cls_claimed(c, s, n, line->colours))
+        return 0;
+    if (ex == CLS_EX_FIXIT)
+        return cls_indent(s, n) >= c->ml_caret_indent;
+    c->ml_expect = CLS_EX_CARET;
+    *pending = true;
+    return 0;
 }
 
 /* A universal hazard: the result, and the capture it starts. */
@@ -1834,10 +1943,26 @@ static void cls_take_hit(classify_t *c, const sq_line_t *line,
         c->ml_warning = h->warning;
         c->ml_source = "universal";
         c->ml_id = h->id;
+        c->ml_excerpt = h->excerpt;
+        c->ml_expect = h->excerpt ? CLS_EX_EXCERPT : CLS_EX_NONE;
     }
 }
 
+static int cls_line(classify_t *c, const sq_line_t *line, cls_result_t *r,
+                    bool *pending);
+
 int classify_line(classify_t *c, const sq_line_t *line, cls_result_t *r)
+{
+    bool pending = false;
+    int rc = cls_line(c, line, r, &pending);
+    r->pending = pending;
+    return rc;
+}
+
+/* classify_line; *pending: the line is held as a capture's excerpt (kept
+ * open past it), its verdict its own meanwhile. */
+static int cls_line(classify_t *c, const sq_line_t *line, cls_result_t *r,
+                    bool *pending)
 {
     const char *s = line->text;
     size_t n = line->len;
@@ -1856,9 +1981,13 @@ int classify_line(classify_t *c, const sq_line_t *line, cls_result_t *r)
         int in = c->ml == CLS_ML_GRAMMAR
                      ? grammar_rule_continues(c->ml_rule, c->ctx, s, n, &last)
                      : cls_ml_builtin(c, s, n, &last);
+        bool confirms = false;
+        if ((c->ml == CLS_ML_GRAMMAR || c->ml == CLS_ML_CC) && c->ml_excerpt)
+            in = cls_ml_excerpt(c, line, in, pending, &confirms);
         if (in) {
             cls_set(r, CLS_HAZARD, c->ml_source, c->ml_id);
             r->cont = true;
+            r->confirms = confirms;
             /* a line drawn in its hazard's margin is weighed past it */
             if (c->ml_margin && cls_pymargin(s, n) == c->ml_margin)
                 r->margin = c->ml_margin;
@@ -1867,7 +1996,12 @@ int classify_line(classify_t *c, const sq_line_t *line, cls_result_t *r)
                 c->ml = CLS_ML_NONE;
             return 0;
         }
-        c->ml = CLS_ML_NONE;
+        /* a held line is judged afresh below; the capture waits for the
+         * line after it (its room too: the held line takes one) */
+        if (!*pending || --c->ml_left == 0) {
+            c->ml = CLS_ML_NONE;
+            *pending = false;
+        }
     }
     bool blank = cls_blank(s, n);
     struct cls_hit hit;

@@ -116,6 +116,14 @@ typedef enum cls_noise {
 typedef struct cls_result {
     cls_kind_t kind;
     bool cont;            /* a line of the hazard above (multiline) */
+    bool pending;         /* held: this line (its verdict its own, unknown
+                             or structure noise) is the source excerpt of
+                             the hazard above when the next line has
+                             `confirms` (a grammar's `multiline.excerpt`:
+                             clang's gutterless excerpt, known by the caret
+                             line under it) */
+    bool confirms;        /* cont: a caret line that makes the line held
+                             before it (pending) a line of its hazard */
     size_t margin;        /* cont: the bytes of a margin drawn before the
                              line's own text (a Python exception group's
                              `    | `), which weighing it skips */

@@ -41,8 +41,9 @@ int emit_omitted(buf_t *out, uint64_t n, uint64_t first, uint64_t last,
                  const uint64_t *bytes, uint64_t hazards);
 /* [rein] omitted N lines   (a stream's total, when ranges are unknown) */
 int emit_omitted_total(buf_t *out, uint64_t n);
-/* "[rein] omitted part of line N (bytes A-B)": pieces of a cut line that
- * are not shown, between two that are (raw offsets, half-open). */
+/* "[rein] omitted part of line N (bytes A-B)": the part of a long line
+ * not shown (its middle, between its first and last bytes shown, or the
+ * rest of a line a piece of it was shown of; raw offsets, half-open). */
 int emit_omitted_part(buf_t *out, uint64_t lineno, uint64_t a, uint64_t b);
 /* [rein] omitted N lines (lines A-B, bytes X-Y; not scanned): a range of
  * the log the view did not read (squash_skip), so whether it holds a

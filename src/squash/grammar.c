@@ -43,8 +43,11 @@ struct grammar_rule {
     unsigned colour;       /* SQ_COLOUR_* bits required (0: any) */
     pcre2_code *cont;      /* multiline.continue */
     pcre2_code *until;     /* multiline.until */
+    pcre2_code *excerpt;   /* multiline.excerpt: lines followed by a
+                              source excerpt drawn without a gutter */
     char *cont_pat;        /* their source, kept until compiled */
     char *until_pat;
+    char *excerpt_pat;
     bool broken;           /* a lazy compile failed: the rule never matches */
     unsigned max_lines;    /* 0: no multiline */
     int g_file, g_line, g_col; /* group numbers, or -1 */
@@ -97,8 +100,10 @@ static void grammar_rule_clear(grammar_rule_t *r)
     pcre2_code_free(r->re);
     pcre2_code_free(r->cont);
     pcre2_code_free(r->until);
+    pcre2_code_free(r->excerpt);
     free(r->cont_pat);
     free(r->until_pat);
+    free(r->excerpt_pat);
 }
 
 void grammar_free(grammar_t *g)
@@ -192,6 +197,10 @@ static int grammar_rule_compile(const grammar_t *g, grammar_rule_t *r,
         (rc = grammar_compile(g->label, r->id, "multiline.until",
                               r->until_pat, &r->until, err)) < 0)
         return rc;
+    if (r->excerpt_pat && !r->excerpt &&
+        (rc = grammar_compile(g->label, r->id, "multiline.excerpt",
+                              r->excerpt_pat, &r->excerpt, err)) < 0)
+        return rc;
     uint32_t idx;
     (void)pcre2_pattern_info(r->re, PCRE2_INFO_NAMECOUNT, &idx);
     if (idx) {
@@ -250,6 +259,7 @@ static void grammar_prepare(const grammar_t *cg)
                 grammar_jit_one(r->re);
                 grammar_jit_one(r->cont);
                 grammar_jit_one(r->until);
+                grammar_jit_one(r->excerpt);
             }
         }
     for (size_t i = 0; i < g->nchain; i++)
@@ -366,7 +376,7 @@ static int grammar_parse_rule(grammar_t *g, grammar_tier_t tier, json_t *jr,
     json_t *ml = json_object_get(jr, "multiline");
     if (ml) {
         static const char *const mkeys[] = {"continue", "until", "max_lines",
-                                            NULL};
+                                            "excerpt", NULL};
         if (tier != GRAMMAR_HAZARD || !json_is_object(ml)) {
             grammar_err(err, "%s: rule %s: 'multiline' is an object, for "
                         "hazards", label, rid);
@@ -386,6 +396,17 @@ static int grammar_parse_rule(grammar_t *g, grammar_tier_t tier, json_t *jr,
         rc = grammar_strdup(json_string_value(c ? c : u),
                             c ? &r->cont_pat : &r->until_pat);
         if (rc < 0)
+            return rc;
+        /* A gutterless excerpt is a `continue` capture's: an `until`
+         * capture takes every line anyway. */
+        json_t *x = json_object_get(ml, "excerpt");
+        if (x && (!c || !json_is_string(x))) {
+            grammar_err(err, "%s: rule %s: multiline.excerpt is a string, "
+                        "with 'continue'", label, rid);
+            return -EINVAL;
+        }
+        if (x && (rc = grammar_strdup(json_string_value(x),
+                                      &r->excerpt_pat)) < 0)
             return rc;
         r->max_lines = GRAMMAR_MULTILINE_DEFAULT;
         json_t *mx = json_object_get(ml, "max_lines");
@@ -805,6 +826,17 @@ int grammar_rule_continues(const grammar_rule_t *r, grammar_ctx_t *ctx,
         return 1;
     }
     return 0;
+}
+
+bool grammar_rule_has_excerpt(const grammar_rule_t *r)
+{
+    return r->excerpt_pat != NULL;
+}
+
+int grammar_rule_excerpt_after(const grammar_rule_t *r, grammar_ctx_t *ctx,
+                               const char *line, size_t len)
+{
+    return r->excerpt ? grammar_run(r->excerpt, ctx, line, len) : 0;
 }
 
 /* ----------------------------------------------------------------- sets */

@@ -138,6 +138,16 @@ int grammar_match_any(const grammar_t *const *gs, size_t n,
 int grammar_rule_continues(const grammar_rule_t *r, grammar_ctx_t *ctx,
                            const char *line, size_t len, bool *last);
 
+/* Whether rule r's tool draws its source excerpt with no gutter (clang:
+ * `multiline.excerpt`), so its capture also takes lines by position
+ * (classify.c): the line after the hazard line, or after a line of the
+ * capture that matches `excerpt` (a note of its own), is the excerpt. */
+bool grammar_rule_has_excerpt(const grammar_rule_t *r);
+/* 1 when line, a line of r's capture, matches `multiline.excerpt` (a
+ * source excerpt follows it), else 0 (also when r has none). */
+int grammar_rule_excerpt_after(const grammar_rule_t *r, grammar_ctx_t *ctx,
+                               const char *line, size_t len);
+
 /* Sets of grammars. */
 int grammar_set_new(grammar_set_t **out);
 void grammar_set_free(grammar_set_t *set);

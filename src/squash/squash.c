@@ -134,6 +134,11 @@ struct sq_item {
     bool emitted;     /* streamed already */
     bool selected;
     bool warning;     /* SQ_R_HAZARD: of warning severity */
+    bool shown_cut;   /* longer than SQ_LINE_SHOW_MAX: shown as its head
+                         and tail (its len is 0 once streamed) */
+    size_t split;     /* pieces of one line merged (struct sq_tail): the
+                         text is its head [0, split) and its tail */
+    uint64_t full;    /* ... of this many text bytes in all */
 };
 
 /* A dedup group while a view is rendered (sq_render fills it): where its
@@ -181,6 +186,11 @@ struct sq_tail {
     char *text;
     size_t len;
     bool cut;
+    /* The pieces of one long line merged (sq_tail_push): text is the
+     * line's first `split` bytes then its last len - split, of `full`
+     * text bytes in all.  split 0: text is the whole line or piece. */
+    size_t split;
+    uint64_t full;
 };
 
 struct squash {
@@ -258,6 +268,13 @@ struct squash {
     struct sq_tail lead[SQ_LEAD_MAX];
     bool lead_noise[SQ_LEAD_MAX]; /* counted as noise (a grammar's rule) */
     size_t nlead;
+    /* A line held as the source excerpt of the hazard above
+     * (cls_result_t.pending: clang's, which has no gutter): the next line
+     * says whether it is (a caret line under it, `confirms`), else it is
+     * taken as its own verdict said. */
+    struct sq_tail held;
+    cls_result_t held_r;
+    bool held_valid;
     size_t frame_indent; /* indent of the hazard's last location line,
                             SIZE_MAX: none (see sq_cont_weight) */
     bool finishing, finished;
@@ -303,6 +320,7 @@ static int sq_item_add(squash_t *sq, const sq_line_t *l, enum sq_role role,
     it->group = group;
     it->role = (uint8_t)role;
     it->cut = l->cut;
+    it->shown_cut = l->len > SQ_LINE_SHOW_MAX;
     it->escaped = emit_raw_escaped(l->text, l->len);
     it->head = UINT32_MAX;
     if (buf_append(&sq->arena, l->text, l->len) < 0)
@@ -310,6 +328,67 @@ static int sq_item_add(squash_t *sq, const sq_line_t *l, enum sq_role role,
     sq->nitems++;
     *out = it;
     return 0;
+}
+
+_Static_assert(SQ_LINE_SHOW_EDGE >= CLS_SCAN_MAX,
+              "a long line shows every byte the classifier's scans read");
+_Static_assert(SQ_LINE_SHOW_MAX >= 2 * SQ_LINE_SHOW_EDGE + 2048,
+               "a line cut for showing loses more than its markers cost");
+
+/* Raw text of an item, or its size counted in *extra (a plan measuring). */
+static int sq_raw_render(buf_t *out, size_t *extra, const char *t, size_t n)
+{
+    if (extra) {
+        *extra += (emit_raw_escaped(t, n) ? strlen(EMIT_ESCAPE) : 0) + n + 1;
+        return 0;
+    }
+    return emit_raw(out, t, n);
+}
+
+/* An item longer than SQ_LINE_SHOW_MAX: its first and last
+ * SQ_LINE_SHOW_EDGE bytes, each a piece after its `cut` marker, and the
+ * middle's bytes in the log between them.  The text's bytes are the log's
+ * when the line was written as plain text (its raw bytes are its text and
+ * a LF, or CR LF): then the range is exact.  Escape sequences in it make
+ * the raw line longer than its text, and the range is then counted from
+ * either end of the raw line: it holds the middle, and may hold some of
+ * the head's and tail's escapes. */
+static int sq_long_render(const squash_t *sq, const struct sq_item *it,
+                          buf_t *out, size_t *extra)
+{
+    const char *t = sq->arena.p + it->off;
+    /* merged pieces (split): the head, then the tail from there */
+    size_t n = it->len, h, s;
+    uint64_t full = it->split ? it->full : n; /* the line's text bytes */
+    if (it->split) {
+        h = s = it->split;
+    } else {
+        h = SQ_LINE_SHOW_EDGE;
+        s = n - SQ_LINE_SHOW_EDGE;
+        while (h > 0 && ((unsigned char)t[h] & 0xC0) == 0x80)
+            h--;
+        while (s < n && ((unsigned char)t[s] & 0xC0) == 0x80)
+            s++;
+    }
+    uint64_t rs = it->raw_start, re = it->raw_end, raw = re - rs;
+    uint64_t a = rs + h, b = rs + full - (n - s);
+    if (raw < full || raw > full + 2) {
+        a = a < re ? a : re;
+        b = raw > n - s ? re - (n - s) : rs;
+        b = b > a ? b : a;
+    }
+    uint64_t lineno = sq->line_base + it->lineno;
+    int rc = emit_cut(out, lineno, h);
+    if (rc == 0)
+        rc = sq_raw_render(out, extra, t, h);
+    if (rc == 0)
+        rc = emit_omitted_part(out, lineno, sq->raw_base + a,
+                               sq->raw_base + b);
+    if (rc == 0)
+        rc = emit_cut(out, lineno, n - s);
+    if (rc == 0)
+        rc = sq_raw_render(out, extra, t + s, n - s);
+    return rc;
 }
 
 /* Renders one item's lines (markers it carries, then its text).  With
@@ -331,6 +410,8 @@ static int sq_item_render(const squash_t *sq, const struct sq_item *it,
                                       sq->raw_base + it->raw_end);
     if (it->role == SQ_R_PROMPT)
         rc = emit_prompt(out);
+    if (rc == 0 && (it->split || it->len > SQ_LINE_SHOW_MAX))
+        return sq_long_render(sq, it, out, extra);
     if (rc == 0 && it->cut)
         rc = emit_cut(out, sq->line_base + it->lineno, it->len);
     if (rc == 0 && extra)
@@ -444,6 +525,45 @@ static int sq_tail_set(struct sq_tail *t, const sq_line_t *l)
     t->raw_start = l->raw_start;
     t->raw_end = l->raw_end;
     t->cut = l->cut;
+    t->split = 0;
+    t->full = l->len;
+    return 0;
+}
+
+/* The next piece l of the long line t holds (its latest piece, or its
+ * pieces merged so far), merged into it: t keeps the line's first
+ * SQ_LINE_SHOW_EDGE bytes and its last SQ_LINE_SHOW_EDGE, all a view shows
+ * of it (sq_long_render), at UTF-8 boundaries, and counts the rest. */
+static int sq_tail_merge(struct sq_tail *t, const sq_line_t *l)
+{
+    size_t h = t->split;
+    if (!h) {
+        h = t->len < SQ_LINE_SHOW_EDGE ? t->len : SQ_LINE_SHOW_EDGE;
+        while (h > 0 && h < t->len && ((unsigned char)t->text[h] & 0xC0) == 0x80)
+            h--;
+    }
+    /* the tail: the end of what t had after its head, then l */
+    size_t keep = l->len < SQ_LINE_SHOW_EDGE ? SQ_LINE_SHOW_EDGE - l->len : 0;
+    size_t old = t->len - h, from = old > keep ? t->len - keep : h;
+    while (from < t->len && ((unsigned char)t->text[from] & 0xC0) == 0x80)
+        from++;
+    size_t lfrom = l->len > SQ_LINE_SHOW_EDGE ? l->len - SQ_LINE_SHOW_EDGE : 0;
+    while (lfrom < l->len && ((unsigned char)l->text[lfrom] & 0xC0) == 0x80)
+        lfrom++;
+    size_t n = h + (t->len - from) + (l->len - lfrom);
+    char *p = malloc(n + 1);
+    if (!p)
+        return -ENOMEM;
+    memcpy(p, t->text, h);
+    memcpy(p + h, t->text + from, t->len - from);
+    memcpy(p + h + (t->len - from), l->text + lfrom, l->len - lfrom);
+    p[n] = '\0';
+    free(t->text);
+    t->text = p;
+    t->len = n;
+    t->split = h;
+    t->full += l->len;
+    t->raw_end = l->raw_end;
     return 0;
 }
 
@@ -456,16 +576,13 @@ static int sq_tail_push(squash_t *sq, const sq_line_t *l)
     struct sq_tail *last = sq->ringn ? &sq->ring[(sq->ringhead + sq->ringn - 1) %
                                                  sq->ringcap]
                                      : NULL;
-    struct sq_tail *before = sq->ringn > 1 ? &sq->ring[(sq->ringhead +
-                                                        sq->ringn - 2) %
-                                                       sq->ringcap]
-                                           : NULL;
-    if (l->cut && last && before && last->cut && before->cut &&
-        last->lineno == l->lineno && before->lineno == l->lineno) {
-        /* A cut line keeps its first piece and its latest: the middle
-         * ones would push every other line out (a 10 MB line is 153
-         * pieces); the view names the bytes between (omitted part). */
-        t = last;
+    if (l->cut && last && last->cut && last->lineno == l->lineno &&
+        last->raw_end == l->raw_start) {
+        /* A long line's pieces are one line: its first bytes and its
+         * last are kept, the view names the bytes between (omitted
+         * part); each piece would push another line out (a 10 MB line
+         * is 153 pieces). */
+        return sq_tail_merge(last, l);
     } else if (sq->ringn < sq->ringcap) {
         t = &sq->ring[(sq->ringhead + sq->ringn++) % sq->ringcap];
     } else {
@@ -862,13 +979,32 @@ static int sq_lead_claim(squash_t *sq, size_t n)
     return 0;
 }
 
+static int sq_take(squash_t *sq, const sq_line_t *l, cls_result_t r);
+
+/* The line held as an excerpt (sq->held), when the line after it has
+ * come: a line of the hazard above when that line confirms it (taken with
+ * the caret line's verdict, which is its hazard's), else its own. */
+static int sq_held_release(squash_t *sq, const cls_result_t *next)
+{
+    if (!sq->held_valid)
+        return 0;
+    sq->held_valid = false;
+    const struct sq_tail *t = &sq->held;
+    sq_line_t l = {.text = t->text, .len = t->len, .kind = SQ_LINE_COMPLETE,
+                   .lineno = t->lineno, .raw_start = t->raw_start,
+                   .raw_end = t->raw_end, .cut = t->cut};
+    cls_result_t r = sq->held_r;
+    if (next && next->confirms) {
+        r = *next;
+        r.confirms = false;
+    }
+    return sq_take(sq, &l, r);
+}
+
 static int sq_on_line(const sq_line_t *l, void *data)
 {
     squash_t *sq = data;
-    struct sq_item *it;
-    uint32_t group;
-    uint64_t key = 0;
-    int rc = 0, cnt;
+    int rc = 0;
 
     if (l->kind == SQ_LINE_PARTIAL && !sq->finishing) {
         /* A pause mid-line: a prompt is worth saying at once. */
@@ -883,8 +1019,24 @@ static int sq_on_line(const sq_line_t *l, void *data)
     if (sq->whole_ok && (rc = sq_whole_add(sq, l)) < 0)
         return rc;
     cls_result_t r;
-    if ((rc = classify_line(sq->cls, l, &r)) < 0)
+    if ((rc = classify_line(sq->cls, l, &r)) < 0 ||
+        (rc = sq_held_release(sq, &r)) < 0)
         return rc;
+    if (r.pending) {
+        sq->held_r = r;
+        sq->held_valid = true;
+        return sq_tail_set(&sq->held, l);
+    }
+    return sq_take(sq, l, r);
+}
+
+/* A classified line into the view's items and counts. */
+static int sq_take(squash_t *sq, const sq_line_t *l, cls_result_t r)
+{
+    struct sq_item *it;
+    uint32_t group;
+    uint64_t key = 0;
+    int rc = 0, cnt;
     if (r.lead)
         return sq_lead_push(sq, l, r.kind == CLS_NOISE);
     /* The lead lines waiting are this line's if it is a hazard line shown,
@@ -1086,6 +1238,7 @@ void squash_free(squash_t *sq)
     free(sq->hazrank.words);
     free(sq->hazrank.before);
     free(sq->folded.text);
+    free(sq->held.text);
     for (size_t i = 0; i < SQ_LEAD_MAX; i++)
         free(sq->lead[i].text);
     free(sq->facts);
@@ -1123,7 +1276,10 @@ int squash_skip(squash_t *sq, uint64_t bytes, uint64_t lines)
     if (rc < 0)
         return rc;
     /* Lines waiting to lead into a hazard lead into nothing past the gap
-     * (vt_skip has ended the line pending before it). */
+     * (vt_skip has ended the line pending before it), nor is a line held
+     * as an excerpt one. */
+    if ((rc = sq_held_release(sq, NULL)) < 0)
+        return rc;
     size_t leads = sq->nlead;
     sq->nlead = 0;
     if ((rc = sq_lead_release(sq, 0, leads)) < 0)
@@ -1179,6 +1335,9 @@ static int sq_add_tail(squash_t *sq, uint64_t lines)
         int rc = sq_item_add(sq, &l, SQ_R_TAIL, UINT32_MAX, &it);
         if (rc < 0)
             return rc;
+        it->split = t->split;
+        it->full = t->full;
+        it->shown_cut = it->shown_cut || t->split;
     }
     return 0;
 }
@@ -1341,6 +1500,25 @@ static int sq_gap_render(const squash_t *sq, const struct sq_view *v,
     uint64_t last = prev ? prev->lineno : 0;
     uint64_t last_raw = prev ? prev->raw_end : 0;
     int rc = 0;
+    /* A piece of a long line shown, and not the rest of its line (a
+     * hazard's first piece, whose later pieces say nothing): the rest is
+     * named when the view goes on with the next line or ends, where the
+     * line's end is known; before a gap of lines, that gap's bytes hold
+     * it. */
+    if (prev && prev->cut && (!next || next->lineno != last)) {
+        uint64_t end = !next && v->lines == last ? v->raw_bytes
+                       : next && next->first == last + 1 ? next->raw_start
+                                                         : last_raw;
+        if (end > last_raw) {
+            *dropped = true;
+            rc = emit_omitted_part(out, sq->line_base + last,
+                                   sq->raw_base + last_raw,
+                                   sq->raw_base + end);
+            last_raw = end;
+        }
+    }
+    if (rc < 0)
+        return rc;
     if (!next) {
         if (v->lines <= last && !hidden)
             return 0;
@@ -1422,7 +1600,7 @@ static int sq_render(squash_t *sq, buf_t *out, size_t *extra,
         }
         rc = sq_gap_render(sq, v, prev, it, hidden_hazards, out, dropped);
         hidden_hazards = 0;
-        if (it->role == SQ_R_SKIP)
+        if (it->role == SQ_R_SKIP || it->shown_cut)
             *dropped = true;
         if (rc == 0)
             rc = sq_item_render(sq, it, out, extra);
@@ -1870,7 +2048,10 @@ static int sq_plan(squash_t *sq, size_t budget, const struct sq_view *v,
         struct sq_item *it = &sq->items[order[x]];
         if (sq_owned(it) && !sq->items[it->head].selected)
             continue;
-        size_t cost = it->len + 1;
+        size_t cost = it->shown_cut ? it->len + 2 + 3 * SQ_GAP_COST
+                                    : it->len + 1;
+        if (it->shown_cut && !it->split)
+            cost = 2 * (SQ_LINE_SHOW_EDGE + 1) + 3 * SQ_GAP_COST;
         if (it->role == SQ_R_PROMPT || it->cut || it->role == SQ_R_BINARY)
             cost += SQ_GAP_COST;
         if (!(order[x] > 0 && sq->items[order[x] - 1].selected &&
@@ -2032,6 +2213,9 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
     int rc = vt_finish(sq->vt);
     if (rc < 0)
         return rc;
+    /* A line held as an excerpt at the very end is none. */
+    if ((rc = sq_held_release(sq, NULL)) < 0)
+        return rc;
     /* Lead lines at the very end lead into nothing. */
     size_t leads = sq->nlead;
     sq->nlead = 0;
@@ -2086,11 +2270,29 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
         buf_t *o = &sq->out;
         rc = emit_exit(o, exit_code, duration_ms, sq->line_base + lines);
         uint64_t shown = 0, prev_line = 0, prev_raw = 0;
-        for (size_t i = 0; rc == 0 && i < sq->nitems; i++) {
-            struct sq_item *it = &sq->items[i];
+        bool cut_shown = false, prev_cut = false;
+        for (size_t i = 0; rc == 0 && i <= sq->nitems; i++) {
+            struct sq_item *it = i < sq->nitems ? &sq->items[i] : NULL;
+            /* the rest of a long line a piece of it was shown of, where
+             * the line's end is known (as sq_gap_render) */
+            uint64_t end = prev_raw;
+            if (prev_cut && !it && lines == prev_line)
+                end = raw_bytes;
+            else if (prev_cut && it && it->lineno != prev_line &&
+                     it->first == prev_line + 1)
+                end = it->raw_start;
+            if (end > prev_raw) {
+                cut_shown = true;
+                rc = emit_omitted_part(o, sq->line_base + prev_line,
+                                       sq->raw_base + prev_raw,
+                                       sq->raw_base + end);
+            }
+            if (!it || rc < 0)
+                break;
             it->selected = true;
             bool piece = it->cut && i && it->lineno == prev_line;
             shown += it->role != SQ_R_BINARY && !piece;
+            cut_shown = cut_shown || it->shown_cut;
             if (piece && prev_raw < it->raw_start)
                 rc = emit_omitted_part(o, sq->line_base + it->lineno,
                                        sq->raw_base + prev_raw,
@@ -2099,6 +2301,7 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
                 rc = sq_item_render(sq, it, o, NULL);
             prev_line = it->lineno;
             prev_raw = it->raw_end;
+            prev_cut = it->cut;
             /* what each group shows, counted in the same pass */
             if (it->group < ng) {
                 v.grp[it->group].shown++;
@@ -2116,7 +2319,7 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
             rc = emit_omitted_total(o, lines - shown - noise);
         if (rc == 0 && noise)
             rc = emit_noise(o, counts);
-        dropped = lines > shown;
+        dropped = lines > shown || cut_shown;
         if (rc == 0 && dropped && sq->log_path)
             rc = emit_log(o, sq->log_path, sq->log_lost);
     }

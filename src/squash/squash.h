@@ -54,6 +54,19 @@ typedef struct sq_line {
 
 /* A line longer than this is cut into marked pieces. */
 #define SQ_LINE_MAX (64u * 1024u)
+/* A line shown (or a piece of one) longer than SQ_LINE_SHOW_MAX is shown
+ * as its first and its last SQ_LINE_SHOW_EDGE bytes (at UTF-8
+ * boundaries), each after a `cut` marker, with an `omitted part of line`
+ * marker between them naming the bytes of the middle (docs/markers.md):
+ * the start of a long line says what it is (`Error: ...`, `{"error":`),
+ * its end often how it ended, and its middle (a minified bundle, a JSON
+ * payload) costs an agent tokens for nothing.  The edge is the
+ * classifier's scan window (CLS_SCAN_MAX, which squash.c checks): every
+ * error word it found in a line is in what is shown of it.  The limit
+ * leaves at least 2 KiB out of any line it cuts, more than the markers
+ * cost. */
+#define SQ_LINE_SHOW_EDGE (4u * 1024u)
+#define SQ_LINE_SHOW_MAX (10u * 1024u)
 /* No newline for this long: the pending text is a partial line. */
 #define SQ_PARTIAL_MS 500
 
