@@ -6,7 +6,8 @@
  * to each function as key bytes, and (NUL-terminated) as a key id.  Beyond
  * memory safety it checks the contracts that hold for every input: parse
  * answers the same with a big and an exact buffer, never writes more than
- * it says, and encode's bytes fit what it returns.
+ * it says, and encode's bytes fit what it returns.  The id also goes
+ * through keys_respell (the MCP `keys` argument's other spellings).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -78,6 +79,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
     } else if (n != REIN_EKEY) {
         abort();
+    }
+
+    /* A respelled id is a NUL-terminated string of the length returned,
+     * and the same with an exact buffer; one byte less is too small. */
+    char re[KEY_RESPELL_MAX + 32], exact_re[KEY_RESPELL_MAX + 32];
+    n = keys_respell(id, re, sizeof(re));
+    if (n < 0 || (n > 0 && strlen(re) != (size_t)n))
+        abort();
+    if (n > 0) {
+        if (keys_respell(id, exact_re, (size_t)n + 1) != n ||
+            strcmp(exact_re, re) != 0 ||
+            keys_respell(id, exact_re, (size_t)n) != REIN_ETOOSMALL)
+            abort();
+        int e = rein_key_encode(re, out, sizeof(out));
+        if (e > (int)sizeof(out) || (e <= 0 && e != REIN_EKEY))
+            abort();
     }
     return 0;
 }

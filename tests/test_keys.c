@@ -864,3 +864,79 @@ TEST(keys_round_trip_encode_parse_match)
     ASSERT_INT(checked, >, 500);
     ASSERT_INT(bad, ==, 0);
 }
+
+/* Spellings of other tools, for the MCP `keys` argument: each is refused
+ * as an id, respelled, and then sends exactly the bytes of rein's own id. */
+static const struct {
+    const char *spelled, *id;
+} keys_respell_vectors[] = {
+    {"C-c", "ctrl+c"},
+    {"M-x", "alt+x"},
+    {"S-Tab", "shift+Tab"},
+    {"C-M-Left", "ctrl+alt+Left"},
+    {"C--", "ctrl+-"},
+    {"ctrl-c", "ctrl+c"},
+    {"Ctrl-Shift-Up", "shift+ctrl+Up"},
+    {"control-x", "ctrl+x"},
+    {"Control+d", "ctrl+d"},
+    {"meta-b", "alt+b"},
+    {"super-l", "super+l"},
+    {"^C", "ctrl+C"},
+    {"^[", "ctrl+["},
+    {" ^D ", "ctrl+D"},
+    {"PgUp", "pageUp"},
+    {"PPage", "pageUp"},
+    {"pgdn", "pageDown"},
+    {"NPage", "pageDown"},
+    {"C-NPage", "ctrl+pageDown"},
+    {"Del", "delete"},
+    {"DC", "delete"},
+    {"IC", "insert"},
+    {"BSpace", "backspace"},
+    {"M-BSpace", "alt+backspace"},
+    {"BTab", "shift+tab"},
+    {"ArrowUp", "up"},
+    {"spc", "space"},
+};
+
+TEST(keys_respell_other_tools_spellings)
+{
+    char id[KEY_RESPELL_MAX + 32], a[KEY_ENCODE_MAX], b[KEY_ENCODE_MAX];
+    size_t i;
+
+    for (i = 0; i < sizeof(keys_respell_vectors) / sizeof(keys_respell_vectors[0]);
+         i++) {
+        const char *sp = keys_respell_vectors[i].spelled;
+        const char *want = keys_respell_vectors[i].id;
+        ASSERT_INT(rein_key_encode(sp, a, sizeof(a)), ==, REIN_EKEY);
+        int n = keys_respell(sp, id, sizeof(id));
+        ASSERT_INT(n, ==, (int)strlen(want));
+        ASSERT_STR(id, want);
+        int na = rein_key_encode(id, a, sizeof(a));
+        int nb = rein_key_encode(want, b, sizeof(b));
+        ASSERT_INT(na, >, 0);
+        ASSERT_MEM(a, (size_t)na, b, (size_t)nb);
+    }
+    /* Nothing to respell: 0, so a caller does not retry in vain. */
+    const char *same[] = {"ctrl+c", "hyper+q", "", "   ", "C-", "^", "^CC",
+                          "cuddle", NULL};
+    for (i = 0; same[i]; i++)
+        ASSERT_INT(keys_respell(same[i], id, sizeof(id)), ==, 0);
+    ASSERT_INT(keys_respell(NULL, id, sizeof(id)), ==, 0);
+    /* Respelled but still no key: rein_key_encode says so. */
+    ASSERT_INT(keys_respell("C-cuddle", id, sizeof(id)), ==, 11);
+    ASSERT_INT(rein_key_encode(id, a, sizeof(a)), ==, REIN_EKEY);
+    /* The buffer's edge: "ctrl+c" is 6 bytes and its NUL. */
+    ASSERT_INT(keys_respell("C-c", id, 7), ==, 6);
+    ASSERT_INT(keys_respell("C-c", id, 6), ==, REIN_ETOOSMALL);
+    /* The word's edge: KEY_RESPELL_MAX - 1 bytes are read, no more. */
+    char longid[KEY_RESPELL_MAX + 8];
+    memcpy(longid, "C-", 2);
+    memset(longid + 2, 'x', KEY_RESPELL_MAX - 1);
+    longid[2 + KEY_RESPELL_MAX - 1] = '\0';
+    ASSERT_INT(keys_respell(longid, id, sizeof(id)), ==,
+               (int)strlen("ctrl+") + KEY_RESPELL_MAX - 1);
+    memset(longid + 2, 'x', KEY_RESPELL_MAX);
+    longid[2 + KEY_RESPELL_MAX] = '\0';
+    ASSERT_INT(keys_respell(longid, id, sizeof(id)), ==, 0);
+}

@@ -1397,6 +1397,10 @@ static int tool_write(mcp_call_t *call, json_t *args, void *ud)
         char enc[KEY_ENCODE_MAX];
         const char *name = json_string_value(k);
         int n = rein_key_encode(name, enc, sizeof enc);
+        char respelled[KEY_RESPELL_MAX + 32];
+        if (n == REIN_EKEY &&
+            keys_respell(name, respelled, sizeof respelled) > 0)
+            n = rein_key_encode(respelled, enc, sizeof enc); /* `C-c` */
         if (n < 0) {
             buf_free(&data);
             return mcp_call_errorf(call,

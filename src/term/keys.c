@@ -1453,6 +1453,111 @@ static int key_encode_char(unsigned char c, uint32_t mods, char *out,
     return (n < 0 || (size_t)n >= cap) ? REIN_EINTERNAL : n;
 }
 
+/* ------------------------------------------------------------ respelling */
+
+/* Key names other tools use (tmux's send-keys, emacs, browsers' KeyboardEvent
+ * names, common abbreviations), and the id rein reads for each. */
+static const struct key_alias key_respellings[] = {
+    {"pgup", "pageUp"},      {"ppage", "pageUp"},     {"prior", "pageUp"},
+    {"pgdn", "pageDown"},    {"pgdown", "pageDown"},  {"npage", "pageDown"},
+    {"next", "pageDown"},    {"del", "delete"},       {"dc", "delete"},
+    {"ins", "insert"},       {"ic", "insert"},        {"bs", "backspace"},
+    {"bspace", "backspace"}, {"bksp", "backspace"},   {"ret", "enter"},
+    {"cr", "enter"},         {"spc", "space"},        {"arrowup", "up"},
+    {"arrowdown", "down"},   {"arrowleft", "left"},   {"arrowright", "right"},
+    {"btab", "shift+tab"},
+};
+
+/* Modifier prefixes other tools write: tmux's and emacs's "C-", "M-", "S-"
+ * (case as written there), and words joined by '-' (any case), with the
+ * synonyms "control" and "meta". */
+static const struct key_prefix {
+    const char *prefix;
+    bool exact_case;
+    uint32_t bit;
+} key_prefixes[] = {
+    {"C-", true, KEY_MOD_CTRL},         {"M-", true, KEY_MOD_ALT},
+    {"S-", true, KEY_MOD_SHIFT},        {"ctrl-", false, KEY_MOD_CTRL},
+    {"control-", false, KEY_MOD_CTRL},  {"control+", false, KEY_MOD_CTRL},
+    {"alt-", false, KEY_MOD_ALT},       {"meta-", false, KEY_MOD_ALT},
+    {"meta+", false, KEY_MOD_ALT},      {"shift-", false, KEY_MOD_SHIFT},
+    {"super-", false, KEY_MOD_SUPER},
+};
+
+/* The length of the prefix of s (n bytes) that p names, or 0. */
+static size_t key_prefix_at(const char *s, size_t n,
+                            const struct key_prefix *p)
+{
+    size_t len = strlen(p->prefix);
+    if (n <= len) /* a key must follow */
+        return 0;
+    if (p->exact_case)
+        return memcmp(s, p->prefix, len) == 0 ? len : 0;
+    return key_ieq(s, len, p->prefix) ? len : 0;
+}
+
+int keys_respell(const char *id, char *buf, size_t size)
+{
+    const char *s, *e;
+    uint32_t mods = 0;
+    bool changed = false;
+    char word[KEY_RESPELL_MAX];
+    const char *name;
+    size_t i, n;
+
+    if (!id)
+        return 0;
+    s = id;
+    e = id + strlen(id);
+    while (s < e && key_is_space((unsigned char)*s))
+        s++;
+    while (e > s && key_is_space((unsigned char)e[-1]))
+        e--;
+    if (e - s == 2 && s[0] == '^' && key_is_graphic((unsigned char)s[1])) {
+        mods |= KEY_MOD_CTRL; /* ^C, as a terminal shows it */
+        s++;
+        changed = true;
+    }
+    for (bool more = true; more;) {
+        more = false;
+        for (i = 0; i < KEY_COUNT(key_prefixes); i++) {
+            size_t len = key_prefix_at(s, (size_t)(e - s), &key_prefixes[i]);
+            if (len) {
+                mods |= key_prefixes[i].bit;
+                s += len;
+                changed = more = true;
+                break;
+            }
+        }
+    }
+    n = (size_t)(e - s);
+    if (n == 0)
+        return 0;
+    name = NULL;
+    for (i = 0; i < KEY_COUNT(key_respellings) && !name; i++)
+        if (key_ieq(s, n, key_respellings[i].alias))
+            name = key_respellings[i].name;
+    if (name)
+        changed = true;
+    if (!changed)
+        return 0;
+    if (!name) {
+        /* The key as written after the prefixes: whether it names a key is
+         * rein_key_encode's to say. */
+        if (n >= sizeof word)
+            return 0;
+        memcpy(word, s, n);
+        word[n] = '\0';
+        name = word;
+    }
+    int w = snprintf(buf, size, "%s%s%s%s%s",
+                     mods & KEY_MOD_SHIFT ? "shift+" : "",
+                     mods & KEY_MOD_CTRL ? "ctrl+" : "",
+                     mods & KEY_MOD_ALT ? "alt+" : "",
+                     mods & KEY_MOD_SUPER ? "super+" : "", name);
+    return (w < 0 || (size_t)w >= size) ? REIN_ETOOSMALL : w;
+}
+
 /*
  * See rein.h.  The bytes are not NUL-terminated (ctrl+space is a NUL).
  * Named keys: "enter" is CR, "backspace" DEL, "tab" TAB, "escape" ESC,

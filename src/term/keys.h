@@ -36,4 +36,20 @@
 /* The most bytes rein_key_encode() ever writes for one key. */
 #define KEY_ENCODE_MAX 32
 
+/* The longest key id keys_respell reads after its modifier prefixes. */
+#define KEY_RESPELL_MAX 64
+
+/*
+ * Rewrites a key as other tools spell it into rein's key id, for callers
+ * that take keys from people or models (the MCP `keys` argument) and try
+ * it after rein_key_encode refused the id as given: tmux's and emacs's
+ * `C-c`, `M-x`, `S-Tab`, `C-M-Left`; `ctrl-c`, `Control-x`, `meta-b`;
+ * `^C`; and key names such as `PgUp`, `PPage`, `NPage`, `Del`, `DC`,
+ * `IC`, `BSpace`, `BTab`, `ArrowUp`.  Writes the id NUL-terminated into
+ * buf and returns its length; 0 when nothing in id is spelled that way
+ * (retrying would change nothing); REIN_ETOOSMALL when buf is too small.
+ * Whether the result names a key is rein_key_encode's to say.
+ */
+int keys_respell(const char *id, char *buf, size_t size);
+
 #endif

@@ -487,9 +487,12 @@ test('write_stdin decodes escapes, base64 and named keys; bad input is an error'
     const k = await exec(client, { cmd: 'cat -v', tty: true });
     const w = await write(client, { session_id: k.session_id, keys: ['up', 'enter'], yield_time_ms: 5000, wait_for: '\\^\\[\\[A\\r?\\n' });
     assert.match(w.output, /\^\[\[A/);
+    // Other tools' spellings (tmux, emacs, ^X) send rein's own keys.
+    const t = await write(client, { session_id: k.session_id, keys: ['M-x', 'PgUp', 'C-M-Left', 'enter'], yield_time_ms: 5000, wait_for: '\\^\\[\\[1;7D\\r?\\n' });
+    assert.match(t.output, /\^\[x\^\[\[5~\^\[\[1;7D/);
     for (const bad of [
       { chars: 'x', chars_b64: 'eA==' }, { chars_b64: '!!notbase64!!' }, { keys: ['nosuchkey'] },
-      { keys: ['ctrl+c+d'] }, { keys: ['hyper+q'] },
+      { keys: ['ctrl+c+d'] }, { keys: ['hyper+q'] }, { keys: ['C-cuddle'] },
     ]) {
       const e = await call(client, 'write_stdin', { session_id: k.session_id, ...bad });
       assert.equal(e.isError, true, JSON.stringify(bad));
