@@ -1192,29 +1192,6 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
                                "several commands.",
                                cmd_len, SHELL_ARG_MAX / 1024, shell);
 
-    router_result_t rr;
-    if (cx->router && router_classify(cx->router, cmd, &rr) == 0) {
-        bool stop = false;
-        if (rr.danger != ROUTER_SAFE && (!confirm ||
-                                         rr.danger == ROUTER_DANGER_FORBID)) {
-            codex_dangerous(call, &rr);
-            stop = true;
-        } else if (rr.category == ROUTER_INTERACTIVE && !tty &&
-                   !stdin_text) {
-            /* With `stdin` the program reads that text, then EOF: it
-             * cannot wait at a prompt nobody answers. */
-            mcp_call_errorf(call,
-                            "Not run: `%.80s` is an interactive program and "
-                            "needs a terminal. Call exec_command again with "
-                            "tty: true, then drive it with write_stdin.",
-                            cmd);
-            stop = true;
-        }
-        router_result_free(&rr);
-        if (stop)
-            return 0;
-    }
-
     /* The environment: quiet, pager-free pipes; a real terminal on a PTY;
      * the caller's entries last, so they win. */
     static const char *const pipe_env[] = {"NO_COLOR=1", "TERM=dumb",
@@ -1256,6 +1233,36 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
         }
         envv[nbase + k] = owned[k];
         k++;
+    }
+
+    /* Routed in the environment it will run in: `GIT_EDITOR=true` there
+     * or the PAGER=cat above make `git commit` or `man ls` need no
+     * terminal; on pipes a pager prints and a shell reads the pipe. */
+    router_result_t rr;
+    router_ctx_t rctx = {.env = envv, .inherit_env = true, .pipes = !tty};
+    if (cx->router &&
+        router_classify_ctx(cx->router, cmd, &rctx, &rr) == 0) {
+        bool stop = false;
+        if (rr.danger != ROUTER_SAFE && (!confirm ||
+                                         rr.danger == ROUTER_DANGER_FORBID)) {
+            codex_dangerous(call, &rr);
+            stop = true;
+        } else if (rr.category == ROUTER_INTERACTIVE && !tty &&
+                   !stdin_text) {
+            /* With `stdin` the program reads that text, then EOF: it
+             * cannot wait at a prompt nobody answers. */
+            mcp_call_errorf(call,
+                            "Not run: `%.80s` is an interactive program and "
+                            "needs a terminal. Call exec_command again with "
+                            "tty: true, then drive it with write_stdin.",
+                            cmd);
+            stop = true;
+        }
+        router_result_free(&rr);
+        if (stop) {
+            rc = 0;
+            goto out;
+        }
     }
 
     json_t *jy = json_object_get(args, "yield_time_ms");
