@@ -27,9 +27,10 @@
  * VAR=value` segments earlier on the line, then the context's.
  *
  * Categories come from, first match wins: the policy file's forbid list,
- * the built-in danger table (unless the policy's allow list matches), a
- * grammar's declared category (router_set_grammar_category_fn), then the
- * built-in command table, else condense.
+ * the built-in danger table (unless the policy's allow list matches), the
+ * built-in command table when it says interactive, a grammar's declared
+ * category (router_set_grammar_category_fn), then the built-in command
+ * table, else condense.
  *
  * The policy file (docs/policy.md) is `{"forbid": [regex...], "allow":
  * [regex...]}`; regexes are PCRE2, matched against each segment's text (as

@@ -1061,6 +1061,55 @@ test('interactive programs on pipes get a tty hint; dangerous ones need confirm'
   }
 });
 
+test('on pipes, editors set to no-terminal programs, pagers and a shell on the pipe run; a bare commit or REPL is still refused', async () => {
+  // No editor from the runner's environment: an empty one is unset.
+  const { client } = await connect({ GIT_EDITOR: '', VISUAL: '', EDITOR: '', GIT_SEQUENCE_EDITOR: '' });
+  const dir = mkdtempSync(join(tmpdir(), 'rein-editor-'));
+  const ident = {
+    GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@x', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@x',
+  };
+  try {
+    execFileSync('git', ['init', '-q', dir]);
+    writeFileSync(join(dir, 'f.txt'), 'one\n');
+    execFileSync('git', ['add', 'f.txt'], { cwd: dir });
+    const subjects = () => execFileSync('git', ['log', '--format=%s'], { cwd: dir, encoding: 'utf8' });
+    // A bare commit opens vi: refused with the tty hint, nothing committed.
+    const bare = await call(client, 'exec_command', { cmd: 'git commit -q', workdir: dir, env: ident });
+    assert.equal(bare.isError, true);
+    assert.match(bare.content[0].text, /tty: true/);
+    // The editor set on the line, or in the `env` argument, to a program
+    // that needs no terminal: it runs, and the editor wrote the message.
+    const line = await exec(client, { cmd: "GIT_EDITOR='sed -i 1s/^/on-the-line/' git commit -q", workdir: dir, env: ident });
+    assert.equal(line.exit_code, 0, line.output);
+    const viaEnv = await exec(client, {
+      cmd: 'git commit -q --allow-empty', workdir: dir, env: { ...ident, GIT_EDITOR: 'sed -i 1s/^/via-env/' },
+    });
+    assert.equal(viaEnv.exit_code, 0, viaEnv.output);
+    assert.equal(subjects(), 'via-env\non-the-line\n');
+    // ... but not to one that needs a terminal.
+    const vim = await call(client, 'exec_command', { cmd: 'GIT_EDITOR=vim git commit --allow-empty', workdir: dir, env: ident });
+    assert.equal(vim.isError, true);
+    // A pager whose output is a pipe prints, like cat.
+    const less = await exec(client, { cmd: 'less f.txt', workdir: dir });
+    assert.equal(less.exit_code, 0);
+    assert.equal(less.output, 'one\n');
+    // A shell on pipes reads commands from them: driven with write_stdin.
+    const sh = await exec(client, { cmd: 'bash', yield_time_ms: 250 });
+    assert.ok(sh.session_id !== undefined, 'bash waits for commands');
+    const w = await write(client, { session_id: sh.session_id, chars: 'echo $((6 * 7))\n', wait_for: '^42$' });
+    assert.match(w.output, /^42$/m);
+    const end = await write(client, { session_id: sh.session_id, chars: 'exit 3\n', yield_time_ms: 5000 });
+    assert.equal(end.exit_code, 3);
+    // A bare REPL on pipes reads the whole script before running it, with
+    // no prompt: still refused.
+    const py = await call(client, 'exec_command', { cmd: 'python3' });
+    assert.equal(py.isError, true);
+    assert.match(py.content[0].text, /tty: true/);
+  } finally {
+    await client.close();
+  }
+});
+
 test('session log resources: read (tail), subscribe, updated on new output', async () => {
   const { client } = await connect();
   try {
