@@ -235,6 +235,47 @@ test('wait_for finds a match followed by more than 16 KiB in the same read, and 
   }
 });
 
+// A pattern that backtracks without end, (a+)+$ on lines of a's ending in
+// b, is given up at its match limit with an error naming it: wait_for
+// returns at once (it re-ran on every read until its yield), and a grep
+// ends at the first such line (it took PCRE2's default 0.1 s per line).
+// Both with PCRE2's JIT and with the interpreter.
+for (const jit of ['1', '0']) {
+  test(`a pattern that backtracks without end is given up (REIN_PCRE2_JIT=${jit})`, async () => {
+    const { client } = await connect({ REIN_PCRE2_JIT: jit });
+    try {
+      const cmd = "python3 -c \"import sys; sys.stdout.write(('a' * 16000 + 'b\\n') * 300 + 'DONE\\n')\"; exec sleep 30";
+      const t0 = Date.now();
+      const r = await exec(client, { cmd, wait_for: '(a+)+$', yield_time_ms: 20000 });
+      assert.ok(Date.now() - t0 < 10000, `returned after ${Date.now() - t0} ms`);
+      assert.equal(typeof r.session_id, 'number');
+      assert.match(r.wait_for_error, /^the pattern `\(a\+\)\+\$` reached its match limit/);
+      const text = (await call(client, 'write_stdin', { session_id: r.session_id, yield_time_ms: 250 })).content[0].text;
+      assert.doesNotMatch(text, /Wait for:/, 'only the wait that gave up says so');
+      // Once all 300 lines are in the log, grep them.
+      const until = Date.now() + POLL_LIMIT_MS;
+      for (;;) {
+        const e = (await call(client, 'list_sessions', {})).structuredContent.sessions
+          .find((x) => x.session_id === r.session_id);
+        if (e.bytes >= 300 * 16002 + 5) break;
+        assert.ok(Date.now() < until, 'the output never came');
+      }
+      const g0 = Date.now();
+      const g = await call(client, 'read_output', { session_id: r.session_id, grep: '(a+)+$' });
+      assert.ok(Date.now() - g0 < 10000, `grep returned after ${Date.now() - g0} ms`);
+      assert.equal(g.isError, true);
+      assert.match(g.content[0].text, /`grep`: the pattern `\(a\+\)\+\$` reached its match limit .* \(at log line 1\)\.$/);
+      // An ordinary pattern over the same log still works.
+      const ok = await call(client, 'read_output', { session_id: r.session_id, grep: '^DONE$|^a+b$', tail_lines: 1 });
+      assert.ok(!ok.isError, ok.content[0].text);
+      assert.match(ok.structuredContent.output, /^301: DONE\n$/);
+      await call(client, 'kill_session', { session_id: r.session_id });
+    } finally {
+      await client.close();
+    }
+  });
+}
+
 // write_stdin's default yield is 250 ms after a write: with wait_for and
 // no yield_time_ms it waits for the match instead (it used to end first).
 test('write_stdin with wait_for and no yield_time_ms waits for the match', async () => {
