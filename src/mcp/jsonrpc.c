@@ -137,6 +137,8 @@ static json_t *repeated_key_id(const char *s, size_t n)
             for (i++; i < n && s[i] != '"'; i++)
                 if (s[i] == '\\')
                     i++;
+            if (i >= n)
+                break; /* jansson parsed it: not reached */
             if (depth == 1 && key_next) {
                 json_t *k = load_span(s, start, i + 1);
                 is_id = json_is_string(k) && json_string_length(k) == 2 &&
