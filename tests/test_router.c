@@ -175,6 +175,11 @@ TEST(router_editor_settings_decide_whether_editing_needs_a_terminal)
         "interactive\tgit commit -c HEAD",
         "interactive\tgit add -e", "condense\tEDITOR=true git add -e",
         "interactive\tgit merge --edit topic", "condense\tgit merge topic",
+        "interactive\tgit tag -a v1", "interactive\tgit tag -s v1 HEAD",
+        "structured\tGIT_EDITOR=true git tag -a v1",
+        "structured\tgit tag -am 'v1' v1", "structured\tgit tag -a v1 -F n",
+        "structured\tgit tag v1", "structured\tgit tag -l",
+        "structured\tgit tag -d v1",
         /* `export` earlier on the line is seen; a later one is not. */
         "condense\texport GIT_EDITOR=true && git commit",
         "condense\texport X=1 EDITOR=true; crontab -e",

@@ -916,8 +916,17 @@ static router_cat_t router_git(char *const *v, size_t argc,
         ask = router_has_opt(rest, nrest, clean_ask);
     } else if (!strcmp(sub, "rebase")) {
         editor = seq = router_has_opt(rest, nrest, todo);
+    } else if (!strcmp(sub, "tag")) {
+        /* An annotated or signed tag takes its message in the editor. */
+        static const char *const annotated[] = {
+            "-a", "--annotate", "-s", "--sign", "-u", "--local-user", NULL};
+        static const char *const msg[] = {"-m", "-F", "--message", "--file",
+                                          NULL};
+        editor = router_has_opt(rest, nrest, edit) ||
+                 (router_has_opt(rest, nrest, annotated) &&
+                  !router_has_opt(rest, nrest, msg));
     } else if (!strcmp(sub, "merge") || !strcmp(sub, "revert") ||
-               !strcmp(sub, "cherry-pick") || !strcmp(sub, "tag")) {
+               !strcmp(sub, "cherry-pick")) {
         editor = router_has_opt(rest, nrest, edit);
     }
     if (ask || (editor && router_git_editor_needs_tty(v, s, lk, seq)))
