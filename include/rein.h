@@ -65,7 +65,8 @@ extern "C" {
     X(ENORUN, -1014, "no such run")                                         \
     X(EREGISTRY, -1015, "the run registry cannot be written")             \
     X(ECONTAIN, -1016, "the requested containment level is not available") \
-    X(EINPUT_CLOSED, -1017, "stdin was already closed at rein's end")
+    X(EINPUT_CLOSED, -1017, "stdin was already closed at rein's end")    \
+    X(EPATTERN_LIMIT, -1018, "a regular expression reached its match limit")
 
 typedef enum rein_err {
 #define REIN_ERR_ENUM_(name, value, msg) REIN_##name = (value),

@@ -41,8 +41,6 @@ static const struct parse_case parse_cases[] = {
     {"{", JSONRPC_PARSE_ERROR, 0, NULL},
     {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} trailing",
      JSONRPC_PARSE_ERROR, 0, NULL},
-    {"{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"ping\"}",
-     JSONRPC_PARSE_ERROR, 0, NULL},
     {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}", JSONRPC_PARSE_ERROR,
      0, NULL},
     /* valid JSON with an integer past 64 bits: -32602, echoing an id
@@ -63,6 +61,31 @@ static const struct parse_case parse_cases[] = {
      JSONRPC_INVALID_PARAMS, 0, NULL},
     {"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"m\",\"params\":"
      "[18446744073709551616} ", JSONRPC_PARSE_ERROR, 0, NULL},
+    /* a key repeated: -32600 (not a parse error, which has no id), echoing
+     * the id when it is certain: the client waits for that answer */
+    {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\",\"method\":\"b\"}",
+     JSONRPC_INVALID_REQUEST, 0, "1"},
+    {"{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{\"arguments\":"
+     "{\"cmd\":\"ls\",\"cmd\":\"rm x\"}},\"id\":\"k\"}",
+     JSONRPC_INVALID_REQUEST, 0, "\"k\""},
+    {"{\"jsonrpc\":\"2.0\",\"params\":{\"id\":1,\"id\":2,\"s\":\"}{,\\\"id\\\":3\"},"
+     " \"id\" : 6 ,\"method\":\"m\"}",
+     JSONRPC_INVALID_REQUEST, 0, "6"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":1,\"method\":\"ping\"}",
+     JSONRPC_INVALID_REQUEST, 0, "1"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"ping\"}",
+     JSONRPC_INVALID_REQUEST, 0, NULL},
+    {"{\"jsonrpc\":\"2.0\",\"i\\u0064\":1,\"id\":2,\"method\":\"ping\"}",
+     JSONRPC_INVALID_REQUEST, 0, NULL},
+    {"{\"jsonrpc\":\"2.0\",\"id\":[1],\"method\":\"a\",\"method\":\"b\"}",
+     JSONRPC_INVALID_REQUEST, 0, NULL},
+    {"{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"method\":\"n\"}",
+     JSONRPC_INVALID_REQUEST, 0, NULL},
+    /* ... unless the line has another fault: that one is reported */
+    {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\",\"method\":\"b\"",
+     JSONRPC_PARSE_ERROR, 0, NULL},
+    {"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"a\",\"method\":\"b\","
+     "\"params\":[18446744073709551616]}", JSONRPC_INVALID_PARAMS, 0, "3"},
     /* batches and non-objects: -32600, no id */
     {"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]",
      JSONRPC_INVALID_REQUEST, 0, NULL},

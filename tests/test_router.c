@@ -108,6 +108,238 @@ TEST(router_categories_from_the_builtin_table)
     router_free(r);
 }
 
+static router_cat_t cat_in(router_t *r, const router_ctx_t *ctx,
+                           const char *cmd)
+{
+    router_result_t res;
+    ASSERT_OK(router_classify_ctx(r, cmd, ctx, &res));
+    router_cat_t c = res.category;
+    router_result_free(&res);
+    return c;
+}
+
+/* Each line is "WANT\tCOMMAND", WANT a category name, routed in ctx. */
+static void check_cats(router_t *r, const router_ctx_t *ctx,
+                       const char *const *lines, const char *file, int line)
+{
+    for (const char *const *p = lines; *p; p++) {
+        const char *tab = strchr(*p, '\t');
+        char want_name[16];
+        router_cat_t want;
+        snprintf(want_name, sizeof want_name, "%.*s", (int)(tab - *p), *p);
+        if (router_cat_parse(want_name, &want) < 0)
+            test_fail(file, line, "bad category in \"%s\"", *p);
+        router_cat_t got = cat_in(r, ctx, tab + 1);
+        if (got != want)
+            test_fail(file, line, "%s: %s, want %s", tab + 1,
+                      router_cat_name(got), want_name);
+    }
+}
+
+/* An editor set, on the line or in the environment, to a program that
+ * needs no terminal makes the commands that open it need none; set to one
+ * that does (or unset: vi) they still do.  Agents run these because they
+ * are non-interactive; they were refused on pipes. */
+TEST(router_editor_settings_decide_whether_editing_needs_a_terminal)
+{
+    router_t *r = mk(NULL);
+    static const char *const lines[] = {
+        /* git: GIT_EDITOR, -c core.editor, VISUAL, EDITOR, else vi. */
+        "condense\tGIT_EDITOR=true git commit",
+        "condense\tGIT_EDITOR=: git commit --amend",
+        "condense\tenv GIT_EDITOR=true git commit",
+        "condense\tgit -c core.editor=true rebase -i HEAD~3",
+        "condense\tgit -c Core.Editor=true commit",
+        "condense\tVISUAL=true git commit",
+        "condense\tEDITOR='code --wait' git commit",
+        "condense\tGIT_EDITOR=true git commit -e -m x",
+        "interactive\tGIT_EDITOR=vim git commit",
+        "interactive\tEDITOR='emacs -nw' git commit",
+        "interactive\tgit -c core.editor=true -c core.editor=vim commit",
+        "interactive\tGIT_EDITOR= git commit", /* empty is unset */
+        "interactive\tTERM=dumb VISUAL=true git commit", /* git skips it */
+        "condense\tTERM=dumb VISUAL=vim EDITOR=: git commit",
+        /* The rebase todo list: the sequence editor, then git's editor. */
+        "condense\tGIT_SEQUENCE_EDITOR=true git rebase -i HEAD~3",
+        "condense\tGIT_SEQUENCE_EDITOR=\"sed -i 's/^pick/fixup/'\" "
+        "git rebase -i --autosquash main",
+        "condense\tgit -c sequence.editor=: rebase --interactive x",
+        "interactive\tGIT_SEQUENCE_EDITOR=vim git rebase -i x",
+        "interactive\tgit rebase --edit-todo",
+        /* Message given another way, or the editor asked for. */
+        "condense\tgit commit --no-edit", "condense\tgit commit -F msg.txt",
+        "condense\tgit commit --amend --no-edit",
+        "condense\tgit commit --fixup HEAD",
+        "interactive\tgit commit -e -m x",
+        "interactive\tgit commit --fixup=reword:HEAD",
+        "interactive\tgit commit -c HEAD",
+        "interactive\tgit add -e", "condense\tEDITOR=true git add -e",
+        "interactive\tgit merge --edit topic", "condense\tgit merge topic",
+        "interactive\tgit tag -a v1", "interactive\tgit tag -s v1 HEAD",
+        "structured\tGIT_EDITOR=true git tag -a v1",
+        "structured\tgit tag -am 'v1' v1", "structured\tgit tag -a v1 -F n",
+        "structured\tgit tag v1", "structured\tgit tag -l",
+        "structured\tgit tag -d v1",
+        /* `export` earlier on the line is seen; a later one is not. */
+        "condense\texport GIT_EDITOR=true && git commit",
+        "condense\texport X=1 EDITOR=true; crontab -e",
+        "interactive\texport EDITOR=vim; crontab -e",
+        "interactive\tgit commit; export GIT_EDITOR=true",
+        /* crontab and visudo open the editor only to edit. */
+        "passthrough\tcrontab -l", "passthrough\tEDITOR=cat crontab -l",
+        "condense\tcrontab -r", "condense\tcrontab jobs.txt",
+        "condense\tEDITOR=cat crontab -e", "interactive\tcrontab -e",
+        "interactive\tcrontab -ri", "condense\tvisudo -c",
+        "condense\tSUDO_EDITOR=true visudo", "interactive\tvisudo",
+        NULL};
+    check_cats(r, NULL, lines, __FILE__, __LINE__);
+
+    /* The context's environment: what serve's `env` argument gives, over
+     * the inherited one; the line's own assignments win over both. */
+    static const char *const env[] = {"EDITOR=vim", "GIT_EDITOR=true",
+                                      "GIT_SEQUENCE_EDITOR=vim", NULL};
+    router_ctx_t ctx = {.env = env};
+    static const char *const in_env[] = {
+        "condense\tgit commit", "interactive\tGIT_EDITOR=vim git commit",
+        "interactive\tcrontab -e", "condense\tEDITOR=: crontab -e",
+        "interactive\tgit rebase -i x", NULL};
+    check_cats(r, &ctx, in_env, __FILE__, __LINE__);
+    static const char *const later[] = {"GIT_EDITOR=vim", "GIT_EDITOR=true",
+                                        NULL};
+    ctx.env = later; /* the last entry wins */
+    ASSERT_EQ(cat_in(r, &ctx, "git commit"), ROUTER_CONDENSE);
+
+    /* This process's environment, only when asked for. */
+    unsetenv("VISUAL");
+    unsetenv("GIT_EDITOR");
+    ASSERT_OK(setenv("EDITOR", "true", 1));
+    ASSERT_EQ(cat_in(r, NULL, "git commit"), ROUTER_INTERACTIVE);
+    router_ctx_t inherit = {.inherit_env = true};
+    ASSERT_EQ(cat_in(r, &inherit, "git commit"), ROUTER_CONDENSE);
+    router_result_t res;
+    const char *argv[] = {"git", "commit", NULL};
+    ASSERT_OK(router_classify_argv_ctx(r, argv, &inherit, &res));
+    ASSERT_EQ(res.category, ROUTER_CONDENSE);
+    router_result_free(&res);
+    ASSERT_OK(setenv("EDITOR", "vim", 1));
+    ASSERT_EQ(cat_in(r, &inherit, "git commit"), ROUTER_INTERACTIVE);
+
+    /* A setting that nests settings (GIT_EDITOR='GIT_EDITOR=... git
+     * commit' ...) is routed ROUTER_MAX_NEST deep, then taken to need a
+     * terminal. */
+    for (int levels = ROUTER_MAX_NEST; levels <= ROUTER_MAX_NEST + 1;
+         levels++) {
+        buf_t cmd = BUF_INIT, inner = BUF_INIT;
+        ASSERT_OK(buf_append_str(&cmd, "true"));
+        for (int i = 0; i < levels; i++) {
+            buf_reset(&inner);
+            ASSERT_OK(buf_append_str(&inner, "GIT_EDITOR="));
+            for (size_t k = 0; k < cmd.len; k++) { /* every byte escaped */
+                ASSERT_OK(buf_append_byte(&inner, '\\'));
+                ASSERT_OK(buf_append_byte(&inner, (unsigned char)cmd.p[k]));
+            }
+            ASSERT_OK(buf_append_str(&inner, " git commit"));
+            buf_reset(&cmd);
+            ASSERT_OK(buf_append(&cmd, inner.p, inner.len));
+            ASSERT_OK(buf_append(&cmd, "", 0));
+        }
+        ASSERT_EQ(cat_in(r, NULL, cmd.p), levels <= ROUTER_MAX_NEST
+                                              ? ROUTER_CONDENSE
+                                              : ROUTER_INTERACTIVE);
+        buf_free(&cmd);
+        buf_free(&inner);
+    }
+    router_free(r);
+}
+
+/* Prompts per hunk or per file always need a terminal; the same letters
+ * elsewhere do not (`git stash show -p` prints, `git clean -e` excludes). */
+TEST(router_git_prompts_are_told_from_lookalike_options)
+{
+    router_t *r = mk(NULL);
+    static const char *const lines[] = {
+        "interactive\tgit add -p", "interactive\tgit add --interactive",
+        "interactive\tGIT_EDITOR=true git add -p",
+        "interactive\tgit commit -p -m x",
+        "interactive\tgit commit --interactive",
+        "condense\tgit commit -i f.c -m x", /* -i is --include */
+        "interactive\tgit stash -p", "interactive\tgit stash push -p",
+        "structured\tgit stash show -p", "interactive\tgit checkout -p",
+        "interactive\tgit reset --patch", "interactive\tgit clean -i",
+        "condense\tgit clean -n -e '*.log'", "structured\tgit log -p",
+        NULL};
+    check_cats(r, NULL, lines, __FILE__, __LINE__);
+    router_free(r);
+}
+
+/* A pager pages only when its output is a terminal and its pager setting
+ * needs one; a later pipeline stage that needs a terminal makes the line
+ * need one, and one fed by the pipe is not a REPL. */
+TEST(router_pagers_and_pipeline_stages)
+{
+    router_t *r = mk(NULL);
+    static const char *const lines[] = {
+        "passthrough\tman -P cat ls", "passthrough\tman -Pcat ls",
+        "passthrough\tman --pager=cat ls", "passthrough\tMANPAGER=cat man ls",
+        "passthrough\tPAGER=cat man ls", "passthrough\tman -k printf",
+        "passthrough\tman -f ls", "interactive\tMANPAGER=less PAGER=cat man ls",
+        "interactive\tman ls", "interactive\tman -P less ls",
+        /* Output away from the terminal: to a pipe or a file. */
+        "passthrough\tman ls | cat", "passthrough\tman ls > ls.txt",
+        "passthrough\tman ls &> ls.txt", "passthrough\tless f 1>>out",
+        "interactive\tman ls 2>err", "interactive\tman ls >&2",
+        "interactive\tless -F log", "interactive\tless -X log",
+        "interactive\tcat log | less -F",
+        /* Later stages: git log's own pager is rein's business (PAGER=cat
+         * and GIT_PAGER=cat), an explicit one is the line's. */
+        "structured\tPAGER=cat git log", "structured\tgit --no-pager log",
+        "structured\tgit log | cat", "structured\tgit log | head -5",
+        "interactive\tgit log | less", "interactive\tcat f | vim -",
+        "passthrough\techo 'print(1)' | python3",
+        "condense\tyes | apt-get install foo",
+        "interactive\tpython3 | tee x", "interactive\tls |& less",
+        /* Batch editors and monitors. */
+        "condense\tvim -es -c '%s/a/b/' -c wq f", "condense\tvim -E -s f",
+        "condense\tex -sc '%s/a/b/|x' f", "condense\tnvim --headless -c q",
+        "interactive\tvim -s keys.txt f", "interactive\tvim -e f",
+        "condense\ttop -b -n1", "interactive\ttop", "interactive\thtop",
+        NULL};
+    check_cats(r, NULL, lines, __FILE__, __LINE__);
+    router_free(r);
+}
+
+/* On pipes (serve without `tty`): pagers print like cat, a shell reads
+ * commands from the pipe (a session driven with write_stdin), and so does
+ * ssh's remote shell; a REPL still waits with no prompt, -i still asks
+ * for a terminal, and editors and monitors still need one. */
+TEST(router_on_pipes_pagers_print_and_shells_read_the_pipe)
+{
+    router_t *r = mk(NULL);
+    router_ctx_t pipes = {.pipes = true};
+    static const char *const lines[] = {
+        "passthrough\tless log", "passthrough\tless -F log",
+        "passthrough\tman ls", "passthrough\tmore f",
+        "structured\tgit log | less", "condense\tbash", "condense\tsh",
+        "condense\tzsh --norc", "condense\tssh host",
+        "condense\tssh -o BatchMode=yes host", "condense\tssh -p22 host",
+        "condense\tssh -o BatchMode=yes host cmd", "interactive\tssh -t host",
+        "interactive\tssh -tt -o BatchMode=yes host", "interactive\tbash -i",
+        "interactive\tbash -il", "interactive\tpython3",
+        "interactive\tpython3 -i", "condense\tpython3 -", "condense\tnode -",
+        "interactive\tvim f", "interactive\ttop", "interactive\thtop",
+        "interactive\tgit commit", "interactive\tgit add -p",
+        "condense\tdocker run ubuntu echo hi",
+        "interactive\tdocker run -it ubuntu bash", NULL};
+    check_cats(r, &pipes, lines, __FILE__, __LINE__);
+    /* On a terminal, the same shells and logins are interactive. */
+    ASSERT_CAT(r, "bash", ROUTER_INTERACTIVE);
+    ASSERT_CAT(r, "ssh -o BatchMode=yes host", ROUTER_INTERACTIVE);
+    ASSERT_CAT(r, "less log", ROUTER_INTERACTIVE);
+    ASSERT_CAT(r, "bash -l", ROUTER_INTERACTIVE); /* a login, not a batch */
+    ASSERT_CAT(r, "bash -lc make", ROUTER_CONDENSE);
+    router_free(r);
+}
+
 TEST(router_dangerous_builtin_table)
 {
     router_t *r = mk(NULL);
@@ -384,10 +616,10 @@ static bool grammar_hook(const char *const *argv, size_t argc,
 {
     (void)argc;
     (void)data;
-    if (strcmp(argv[0], "mytool"))
+    if (strcmp(argv[0], "mytool") && strcmp(argv[0], "git"))
         return false;
     *cat = ROUTER_STRUCTURED;
-    *name = "mytool";
+    *name = strcmp(argv[0], "git") ? "mytool" : "git-listing";
     return true;
 }
 
@@ -402,6 +634,13 @@ TEST(router_grammar_hook_overrides_the_table_but_not_danger)
     router_result_free(&res);
     ASSERT_CAT(r, "ls", ROUTER_PASSTHROUGH);
     ASSERT_CAT(r, "rm -rf /", ROUTER_DANGEROUS);
+    /* A grammar says how to show output, not whether the command needs
+     * a terminal: the table's interactive wins (its grammar still named). */
+    ASSERT_CAT(r, "git stash list", ROUTER_STRUCTURED);
+    ASSERT_OK(router_classify(r, "git stash -p", &res));
+    ASSERT_EQ(res.category, ROUTER_INTERACTIVE);
+    ASSERT_STR(res.grammar, "git-listing");
+    router_result_free(&res);
     router_set_grammar_category_fn(r, NULL, NULL);
     ASSERT_CAT(r, "mytool x", ROUTER_CONDENSE);
     router_free(r);

@@ -433,3 +433,91 @@ TEST(session_raw_output_and_newlines_past_the_cap)
     session_store_free(st);
     rein_sup_close(sup);
 }
+
+/* --------------------------------------------- patterns under limits */
+
+/* A pattern that backtracks without end on a line of a's ending in b, as
+ * long as the wait_for window. */
+#define CATASTROPHIC "(a+)+$"
+
+static void catastrophic_line(buf_t *b)
+{
+    for (size_t i = 0; i + 1 < SESSION_MATCH_WINDOW; i++)
+        ASSERT_OK(buf_append_byte(b, 'a'));
+    ASSERT_OK(buf_append_str(b, "b\n"));
+}
+
+/* The match gives up at its limit with an error naming the pattern and
+ * the limit, an ordinary pattern still matches the same text, and a wait
+ * on such a pattern wakes at once with SESSION_WAKE_PATTERN instead of
+ * re-running it on every read until its deadline. */
+static void check_catastrophic(void)
+{
+    buf_t line = BUF_INIT;
+    char err[SESSION_PATTERN_ERR_MAX];
+    session_pattern_t *p;
+    catastrophic_line(&line);
+    ASSERT_OK(session_pattern_new(CATASTROPHIC, true, &p, err, sizeof err));
+    uint64_t t0 = test_now_ms();
+    ASSERT_EQ(session_pattern_match(p, line.p, line.len, err, sizeof err),
+              REIN_EPATTERN_LIMIT);
+    /* PCRE2's default limits take about 0.1 s here; the named ones a few
+     * ms.  The bound is loose: valgrind and sanitizers are slow. */
+    ASSERT_TRUE(test_now_ms() - t0 < 5000);
+    ASSERT_TRUE(strstr(err, "`" CATASTROPHIC "`") != NULL);
+    ASSERT_TRUE(strstr(err, "match limit") != NULL);
+    session_pattern_free(p);
+    ASSERT_OK(session_pattern_new("^a+b$", true, &p, err, sizeof err));
+    ASSERT_EQ(session_pattern_match(p, line.p, line.len, err, sizeof err), 1);
+    session_pattern_free(p);
+    /* A long pattern is cut in the message, which stays one sentence. */
+    char longpat[2 * SESSION_PATTERN_SHOWN];
+    snprintf(longpat, sizeof longpat, "(?:%0*d)?%s",
+             (int)(sizeof longpat - 8 - strlen(CATASTROPHIC)), 0,
+             CATASTROPHIC);
+    ASSERT_OK(session_pattern_new(longpat, true, &p, err, sizeof err));
+    ASSERT_EQ(session_pattern_match(p, line.p, line.len, err, sizeof err),
+              REIN_EPATTERN_LIMIT);
+    ASSERT_TRUE(strstr(err, "`(?:000") != NULL);
+    ASSERT_TRUE(strstr(err, "000...` reached") != NULL);
+    session_pattern_free(p);
+
+    rein_sup_t *sup = open_sup();
+    session_store_t *st = open_store(sup, 0, 0);
+    session_t *s = spawn(st, "cat", false);
+    struct woke w = {0, 0};
+    session_wait_opts_t wo = {.timeout_ms = T_WAIT_MS,
+                              .wait_for = CATASTROPHIC};
+    ASSERT_OK(session_wait(s, &wo, on_woke, &w));
+    ASSERT_STR(session_wait_error(s), "");
+    ASSERT_OK(rein_sup_write(sup, session_id(s), line.p, line.len));
+    wait_woken(sup, &w);
+    ASSERT_EQ(w.why, SESSION_WAKE_PATTERN);
+    ASSERT_TRUE(strstr(session_wait_error(s), CATASTROPHIC) != NULL);
+    /* The next wait starts clean, and an ordinary pattern matches. */
+    w.n = 0;
+    wo.wait_for = "^a+b$";
+    ASSERT_OK(session_wait(s, &wo, on_woke, &w));
+    ASSERT_STR(session_wait_error(s), "");
+    wait_woken(sup, &w);
+    ASSERT_EQ(w.why, SESSION_WAKE_MATCH);
+    buf_free(&line);
+    session_store_free(st);
+    rein_sup_close(sup);
+}
+
+TEST(session_pattern_that_backtracks_without_end_is_given_up_jit)
+{
+    /* Under valgrind (REIN_VALGRIND=1) the interpreter stays: memcheck
+     * cannot follow JIT code. */
+    const char *vg = getenv("REIN_VALGRIND");
+    if (!(vg && !strcmp(vg, "1")))
+        unsetenv("REIN_PCRE2_JIT");
+    check_catastrophic();
+}
+
+TEST(session_pattern_that_backtracks_without_end_is_given_up_interpreted)
+{
+    ASSERT_OK(setenv("REIN_PCRE2_JIT", "0", 1));
+    check_catastrophic();
+}

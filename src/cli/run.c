@@ -1249,9 +1249,12 @@ int cli_run(int argc, char **argv, bool shorthand)
                 err[0] ? err : rein_strerror(rc));
         goto out;
     }
-    rc = r.shell ? router_classify(router, r.cmdline, &r.route)
-                 : router_classify_argv(router, (const char *const *)cmd,
-                                        &r.route);
+    /* The command runs on a terminal, in this environment (an EDITOR or
+     * MANPAGER set here is the one it takes). */
+    router_ctx_t rctx = {.inherit_env = true};
+    rc = r.shell ? router_classify_ctx(router, r.cmdline, &rctx, &r.route)
+                 : router_classify_argv_ctx(router, (const char *const *)cmd,
+                                            &rctx, &r.route);
     router_free(router);
     if (rc < 0)
         goto nomem;

@@ -74,9 +74,9 @@ struct session {
     session_wake_t wake_why;
     bool wake_due;
     uint64_t t_wake, t_deadline, t_tick, t_free;
-    pcre2_code *re;
-    pcre2_match_data *md;
+    session_pattern_t *re; /* wait_for */
     buf_t window;
+    char wait_error[SESSION_PATTERN_ERR_MAX]; /* SESSION_WAKE_PATTERN's */
     bool detect_input;
     uint64_t wait_bytes0, wait_t0, progress_ms, last_progress;
     void (*progress)(session_t *s, uint64_t bytes, uint64_t waited_ms,
@@ -106,9 +106,7 @@ static void session_clear_wait(session_t *s)
     loop_timer_del(l, s->t_deadline);
     loop_timer_del(l, s->t_tick);
     s->t_wake = s->t_deadline = s->t_tick = 0;
-    pcre2_match_data_free(s->md);
-    pcre2_code_free(s->re);
-    s->md = NULL;
+    session_pattern_free(s->re);
     s->re = NULL;
     buf_free(&s->window);
     s->wake_fn = NULL;
@@ -282,12 +280,14 @@ static void session_match(session_t *s, const void *p, size_t n)
         return;
     if (buf_append(&s->window, p, n) < 0)
         return;
-    int rc = pcre2_match(s->re, (PCRE2_SPTR)s->window.p, s->window.len, 0, 0,
-                         s->md, NULL);
+    int rc = session_pattern_match(s->re, s->window.p, s->window.len,
+                                   s->wait_error, sizeof s->wait_error);
     if (s->window.len > SESSION_MATCH_WINDOW)
         buf_consume(&s->window, s->window.len - SESSION_MATCH_WINDOW);
-    if (rc >= 0)
+    if (rc > 0)
         session_wake(s, SESSION_WAKE_MATCH);
+    else if (rc < 0) /* it would cost as much at every read: given up */
+        session_wake(s, SESSION_WAKE_PATTERN);
 }
 
 static void on_run_output(rein_sup_t *sup, int64_t id, const void *data,
@@ -765,25 +765,116 @@ static void on_tick(loop_t *l, uint64_t id, void *data)
     loop_timer_add(l, SESSION_INPUT_CHECK_MS, on_tick, s, &s->t_tick);
 }
 
-int session_pattern_check(const char *pattern, char *err, size_t errlen)
+struct session_pattern {
+    char *text; /* as given, for the messages */
+    pcre2_code *re;
+    pcre2_match_data *md;
+    pcre2_match_context *mc;
+};
+
+void session_pattern_free(session_pattern_t *p)
+{
+    if (!p)
+        return;
+    free(p->text);
+    pcre2_match_data_free(p->md);
+    pcre2_match_context_free(p->mc);
+    pcre2_code_free(p->re);
+    free(p);
+}
+
+int session_pattern_new(const char *pattern, bool multiline,
+                        session_pattern_t **out, char *err, size_t errlen)
 {
     int ec;
     PCRE2_SIZE off;
-    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
-                                   PCRE2_UTF | PCRE2_MATCH_INVALID_UTF |
-                                       PCRE2_MULTILINE,
-                                   &ec, &off, NULL);
-    if (re) {
-        pcre2_code_free(re);
-        return 0;
+    session_pattern_t *p = calloc(1, sizeof *p);
+    *out = NULL;
+    if (!p)
+        return -ENOMEM;
+    p->re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
+                          PCRE2_UTF | PCRE2_MATCH_INVALID_UTF |
+                              (multiline ? PCRE2_MULTILINE : 0),
+                          &ec, &off, NULL);
+    if (!p->re) {
+        if (err && errlen) {
+            PCRE2_UCHAR msg[160];
+            pcre2_get_error_message(ec, msg, sizeof msg);
+            snprintf(err, errlen, "at offset %zu: %s", (size_t)off,
+                     (const char *)msg);
+        }
+        session_pattern_free(p);
+        return -EINVAL;
+    }
+    const char *jit = getenv("REIN_PCRE2_JIT");
+    if (!(jit && !strcmp(jit, "0")))
+        (void)pcre2_jit_compile(p->re, PCRE2_JIT_COMPLETE); /* else: the
+                                                interpreter, same limits */
+    p->text = strdup(pattern);
+    p->md = pcre2_match_data_create_from_pattern(p->re, NULL);
+    p->mc = pcre2_match_context_create(NULL);
+    if (!p->text || !p->md || !p->mc) {
+        session_pattern_free(p);
+        return -ENOMEM;
+    }
+    pcre2_set_match_limit(p->mc, SESSION_PATTERN_MATCH_LIMIT);
+    pcre2_set_depth_limit(p->mc, SESSION_PATTERN_DEPTH_LIMIT);
+    pcre2_set_heap_limit(p->mc, SESSION_PATTERN_HEAP_KIB);
+    *out = p;
+    return 0;
+}
+
+int session_pattern_match(session_pattern_t *p, const char *s, size_t n,
+                          char *err, size_t errlen)
+{
+    int rc = pcre2_match(p->re, (PCRE2_SPTR)(s ? s : ""), n, 0, 0, p->md,
+                         p->mc);
+    if (rc >= 0)
+        return 1;
+    char limit[64];
+    switch (rc) {
+    case PCRE2_ERROR_MATCHLIMIT:
+        snprintf(limit, sizeof limit, "its match limit (%u steps)",
+                 SESSION_PATTERN_MATCH_LIMIT);
+        break;
+    case PCRE2_ERROR_DEPTHLIMIT:
+        snprintf(limit, sizeof limit, "its depth limit (%u)",
+                 SESSION_PATTERN_DEPTH_LIMIT);
+        break;
+    case PCRE2_ERROR_HEAPLIMIT:
+        snprintf(limit, sizeof limit, "its memory limit (%u KiB)",
+                 SESSION_PATTERN_HEAP_KIB);
+        break;
+    case PCRE2_ERROR_JIT_STACKLIMIT:
+        snprintf(limit, sizeof limit, "the JIT's stack limit");
+        break;
+    default:
+        return 0; /* no match */
     }
     if (err && errlen) {
-        PCRE2_UCHAR msg[160];
-        pcre2_get_error_message(ec, msg, sizeof msg);
-        snprintf(err, errlen, "at offset %zu: %s", (size_t)off,
-                 (const char *)msg);
+        size_t len = strlen(p->text);
+        snprintf(err, errlen,
+                 "the pattern `%.*s%s` reached %s on the output and was "
+                 "given up: nested repeats such as (a+)+ or (.*)* backtrack "
+                 "without end; write it without them",
+                 (int)(len > SESSION_PATTERN_SHOWN ? SESSION_PATTERN_SHOWN
+                                                   : len),
+                 p->text, len > SESSION_PATTERN_SHOWN ? "..." : "", limit);
     }
-    return -EINVAL;
+    return REIN_EPATTERN_LIMIT;
+}
+
+int session_pattern_check(const char *pattern, char *err, size_t errlen)
+{
+    session_pattern_t *p;
+    int rc = session_pattern_new(pattern, true, &p, err, errlen);
+    session_pattern_free(p);
+    return rc;
+}
+
+const char *session_wait_error(const session_t *s)
+{
+    return s->wait_error;
 }
 
 int session_wait(session_t *s, const session_wait_opts_t *o,
@@ -797,19 +888,11 @@ int session_wait(session_t *s, const session_wait_opts_t *o,
         session_clear_wait(s);
         old(s, SESSION_WAKE_PREEMPTED, od);
     }
+    s->wait_error[0] = '\0';
     if (o->wait_for) {
-        int ec;
-        PCRE2_SIZE off;
-        s->re = pcre2_compile((PCRE2_SPTR)o->wait_for, PCRE2_ZERO_TERMINATED,
-                              PCRE2_UTF | PCRE2_MATCH_INVALID_UTF |
-                                  PCRE2_MULTILINE,
-                              &ec, &off, NULL);
-        if (!s->re)
-            return -EINVAL;
-        if (!(s->md = pcre2_match_data_create_from_pattern(s->re, NULL))) {
-            session_clear_wait(s);
-            return -ENOMEM;
-        }
+        int rc = session_pattern_new(o->wait_for, true, &s->re, NULL, 0);
+        if (rc < 0)
+            return rc;
     }
     s->wake_fn = fn;
     s->wake_data = data;

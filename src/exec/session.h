@@ -48,6 +48,25 @@
  * output before it, so a match may span reads without rescanning
  * megabytes. */
 #define SESSION_MATCH_WINDOW (16u * 1024u)
+/*
+ * Bounds on one match of an agent's pattern (wait_for, read_output's grep)
+ * against one stretch of output: PCRE2's match limit (backtracking steps;
+ * JIT counts them too), depth limit (nested backtracking) and heap limit
+ * (KiB for the interpreter's frames), where PCRE2's own defaults allow 10
+ * million steps and 20 GiB.  Ordinary patterns take a few thousand steps
+ * on a full window; one that backtracks without end -- `(a+)+$` against a
+ * long run of a's -- reaches the limit in about 15 ms (1 ms with JIT) and
+ * is given up with an error naming it, instead of holding the server's
+ * loop at every read of output or every line of a log.
+ */
+#define SESSION_PATTERN_MATCH_LIMIT 1000000u
+#define SESSION_PATTERN_DEPTH_LIMIT 10000u
+#define SESSION_PATTERN_HEAP_KIB (16u * 1024u)
+/* Room for the sentence saying a pattern was given up, and for the pattern
+ * in it (a longer one is cut, with "..."). */
+#define SESSION_PATTERN_ERR_MAX 320
+#define SESSION_PATTERN_SHOWN 120
+
 /* Bytes of a TTY session's log replayed into a new screen. */
 #define SESSION_SCREEN_REPLAY_MAX (1u << 20)
 
@@ -162,6 +181,8 @@ typedef enum session_wake {
     SESSION_WAKE_INPUT,     /* the run is blocked reading its input */
     SESSION_WAKE_PREEMPTED, /* another wait started on the session */
     SESSION_WAKE_PRUNED,    /* the session was pruned from the store */
+    SESSION_WAKE_PATTERN,   /* wait_for reached a match limit: given up
+                               (session_wait_error says which) */
 } session_wake_t;
 
 typedef void (*session_wake_fn)(session_t *s, session_wake_t why, void *data);
@@ -182,6 +203,23 @@ typedef struct session_wait_opts {
 
 /* Validates a wait_for pattern: 0, or -EINVAL with a message in err. */
 int session_pattern_check(const char *pattern, char *err, size_t errlen);
+
+/* An agent's pattern, compiled as wait_for and grep match it: UTF, invalid
+ * UTF matched as bytes, ^ and $ at every line when multiline; JIT-compiled
+ * where PCRE2 can, unless REIN_PCRE2_JIT=0 (valgrind cannot follow JIT
+ * code).  Matched with session_pattern_match under the limits above. */
+typedef struct session_pattern session_pattern_t;
+/* 0, -EINVAL (with a message in err) or -ENOMEM. */
+int session_pattern_new(const char *pattern, bool multiline,
+                        session_pattern_t **out, char *err, size_t errlen);
+void session_pattern_free(session_pattern_t *p);
+/* 1 for a match, 0 for none, or REIN_EPATTERN_LIMIT when a limit was
+ * reached, with the sentence saying so (the pattern and the limit named)
+ * in err. */
+int session_pattern_match(session_pattern_t *p, const char *s, size_t n,
+                          char *err, size_t errlen);
+/* Why the last wait on s woke with SESSION_WAKE_PATTERN ("" otherwise). */
+const char *session_wait_error(const session_t *s);
 /* Starts waiting; fn runs exactly once (unless session_wait_cancel), never
  * from inside this call.  A wait already running on s is woken with
  * SESSION_WAKE_PREEMPTED.  0, -EINVAL (bad pattern) or -ENOMEM. */

@@ -223,6 +223,7 @@ static const char exec_output_schema[] =
     "\"prompt\":{\"type\":\"string\"},"
     "\"pruned\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}},"
     "\"write_error\":{\"type\":\"string\"},"
+    "\"wait_for_error\":{\"type\":\"string\"},"
     "\"dangerous\":{\"type\":\"boolean\"},"
     "\"danger\":{\"type\":\"string\"},"
     "\"ran\":{\"type\":\"boolean\"},"
@@ -839,6 +840,8 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
     if (why == SESSION_WAKE_PRUNED)
         buf_printf(&text, "Session: pruned (the session limit was reached); "
                           "it is being terminated\n");
+    if (why == SESSION_WAKE_PATTERN)
+        buf_printf(&text, "Wait for: %s\n", session_wait_error(s));
     if (x->write_error[0])
         buf_printf(&text, "Stdin: %s\n", x->write_error);
     if (npruned) {
@@ -889,6 +892,10 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
     json_object_set_new(sc, "pruned", jp);
     if (x->write_error[0])
         json_object_set_new(sc, "write_error", json_string(x->write_error));
+    if (why == SESSION_WAKE_PATTERN)
+        json_object_set_new(sc, "wait_for_error",
+                            json_utf8(session_wait_error(s),
+                                      strlen(session_wait_error(s))));
 
     mcp_call_result_n(x->call, sc, text.p ? text.p : "", text.len);
     buf_free(&out);
@@ -1192,29 +1199,6 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
                                "several commands.",
                                cmd_len, SHELL_ARG_MAX / 1024, shell);
 
-    router_result_t rr;
-    if (cx->router && router_classify(cx->router, cmd, &rr) == 0) {
-        bool stop = false;
-        if (rr.danger != ROUTER_SAFE && (!confirm ||
-                                         rr.danger == ROUTER_DANGER_FORBID)) {
-            codex_dangerous(call, &rr);
-            stop = true;
-        } else if (rr.category == ROUTER_INTERACTIVE && !tty &&
-                   !stdin_text) {
-            /* With `stdin` the program reads that text, then EOF: it
-             * cannot wait at a prompt nobody answers. */
-            mcp_call_errorf(call,
-                            "Not run: `%.80s` is an interactive program and "
-                            "needs a terminal. Call exec_command again with "
-                            "tty: true, then drive it with write_stdin.",
-                            cmd);
-            stop = true;
-        }
-        router_result_free(&rr);
-        if (stop)
-            return 0;
-    }
-
     /* The environment: quiet, pager-free pipes; a real terminal on a PTY;
      * the caller's entries last, so they win. */
     static const char *const pipe_env[] = {"NO_COLOR=1", "TERM=dumb",
@@ -1256,6 +1240,36 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
         }
         envv[nbase + k] = owned[k];
         k++;
+    }
+
+    /* Routed in the environment it will run in: `GIT_EDITOR=true` there
+     * or the PAGER=cat above make `git commit` or `man ls` need no
+     * terminal; on pipes a pager prints and a shell reads the pipe. */
+    router_result_t rr;
+    router_ctx_t rctx = {.env = envv, .inherit_env = true, .pipes = !tty};
+    if (cx->router &&
+        router_classify_ctx(cx->router, cmd, &rctx, &rr) == 0) {
+        bool stop = false;
+        if (rr.danger != ROUTER_SAFE && (!confirm ||
+                                         rr.danger == ROUTER_DANGER_FORBID)) {
+            codex_dangerous(call, &rr);
+            stop = true;
+        } else if (rr.category == ROUTER_INTERACTIVE && !tty &&
+                   !stdin_text) {
+            /* With `stdin` the program reads that text, then EOF: it
+             * cannot wait at a prompt nobody answers. */
+            mcp_call_errorf(call,
+                            "Not run: `%.80s` is an interactive program and "
+                            "needs a terminal. Call exec_command again with "
+                            "tty: true, then drive it with write_stdin.",
+                            cmd);
+            stop = true;
+        }
+        router_result_free(&rr);
+        if (stop) {
+            rc = 0;
+            goto out;
+        }
     }
 
     json_t *jy = json_object_get(args, "yield_time_ms");
@@ -1762,21 +1776,17 @@ static uint64_t grep_next_line(struct grep_reader *rd, const grep_range_t *g,
 }
 
 static int codex_grep(int fd, const grep_range_t *g, buf_t *out,
-                      bool *truncated)
+                      bool *truncated, char *err, size_t errlen)
 {
-    int ec, rc = 0;
-    PCRE2_SIZE eo;
-    pcre2_code *re = pcre2_compile((PCRE2_SPTR)g->pattern,
-                                   PCRE2_ZERO_TERMINATED,
-                                   PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &ec,
-                                   &eo, NULL);
-    pcre2_match_data *md =
-        re ? pcre2_match_data_create_from_pattern(re, NULL) : NULL;
+    int rc;
+    session_pattern_t *re = NULL;
     struct grep_reader *rd = malloc(sizeof *rd);
     size_t *starts = NULL, nkept = 0, first = 0, cap = 0;
     buf_t lb = BUF_INIT;
     uint64_t n, lineno = 0, pos = 0;
-    if (!re || !md || !rd) {
+    if ((rc = session_pattern_new(g->pattern, false, &re, err, errlen)) < 0)
+        goto out;
+    if (!rd) {
         rc = -ENOMEM;
         goto out;
     }
@@ -1791,8 +1801,17 @@ static int codex_grep(int fd, const grep_range_t *g, buf_t *out,
         size_t l = lb.len;
         while (l && line[l - 1] == '\r')
             l--;
-        if (pcre2_match(re, (PCRE2_SPTR)line, l, 0, 0, md, NULL) < 0)
+        /* A pattern that reaches its limit on one line would cost as much
+         * on every other: the grep ends there, saying where. */
+        char why[SESSION_PATTERN_ERR_MAX];
+        if ((rc = session_pattern_match(re, line, l, why, sizeof why)) < 0) {
+            snprintf(err, errlen, "%s (at log line %" PRIu64 ")", why,
+                     lineno);
+            goto out;
+        }
+        if (rc == 0)
             continue;
+        rc = 0;
         size_t before = out->len;
         if (buf_printf(out, "%" PRIu64 ": ", lineno) < 0 ||
             buf_append(out, line, l) < 0 || buf_append_byte(out, '\n') < 0) {
@@ -1841,8 +1860,7 @@ out:
     free(starts);
     buf_free(&lb);
     free(rd);
-    pcre2_match_data_free(md);
-    pcre2_code_free(re);
+    session_pattern_free(re);
     return rc;
 }
 
@@ -1856,7 +1874,7 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
     json_t *jlen = json_object_get(args, "length");
     json_t *jtail = json_object_get(args, "tail_lines");
     size_t budget = budget_of(args);
-    char path[PATH_MAX], err[256];
+    char path[PATH_MAX], err[SESSION_PATTERN_ERR_MAX + 64];
     buf_t raw = BUF_INIT, text = BUF_INIT;
     bool truncated = false;
     uint64_t off = 0, len = 0;
@@ -1926,9 +1944,13 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
                               ? (uint64_t)json_integer_value(jtail)
                               : UINT64_MAX,
                           budget, hole, ha, hb};
-        if ((rc = codex_grep(fd, &g, &raw, &truncated)) < 0) {
+        err[0] = '\0';
+        if ((rc = codex_grep(fd, &g, &raw, &truncated, err, sizeof err)) <
+            0) {
             close(fd);
             buf_free(&raw);
+            if (rc == REIN_EPATTERN_LIMIT)
+                return mcp_call_errorf(call, "`grep`: %s.", err);
             return rc;
         }
         off = lo;

@@ -109,6 +109,110 @@ static int refuse_unparsed(const char *line, size_t len, size_t flags,
     return e->code;
 }
 
+/* Parses s[a..b) (one JSON value, whitespace around allowed); NULL when it
+ * does not parse. */
+static json_t *load_span(const char *s, size_t a, size_t b)
+{
+    return json_loadb(s + a, b - a, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+}
+
+/*
+ * The id of a well-formed message that repeats a key, when it has one to
+ * answer with: the value of the top-level "id" member, read from the text
+ * (its key decoded, so "i\u0064" is "id"; an "id" inside params is not
+ * it).  NULL when there is none, or when "id" itself is repeated with
+ * different values: that message names two requests, and answering one
+ * of them would be a guess.  A new reference.
+ */
+static json_t *repeated_key_id(const char *s, size_t n)
+{
+    json_t *id = NULL;
+    unsigned depth = 0;
+    bool key_next = false, is_id = false, ambiguous = false;
+    size_t vstart = 0;
+    for (size_t i = 0; i < n && !ambiguous; i++) {
+        char c = s[i];
+        if (c == '"') {
+            size_t start = i;
+            for (i++; i < n && s[i] != '"'; i++)
+                if (s[i] == '\\')
+                    i++;
+            if (i >= n)
+                break; /* jansson parsed it: not reached */
+            if (depth == 1 && key_next) {
+                json_t *k = load_span(s, start, i + 1);
+                is_id = json_is_string(k) && json_string_length(k) == 2 &&
+                        !memcmp(json_string_value(k), "id", 2);
+                json_decref(k);
+                key_next = false;
+            }
+            continue;
+        }
+        if (c == '{' || c == '[') {
+            if (++depth == 1)
+                key_next = c == '{';
+            continue;
+        }
+        if (depth != 1) {
+            if ((c == '}' || c == ']') && depth)
+                depth--;
+            continue;
+        }
+        if (c == ':' && is_id)
+            vstart = i + 1;
+        if (c != ',' && c != '}' && c != ']')
+            continue;
+        if (is_id) { /* the end of an "id" member's value */
+            json_t *v = load_span(s, vstart, i);
+            is_id = false;
+            if (!v || (id && !json_equal(id, v)))
+                ambiguous = true;
+            if (!id)
+                id = v;
+            else
+                json_decref(v);
+        }
+        if (c == ',')
+            key_next = true;
+        else
+            depth--;
+    }
+    if (ambiguous || !valid_id(id)) {
+        json_decref(id);
+        return NULL;
+    }
+    return id;
+}
+
+/*
+ * A line jansson refused for a repeated key.  Two values for one key could
+ * mean different things to us and to a proxy in between (one that reads
+ * the first and vets `"cmd": "ls"` while we would run the last), so the
+ * message is refused, but as an invalid request answered with its id when
+ * that is certain: a parse error has no id, and the client would wait for
+ * its answer forever.  A line with another fault too is refused for that.
+ */
+static int refuse_repeated(const char *line, size_t len, size_t flags,
+                           const json_error_t *jerr, jsonrpc_error_t *e,
+                           json_t **root_out)
+{
+    json_error_t j2;
+    flags &= ~(size_t)JSON_REJECT_DUPLICATES;
+    json_t *all = json_loadb(line, len, flags, &j2);
+    if (!all)
+        return refuse_unparsed(line, len, flags, &j2, e, root_out);
+    json_t *id = json_is_object(all) ? repeated_key_id(line, len) : NULL;
+    if (id)
+        json_object_set_new(all, "id", id); /* all keeps it alive */
+    *root_out = all;
+    e->code = JSONRPC_INVALID_REQUEST;
+    e->id = id;
+    snprintf(e->message, sizeof e->message,
+             "Invalid Request: %s at byte %d; a key may appear only once in "
+             "an object.", jerr->text, jerr->position);
+    return e->code;
+}
+
 /* A JSON string holding NUL (allowed with JSON_ALLOW_NUL) is not a method
  * name: strcmp would see a different name than the client sent. */
 static bool plain_string(const json_t *s)
@@ -123,15 +227,18 @@ int jsonrpc_parse(const char *line, size_t len, jsonrpc_msg_t *m,
     json_error_t jerr;
     memset(m, 0, sizeof *m);
     *root_out = NULL;
-    /* Duplicate keys are refused: two ids or two methods in one message
-     * could mean different things to us and to a proxy in between.  NUL
+    /* Duplicate keys are refused (refuse_repeated): two ids or two
+     * methods in one message could mean different things to us and to a
+     * proxy in between.  NUL
      * inside strings is allowed: stdin writes may carry it.  Any value
      * parses, so a bare 42 is an invalid request, not a parse error. */
     const size_t flags = JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL |
                          JSON_DECODE_ANY;
     json_t *root = json_loadb(line, len, flags, &jerr);
     if (!root)
-        return refuse_unparsed(line, len, flags, &jerr, e, root_out);
+        return json_error_code(&jerr) == json_error_duplicate_key
+                   ? refuse_repeated(line, len, flags, &jerr, e, root_out)
+                   : refuse_unparsed(line, len, flags, &jerr, e, root_out);
     *root_out = root;
     if (json_is_array(root))
         return refuse(e, JSONRPC_INVALID_REQUEST, NULL,

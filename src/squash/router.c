@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <jansson.h>
@@ -426,36 +427,44 @@ int router_words(const char *seg, char ***argv, size_t *argc)
     return router_words_range(seg, 0, sep.at, argv, argc);
 }
 
-/* Whether the first pipeline stage of seg reads its input from a
- * redirection (`< f`, `<<EOF`, `<<< text`, `0< f`, `<&3`): a REPL so fed
- * runs a script and ends, it does not wait at a prompt. */
-static bool router_stdin_redirected(const char *seg)
+/*
+ * Where the pipeline stage s[from..to) reads and writes: *in when its input
+ * is a redirection (`< f`, `<<EOF`, `<<< text`, `0< f`, `<&3`), *out when
+ * its output goes to a file (`> f`, `>> f`, `1> f`, `&> f`, `>| f`; not
+ * `>&2`, which only joins it to standard error).  A REPL so fed runs a
+ * script and ends; a pager whose output is a file prints and ends.
+ */
+static void router_stage_redirs(const char *s, size_t from, size_t to,
+                                bool *in, bool *out)
 {
-    size_t n = strlen(seg);
-    struct router_sep sep;
-    router_scan(seg, 0, n, &sep);
     buf_t w = BUF_INIT;
-    bool fed = false;
-    for (size_t i = 0; i < sep.at && !fed;) {
-        if (router_blank(seg[i]) || seg[i] == '\n' || seg[i] == '(' ||
-            seg[i] == ')' || seg[i] == '|' || seg[i] == ';' ||
-            seg[i] == '&') {
+    *in = *out = false;
+    for (size_t i = from; i < to;) {
+        if (router_blank(s[i]) || s[i] == '\n' || s[i] == '(' ||
+            s[i] == ')' || s[i] == '|' || s[i] == ';' || s[i] == '&') {
+            if (s[i] == '&' && i + 1 < to && s[i + 1] == '>')
+                *out = true; /* &> f, &>> f */
             i++;
             continue;
         }
         bool redir;
         buf_reset(&w);
-        size_t e = router_read_word(seg, i, sep.at, &w, &redir);
+        size_t e = router_read_word(s, i, to, &w, &redir);
         if (redir) {
             size_t d = i;
-            while (d < e && seg[d] == '0')
+            while (d < e && s[d] >= '0' && s[d] <= '9')
                 d++;
-            fed = seg[d] == '<' && (d == i || d == i + 1);
+            bool fd0 = d == i || (d == i + 1 && s[i] == '0');
+            bool fd1 = d == i || (d == i + 1 && s[i] == '1');
+            if (s[d] == '<' && fd0)
+                *in = true;
+            else if (s[d] == '>' && fd1 &&
+                     !(d + 1 < e && s[d + 1] == '&' && d + 2 < e))
+                *out = true; /* `>&2` (a digit or `-` glued on) is not */
         }
         i = e > i ? e : i + 1;
     }
     buf_free(&w);
-    return fed;
 }
 
 /* -------------------------------------------------------- the command */
@@ -572,13 +581,19 @@ static const char *const router_passthrough_cmds[] = {
     "true", "false", "test", "[", "seq", "base64", "strings", "ps", "free",
     "uptime", "nproc", "locate", NULL};
 
-/* Always interactive: editors, pagers, monitors, terminal multiplexers. */
+/* Always interactive: editors, monitors, terminal multiplexers.  (Pagers,
+ * crontab and visudo have rules of their own below.) */
 static const char *const router_interactive_cmds[] = {
     "vi", "vim", "nvim", "view", "vimdiff", "nano", "pico", "micro", "joe",
-    "less", "more", "most", "top", "htop", "btop", "atop", "iotop", "nmon",
-    "man", "info", "mosh", "telnet", "ftp", "tmux", "screen", "watch",
-    "fzf", "mc", "ranger", "nnn", "tig", "lazygit", "nmtui", "alsamixer",
-    "dialog", "whiptail", "ncdu", "visudo", "vipw", "crontab", NULL};
+    "top", "htop", "btop", "atop", "iotop", "nmon", "info", "mosh",
+    "telnet", "ftp", "tmux", "screen", "watch", "fzf", "mc", "ranger", "nnn",
+    "tig", "lazygit", "nmtui", "alsamixer", "dialog", "whiptail", "ncdu",
+    NULL};
+
+/* Pagers: they page only when their output is a terminal; else (`man ls |
+ * head`, `less f > out`, on pipes) they print and end, like cat. */
+static const char *const router_pager_cmds[] = {"less", "more", "most",
+                                                "pg", "man", NULL};
 
 /* Interactive when run with no operand (a REPL or a login shell). */
 static const char *const router_repl_cmds[] = {
@@ -592,6 +607,11 @@ static const char *const router_repl_cmds[] = {
 /* Shells whose `-c STRING` is routed as STRING. */
 static const char *const router_shells[] = {"sh", "bash", "dash", "zsh",
                                             "ksh", NULL};
+
+/* Shells that, given a pipe for input and no -i, read commands from it
+ * without a prompt: a session driven with write_stdin. */
+static const char *const router_pipe_shells[] = {"sh", "bash", "dash", "zsh",
+                                                 "ksh", "fish", NULL};
 
 const char *router_shell_string(char *const *argv, size_t argc)
 {
@@ -654,6 +674,32 @@ static bool router_has_opt(char *const *v, size_t argc,
     return false;
 }
 
+/* The value of an option that takes one: `-P VALUE`, `-PVALUE`, `--pager
+ * VALUE` or `--pager=VALUE` (the last one given); NULL when absent.
+ * Either name may be NULL. */
+static const char *router_opt_value(char *const *v, size_t argc,
+                                    const char *shrt, const char *lng)
+{
+    const char *val = NULL;
+    for (size_t i = 1; i < argc; i++) {
+        if (!strcmp(v[i], "--"))
+            break;
+        size_t n;
+        if (shrt && !strncmp(v[i], shrt, 2)) {
+            if (v[i][2])
+                val = v[i] + 2;
+            else if (i + 1 < argc)
+                val = v[++i];
+        } else if (lng && !strncmp(v[i], lng, n = strlen(lng))) {
+            if (v[i][n] == '=')
+                val = v[i] + n + 1;
+            else if (!v[i][n] && i + 1 < argc)
+                val = v[++i];
+        }
+    }
+    return val;
+}
+
 /* True when some word after the command does not start with '-'. */
 static bool router_has_operand(char *const *v, size_t argc)
 {
@@ -661,6 +707,97 @@ static bool router_has_operand(char *const *v, size_t argc)
         if (v[i][0] != '-' || !strcmp(v[i], "-"))
             return true;
     return false;
+}
+
+/* What the table knows of one pipeline stage beyond its words: where it
+ * runs (router.h) and what the line around it sets. */
+struct router_look {
+    const router_ctx_t *ctx;  /* never NULL */
+    char *const *assign;      /* the stage's words before its command: */
+    size_t nassign;           /* its VAR=value (and its wrappers') */
+    const router_seg_t *segs; /* the segments before this one, for */
+    size_t nsegs;             /* their `export VAR=value` */
+    bool fed;                 /* its input is a redirection or a pipe */
+    bool out_away;            /* its output is a file or a pipe */
+    unsigned depth;           /* of nested settings (ROUTER_MAX_NEST) */
+};
+
+static const router_ctx_t router_no_ctx = {NULL, false, false};
+
+/* name's value in env[0..n), the last entry winning; NULL when unset. */
+static const char *router_env_find(const char *const *env, size_t n,
+                                   const char *name)
+{
+    size_t len = strlen(name);
+    for (size_t i = n; i-- > 0;)
+        if (!strncmp(env[i], name, len) && env[i][len] == '=')
+            return env[i] + len + 1;
+    return NULL;
+}
+
+/* name's value in the stage's environment (see router_look); NULL when
+ * unset or empty (an empty EDITOR or PAGER is no setting). */
+static const char *router_getenv(const struct router_look *lk,
+                                 const char *name)
+{
+    const char *v = router_env_find((const char *const *)lk->assign,
+                                    lk->nassign, name);
+    for (size_t s = lk->nsegs; !v && s-- > 0;) {
+        const router_seg_t *seg = &lk->segs[s];
+        if (seg->argc > 1 && !strcmp(seg->argv[0], "export"))
+            v = router_env_find((const char *const *)seg->argv + 1,
+                                seg->argc - 1, name);
+    }
+    if (!v && lk->ctx->env) {
+        size_t n = 0;
+        while (lk->ctx->env[n])
+            n++;
+        v = router_env_find(lk->ctx->env, n, name);
+    }
+    if (!v && lk->ctx->inherit_env)
+        v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+static router_cat_t router_table(char *const *v, size_t argc,
+                                 const struct router_look *lk);
+
+/*
+ * Whether the program a setting names (an editor, a pager: `true`, `cat`,
+ * `sed -i s/pick/fixup/`, `vim`) needs a terminal; NULL, no setting, is
+ * the program's default (vi, less), which does.  The setting is routed as
+ * a command of its own, on a terminal and with nothing of the line's
+ * environment.
+ */
+static bool router_prog_needs_tty(const struct router_look *lk,
+                                  const char *prog)
+{
+    char **v = NULL;
+    size_t argc = 0;
+    if (!prog || lk->depth >= ROUTER_MAX_NEST ||
+        router_words(prog, &v, &argc) < 0)
+        return true;
+    size_t k = router_skip_wrappers(v, argc);
+    struct router_look bare = {.ctx = &router_no_ctx,
+                               .assign = v,
+                               .nassign = k,
+                               .depth = lk->depth + 1};
+    bool tty = k < argc && router_table(v + k, argc - k, &bare) ==
+                               ROUTER_INTERACTIVE;
+    router_words_free(v);
+    return tty;
+}
+
+/* The editor a program takes from the first of vars that is set. */
+static bool router_editor_needs_tty(const struct router_look *lk,
+                                    const char *const *vars)
+{
+    for (; *vars; vars++) {
+        const char *e = router_getenv(lk, *vars);
+        if (e)
+            return router_prog_needs_tty(lk, e);
+    }
+    return true; /* vi */
 }
 
 /* git's subcommand, past global options (-C dir, -c k=v, --no-pager...). */
@@ -677,31 +814,122 @@ static size_t router_git_sub(char *const *v, size_t argc)
     return i;
 }
 
-static router_cat_t router_git(char *const *v, size_t argc)
+/* The value of `git -c KEY=VALUE` among git's global options v[1..s) (the
+ * last one given; the key is case-insensitive); NULL when absent or empty. */
+static const char *router_git_config(char *const *v, size_t s,
+                                     const char *key)
+{
+    const char *val = NULL;
+    size_t n = strlen(key);
+    for (size_t i = 1; i + 1 < s; i++)
+        if (!strcmp(v[i], "-c")) {
+            i++;
+            if (!strncasecmp(v[i], key, n) && v[i][n] == '=')
+                val = v[i] + n + 1;
+        }
+    return val && *val ? val : NULL;
+}
+
+/*
+ * Whether the editor git would start needs a terminal: for the rebase todo
+ * list (seq) GIT_SEQUENCE_EDITOR, then `-c sequence.editor`; then, as `git
+ * var GIT_EDITOR` looks, GIT_EDITOR, `-c core.editor`, VISUAL (not when
+ * TERM is dumb), EDITOR, else vi.  A core.editor in the repository's own
+ * configuration is not seen: without one of these, git's default is taken.
+ */
+static bool router_git_editor_needs_tty(char *const *v, size_t s,
+                                        const struct router_look *lk,
+                                        bool seq)
+{
+    const char *e = NULL, *term = router_getenv(lk, "TERM");
+    if (seq && !(e = router_getenv(lk, "GIT_SEQUENCE_EDITOR")))
+        e = router_git_config(v, s, "sequence.editor");
+    if (!e && !(e = router_getenv(lk, "GIT_EDITOR")) &&
+        !(e = router_git_config(v, s, "core.editor")) &&
+        !(term && !strcmp(term, "dumb") ? NULL
+                                        : (e = router_getenv(lk, "VISUAL"))))
+        e = router_getenv(lk, "EDITOR");
+    return router_prog_needs_tty(lk, e);
+}
+
+/* `git commit --fixup=amend:X` or `reword:X` edits the message. */
+static bool router_git_fixup_edits(char *const *v, size_t argc)
+{
+    for (size_t i = 1; i < argc; i++) {
+        const char *f = !strncmp(v[i], "--fixup=", 8) ? v[i] + 8
+                        : !strcmp(v[i], "--fixup") && i + 1 < argc ? v[i + 1]
+                                                                   : NULL;
+        if (f && (!strncmp(f, "amend:", 6) || !strncmp(f, "reword:", 7)))
+            return true;
+    }
+    return false;
+}
+
+static router_cat_t router_git(char *const *v, size_t argc,
+                               const struct router_look *lk)
 {
     static const char *const structured[] = {
         "status", "log", "diff", "show", "branch", "shortlog", "reflog",
         "ls-files", "blame", "tag", "remote", "whatchanged", "stash", NULL};
-    static const char *const edit_opts[] = {"-m", "-F", "--message", "--file",
-                                            "--no-edit", "-C",
-                                            "--reuse-message", "--fixup",
-                                            "--squash", NULL};
-    static const char *const ask_opts[] = {"-i", "--interactive", "-p",
-                                           "--patch", "-e", "--edit", NULL};
+    /* Options that ask at a prompt, per hunk or per file (`git commit -i`
+     * is --include: only the long --interactive asks). */
+    static const char *const patch[] = {"-p", "--patch", NULL};
+    static const char *const add_ask[] = {"-p", "--patch", "-i",
+                                          "--interactive", NULL};
+    static const char *const commit_ask[] = {"-p", "--patch",
+                                             "--interactive", NULL};
+    static const char *const clean_ask[] = {"-i", "--interactive", NULL};
+    /* Options that open the editor; commit opens it unless given the
+     * message another way. */
+    static const char *const edit[] = {"-e", "--edit", NULL};
+    static const char *const commit_edit[] = {"-e", "--edit", "-c",
+                                              "--reedit-message", NULL};
+    static const char *const commit_msg[] = {
+        "-m", "-F", "--message", "--file", "--no-edit", "-C",
+        "--reuse-message", "--fixup", "--squash", NULL};
+    static const char *const todo[] = {"-i", "--interactive", "--edit-todo",
+                                       NULL};
     size_t s = router_git_sub(v, argc);
     if (s >= argc)
         return ROUTER_PASSTHROUGH; /* `git` alone prints its help */
     const char *sub = v[s];
     char *const *rest = v + s;
     size_t nrest = argc - s;
-    /* Commands that open an editor or ask per hunk need a terminal. */
-    if (!strcmp(sub, "commit") && !router_has_opt(rest, nrest, edit_opts))
-        return ROUTER_INTERACTIVE;
-    if ((!strcmp(sub, "rebase") || !strcmp(sub, "add") ||
-         !strcmp(sub, "checkout") || !strcmp(sub, "reset") ||
-         !strcmp(sub, "restore") || !strcmp(sub, "stash") ||
-         !strcmp(sub, "clean")) &&
-        router_has_opt(rest, nrest, ask_opts))
+    bool ask = false, editor = false, seq = false;
+    if (!strcmp(sub, "commit")) {
+        ask = router_has_opt(rest, nrest, commit_ask);
+        editor = router_has_opt(rest, nrest, commit_edit) ||
+                 !router_has_opt(rest, nrest, commit_msg) ||
+                 router_git_fixup_edits(rest, nrest);
+    } else if (!strcmp(sub, "add")) {
+        ask = router_has_opt(rest, nrest, add_ask);
+        editor = router_has_opt(rest, nrest, edit);
+    } else if (!strcmp(sub, "checkout") || !strcmp(sub, "reset") ||
+               !strcmp(sub, "restore")) {
+        ask = router_has_opt(rest, nrest, patch);
+    } else if (!strcmp(sub, "stash")) {
+        /* `git stash -p` and `stash push -p` ask; `stash show -p` prints. */
+        ask = (nrest == 1 || rest[1][0] == '-' || !strcmp(rest[1], "push") ||
+               !strcmp(rest[1], "save")) &&
+              router_has_opt(rest, nrest, patch);
+    } else if (!strcmp(sub, "clean")) {
+        ask = router_has_opt(rest, nrest, clean_ask);
+    } else if (!strcmp(sub, "rebase")) {
+        editor = seq = router_has_opt(rest, nrest, todo);
+    } else if (!strcmp(sub, "tag")) {
+        /* An annotated or signed tag takes its message in the editor. */
+        static const char *const annotated[] = {
+            "-a", "--annotate", "-s", "--sign", "-u", "--local-user", NULL};
+        static const char *const msg[] = {"-m", "-F", "--message", "--file",
+                                          NULL};
+        editor = router_has_opt(rest, nrest, edit) ||
+                 (router_has_opt(rest, nrest, annotated) &&
+                  !router_has_opt(rest, nrest, msg));
+    } else if (!strcmp(sub, "merge") || !strcmp(sub, "revert") ||
+               !strcmp(sub, "cherry-pick")) {
+        editor = router_has_opt(rest, nrest, edit);
+    }
+    if (ask || (editor && router_git_editor_needs_tty(v, s, lk, seq)))
         return ROUTER_INTERACTIVE;
     if (!strcmp(sub, "stash"))
         return nrest == 1 || !strcmp(rest[1], "list") ||
@@ -740,35 +968,82 @@ static router_cat_t router_container(char *const *v, size_t argc)
     return ROUTER_CONDENSE;
 }
 
-/* ssh HOST is a login session; ssh HOST CMD runs one command. */
-static router_cat_t router_ssh(char *const *v, size_t argc)
+/* ssh HOST is a login session; ssh HOST CMD runs one command.  With a pipe
+ * for input, ssh allocates no remote terminal unless told to (-t) and the
+ * remote shell reads commands from the pipe, like a local one. */
+static router_cat_t router_ssh(char *const *v, size_t argc,
+                               const struct router_look *lk)
 {
-    static const char *const valued[] = {
-        "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l",
-        "-m", "-O", "-o", "-p", "-Q", "-R", "-S", "-W", "-w", NULL};
+    static const char valued[] = "bcDEeFIiJLlmOopQRSWw";
     size_t operands = 0;
+    bool tty = false;
     for (size_t i = 1; i < argc; i++) {
-        if (v[i][0] == '-') {
-            if (router_in(v[i], valued))
-                i++;
+        if (v[i][0] != '-') {
+            operands++;
             continue;
         }
-        operands++;
+        /* A bundle of flags, up to an option whose value is glued on or
+         * is the next word (`-o BatchMode=yes`, `-p22`). */
+        for (const char *p = v[i] + 1; *p && v[i][1] != '-'; p++) {
+            if (*p == 't')
+                tty = true;
+            if (strchr(valued, *p)) {
+                if (!p[1])
+                    i++;
+                break;
+            }
+        }
     }
     /* No host (`ssh -V`, a usage error) prints and exits. */
-    return operands == 1 ? ROUTER_INTERACTIVE : ROUTER_CONDENSE;
+    if (operands != 1 || (lk->ctx->pipes && !tty))
+        return ROUTER_CONDENSE;
+    return ROUTER_INTERACTIVE;
+}
+
+/* man pages through -P, else MANPAGER, else PAGER, else less; its
+ * listings (whatis, apropos, paths) are not paged. */
+static router_cat_t router_man(char *const *v, size_t argc,
+                               const struct router_look *lk)
+{
+    static const char *const lists[] = {
+        "-f", "--whatis", "-k", "--apropos", "-w", "--where", "-W",
+        "--where-cat", "--path", NULL};
+    const char *pager = router_opt_value(v, argc, "-P", "--pager");
+    if (!pager)
+        pager = router_getenv(lk, "MANPAGER");
+    if (!pager)
+        pager = router_getenv(lk, "PAGER");
+    if (router_has_opt(v, argc, lists) || !router_prog_needs_tty(lk, pager))
+        return ROUTER_PASSTHROUGH;
+    return ROUTER_INTERACTIVE;
+}
+
+/* vi's Ex mode made silent (`vim -es`, `ex -s`, `nvim --headless`) runs
+ * its commands and ends: a batch editor. */
+static bool router_vi_batch(const char *cmd, char *const *v, size_t argc)
+{
+    static const char *const ex[] = {"-e", "-E", NULL};
+    static const char *const silent[] = {"-s", NULL};
+    static const char *const headless[] = {"--headless", NULL};
+    bool exmode = !strcmp(cmd, "ex") || router_has_opt(v, argc, ex);
+    return (exmode && router_has_opt(v, argc, silent)) ||
+           (!strcmp(cmd, "nvim") && router_has_opt(v, argc, headless));
 }
 
 /* The built-in table's answer for a command's words (wrappers skipped). */
-static router_cat_t router_table(char *const *v, size_t argc, bool fed)
+static router_cat_t router_table(char *const *v, size_t argc,
+                                 const struct router_look *lk)
 {
+    static const char *const visual[] = {"VISUAL", "EDITOR", NULL};
+    static const char *const sudo_editor[] = {"SUDO_EDITOR", "VISUAL",
+                                              "EDITOR", NULL};
     if (argc == 0)
         return ROUTER_CONDENSE;
     const char *cmd = router_base(v[0]);
     if (!strcmp(cmd, "(") || !strcmp(cmd, "{"))
         return ROUTER_CONDENSE;
     if (!strcmp(cmd, "git"))
-        return router_git(v, argc);
+        return router_git(v, argc, lk);
     if (!strcmp(cmd, "docker") || !strcmp(cmd, "podman"))
         return router_container(v, argc);
     if (!strcmp(cmd, "kubectl"))
@@ -784,20 +1059,53 @@ static router_cat_t router_table(char *const *v, size_t argc, bool fed)
                                                        NULL}))
         return ROUTER_PASSTHROUGH;
     if (!strcmp(cmd, "ssh"))
-        return router_ssh(v, argc);
+        return router_ssh(v, argc, lk);
     /* top's batch mode prints frames and exits after -n of them. */
     if ((!strcmp(cmd, "top") || !strcmp(cmd, "htop")) &&
         router_has_opt(v, argc, (const char *const[]){"-b", "--batch", NULL}))
         return ROUTER_CONDENSE;
+    if (router_in(cmd, router_pager_cmds)) {
+        if (lk->out_away || lk->ctx->pipes)
+            return ROUTER_PASSTHROUGH;
+        return !strcmp(cmd, "man") ? router_man(v, argc, lk)
+                                   : ROUTER_INTERACTIVE;
+    }
+    /* crontab and visudo open an editor only to edit (-e; visudo unless
+     * it only checks); `crontab -i` asks before removing. */
+    if (!strcmp(cmd, "crontab")) {
+        static const char *const e[] = {"-e", NULL}, *const i[] = {"-i", NULL},
+                                 *const l[] = {"-l", NULL};
+        if (router_has_opt(v, argc, i) ||
+            (router_has_opt(v, argc, e) && router_editor_needs_tty(lk, visual)))
+            return ROUTER_INTERACTIVE;
+        return router_has_opt(v, argc, l) ? ROUTER_PASSTHROUGH
+                                          : ROUTER_CONDENSE;
+    }
+    if (!strcmp(cmd, "visudo") || !strcmp(cmd, "vipw") ||
+        !strcmp(cmd, "vigr")) {
+        static const char *const check[] = {"-c", "--check", NULL};
+        bool checks = !strcmp(cmd, "visudo") && router_has_opt(v, argc, check);
+        return !checks && router_editor_needs_tty(
+                              lk, !strcmp(cmd, "visudo") ? sudo_editor : visual)
+                   ? ROUTER_INTERACTIVE
+                   : ROUTER_CONDENSE;
+    }
     if (router_in(cmd, router_narrate_cmds))
         return ROUTER_NARRATE;
     if (router_in(cmd, router_passthrough_cmds))
         return ROUTER_PASSTHROUGH;
     if (router_in(cmd, router_interactive_cmds))
-        return ROUTER_INTERACTIVE;
+        return router_vi_batch(cmd, v, argc) ? ROUTER_CONDENSE
+                                             : ROUTER_INTERACTIVE;
     if (router_in(cmd, router_repl_cmds)) {
-        if (fed || router_has_opt(v, argc, router_batch_opts) ||
-            router_has_operand(v, argc))
+        /* A shell's only batch option is -c (`bash -l` is a login). */
+        static const char *const ask[] = {"-i", "--interactive", NULL},
+                                 *const shell_batch[] = {"-c", NULL};
+        bool shell = router_in(cmd, router_pipe_shells);
+        if (lk->fed || router_has_operand(v, argc) ||
+            router_has_opt(v, argc, shell ? shell_batch : router_batch_opts))
+            return ROUTER_CONDENSE;
+        if (lk->ctx->pipes && shell && !router_has_opt(v, argc, ask))
             return ROUTER_CONDENSE;
         return ROUTER_INTERACTIVE;
     }
@@ -1183,26 +1491,69 @@ out:
     return rc;
 }
 
-static void router_seg_category(router_t *r, router_seg_t *seg)
+/*
+ * A segment's category: its first pipeline stage's (a grammar's when the
+ * hook knows the command, unless the table says it needs a terminal), or
+ * interactive when any later stage needs a terminal (`git log | less`).
+ * before[0..nbefore) are the segments ahead of it on the line, for their
+ * exports.  words_only: seg->argv is all there is to read (an argv run
+ * directly, or a line too long to scan).
+ */
+static int router_seg_category(router_t *r, router_seg_t *seg,
+                               const router_seg_t *before, size_t nbefore,
+                               const router_ctx_t *ctx, bool words_only)
 {
-    size_t k = router_skip_wrappers(seg->argv, seg->argc);
-    char *const *v = seg->argv + k;
-    size_t argc = seg->argc - k;
-    router_cat_t cat = ROUTER_CONDENSE;
-    const char *name = NULL;
+    struct router_look lk = {.ctx = ctx ? ctx : &router_no_ctx,
+                             .segs = before,
+                             .nsegs = nbefore};
+    size_t n = strlen(seg->text);
+    struct router_sep sep = {.at = n, .len = 0};
+    bool in = false, out = false;
     if (seg->danger != ROUTER_SAFE) {
         seg->category = ROUTER_DANGEROUS;
-        return;
+        return 0;
     }
-    if (argc && r->grammar_fn &&
-        r->grammar_fn((const char *const *)v, argc, &cat, &name,
-                      r->grammar_data)) {
-        seg->category = cat;
+    if (!words_only) {
+        router_scan(seg->text, 0, n, &sep);
+        router_stage_redirs(seg->text, 0, sep.at, &in, &out);
+    }
+    size_t k = router_skip_wrappers(seg->argv, seg->argc);
+    lk.assign = seg->argv;
+    lk.nassign = k;
+    lk.fed = in;
+    lk.out_away = out || (sep.len && sep.pipe);
+    router_cat_t cat = router_table(seg->argv + k, seg->argc - k, &lk),
+                 gcat = ROUTER_CONDENSE;
+    const char *name = NULL;
+    if (seg->argc > k && r->grammar_fn &&
+        r->grammar_fn((const char *const *)seg->argv + k, seg->argc - k,
+                      &gcat, &name, r->grammar_data)) {
         seg->grammar = name;
-        return;
+        if (cat != ROUTER_INTERACTIVE)
+            cat = gcat;
     }
-    seg->category = router_table(v, argc,
-                                 router_stdin_redirected(seg->text));
+    /* The later stages read the pipe: only whether one needs a terminal
+     * matters (`cat f | python3` runs a script; `| less` pages). */
+    while (sep.len && sep.pipe && cat != ROUTER_INTERACTIVE) {
+        size_t from = sep.at + sep.len;
+        char **v = NULL;
+        size_t argc = 0;
+        router_scan(seg->text, from, n, &sep);
+        int rc = router_words_range(seg->text, from, sep.at, &v, &argc);
+        if (rc < 0)
+            return rc;
+        router_stage_redirs(seg->text, from, sep.at, &in, &out);
+        k = router_skip_wrappers(v, argc);
+        lk.assign = v;
+        lk.nassign = k;
+        lk.fed = true;
+        lk.out_away = out || (sep.len && sep.pipe);
+        if (router_table(v + k, argc - k, &lk) == ROUTER_INTERACTIVE)
+            cat = ROUTER_INTERACTIVE;
+        router_words_free(v);
+    }
+    seg->category = cat;
+    return 0;
 }
 
 /* The whole line's category from its segments'. */
@@ -1246,15 +1597,22 @@ void router_result_free(router_result_t *res)
 
 int router_classify(router_t *r, const char *cmdline, router_result_t *out)
 {
+    return router_classify_ctx(r, cmdline, NULL, out);
+}
+
+int router_classify_ctx(router_t *r, const char *cmdline,
+                        const router_ctx_t *ctx, router_result_t *out)
+{
     int rc;
     memset(out, 0, sizeof *out);
     if (!r || !cmdline)
         return -EINVAL;
     if ((rc = router_split(cmdline, &out->segs, &out->nsegs)) < 0)
         return rc;
+    bool whole = strlen(cmdline) > ROUTER_MAX_INPUT;
     for (size_t i = 0; i < out->nsegs; i++) {
         router_seg_t *s = &out->segs[i];
-        if (strlen(cmdline) > ROUTER_MAX_INPUT) {
+        if (whole) {
             /* Too long to read into: condense, but still judge danger. */
             if (!(s->argv = calloc(1, sizeof *s->argv))) {
                 rc = -ENOMEM;
@@ -1262,9 +1620,9 @@ int router_classify(router_t *r, const char *cmdline, router_result_t *out)
             }
         } else if ((rc = router_words(s->text, &s->argv, &s->argc)) < 0)
             goto fail;
-        if ((rc = router_danger_seg(r, s, false, cmdline)) < 0)
+        if ((rc = router_danger_seg(r, s, false, cmdline)) < 0 ||
+            (rc = router_seg_category(r, s, out->segs, i, ctx, whole)) < 0)
             goto fail;
-        router_seg_category(r, s);
     }
     /* Shapes that span segments (a fork bomb) are seen on the raw line. */
     if (out->nsegs) {
@@ -1290,6 +1648,12 @@ fail:
 int router_classify_argv(router_t *r, const char *const *argv,
                          router_result_t *out)
 {
+    return router_classify_argv_ctx(r, argv, NULL, out);
+}
+
+int router_classify_argv_ctx(router_t *r, const char *const *argv,
+                             const router_ctx_t *ctx, router_result_t *out)
+{
     buf_t line = BUF_INIT;
     size_t argc = 0;
     int rc = -ENOMEM;
@@ -1302,7 +1666,7 @@ int router_classify_argv(router_t *r, const char *const *argv,
     size_t k = router_skip_wrappers((char *const *)argv, argc);
     const char *str = router_shell_string((char *const *)argv + k, argc - k);
     if (str)
-        return router_classify(r, str, out);
+        return router_classify_ctx(r, str, ctx, out);
     out->segs = calloc(1, sizeof *out->segs);
     if (!out->segs)
         goto fail;
@@ -1322,9 +1686,9 @@ int router_classify_argv(router_t *r, const char *const *argv,
     s->text = buf_detach(&line);
     if (!s->text)
         goto fail;
-    if ((rc = router_danger_seg(r, s, true, s->text)) < 0)
+    if ((rc = router_danger_seg(r, s, true, s->text)) < 0 ||
+        (rc = router_seg_category(r, s, NULL, 0, ctx, true)) < 0)
         goto fail;
-    router_seg_category(r, s);
     router_combine(out);
     return 0;
 fail:

@@ -14,12 +14,23 @@
  * segment is routed on its own, then the whole takes the most demanding
  * category (dangerous > interactive > the common category of all segments
  * > condense).  Within a segment, a pipeline takes the category of its
- * first stage; danger is looked for in every stage.
+ * first stage, or interactive when any stage is; danger is looked for in
+ * every stage.
+ *
+ * Interactive means "needs a terminal", and what a program needs depends on
+ * where it runs (router_ctx_t): an editor or pager set to a program that
+ * needs none (`GIT_EDITOR=true git commit`, `man -P cat ls`, `MANPAGER=cat`,
+ * `export EDITOR=cat && crontab -e`) needs none; a pager whose output is not
+ * a terminal (`man ls | head`, `less f > out`, any pager on pipes) prints
+ * and ends; a shell whose input is a pipe reads commands from it.  The
+ * environment seen is the stage's own `VAR=value` words, then `export
+ * VAR=value` segments earlier on the line, then the context's.
  *
  * Categories come from, first match wins: the policy file's forbid list,
- * the built-in danger table (unless the policy's allow list matches), a
- * grammar's declared category (router_set_grammar_category_fn), then the
- * built-in command table, else condense.
+ * the built-in danger table (unless the policy's allow list matches), the
+ * built-in command table when it says interactive, a grammar's declared
+ * category (router_set_grammar_category_fn), then the built-in command
+ * table, else condense.
  *
  * The policy file (docs/policy.md) is `{"forbid": [regex...], "allow":
  * [regex...]}`; regexes are PCRE2, matched against each segment's text (as
@@ -65,6 +76,10 @@ typedef enum router_danger {
 #define ROUTER_MAX_WORDS 256
 /* A policy file larger than this is refused. */
 #define ROUTER_POLICY_MAX_BYTES (256 * 1024)
+/* How deep an editor or pager setting is itself routed (`EDITOR='git -c
+ * core.editor=... commit'`): past this, it is taken to need a terminal. */
+#define ROUTER_MAX_NEST 4
+
 /* Match limits for policy regexes, which are untrusted input. */
 #define ROUTER_MATCH_LIMIT 100000
 #define ROUTER_DEPTH_LIMIT 1000
@@ -93,6 +108,17 @@ typedef struct router_result {
 } router_result_t;
 
 typedef struct router router_t;
+
+/* Where the command will run, for the rules that depend on it (see the top
+ * of this file).  A NULL context is {NULL, false, false}: a terminal, and no
+ * environment but what the line itself sets. */
+typedef struct router_ctx {
+    const char *const *env; /* NAME=value entries the command gets over the
+                               inherited ones, later ones winning; or NULL */
+    bool inherit_env;       /* under env: this process's own (getenv) */
+    bool pipes;             /* its stdin and stdout are pipes, not a
+                               terminal (`rein serve` without `tty`) */
+} router_ctx_t;
 
 /* The grammar hook: given a segment's words (after wrappers such as sudo,
  * env, time are skipped), says whether a grammar detects it, and if so its
@@ -124,6 +150,12 @@ int router_classify(router_t *r, const char *cmdline, router_result_t *out);
 /* Routes an argv that is executed directly: one segment, no shell syntax. */
 int router_classify_argv(router_t *r, const char *const *argv,
                          router_result_t *out);
+
+/* The same, for a command that runs in ctx (may be NULL). */
+int router_classify_ctx(router_t *r, const char *cmdline,
+                        const router_ctx_t *ctx, router_result_t *out);
+int router_classify_argv_ctx(router_t *r, const char *const *argv,
+                             const router_ctx_t *ctx, router_result_t *out);
 void router_result_free(router_result_t *res);
 
 /* The index of the real command in argv, past VAR=value assignments and

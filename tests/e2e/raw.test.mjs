@@ -53,6 +53,24 @@ test('junk never kills the server: -32700, -32600, batches run nothing', async (
     assert.equal(r.error.code, -32600);
     assert.equal(r.id, 'm');
 
+    // A repeated key is refused, but answered with the request's id (a
+    // parse error has none, and the client would wait forever); with "id"
+    // itself repeated and differing there is no one id to answer.
+    s.send('{"jsonrpc":"2.0","id":5,"method":"ping","method":"ping"}');
+    r = await s.next();
+    assert.equal(r.error.code, -32600);
+    assert.equal(r.id, 5);
+    assert.match(r.error.message, /duplicate object key/);
+    s.send('{"jsonrpc":"2.0","id":"t","method":"tools/call","params":{"name":"exec_command",'
+      + '"arguments":{"cmd":"true","cmd":"touch MARK"}}}');
+    r = await s.next();
+    assert.equal(r.error.code, -32600);
+    assert.equal(r.id, 't');
+    s.send('{"jsonrpc":"2.0","id":6,"id":7,"method":"ping"}');
+    r = await s.next();
+    assert.equal(r.error.code, -32600);
+    assert.ok(!('id' in r));
+
     // The fence: answered next, so nothing came for ids 98/99.
     r = await s.request({ jsonrpc: '2.0', id: 'fence', method: 'ping' });
     assert.equal(r.id, 'fence');

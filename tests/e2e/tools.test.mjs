@@ -235,6 +235,47 @@ test('wait_for finds a match followed by more than 16 KiB in the same read, and 
   }
 });
 
+// A pattern that backtracks without end, (a+)+$ on lines of a's ending in
+// b, is given up at its match limit with an error naming it: wait_for
+// returns at once (it re-ran on every read until its yield), and a grep
+// ends at the first such line (it took PCRE2's default 0.1 s per line).
+// Both with PCRE2's JIT and with the interpreter.
+for (const jit of ['1', '0']) {
+  test(`a pattern that backtracks without end is given up (REIN_PCRE2_JIT=${jit})`, async () => {
+    const { client } = await connect({ REIN_PCRE2_JIT: jit });
+    try {
+      const cmd = "python3 -c \"import sys; sys.stdout.write(('a' * 16000 + 'b\\n') * 300 + 'DONE\\n')\"; exec sleep 30";
+      const t0 = Date.now();
+      const r = await exec(client, { cmd, wait_for: '(a+)+$', yield_time_ms: 20000 });
+      assert.ok(Date.now() - t0 < 10000, `returned after ${Date.now() - t0} ms`);
+      assert.equal(typeof r.session_id, 'number');
+      assert.match(r.wait_for_error, /^the pattern `\(a\+\)\+\$` reached its match limit/);
+      const text = (await call(client, 'write_stdin', { session_id: r.session_id, yield_time_ms: 250 })).content[0].text;
+      assert.doesNotMatch(text, /Wait for:/, 'only the wait that gave up says so');
+      // Once all 300 lines are in the log, grep them.
+      const until = Date.now() + POLL_LIMIT_MS;
+      for (;;) {
+        const e = (await call(client, 'list_sessions', {})).structuredContent.sessions
+          .find((x) => x.session_id === r.session_id);
+        if (e.bytes >= 300 * 16002 + 5) break;
+        assert.ok(Date.now() < until, 'the output never came');
+      }
+      const g0 = Date.now();
+      const g = await call(client, 'read_output', { session_id: r.session_id, grep: '(a+)+$' });
+      assert.ok(Date.now() - g0 < 10000, `grep returned after ${Date.now() - g0} ms`);
+      assert.equal(g.isError, true);
+      assert.match(g.content[0].text, /`grep`: the pattern `\(a\+\)\+\$` reached its match limit .* \(at log line 1\)\.$/);
+      // An ordinary pattern over the same log still works.
+      const ok = await call(client, 'read_output', { session_id: r.session_id, grep: '^DONE$|^a+b$', tail_lines: 1 });
+      assert.ok(!ok.isError, ok.content[0].text);
+      assert.match(ok.structuredContent.output, /^301: DONE\n$/);
+      await call(client, 'kill_session', { session_id: r.session_id });
+    } finally {
+      await client.close();
+    }
+  });
+}
+
 // write_stdin's default yield is 250 ms after a write: with wait_for and
 // no yield_time_ms it waits for the match instead (it used to end first).
 test('write_stdin with wait_for and no yield_time_ms waits for the match', async () => {
@@ -1059,6 +1100,55 @@ test('interactive programs on pipes get a tty hint; dangerous ones need confirm'
     const c = await exec(client, { cmd: 'git reset --hard; touch MARK', workdir: dir, confirm_dangerous: true });
     assert.ok(c.exit_code !== undefined);
     assert.equal(existsSync(join(dir, 'MARK')), true);
+  } finally {
+    await client.close();
+  }
+});
+
+test('on pipes, editors set to no-terminal programs, pagers and a shell on the pipe run; a bare commit or REPL is still refused', async () => {
+  // No editor from the runner's environment: an empty one is unset.
+  const { client } = await connect({ GIT_EDITOR: '', VISUAL: '', EDITOR: '', GIT_SEQUENCE_EDITOR: '' });
+  const dir = mkdtempSync(join(tmpdir(), 'rein-editor-'));
+  const ident = {
+    GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@x', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@x',
+  };
+  try {
+    execFileSync('git', ['init', '-q', dir]);
+    writeFileSync(join(dir, 'f.txt'), 'one\n');
+    execFileSync('git', ['add', 'f.txt'], { cwd: dir });
+    const subjects = () => execFileSync('git', ['log', '--format=%s'], { cwd: dir, encoding: 'utf8' });
+    // A bare commit opens vi: refused with the tty hint, nothing committed.
+    const bare = await call(client, 'exec_command', { cmd: 'git commit -q', workdir: dir, env: ident });
+    assert.equal(bare.isError, true);
+    assert.match(bare.content[0].text, /tty: true/);
+    // The editor set on the line, or in the `env` argument, to a program
+    // that needs no terminal: it runs, and the editor wrote the message.
+    const line = await exec(client, { cmd: "GIT_EDITOR='sed -i 1s/^/on-the-line/' git commit -q", workdir: dir, env: ident });
+    assert.equal(line.exit_code, 0, line.output);
+    const viaEnv = await exec(client, {
+      cmd: 'git commit -q --allow-empty', workdir: dir, env: { ...ident, GIT_EDITOR: 'sed -i 1s/^/via-env/' },
+    });
+    assert.equal(viaEnv.exit_code, 0, viaEnv.output);
+    assert.equal(subjects(), 'via-env\non-the-line\n');
+    // ... but not to one that needs a terminal.
+    const vim = await call(client, 'exec_command', { cmd: 'GIT_EDITOR=vim git commit --allow-empty', workdir: dir, env: ident });
+    assert.equal(vim.isError, true);
+    // A pager whose output is a pipe prints, like cat.
+    const less = await exec(client, { cmd: 'less f.txt', workdir: dir });
+    assert.equal(less.exit_code, 0);
+    assert.equal(less.output, 'one\n');
+    // A shell on pipes reads commands from them: driven with write_stdin.
+    const sh = await exec(client, { cmd: 'bash', yield_time_ms: 250 });
+    assert.ok(sh.session_id !== undefined, 'bash waits for commands');
+    const w = await write(client, { session_id: sh.session_id, chars: 'echo $((6 * 7))\n', wait_for: '^42$' });
+    assert.match(w.output, /^42$/m);
+    const end = await write(client, { session_id: sh.session_id, chars: 'exit 3\n', yield_time_ms: 5000 });
+    assert.equal(end.exit_code, 3);
+    // A bare REPL on pipes reads the whole script before running it, with
+    // no prompt: still refused.
+    const py = await call(client, 'exec_command', { cmd: 'python3' });
+    assert.equal(py.isError, true);
+    assert.match(py.content[0].text, /tty: true/);
   } finally {
     await client.close();
   }
