@@ -11,6 +11,8 @@
 #include "harness.h"
 #include "term/answer.h"
 
+#include <vterm.h>
+
 static void collect(const void *r, size_t n, void *data)
 {
     buf_append(data, r, n);
@@ -139,6 +141,33 @@ TEST(answer_resize_is_seen)
     term_answer_resize(a, 100, 30);
     term_answer_feed(a, "\033[18t\033[99;99H\033[6n", 19);
     ASSERT_STR(out.p, "\033[8;30;100t\033[30;99R");
+    term_answer_free(a);
+    buf_free(&out);
+}
+
+/* libvterm 0.1.4 (Debian 12) crashes on a CSI of more than 16 arguments,
+ * and reads and writes outside its arrays through a saved cursor or a
+ * scroll region that a smaller screen no longer holds: none of it
+ * reaches the model, which the session's screen view reads too. */
+TEST(answer_model_survives_what_crashes_libvterm)
+{
+    buf_t out = BUF_INIT;
+    term_answer_t *a;
+    ASSERT_OK(term_answer_new(80, 50, collect, &out, &a));
+    VTermScreen *scr = vterm_obtain_screen(term_answer_vterm(a));
+    vterm_screen_reset(scr, 1);
+    const char *many = "\033[1;2;3;4;5;6;7;8;9;10;11;12;13;14;15;16;17;18m"
+                       "x\033[1:2:3:4:5:6:7:8:9:10:11:12:13:14:15:16:17:18H";
+    term_answer_feed(a, many, strlen(many));
+    term_answer_feed(a, "\033[10;40r\033[40;70H\0337", 18);
+    term_answer_resize(a, 30, 6);
+    term_answer_feed(a, "\0338abc\033D\033D\033M\033[6n", 19);
+    /* The cursor is on the screen (libvterm puts the restored one on the
+     * bottom row: the RI then moved it up). */
+    int row = 0, col = 0;
+    ASSERT_EQ(sscanf(out.p, "\033[%d;%dR", &row, &col), 2);
+    ASSERT_EQ(row, 5);
+    ASSERT_TRUE(col >= 1 && col <= 30);
     term_answer_free(a);
     buf_free(&out);
 }

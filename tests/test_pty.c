@@ -19,6 +19,7 @@
 
 #include "base/buf.h"
 #include "harness.h"
+#include "term/answer.h"
 
 /* Collects output; when it first contains `when`, writes `send` (or runs
  * the action) from inside the chunk callback. */
@@ -803,4 +804,69 @@ TEST(pty_works_on_the_sigchld_fallback)
     ASSERT_TRUE(res.cancelled);
     done(&d);
     done(&k);
+}
+
+/* ------------------------------------------------ terminal queries */
+
+/* `termhelper ask PRE QUERY...` (tests/bin/termhelper.c) as a command. */
+static void ask_command(char *cmd, size_t size, const char *args)
+{
+    snprintf(cmd, size, "'%s/termhelper' ask %s", test_bin_dir(), args);
+}
+
+TEST(pty_answers_the_terminal_queries_of_its_command)
+{
+    struct drive d = {0};
+    char cmd[PATH_MAX + 512];
+    /* Cleared, then two lines down and five characters in: the cursor
+     * report says row 3, column 6, the cursor after what came before. */
+    ask_command(cmd, sizeof cmd,
+                "'\\e[2J\\e[H\\r\\n\\r\\nhello' '\\e[6n' '\\e[c' "
+                "'\\e[?u\\e[c' '\\e[>c' '\\e[5n' '\\e]11;?\\a'");
+    rein_pty_start_opts_t o = {.command = cmd};
+    rein_run_result_t res;
+    run(&d, &o, &res);
+    ASSERT_EQ(res.exit_code, 0);
+    ASSERT_CONTAINS(d.out.p, "hello\033[6nreply: \\e[3;6R\r\n");
+    ASSERT_CONTAINS(d.out.p, "\033[creply: \\e[?1;2c\r\n");
+    /* No kitty keyboard flags (rein sends legacy keys): the DA after the
+     * query is the first reply. */
+    ASSERT_CONTAINS(d.out.p, "\033[?u\033[creply: \\e[?1;2c\r\n");
+    ASSERT_CONTAINS(d.out.p, "reply: \\e[>0;0;0c\r\n");
+    ASSERT_CONTAINS(d.out.p, "reply: \\e[0n\r\n");
+    ASSERT_CONTAINS(d.out.p, "reply: \\e]11;rgb:0000/0000/0000\\a\r\n");
+    ASSERT_NOT_CONTAINS(d.out.p, "noreply");
+    done(&d);
+}
+
+TEST(pty_no_answer_leaves_the_queries_to_the_host)
+{
+    /* The host answers the DA itself, as its terminal emulator would:
+     * the command gets that reply, not one of rein's before it. */
+    struct drive d = {.when = "\033[c", .send = "\033[?62;22c",
+                      .send_len = 9};
+    char cmd[PATH_MAX + 512];
+    ask_command(cmd, sizeof cmd, "'' '\\e[c'");
+    rein_pty_start_opts_t o = {.command = cmd, .no_answer = true};
+    rein_run_result_t res;
+    run(&d, &o, &res);
+    ASSERT_EQ(res.exit_code, 0);
+    ASSERT_OK(d.action_rc);
+    ASSERT_CONTAINS(d.out.p, "reply: \\e[?62;22c\r\n");
+    done(&d);
+}
+
+TEST(pty_a_query_flood_gets_a_bounded_number_of_replies)
+{
+    struct drive d = {0};
+    char cmd[PATH_MAX + 64];
+    snprintf(cmd, sizeof cmd, "'%s/termhelper' flood 1000", test_bin_dir());
+    rein_pty_start_opts_t o = {.command = cmd};
+    rein_run_result_t res;
+    run(&d, &o, &res);
+    ASSERT_EQ(res.exit_code, 0);
+    char want[64];
+    snprintf(want, sizeof want, "replies: %d\r", TERM_ANSWER_BURST);
+    ASSERT_CONTAINS(d.out.p, want);
+    done(&d);
 }
