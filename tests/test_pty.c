@@ -450,6 +450,7 @@ struct held {
     char flag[PATH_MAX];
     buf_t out;
     int rc, cb_rc;
+    bool no_z; /* the callback writes nothing itself */
 };
 
 #define T_HELD_BYTES 20000
@@ -478,7 +479,8 @@ static void on_chunk_held(const char *s, size_t n, void *data)
         ASSERT_INT(test_now_ms(), <, deadline);
         sched_yield();
     }
-    h->cb_rc = rein_pty_write(h->p, "Z", 1);
+    if (!h->no_z)
+        h->cb_rc = rein_pty_write(h->p, "Z", 1);
     int fd = open(h->flag, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
     ASSERT_INT(fd, >=, 0);
     close(fd);
@@ -869,4 +871,38 @@ TEST(pty_a_query_flood_gets_a_bounded_number_of_replies)
     snprintf(want, sizeof want, "replies: %d\r", TERM_ANSWER_BURST);
     ASSERT_CONTAINS(d.out.p, want);
     done(&d);
+}
+
+TEST(pty_a_reply_never_lands_inside_another_write)
+{
+    /* Another thread's write waits for room (the child does not read
+     * yet); the child asks for its status meanwhile: rein's reply follows
+     * every byte of that write, as the child then reads them. */
+    struct held h = {.no_z = true};
+    snprintf(h.flag, sizeof h.flag, "%s/go", test_tmpdir());
+    ASSERT_OK(rein_pty_new(&h.p));
+    char cmd[PATH_MAX + 160];
+    snprintf(cmd, sizeof cmd,
+             "stty raw -echo; echo READY; while [ ! -e %s ]; do sleep 0.01; "
+             "done; printf 'Q\\033[5n'; exec head -c %d",
+             h.flag, T_HELD_BYTES + 4);
+    rein_pty_start_opts_t o = {.command = cmd, .on_chunk = on_chunk_held,
+                               .data = &h, .timeout_ms = 30000};
+    rein_run_result_t res;
+    ASSERT_OK(rein_pty_start(h.p, &o, &res));
+    ASSERT_TRUE(h.fired);
+    ASSERT_EQ(pthread_join(h.th, NULL), 0);
+    ASSERT_OK(h.rc);
+    ASSERT_EQ(res.exit_code, 0);
+    const char *body = strstr(h.out.p, "Q\033[5n");
+    ASSERT_TRUE(body != NULL);
+    body += 5;
+    const char *reply = strstr(body, "\033[0n");
+    ASSERT_TRUE(reply != NULL);
+    size_t as = 0;
+    for (const char *q = body; q < reply; q++)
+        as += *q == 'a';
+    ASSERT_EQ(as, T_HELD_BYTES); /* every 'a' came before the reply */
+    rein_pty_free(h.p);
+    buf_free(&h.out);
 }
