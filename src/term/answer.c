@@ -1,18 +1,23 @@
 /*
  * answer.c — replies to terminal queries (see answer.h).
  *
- * A small scanner finds control sequences in the output (ESC-prefixed;
- * CSI, OSC and the string sequences DCS, APC, PM, SOS skipped to their
- * end), keeping its state across calls, so a query split between two
- * reads is still one query.  Only the few sequences that are queries, or
- * that change how a cursor report reads (origin mode, the scroll region's
- * top), are looked at; the cursor itself comes from libvterm's state
- * layer, which is fed the output up to and including each query before
- * the reply is made (the screen cells are not kept: no VTermScreen).
+ * A small scanner finds the control sequences in the output, keeping its
+ * state across calls, so a query split between two reads is still one
+ * query.  It looks only at the few that are queries, or that change how a
+ * cursor report reads (origin mode, the scroll region's top); the cursor
+ * itself comes from libvterm's state layer, fed the output up to and
+ * including each query before the reply is made.
  *
- * The scanner's view of the stream and libvterm's can differ on malformed
- * input (a CSI with hundreds of parameters): then at worst a query goes
- * unanswered, as the screen model's own parse decides the cursor.
+ * The scanner also keeps from libvterm 0.1.4 (Debian 12) what crashes it
+ * or makes it read and write outside its arrays, found by feeding it
+ * random output under ASan and valgrind: a CSI of more than 16 arguments,
+ * the DCS and other strings (a DECRQSS reply of its passes an int for a
+ * string), an ESC whose sequence the scanner left (after it the model
+ * would take later text for one), a saved cursor or a scroll region that
+ * a shrunk screen no longer holds.  So the model gets text and OSC
+ * strings as they come, a CSI only whole, an ESC only with the byte after
+ * it, the other strings never.  The session's screen view is such a model
+ * too (with the screen layer, and no replies).
  */
 #include "term/answer.h"
 
@@ -26,8 +31,8 @@
 #include "base/loop.h"
 #include "rein.h"
 
-/* The colours reported for OSC 10 and 11: libvterm's defaults, which the
- * condensed view's screen uses too. */
+/* The colours reported for OSC 10 and 11: libvterm's defaults, which
+ * the session's screen view assumes too. */
 #define TERM_ANSWER_FG "rgb:f0f0/f0f0/f0f0"
 #define TERM_ANSWER_BG "rgb:0000/0000/0000"
 /* Parameters of one control sequence looked at. */
@@ -53,8 +58,9 @@ struct term_answer {
     unsigned cols, rows;
     term_answer_fn fn;
     void *data;
-    enum scan scan; /* the model is always in its ground state, or in the
-                       OSC the scan is in */
+    /* The model is in its ground state, or in the OSC or the escape
+     * sequence with intermediates that the scan is in. */
+    enum scan scan;
     char seq[TERM_ANSWER_CSI_MAX > TERM_ANSWER_OSC_MAX ? TERM_ANSWER_CSI_MAX
                                                        : TERM_ANSWER_OSC_MAX];
     size_t nseq;
@@ -126,7 +132,8 @@ void term_answer_resize(term_answer_t *a, unsigned cols, unsigned rows)
         a->scan = SCAN_STR;
     }
     vterm_state_get_cursorpos(a->state, &pos);
-    int n = snprintf(b, sizeof b, "\033[r\033[%d;%dH", pos.row + 1, pos.col + 1);
+    int n = snprintf(b, sizeof b, "\033[r\033[%d;%dH", pos.row + 1,
+                     pos.col + 1);
     vterm_input_write(a->vt, b, (size_t)n);
     a->top = 0;
 }

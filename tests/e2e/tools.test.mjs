@@ -1397,3 +1397,21 @@ test('a prompt drawn above the cursor, as IPython draws it, is the prompt: the c
     await client.close();
   }
 });
+
+test('the screen view of a session survives output that crashes libvterm 0.1.4', async () => {
+  const { client } = await connect();
+  try {
+    // A CSI of 18 arguments: libvterm 0.1.4 writes past its array.
+    const r = await exec(client, {
+      cmd: "printf 'left\\033[1;2;3;4;5;6;7;8;9;10;11;12;13;14;15;16;17;18mright\\n'; read x",
+      tty: true, yield_time_ms: 10000, wait_for: 'right',
+    });
+    const scr = await call(client, 'read_output', { session_id: r.session_id, view: 'screen' });
+    assert.ok(!scr.isError, scr.content?.[0]?.text);
+    assert.match(scr.structuredContent.output, /leftright/);
+    const w = await write(client, { session_id: r.session_id, chars: '\n', yield_time_ms: 5000 });
+    assert.equal(w.exit_code, 0);
+  } finally {
+    await client.close();
+  }
+});
