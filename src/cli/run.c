@@ -36,7 +36,11 @@
  * turns echo off, so a password typed at a cooked prompt is not shown).
  * While the real terminal stays cooked it echoes what the person types, and
  * the PTY echoes it into the output as well: that copy is part of the
- * output (and the log), as it would be on a plain terminal.
+ * output (and the log), as it would be on a plain terminal.  When stdin
+ * and stdout are not both terminals (or with --json), no real terminal
+ * can answer the queries the command asks its terminal (the cursor
+ * position IPython waits for, the device attributes): rein answers them
+ * (term/answer.h).
  *
  * When rein's own stdin ends (a file, a pipe, /dev/null, or no stdin at
  * all; never a terminal, where a person can still type), the command's

@@ -33,6 +33,10 @@
  * with it): it only tries the lock, and when another write holds it, its
  * bytes are `held` until that write is done, which then wakes the loop to
  * hand them on, so that bytes of two writes never interleave.
+ *   rein is the command's terminal: the queries it writes to it (cursor
+ * position, device attributes) are answered (term/answer.h) unless the
+ * host answers them itself (no_answer), each reply written as a write
+ * from the chunk callback is, so it never lands inside another write.
  */
 #include "rein.h"
 
