@@ -204,6 +204,11 @@ typedef struct rein_pty_start_opts {
     const char *shell;      /* NULL: "sh" */
     rein_chunk_fn on_chunk; /* optional */
     void *data;
+    /* rein answers the command's terminal queries (cursor position,
+     * device attributes: docs/api.md) as a terminal would; true when the
+     * host answers them itself (it renders the output in a terminal
+     * emulator that writes its replies back with rein_pty_write). */
+    bool no_answer;
 } rein_pty_start_opts_t;
 
 /* A PTY session with nothing running, size REIN_PTY_DEFAULT_COLS x

@@ -19,6 +19,7 @@
 
 #include "base/buf.h"
 #include "harness.h"
+#include "term/answer.h"
 
 /* Collects output; when it first contains `when`, writes `send` (or runs
  * the action) from inside the chunk callback. */
@@ -449,6 +450,7 @@ struct held {
     char flag[PATH_MAX];
     buf_t out;
     int rc, cb_rc;
+    bool no_z; /* the callback writes nothing itself */
 };
 
 #define T_HELD_BYTES 20000
@@ -477,7 +479,8 @@ static void on_chunk_held(const char *s, size_t n, void *data)
         ASSERT_INT(test_now_ms(), <, deadline);
         sched_yield();
     }
-    h->cb_rc = rein_pty_write(h->p, "Z", 1);
+    if (!h->no_z)
+        h->cb_rc = rein_pty_write(h->p, "Z", 1);
     int fd = open(h->flag, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
     ASSERT_INT(fd, >=, 0);
     close(fd);
@@ -803,4 +806,103 @@ TEST(pty_works_on_the_sigchld_fallback)
     ASSERT_TRUE(res.cancelled);
     done(&d);
     done(&k);
+}
+
+/* ------------------------------------------------ terminal queries */
+
+/* `termhelper ask PRE QUERY...` (tests/bin/termhelper.c) as a command. */
+static void ask_command(char *cmd, size_t size, const char *args)
+{
+    snprintf(cmd, size, "'%s/termhelper' ask %s", test_bin_dir(), args);
+}
+
+TEST(pty_answers_the_terminal_queries_of_its_command)
+{
+    struct drive d = {0};
+    char cmd[PATH_MAX + 512];
+    /* Cleared, then two lines down and five characters in: the cursor
+     * report says row 3, column 6, the cursor after what came before. */
+    ask_command(cmd, sizeof cmd,
+                "'\\e[2J\\e[H\\r\\n\\r\\nhello' '\\e[6n' '\\e[c' "
+                "'\\e[?u\\e[c' '\\e[>c' '\\e[5n' '\\e]11;?\\a'");
+    rein_pty_start_opts_t o = {.command = cmd};
+    rein_run_result_t res;
+    run(&d, &o, &res);
+    ASSERT_EQ(res.exit_code, 0);
+    ASSERT_CONTAINS(d.out.p, "hello\033[6nreply: \\e[3;6R\r\n");
+    ASSERT_CONTAINS(d.out.p, "\033[creply: \\e[?1;2c\r\n");
+    /* No kitty keyboard flags (rein sends legacy keys): the DA after the
+     * query is the first reply. */
+    ASSERT_CONTAINS(d.out.p, "\033[?u\033[creply: \\e[?1;2c\r\n");
+    ASSERT_CONTAINS(d.out.p, "reply: \\e[>0;0;0c\r\n");
+    ASSERT_CONTAINS(d.out.p, "reply: \\e[0n\r\n");
+    ASSERT_CONTAINS(d.out.p, "reply: \\e]11;rgb:0000/0000/0000\\a\r\n");
+    ASSERT_NOT_CONTAINS(d.out.p, "noreply");
+    done(&d);
+}
+
+TEST(pty_no_answer_leaves_the_queries_to_the_host)
+{
+    /* The host answers the DA itself, as its terminal emulator would:
+     * the command gets that reply, not one of rein's before it. */
+    struct drive d = {.when = "\033[c", .send = "\033[?62;22c",
+                      .send_len = 9};
+    char cmd[PATH_MAX + 512];
+    ask_command(cmd, sizeof cmd, "'' '\\e[c'");
+    rein_pty_start_opts_t o = {.command = cmd, .no_answer = true};
+    rein_run_result_t res;
+    run(&d, &o, &res);
+    ASSERT_EQ(res.exit_code, 0);
+    ASSERT_OK(d.action_rc);
+    ASSERT_CONTAINS(d.out.p, "reply: \\e[?62;22c\r\n");
+    done(&d);
+}
+
+TEST(pty_a_query_flood_gets_a_bounded_number_of_replies)
+{
+    struct drive d = {0};
+    char cmd[PATH_MAX + 64];
+    snprintf(cmd, sizeof cmd, "'%s/termhelper' flood 1000", test_bin_dir());
+    rein_pty_start_opts_t o = {.command = cmd};
+    rein_run_result_t res;
+    run(&d, &o, &res);
+    ASSERT_EQ(res.exit_code, 0);
+    char want[64];
+    snprintf(want, sizeof want, "replies: %d\r", TERM_ANSWER_BURST);
+    ASSERT_CONTAINS(d.out.p, want);
+    done(&d);
+}
+
+TEST(pty_a_reply_never_lands_inside_another_write)
+{
+    /* Another thread's write waits for room (the child does not read
+     * yet); the child asks for its status meanwhile: rein's reply follows
+     * every byte of that write, as the child then reads them. */
+    struct held h = {.no_z = true};
+    snprintf(h.flag, sizeof h.flag, "%s/go", test_tmpdir());
+    ASSERT_OK(rein_pty_new(&h.p));
+    char cmd[PATH_MAX + 160];
+    snprintf(cmd, sizeof cmd,
+             "stty raw -echo; echo READY; while [ ! -e %s ]; do sleep 0.01; "
+             "done; printf 'Q\\033[5n'; exec head -c %d",
+             h.flag, T_HELD_BYTES + 4);
+    rein_pty_start_opts_t o = {.command = cmd, .on_chunk = on_chunk_held,
+                               .data = &h, .timeout_ms = 30000};
+    rein_run_result_t res;
+    ASSERT_OK(rein_pty_start(h.p, &o, &res));
+    ASSERT_TRUE(h.fired);
+    ASSERT_EQ(pthread_join(h.th, NULL), 0);
+    ASSERT_OK(h.rc);
+    ASSERT_EQ(res.exit_code, 0);
+    const char *body = strstr(h.out.p, "Q\033[5n");
+    ASSERT_TRUE(body != NULL);
+    body += 5;
+    const char *reply = strstr(body, "\033[0n");
+    ASSERT_TRUE(reply != NULL);
+    size_t as = 0;
+    for (const char *q = body; q < reply; q++)
+        as += *q == 'a';
+    ASSERT_EQ(as, T_HELD_BYTES); /* every 'a' came before the reply */
+    rein_pty_free(h.p);
+    buf_free(&h.out);
 }

@@ -1933,3 +1933,37 @@ TEST(run_prunes_old_logs_and_records_at_most_hourly)
     buf_free(&out);
     buf_free(&err);
 }
+
+/* ---------------------------------------------------- terminal queries */
+
+TEST(run_answers_terminal_queries_when_there_is_no_terminal)
+{
+    /* stdin /dev/null, stdout a pipe: nobody else can answer the cursor
+     * report or the DA the command waits for. */
+    setup();
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    const char *a[] = {"run", "--raw", "--", helper_path(), "ask",
+                       "\\e[2J\\e[H\\r\\nab", "\\e[6n", "\\e[c", NULL};
+    ASSERT_EQ(run_rein(a, -1, test_tmpdir(), &out, &err), 0);
+    ASSERT_CONTAINS(out.p, "ab\033[6nreply: \\e[2;3R\r\n");
+    ASSERT_CONTAINS(out.p, "\033[creply: \\e[?1;2c\r\n");
+    buf_free(&out);
+    buf_free(&err);
+}
+
+TEST(run_on_a_real_terminal_leaves_the_queries_to_it)
+{
+    /* The test is the real terminal: it sees the query in rein's output
+     * and answers with a DA of its own, which is the reply the command
+     * reads (rein answering too would have come first). */
+    setup();
+    const char *a[] = {"run", "--raw", "--", helper_path(), "ask", "",
+                       "\\e[c", NULL};
+    struct tty t;
+    tty_start(&t, a, 80, 24);
+    tty_expect(&t, "\033[c");
+    tty_send(&t, "\033[?62;22c");
+    tty_expect(&t, "reply: \\e[?62;22c");
+    ASSERT_EQ(tty_finish(&t), 0);
+    buf_free(&t.out);
+}

@@ -36,7 +36,11 @@
  * turns echo off, so a password typed at a cooked prompt is not shown).
  * While the real terminal stays cooked it echoes what the person types, and
  * the PTY echoes it into the output as well: that copy is part of the
- * output (and the log), as it would be on a plain terminal.
+ * output (and the log), as it would be on a plain terminal.  When stdin
+ * and stdout are not both terminals (or with --json), no real terminal
+ * can answer the queries the command asks its terminal (the cursor
+ * position IPython waits for, the device attributes): rein answers them
+ * (term/answer.h).
  *
  * When rein's own stdin ends (a file, a pipe, /dev/null, or no stdin at
  * all; never a terminal, where a person can still type), the command's
@@ -102,6 +106,8 @@
 #include "squash/router.h"
 #include "squash/squash.h"
 #include "supervise/sup.h"
+#include "term/answer.h"
+#include "term/ptyio.h"
 
 /* Bytes asked for per read of stdin. */
 #define RUN_READ_BUF 65536
@@ -198,6 +204,10 @@ struct run {
     bool sq_muted; /* the squasher's output is no longer shown */
     bool out_nl;   /* the last byte written ended a line */
     squash_t *sq;
+    /* rein is the child's only terminal (no real one both shows the
+     * output and types into the input): its queries are answered here
+     * (term/answer.h).  NULL when the real terminal answers them. */
+    term_answer_t *ans;
     char log_path[PATH_MAX];
     buf_t collected; /* --json: the output field */
     buf_t line_tail;
@@ -331,6 +341,9 @@ static void run_sync_size(struct run *r)
     if (rein_sup_resize(r->sup, r->id, c, w) == 0) {
         r->cols = c;
         r->rows = w;
+        if (r->ans)
+            term_answer_resize(r->ans, ptyio_clamp_cols(c),
+                               ptyio_clamp_rows(w));
     }
 }
 
@@ -387,6 +400,8 @@ static void run_on_output(rein_sup_t *s, int64_t id, const void *data,
     (void)s;
     (void)id;
     struct run *r = ud;
+    if (r->ans)
+        term_answer_feed(r->ans, data, n);
     if (r->closing || !r->sq)
         return;
     /* The mode first: a child switches it before it writes, so output
@@ -926,6 +941,14 @@ static int run_spawn_failed(struct run *r, int rc)
     }
 }
 
+/* A reply to the child's query: after the input already queued, whole. */
+static void run_answer(const void *reply, size_t n, void *data)
+{
+    struct run *r = data;
+    if (r->id && !r->done)
+        rein_sup_write(r->sup, r->id, reply, n);
+}
+
 /* Starts the command as a tty run sized like the real terminal.  Returns
  * 0, or an exit status for a command that could not start. */
 static int run_spawn(struct run *r)
@@ -948,6 +971,15 @@ static int run_spawn(struct run *r)
         .on_exit = run_on_exit,
         .data = r,
     };
+    /* The real terminal answers the child's queries only when it shows
+     * them (stdout, and not --json) and its replies reach the child
+     * (stdin); else rein does. */
+    if ((!r->in_tty || !r->out_tty || r->mode == MODE_JSON) &&
+        term_answer_new(ptyio_clamp_cols(r->cols), ptyio_clamp_rows(r->rows),
+                        run_answer, r, &r->ans) < 0) {
+        r->start_ms = r->end_ms = loop_clock_ms();
+        return run_spawn_failed(r, -ENOMEM);
+    }
     r->start_ms = loop_clock_ms();
     int rc = sup_spawn_tio(r->sup, &o, run_pty_modes, r, &r->id);
     if (rc < 0) {
@@ -1165,6 +1197,7 @@ static void run_free(struct run *r)
     free(r->narr);
     router_result_free(&r->route);
     squash_free(r->sq);
+    term_answer_free(r->ans);
     buf_free(&r->collected);
     buf_free(&r->line_tail);
     buf_free(&r->decoded);

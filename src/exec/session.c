@@ -33,6 +33,7 @@
 #include "base/utf8.h"
 #include "exec/awaiting.h"
 #include "supervise/sup.h"
+#include "term/answer.h"
 #include "term/ptyio.h"
 
 /* Ids of pruned sessions queued for the next result. */
@@ -66,7 +67,10 @@ struct session {
     unsigned cols, rows;
     char prompt[SESSION_PROMPT_MAX]; /* the partial last line, raw */
     size_t prompt_len;
-    VTerm *vt; /* the screen, once asked for */
+    /* A tty's terminal is rein: the answers to the program's queries
+     * (term/answer.h), and the screen, once asked for (a screen model
+     * that answers nothing). */
+    term_answer_t *ans, *screen;
 
     /* the waiter */
     session_wake_fn wake_fn;
@@ -125,8 +129,8 @@ static void session_free(session_t *s)
             *pp = s->next;
             break;
         }
-    if (s->vt)
-        vterm_free(s->vt);
+    term_answer_free(s->ans);
+    term_answer_free(s->screen);
     headtail_free(s->ht);
     free(s->command);
     free(s->cwd);
@@ -302,8 +306,10 @@ static void on_run_output(rein_sup_t *sup, int64_t id, const void *data,
         s->last_byte = ((const unsigned char *)data)[n - 1];
     s->last_output_ms = loop_wall_ms();
     session_track_prompt(s, data, n);
-    if (s->vt)
-        vterm_input_write(s->vt, data, n);
+    if (s->ans)
+        term_answer_feed(s->ans, data, n);
+    if (s->screen)
+        term_answer_feed(s->screen, data, n);
     session_match(s, data, n);
     if (s->st->on_output)
         s->st->on_output(s, data, n, s->st->on_output_ud);
@@ -398,6 +404,16 @@ size_t session_take_pruned(session_store_t *st, int64_t *ids, size_t cap)
     return n;
 }
 
+/* A reply to the program's query (term/answer.h), whole, after the input
+ * already queued (rein_sup_write keeps order), so it never lands inside
+ * bytes of a write_stdin. */
+static void session_answer(const void *reply, size_t n, void *data)
+{
+    session_t *s = data;
+    if (!s->exited)
+        rein_sup_write(s->st->sup, s->id, reply, n);
+}
+
 int session_spawn(session_store_t *st, const session_spawn_opts_t *o,
                   session_t **out)
 {
@@ -420,7 +436,9 @@ int session_spawn(session_store_t *st, const session_spawn_opts_t *o,
     s->command = strdup(o->command ? o->command : o->argv[0]);
     s->cwd = o->cwd ? strdup(o->cwd) : NULL;
     if (!s->command || (o->cwd && !s->cwd) ||
-        headtail_new(st->headtail_cap, &s->ht) < 0)
+        headtail_new(st->headtail_cap, &s->ht) < 0 ||
+        (o->tty && term_answer_new(s->cols, s->rows, session_answer, s,
+                                   &s->ans) < 0))
         goto fail;
     rein_run_opts_t ro = {
         .argv = o->argv,
@@ -456,6 +474,7 @@ int session_spawn(session_store_t *st, const session_spawn_opts_t *o,
     *out = s;
     return 0;
 fail:
+    term_answer_free(s->ans);
     headtail_free(s->ht);
     free(s->command);
     free(s->cwd);
@@ -684,6 +703,32 @@ static bool session_scan_input(session_t *s, awaiting_t *aw)
     return true;
 }
 
+static bool has_visible(const buf_t *b)
+{
+    for (size_t i = 0; i < b->len; i++)
+        if (!isspace((unsigned char)b->p[i]))
+            return true;
+    return false;
+}
+
+static void session_cursor_line(session_t *s, buf_t *out);
+
+/* The prompt, VT-stripped: the partial last line of the output, or on a
+ * TTY where that shows nothing, the cursor's row on the screen. */
+static void session_prompt_text(session_t *s, buf_t *clean)
+{
+    prompt_clean(s->prompt, s->prompt_len, clean);
+    if (s->tty && !has_visible(clean)) {
+        buf_t row = BUF_INIT;
+        session_cursor_line(s, &row);
+        if (has_visible(&row)) {
+            buf_reset(clean);
+            buf_append(clean, row.p, row.len);
+        }
+        buf_free(&row);
+    }
+}
+
 bool session_check_input(session_t *s, buf_t *prompt)
 {
     awaiting_t aw;
@@ -691,7 +736,7 @@ bool session_check_input(session_t *s, buf_t *prompt)
         return false;
     if (prompt) {
         buf_t clean = BUF_INIT;
-        prompt_clean(s->prompt, s->prompt_len, &clean);
+        session_prompt_text(s, &clean);
         utf8_dec_t d;
         utf8_init(&d);
         if (utf8_decode(&d, clean.p, clean.len, prompt) == 0)
@@ -702,14 +747,12 @@ bool session_check_input(session_t *s, buf_t *prompt)
 }
 
 /* Whether the output ends in a prompt: a partial last line with something
- * visible in it. */
-static bool session_prompt_shown(const session_t *s)
+ * visible in it (or on a TTY, the cursor's row). */
+static bool session_prompt_shown(session_t *s)
 {
     buf_t clean = BUF_INIT;
-    prompt_clean(s->prompt, s->prompt_len, &clean);
-    bool shown = false;
-    for (size_t i = 0; i < clean.len && !shown; i++)
-        shown = !isspace((unsigned char)clean.p[i]);
+    session_prompt_text(s, &clean);
+    bool shown = has_visible(&clean);
     buf_free(&clean);
     return shown;
 }
@@ -943,7 +986,8 @@ void session_wait_cancel(session_t *s)
 
 /* -------------------------------------------------------------- screen */
 
-/* Feeds the last SESSION_SCREEN_REPLAY_MAX bytes of the log to vt. */
+/* Feeds the last SESSION_SCREEN_REPLAY_MAX bytes of the log to the
+ * screen. */
 static void session_replay(session_t *s)
 {
     if (!s->log_path)
@@ -961,68 +1005,87 @@ static void session_replay(session_t *s)
         if ((buf = malloc(n))) {
             ssize_t got = pread(fd, buf, n, from);
             if (got > 0)
-                vterm_input_write(s->vt, buf, (size_t)got);
+                term_answer_feed(s->screen, buf, (size_t)got);
         }
     }
     free(buf);
     close(fd);
 }
 
+/* The screen model of a TTY session, made on first use from the log's
+ * last SESSION_SCREEN_REPLAY_MAX bytes and fed from then on; NULL when
+ * out of memory. */
+static VTerm *session_screen_model(session_t *s)
+{
+    if (!s->screen) {
+        if (term_answer_new(s->cols, s->rows, NULL, NULL, &s->screen) < 0)
+            return NULL;
+        vterm_screen_reset(
+            vterm_obtain_screen(term_answer_vterm(s->screen)), 1);
+        session_replay(s);
+    }
+    return term_answer_vterm(s->screen);
+}
+
+/* Appends row r of the screen, its first `cols` cells, as UTF-8; returns
+ * the length of out up to its last cell with something in it. */
+static size_t screen_row(VTermScreen *scr, int r, int cols, buf_t *out)
+{
+    size_t keep = out->len;
+    for (int c = 0; c < cols; c++) {
+        VTermScreenCell cell;
+        if (!vterm_screen_get_cell(scr, (VTermPos){r, c}, &cell))
+            continue;
+        if (cell.chars[0] == 0) {
+            if (cell.width != 0)
+                buf_append_byte(out, ' ');
+            continue;
+        }
+        for (int k = 0; k < VTERM_MAX_CHARS_PER_CELL && cell.chars[k]; k++) {
+            uint32_t cp = cell.chars[k];
+            char u[4];
+            size_t m;
+            if (cp < 0x80) {
+                u[0] = (char)cp;
+                m = 1;
+            } else if (cp < 0x800) {
+                u[0] = (char)(0xC0 | (cp >> 6));
+                u[1] = (char)(0x80 | (cp & 0x3F));
+                m = 2;
+            } else if (cp < 0x10000) {
+                u[0] = (char)(0xE0 | (cp >> 12));
+                u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+                u[2] = (char)(0x80 | (cp & 0x3F));
+                m = 3;
+            } else {
+                u[0] = (char)(0xF0 | (cp >> 18));
+                u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+                u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+                u[3] = (char)(0x80 | (cp & 0x3F));
+                m = 4;
+            }
+            buf_append(out, u, m);
+        }
+        keep = out->len;
+        if (cell.width > 1)
+            c += cell.width - 1;
+    }
+    return keep;
+}
+
 int session_screen(session_t *s, buf_t *out)
 {
     if (!s->tty)
         return -ENOTTY;
-    if (!s->vt) {
-        if (!(s->vt = vterm_new((int)s->rows, (int)s->cols)))
-            return -ENOMEM;
-        vterm_set_utf8(s->vt, 1);
-        vterm_screen_reset(vterm_obtain_screen(s->vt), 1);
-        session_replay(s);
-    }
-    VTermScreen *scr = vterm_obtain_screen(s->vt);
+    VTerm *vt = session_screen_model(s);
+    if (!vt)
+        return -ENOMEM;
+    VTermScreen *scr = vterm_obtain_screen(vt);
     int rows, cols;
-    vterm_get_size(s->vt, &rows, &cols);
+    vterm_get_size(vt, &rows, &cols);
     for (int r = 0; r < rows; r++) {
-        size_t line_start = out->len, keep = out->len;
-        for (int c = 0; c < cols; c++) {
-            VTermScreenCell cell;
-            if (!vterm_screen_get_cell(scr, (VTermPos){r, c}, &cell))
-                continue;
-            if (cell.chars[0] == 0) {
-                if (cell.width != 0)
-                    buf_append_byte(out, ' ');
-                continue;
-            }
-            for (int k = 0; k < VTERM_MAX_CHARS_PER_CELL && cell.chars[k];
-                 k++) {
-                uint32_t cp = cell.chars[k];
-                char u[4];
-                size_t m;
-                if (cp < 0x80) {
-                    u[0] = (char)cp;
-                    m = 1;
-                } else if (cp < 0x800) {
-                    u[0] = (char)(0xC0 | (cp >> 6));
-                    u[1] = (char)(0x80 | (cp & 0x3F));
-                    m = 2;
-                } else if (cp < 0x10000) {
-                    u[0] = (char)(0xE0 | (cp >> 12));
-                    u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-                    u[2] = (char)(0x80 | (cp & 0x3F));
-                    m = 3;
-                } else {
-                    u[0] = (char)(0xF0 | (cp >> 18));
-                    u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-                    u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-                    u[3] = (char)(0x80 | (cp & 0x3F));
-                    m = 4;
-                }
-                buf_append(out, u, m);
-            }
-            keep = out->len;
-            if (cell.width > 1)
-                c += cell.width - 1;
-        }
+        size_t line_start = out->len;
+        size_t keep = screen_row(scr, r, cols, out);
         /* Trailing blanks are the empty rest of the row. */
         out->len = keep > line_start ? keep : line_start;
         while (out->len > line_start && out->p[out->len - 1] == ' ')
@@ -1036,6 +1099,20 @@ int session_screen(session_t *s, buf_t *out)
            out->p[out->len - 2] == '\n')
         out->p[--out->len] = 0;
     return 0;
+}
+
+/* A TTY session's row at the cursor, up to the cursor, from the screen:
+ * the prompt of a program that drew it and then moved on, as IPython
+ * (prompt_toolkit) does once it knows where its cursor is, printing empty
+ * lines below the prompt to make room for its menus and going back up. */
+static void session_cursor_line(session_t *s, buf_t *out)
+{
+    VTerm *vt = session_screen_model(s);
+    if (!vt)
+        return;
+    VTermPos pos;
+    vterm_state_get_cursorpos(vterm_obtain_state(vt), &pos);
+    screen_row(vterm_obtain_screen(vt), pos.row, pos.col, out);
 }
 
 void session_size(const session_t *s, unsigned *cols, unsigned *rows)
@@ -1055,7 +1132,9 @@ int session_resize(session_t *s, unsigned cols, unsigned rows)
         return rc;
     s->cols = ptyio_clamp_cols(cols);
     s->rows = ptyio_clamp_rows(rows);
-    if (s->vt)
-        vterm_set_size(s->vt, (int)s->rows, (int)s->cols);
+    if (s->ans)
+        term_answer_resize(s->ans, s->cols, s->rows);
+    if (s->screen)
+        term_answer_resize(s->screen, s->cols, s->rows);
     return 0;
 }

@@ -12,6 +12,9 @@
  *     `wait_for` match, the run's exit, or the run blocking on input;
  *   - awaiting-input detection from kernel state (see
  *     exec/awaiting.h), never from the text alone;
+ *   - on a tty, rein as the terminal: the replies to the program's
+ *     queries (cursor position, device attributes: term/answer.h), from
+ *     a screen model fed from the start;
  *   - an LRU stamp: the store holds at most max_live sessions; at the cap
  *     the least recently used one is pruned, never one of the
  *     protected_n most recently used, exited ones first (Codex's rule).
@@ -256,7 +259,8 @@ int session_take_output(session_t *s, buf_t *out, buf_t *raw,
 
 /* Checks now whether the session is blocked reading its input
  * (awaiting_scan: any wait on it, shared or timed too); *prompt (may be
- * NULL) receives the partial last line, VT-stripped. */
+ * NULL) receives the partial last line, VT-stripped, or on a tty where
+ * that shows nothing, the cursor's row of the screen up to the cursor. */
 bool session_check_input(session_t *s, buf_t *prompt);
 
 /* Renders the terminal screen of a TTY session (libvterm, created on the

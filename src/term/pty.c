@@ -33,6 +33,10 @@
  * with it): it only tries the lock, and when another write holds it, its
  * bytes are `held` until that write is done, which then wakes the loop to
  * hand them on, so that bytes of two writes never interleave.
+ *   rein is the command's terminal: the queries it writes to it (cursor
+ * position, device attributes) are answered (term/answer.h) unless the
+ * host answers them itself (no_answer), each reply written as a write
+ * from the chunk callback is, so it never lands inside another write.
  */
 #include "rein.h"
 
@@ -53,6 +57,7 @@
 #include "base/loop.h"
 #include "base/utf8.h"
 #include "supervise/sup.h"
+#include "term/answer.h"
 #include "term/ptyio.h"
 
 #define PTY_DEFAULT_SHELL "sh"
@@ -85,6 +90,7 @@ struct pty_run {
     utf8_dec_t dec;
     buf_t out;
     int err; /* first internal error */
+    term_answer_t *ans; /* replies to the command's queries, or NULL */
 };
 
 int rein_pty_new(rein_pty_t **out)
@@ -160,11 +166,28 @@ static void on_output(rein_sup_t *s, int64_t id, const void *data, size_t n,
     (void)s;
     (void)id;
     struct pty_run *r = ud;
+    if (r->ans) {
+        /* The size as rein_pty_resize (any thread) last set it. */
+        pthread_mutex_lock(&r->p->mu);
+        unsigned cols = r->p->cols, rows = r->p->rows;
+        pthread_mutex_unlock(&r->p->mu);
+        term_answer_resize(r->ans, cols, rows);
+        term_answer_feed(r->ans, data, n);
+    }
     /* Valid UTF-8 goes out as read, without a copy. */
     if (utf8_forward(&r->dec, data, n, &r->out, r->o->on_chunk,
                      r->o->data) < 0 &&
         !r->err)
         r->err = -ENOMEM;
+}
+
+/* A reply to the command's query, from the loop's thread: written as a
+ * chunk callback's write is (queued, never waited for, held while another
+ * thread's write runs), so it never lands inside another write's bytes. */
+static void pty_answer(const void *reply, size_t n, void *data)
+{
+    struct pty_run *r = data;
+    rein_pty_write(r->p, reply, n);
 }
 
 static void on_exit_run(rein_sup_t *s, int64_t id, const rein_run_info_t *i,
@@ -297,6 +320,9 @@ int rein_pty_start(rein_pty_t *p, const rein_pty_start_opts_t *o,
         if ((rc = rein_sup_open(&so, &p->sup)) < 0)
             goto out;
     }
+    if (!o->no_answer &&
+        (rc = term_answer_new(cols, rows, pty_answer, &r, &r.ans)) < 0)
+        goto out;
     if ((rc = run_spawn(&r, cols, rows)) < 0)
         goto out;
     pthread_mutex_lock(&p->mu);
@@ -338,6 +364,7 @@ out:
     buf_free(&p->held); /* for a command that has ended */
     pthread_mutex_unlock(&p->mu);
     buf_free(&r.out);
+    term_answer_free(r.ans);
     return rc;
 }
 

@@ -1434,3 +1434,77 @@ test('yield clamps at their edges; REIN_MAX_EMPTY_POLL_MS caps an empty poll', a
     }
   }
 });
+
+// A python3 program that asks its terminal, in raw mode, and prints what
+// came back (or 'noreply' after 5 s).
+const ASK_PY = [
+  'import os, select, sys, termios, time, tty',
+  'old = termios.tcgetattr(0); tty.setraw(0)',
+  'def ask(q, end):',
+  '    os.write(1, q); r = b""; t = time.time()',
+  '    while not r.endswith(end) and select.select([0], [], [], 5)[0]: r += os.read(0, 64)',
+  '    return (repr(r) if r else "noreply") + " in %.2fs" % (time.time() - t)',
+  'os.write(1, b"\\x1b[2J\\x1b[Habc\\r\\nhello")',
+  'cpr = ask(b"\\x1b[6n", b"R")',
+  'da = ask(b"\\x1b[c", b"c")',
+  'termios.tcsetattr(0, termios.TCSADRAIN, old)',
+  'print("\\nCPR", cpr); print("DA", da)',
+].join('\n');
+
+test('a program on a tty gets its cursor position and device attributes from rein, at once', async () => {
+  const { client } = await connect();
+  try {
+    writeFileSync(join(WORK, 'ask.py'), ASK_PY);
+    const r = await exec(client, { cmd: 'python3 ask.py', tty: true, yield_time_ms: 20000 });
+    assert.equal(r.exit_code, 0, r.output);
+    // Row 2, column 6: after "hello" on the second line of a cleared screen.
+    assert.match(r.output, /CPR b'\\x1b\[2;6R' in 0\.[0-4]\ds/);
+    assert.match(r.output, /DA b'\\x1b\[\?1;2c' in 0\.[0-4]\ds/);
+  } finally {
+    await client.close();
+  }
+});
+
+test('a prompt drawn above the cursor, as IPython draws it, is the prompt: the call ends there', async () => {
+  const { client } = await connect();
+  try {
+    // An event loop over stdin and a pipe (not a wait on the terminal
+    // alone): the call ends only when a prompt shows.  The prompt, then
+    // room below it for a menu, then back up to the prompt's end.
+    const py = [
+      'import os, select, sys, termios, tty',
+      'tty.setraw(0); r, w = os.pipe()',
+      'os.write(1, b"In [1]: \\r\\n\\r\\n\\r\\n\\r\\n \\b\\x1b[4A\\x1b[8C")',
+      'select.select([0, r], [], [])',
+      'os.write(1, b"\\r\\nGOT " + os.read(0, 64) + b"\\r\\n")',
+    ].join('\n');
+    writeFileSync(join(WORK, 'menu.py'), py);
+    const t0 = Date.now();
+    const r = await exec(client, { cmd: 'python3 menu.py', tty: true, yield_time_ms: 30000 });
+    assert.ok(Date.now() - t0 < 20000, 'the call waited out its yield time');
+    assert.equal(r.awaiting_input, true);
+    assert.match(r.prompt, /^In \[1\]: ?$/);
+    const w = await write(client, { session_id: r.session_id, chars: 'x', yield_time_ms: 10000 });
+    assert.match(w.output, /GOT x/);
+  } finally {
+    await client.close();
+  }
+});
+
+test('the screen view of a session survives output that crashes libvterm 0.1.4', async () => {
+  const { client } = await connect();
+  try {
+    // A CSI of 18 arguments: libvterm 0.1.4 writes past its array.
+    const r = await exec(client, {
+      cmd: "printf 'left\\033[1;2;3;4;5;6;7;8;9;10;11;12;13;14;15;16;17;18mright\\n'; read x",
+      tty: true, yield_time_ms: 10000, wait_for: 'right',
+    });
+    const scr = await call(client, 'read_output', { session_id: r.session_id, view: 'screen' });
+    assert.ok(!scr.isError, scr.content?.[0]?.text);
+    assert.match(scr.structuredContent.output, /leftright/);
+    const w = await write(client, { session_id: r.session_id, chars: '\n', yield_time_ms: 5000 });
+    assert.equal(w.exit_code, 0);
+  } finally {
+    await client.close();
+  }
+});

@@ -1,0 +1,177 @@
+/*
+ * test_answer.c — rein as the terminal (term/answer.h): which queries are
+ * answered and how, a cursor report from the output before it, queries
+ * split across reads at every byte, replies in order, the burst bound,
+ * and the echo of a reply never taken for a query.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "harness.h"
+#include "term/answer.h"
+
+#include <vterm.h>
+
+static void collect(const void *r, size_t n, void *data)
+{
+    buf_append(data, r, n);
+}
+
+/* Feeds s to a fresh 80x24 responder in pieces of `step` bytes (0: all
+ * at once) and returns the replies in *out. */
+static void answers(const char *s, size_t step, buf_t *out)
+{
+    term_answer_t *a;
+    ASSERT_OK(term_answer_new(80, 24, collect, out, &a));
+    size_t n = strlen(s);
+    if (!step)
+        step = n ? n : 1;
+    for (size_t i = 0; i < n; i += step)
+        term_answer_feed(a, s + i, n - i < step ? n - i : step);
+    term_answer_free(a);
+}
+
+static void expect(const char *query, const char *reply)
+{
+    size_t n = strlen(query);
+    for (size_t step = 0; step <= n; step++) { /* every split */
+        buf_t out = BUF_INIT;
+        answers(query, step, &out);
+        if (out.len != strlen(reply) ||
+            (out.len && memcmp(out.p, reply, out.len))) {
+            test_print_bytes("query", query, n);
+            test_print_bytes("reply", out.p, out.len);
+            fprintf(stderr, "split every %zu bytes\n", step);
+        }
+        ASSERT_MEM(out.p, out.len, reply, strlen(reply));
+        buf_free(&out);
+    }
+}
+
+TEST(answer_cursor_position_follows_the_output_before_it)
+{
+    expect("\033[6n", "\033[1;1R");
+    expect("hello\033[6n", "\033[1;6R");
+    expect("a\r\nbc\r\n\tx\033[6n", "\033[3;10R");
+    expect("\033[5;7H\033[6n", "\033[5;7R");
+    /* Wrapping and scrolling are the screen model's. */
+    expect("\033[24;79Habc\033[6n", "\033[24;2R");
+    /* Two reports, each where the cursor was at the time. */
+    expect("ab\033[6ncd\r\n\033[6n", "\033[1;3R\033[2;1R");
+    /* UTF-8 text counts as characters, wide ones as two cells. */
+    expect("\xc3\xa9t\xc3\xa9\033[6n", "\033[1;4R");
+    expect("\xe4\xb8\xad\033[6n", "\033[1;3R");
+}
+
+TEST(answer_cursor_report_in_origin_mode_is_relative_to_the_region)
+{
+    expect("\033[5;20r\033[?6h\033[2;3H\033[6n", "\033[2;3R");
+    expect("\033[5;20r\033[?6h\033[?6l\033[7;3H\033[6n", "\033[7;3R");
+    expect("\033[5;20r\033[?6h\033c\033[2;3H\033[6n", "\033[2;3R");
+}
+
+TEST(answer_status_attributes_version_size_colours)
+{
+    expect("\033[5n", "\033[0n");
+    expect("\033[c", "\033[?1;2c");
+    expect("\033[0c", "\033[?1;2c");
+    expect("\033[>c", "\033[>0;0;0c");
+    expect("\033[>0c", "\033[>0;0;0c");
+    expect("\033[>q", "\033P>|rein " REIN_VERSION_STRING "\033\\");
+    expect("\033[18t", "\033[8;24;80t");
+    expect("\033]10;?\a", "\033]10;rgb:f0f0/f0f0/f0f0\a");
+    expect("\033]11;?\033\\", "\033]11;rgb:0000/0000/0000\033\\");
+}
+
+TEST(answer_leaves_what_rein_does_not_support_unanswered)
+{
+    /* kitty keyboard flags: rein sends legacy keys; the DA that
+     * programs send after it is the only reply. */
+    expect("\033[?u\033[c", "\033[?1;2c");
+    /* DECRQM, DECRQSS, XTGETTCAP, a palette colour, a title, a link. */
+    expect("\033[?2026$p\033P$qm\033\\\033P+q544e\033\\\033]4;1;?\a"
+           "\033]0;title\a\033]8;;http://x/\033\\link\033]8;;\033\\",
+           "");
+    /* Parameters DA and DSR do not take. */
+    expect("\033[1c\033[>1c\033[7n\033[?6n\033[14t", "");
+}
+
+TEST(answer_echoed_replies_are_no_queries)
+{
+    /* A program that leaves echo on gets the reply back as output. */
+    expect("\033[?1;2c\033[>0;0;0c\033[0n\033[3;4R\033[8;24;80t"
+           "\033]11;rgb:0000/0000/0000\a\033P>|rein 0\033\\",
+           "");
+}
+
+TEST(answer_sequences_are_skipped_whole)
+{
+    /* A query's bytes inside a string sequence or an over-long CSI are
+     * none; an interrupted one is none; the scan goes on after each. */
+    expect("\033]0;[6n\a\033P[c\033\\\033[c", "\033[?1;2c");
+    expect("\033[1;2;3;4;5;6;7;8;9;10;11;12;13;14;15;16;17n\033[5n",
+           "\033[0n");
+    expect("\033[\030c\033[5\0326n\033[5n", "\033[0n");
+    expect("\033]11;?\033[5n", "\033[0n"); /* ESC ends the OSC */
+    expect("\033(B\033[5n", "\033[0n");
+}
+
+TEST(answer_a_query_loop_is_bounded)
+{
+    buf_t q = BUF_INIT, out = BUF_INIT;
+    for (int i = 0; i < 3 * TERM_ANSWER_BURST; i++)
+        buf_append(&q, "\033[5n", 4);
+    term_answer_t *a;
+    ASSERT_OK(term_answer_new(80, 24, collect, &out, &a));
+    term_answer_feed(a, q.p, q.len);
+    uint64_t dropped;
+    ASSERT_EQ(term_answer_count(a, &dropped), TERM_ANSWER_BURST);
+    ASSERT_EQ(dropped, 2 * TERM_ANSWER_BURST);
+    ASSERT_EQ(out.len, 4 * TERM_ANSWER_BURST);
+    term_answer_free(a);
+    buf_free(&q);
+    buf_free(&out);
+}
+
+TEST(answer_resize_is_seen)
+{
+    buf_t out = BUF_INIT;
+    term_answer_t *a;
+    ASSERT_OK(term_answer_new(80, 24, collect, &out, &a));
+    term_answer_resize(a, 100, 30);
+    const char *q = "\033[18t\033[99;99H\033[6n";
+    term_answer_feed(a, q, strlen(q));
+    ASSERT_STR(out.p, "\033[8;30;100t\033[30;99R");
+    term_answer_free(a);
+    buf_free(&out);
+}
+
+/* libvterm 0.1.4 (Debian 12) crashes on a CSI of more than 16 arguments,
+ * and reads and writes outside its arrays through a saved cursor or a
+ * scroll region that a smaller screen no longer holds: none of it
+ * reaches the model, which the session's screen view reads too. */
+TEST(answer_model_survives_what_crashes_libvterm)
+{
+    buf_t out = BUF_INIT;
+    term_answer_t *a;
+    ASSERT_OK(term_answer_new(80, 50, collect, &out, &a));
+    VTermScreen *scr = vterm_obtain_screen(term_answer_vterm(a));
+    vterm_screen_reset(scr, 1);
+    const char *many = "\033[1;2;3;4;5;6;7;8;9;10;11;12;13;14;15;16;17;18m"
+                       "x\033[1:2:3:4:5:6:7:8:9:10:11:12:13:14:15:16:17:18H";
+    term_answer_feed(a, many, strlen(many));
+    const char *save = "\033[10;40r\033[40;70H\0337";
+    term_answer_feed(a, save, strlen(save));
+    term_answer_resize(a, 30, 6);
+    const char *back = "\0338abc\033D\033D\033M\033[6n";
+    term_answer_feed(a, back, strlen(back));
+    /* The cursor is on the screen (libvterm puts the restored one on the
+     * bottom row: the RI then moved it up). */
+    int row = 0, col = 0;
+    ASSERT_EQ(sscanf(out.p, "\033[%d;%dR", &row, &col), 2);
+    ASSERT_EQ(row, 5);
+    ASSERT_TRUE(col >= 1 && col <= 30);
+    term_answer_free(a);
+    buf_free(&out);
+}
