@@ -204,11 +204,13 @@ typedef struct rein_pty_start_opts {
     const char *shell;      /* NULL: "sh" */
     rein_chunk_fn on_chunk; /* optional */
     void *data;
-    /* rein answers the command's terminal queries (cursor position,
-     * device attributes: docs/api.md) as a terminal would; true when the
-     * host answers them itself (it renders the output in a terminal
-     * emulator that writes its replies back with rein_pty_write). */
-    bool no_answer;
+    /* true: rein answers the command's terminal queries (cursor position,
+     * device attributes: docs/api.md) as a terminal would, from a screen
+     * model fed all the output (about 10 ms of CPU a MB).  false: the
+     * host answers them, or nobody does (the seed's PTY), as when it
+     * renders the output in a terminal emulator that writes its replies
+     * back with rein_pty_write. */
+    bool answer;
 } rein_pty_start_opts_t;
 
 /* A PTY session with nothing running, size REIN_PTY_DEFAULT_COLS x

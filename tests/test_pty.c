@@ -497,7 +497,8 @@ TEST(pty_callback_write_held_behind_another_write_follows_it)
              "done; exec head -c %d",
              h.flag, T_HELD_BYTES + 1);
     rein_pty_start_opts_t o = {.command = cmd, .on_chunk = on_chunk_held,
-                               .data = &h, .timeout_ms = 30000};
+                               .data = &h, .timeout_ms = 30000,
+                               .answer = true};
     rein_run_result_t res;
     ASSERT_OK(rein_pty_start(h.p, &o, &res));
     ASSERT_TRUE(h.fired);
@@ -825,7 +826,7 @@ TEST(pty_answers_the_terminal_queries_of_its_command)
     ask_command(cmd, sizeof cmd,
                 "'\\e[2J\\e[H\\r\\n\\r\\nhello' '\\e[6n' '\\e[c' "
                 "'\\e[?u\\e[c' '\\e[>c' '\\e[5n' '\\e]11;?\\a'");
-    rein_pty_start_opts_t o = {.command = cmd};
+    rein_pty_start_opts_t o = {.command = cmd, .answer = true};
     rein_run_result_t res;
     run(&d, &o, &res);
     ASSERT_EQ(res.exit_code, 0);
@@ -841,7 +842,7 @@ TEST(pty_answers_the_terminal_queries_of_its_command)
     done(&d);
 }
 
-TEST(pty_no_answer_leaves_the_queries_to_the_host)
+TEST(pty_without_answer_leaves_the_queries_to_the_host)
 {
     /* The host answers the DA itself, as its terminal emulator would:
      * the command gets that reply, not one of rein's before it. */
@@ -849,7 +850,7 @@ TEST(pty_no_answer_leaves_the_queries_to_the_host)
                       .send_len = 9};
     char cmd[PATH_MAX + 512];
     ask_command(cmd, sizeof cmd, "'' '\\e[c'");
-    rein_pty_start_opts_t o = {.command = cmd, .no_answer = true};
+    rein_pty_start_opts_t o = {.command = cmd}; /* answer: false */
     rein_run_result_t res;
     run(&d, &o, &res);
     ASSERT_EQ(res.exit_code, 0);
@@ -863,7 +864,7 @@ TEST(pty_a_query_flood_gets_a_bounded_number_of_replies)
     struct drive d = {0};
     char cmd[PATH_MAX + 64];
     snprintf(cmd, sizeof cmd, "'%s/termhelper' flood 1000", test_bin_dir());
-    rein_pty_start_opts_t o = {.command = cmd};
+    rein_pty_start_opts_t o = {.command = cmd, .answer = true};
     rein_run_result_t res;
     run(&d, &o, &res);
     ASSERT_EQ(res.exit_code, 0);
@@ -887,7 +888,8 @@ TEST(pty_a_reply_never_lands_inside_another_write)
              "done; printf 'Q\\033[5n'; exec head -c %d",
              h.flag, T_HELD_BYTES + 4);
     rein_pty_start_opts_t o = {.command = cmd, .on_chunk = on_chunk_held,
-                               .data = &h, .timeout_ms = 30000};
+                               .data = &h, .timeout_ms = 30000,
+                               .answer = true};
     rein_run_result_t res;
     ASSERT_OK(rein_pty_start(h.p, &o, &res));
     ASSERT_TRUE(h.fired);
