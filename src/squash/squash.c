@@ -193,6 +193,15 @@ struct sq_tail {
     uint64_t full;
 };
 
+/* The complete line a kept tail, lead or held line stands for. */
+static sq_line_t sq_tail_line(const struct sq_tail *t)
+{
+    return (sq_line_t){.text = t->text, .len = t->len,
+                       .kind = SQ_LINE_COMPLETE, .lineno = t->lineno,
+                       .raw_start = t->raw_start, .raw_end = t->raw_end,
+                       .cut = t->cut};
+}
+
 struct squash {
     sq_emit_fn emit;
     void *data;
@@ -957,10 +966,7 @@ static int sq_lead_claim(squash_t *sq, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const struct sq_tail *t = &sq->lead[i];
-        sq_line_t l = {.text = t->text, .len = t->len,
-                       .kind = SQ_LINE_COMPLETE, .lineno = t->lineno,
-                       .raw_start = t->raw_start, .raw_end = t->raw_end,
-                       .cut = t->cut};
+        sq_line_t l = sq_tail_line(t);
         struct sq_item *it;
         int rc = sq_item_add(sq, &l, SQ_R_LEAD, UINT32_MAX, &it);
         if (rc < 0)
@@ -990,9 +996,7 @@ static int sq_held_release(squash_t *sq, const cls_result_t *next)
         return 0;
     sq->held_valid = false;
     const struct sq_tail *t = &sq->held;
-    sq_line_t l = {.text = t->text, .len = t->len, .kind = SQ_LINE_COMPLETE,
-                   .lineno = t->lineno, .raw_start = t->raw_start,
-                   .raw_end = t->raw_end, .cut = t->cut};
+    sq_line_t l = sq_tail_line(t);
     cls_result_t r = sq->held_r;
     if (next && next->confirms) {
         r = *next;
@@ -1328,9 +1332,7 @@ static int sq_add_tail(squash_t *sq, uint64_t lines)
         n = sq->tail_lines;
     for (size_t i = sq->ringn - n; i < sq->ringn; i++) {
         const struct sq_tail *t = &sq->ring[(sq->ringhead + i) % sq->ringcap];
-        sq_line_t l = {.text = t->text, .len = t->len, .lineno = t->lineno,
-                       .raw_start = t->raw_start, .raw_end = t->raw_end,
-                       .cut = t->cut};
+        sq_line_t l = sq_tail_line(t);
         struct sq_item *it;
         int rc = sq_item_add(sq, &l, SQ_R_TAIL, UINT32_MAX, &it);
         if (rc < 0)
