@@ -93,6 +93,11 @@ _Static_assert(CODEX_SCAN_MAX == 64u << 20, "the Omitted: text says 64 MiB");
 #define CODEX_SCAN_BLOCK (64u * 1024u)
 /* The lines grep of read_output reads at most (bytes per line). */
 #define CODEX_GREP_LINE_MAX (64u * 1024u)
+/* The longest one read_output grep runs (REIN_GREP_TIME_MS overrides it):
+ * the server's loop waits for it, and every other call with it.  Past it
+ * the grep stops at a line's end and says where, so the next call goes on
+ * from there (offset).  A plain pattern reads hundreds of MB a second. */
+#define CODEX_DEFAULT_GREP_TIME_MS 5000u
 /* Stdin bytes a session may hold that its process has not read yet: once
  * this many wait, write_stdin writes nothing more (write_error says so),
  * so a process that never reads cannot make rein hold unbounded input.
@@ -108,6 +113,7 @@ struct mcp_codex {
     grammar_set_t *grammars; /* loaded on the first condensed view */
     bool grammars_tried;
     uint64_t max_empty_poll_ms;
+    uint64_t grep_time_ms; /* CODEX_DEFAULT_GREP_TIME_MS, REIN_GREP_TIME_MS */
     char cwd[PATH_MAX];
     retention_opts_t retention;
     uint64_t t_retention;
@@ -306,6 +312,7 @@ static const char read_output_schema[] =
     "\"length\":{\"type\":\"integer\"},"
     "\"total_bytes\":{\"type\":\"integer\"},"
     "\"truncated\":{\"type\":\"boolean\"},"
+    "\"grep_stopped_at\":{\"type\":\"integer\"},"
     "\"log_path\":{\"type\":\"string\"},"
     "\"view\":{\"type\":\"string\"},"
     "\"dropped\":{\"type\":\"string\"}}}";
@@ -1714,6 +1721,10 @@ typedef struct grep_range {
     size_t budget;
     bool hole; /* [ha, hb) was dropped from the log: no lines there */
     uint64_t ha, hb;
+    uint64_t time_ms; /* the most it runs (CODEX_DEFAULT_GREP_TIME_MS) */
+    /* Out: where the grep stopped for time (the first byte and line not
+     * searched); stopped 0 when it searched all of [lo, hi). */
+    uint64_t stopped, stopped_line;
 } grep_range_t;
 
 /*
@@ -1775,7 +1786,7 @@ static uint64_t grep_next_line(struct grep_reader *rd, const grep_range_t *g,
     return *pos - start;
 }
 
-static int codex_grep(int fd, const grep_range_t *g, buf_t *out,
+static int codex_grep(int fd, grep_range_t *g, buf_t *out,
                       bool *truncated, char *err, size_t errlen)
 {
     int rc;
@@ -1792,8 +1803,15 @@ static int codex_grep(int fd, const grep_range_t *g, buf_t *out,
     }
     rd->fd = fd;
     rd->len = rd->at = 0;
+    g->stopped = g->stopped_line = 0;
+    uint64_t t0 = loop_clock_ms();
     while (pos < g->hi && (n = grep_next_line(rd, g, &pos, &lb)) > 0) {
         lineno++;
+        if (pos - n > g->lo && loop_clock_ms() - t0 >= g->time_ms) {
+            g->stopped = pos - n; /* this line is not searched */
+            g->stopped_line = lineno;
+            break;
+        }
         uint64_t at = pos - n;
         if (at < g->lo)
             continue;
@@ -1877,7 +1895,7 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
     char path[PATH_MAX], err[SESSION_PATTERN_ERR_MAX + 64];
     buf_t raw = BUF_INIT, text = BUF_INIT;
     bool truncated = false;
-    uint64_t off = 0, len = 0;
+    uint64_t off = 0, len = 0, grep_stopped = 0, grep_stopped_line = 0;
     int rc;
 
     if (view && !strcmp(view, "screen")) {
@@ -1943,7 +1961,7 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
                           json_is_integer(jtail)
                               ? (uint64_t)json_integer_value(jtail)
                               : UINT64_MAX,
-                          budget, hole, ha, hb};
+                          budget, hole, ha, hb, cx->grep_time_ms, 0, 0};
         err[0] = '\0';
         if ((rc = codex_grep(fd, &g, &raw, &truncated, err, sizeof err)) <
             0) {
@@ -1954,7 +1972,9 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
             return rc;
         }
         off = lo;
-        len = hi - lo;
+        len = (g.stopped ? g.stopped : hi) - lo;
+        grep_stopped = g.stopped;
+        grep_stopped_line = g.stopped_line;
     } else if (json_is_integer(jtail)) {
         /* The last N lines: scan back from the end. */
         uint64_t want = (uint64_t)json_integer_value(jtail);
@@ -2041,6 +2061,9 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
         snprintf(d, sizeof d, "%" PRIu64 "-%" PRIu64, ha, hb);
         json_object_set_new(sc, "dropped", json_string(d));
     }
+    if (sc && grep_stopped)
+        json_object_set_new(sc, "grep_stopped_at",
+                            json_integer((json_int_t)grep_stopped));
     buf_t t = BUF_INIT;
     buf_printf(&t, "Log: %s\nRange: bytes %" PRIu64 "-%" PRIu64 " of %" PRIu64
                    "%s\n",
@@ -2052,6 +2075,15 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
                        "log's size cap)%s\n",
                    ha, hb, grep ? "; matches after them are numbered "
                                   "without their lines" : "");
+    if (grep_stopped)
+        buf_printf(&t, "Grep: stopped after %" PRIu64 " ms at line %" PRIu64
+                       " (byte %" PRIu64 "): the rest was not searched; "
+                       "call again with offset: %" PRIu64 "%s to go on\n",
+                   cx->grep_time_ms, grep_stopped_line, grep_stopped,
+                   grep_stopped,
+                   json_is_integer(jtail) ? " and no tail_lines (the last "
+                                            "matches shown are those of the "
+                                            "part searched)" : "");
     buf_printf(&t, "Output:\n");
     buf_append(&t, text.p ? text.p : "", text.len);
     rc = mcp_call_result_n(call, sc, t.p, t.len);
@@ -2216,6 +2248,21 @@ static uint64_t max_empty_poll(void)
     return x > UINT32_MAX ? UINT32_MAX : x;
 }
 
+/* REIN_GREP_TIME_MS: unset or invalid (not a positive integer) gives the
+ * default. */
+static uint64_t grep_time(void)
+{
+    const char *v = getenv("REIN_GREP_TIME_MS");
+    char *end;
+    if (!v || !*v || v[0] == '-')
+        return CODEX_DEFAULT_GREP_TIME_MS;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (*end || errno || x == 0)
+        return CODEX_DEFAULT_GREP_TIME_MS;
+    return x > UINT32_MAX ? UINT32_MAX : x;
+}
+
 int mcp_codex_new(mcp_server_t *srv, const mcp_codex_opts_t *opts,
                   mcp_codex_t **out)
 {
@@ -2228,6 +2275,7 @@ int mcp_codex_new(mcp_server_t *srv, const mcp_codex_opts_t *opts,
     cx->sup = opts->sup;
     cx->loop = sup_loop(opts->sup);
     cx->max_empty_poll_ms = max_empty_poll();
+    cx->grep_time_ms = grep_time();
     if (!getcwd(cx->cwd, sizeof cx->cwd))
         snprintf(cx->cwd, sizeof cx->cwd, "/");
     session_store_opts_t so = {.sup = opts->sup,

@@ -276,6 +276,44 @@ for (const jit of ['1', '0']) {
   });
 }
 
+// read_output's grep runs at most REIN_GREP_TIME_MS (5 s by default): the
+// server's loop waits for it.  Past it the grep stops at a line's end and
+// says where; calls from there search on, each at least one line, until
+// the whole log is searched and every match found.
+test('read_output grep stops at its time budget and goes on from where it said', async () => {
+  for (const [env, stops] of [[{ REIN_GREP_TIME_MS: '1' }, true], [{ REIN_GREP_TIME_MS: 'soon' }, false]]) {
+    const { client } = await connect(env);
+    try {
+      const r = await exec(client, { cmd: 'seq 1 200000', yield_time_ms: 20000 });
+      assert.equal(r.exit_code, 0);
+      const id = Number(/(\d+)\.log$/.exec(r.log_path)[1]);
+      let offset = 0, calls = 0, stopped = 0;
+      const found = [];
+      for (;;) {
+        const g = await call(client, 'read_output', { session_id: id, grep: '^(1|77777|200000)$', offset });
+        assert.ok(!g.isError, g.content[0].text);
+        calls++;
+        found.push(...g.structuredContent.output.split('\n').filter(Boolean));
+        const at = g.structuredContent.grep_stopped_at;
+        if (at === undefined) {
+          assert.doesNotMatch(g.content[0].text, /^Grep:/m);
+          break;
+        }
+        stopped++;
+        assert.ok(at > offset, `no progress: stopped at ${at} from ${offset}`);
+        assert.match(g.content[0].text, new RegExp(`^Grep: stopped after 1 ms at line \\d+ \\(byte ${at}\\): the rest was not searched; call again with offset: ${at} to go on$`, 'm'));
+        assert.equal(g.structuredContent.offset + g.structuredContent.length, at);
+        offset = at;
+        assert.ok(calls < 100000, 'the grep never ended');
+      }
+      assert.deepEqual(found, ['1: 1', '77777: 77777', '200000: 200000']);
+      assert.equal(stopped > 0, stops, `stopped ${stopped} times`);
+    } finally {
+      await client.close();
+    }
+  }
+});
+
 // write_stdin's default yield is 250 ms after a write: with wait_for and
 // no yield_time_ms it waits for the match instead (it used to end first).
 test('write_stdin with wait_for and no yield_time_ms waits for the match', async () => {
