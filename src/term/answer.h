@@ -50,8 +50,8 @@
 /* Replies at most per window; queries past them are dropped. */
 #define TERM_ANSWER_BURST 64
 #define TERM_ANSWER_WINDOW_MS 1000
-/* Parameter bytes of a control sequence kept; a longer one is no query
- * (and is still passed to the screen model in full). */
+/* Parameter bytes of a control sequence kept; a longer one is no query,
+ * and the screen model never gets it (csi_end in answer.c). */
 #define TERM_ANSWER_CSI_MAX 64
 /* Bytes of an OSC string kept: "11;?" fits; longer ones (titles,
  * hyperlinks, clipboard) are skipped to their end. */
