@@ -486,24 +486,34 @@ static void on_chunk_held(const char *s, size_t n, void *data)
     close(fd);
 }
 
+/* Runs a raw, silent child that says READY (the callback then starts the
+ * other thread's write), waits for the callback's flag, prints `then`
+ * and reads back `extra` bytes more than that write; the write is over
+ * and its thread joined when this returns. */
+static void held_run(struct held *h, const char *then, int extra,
+                     bool answer, rein_run_result_t *res)
+{
+    snprintf(h->flag, sizeof h->flag, "%s/go", test_tmpdir());
+    ASSERT_OK(rein_pty_new(&h->p));
+    char cmd[PATH_MAX + 160];
+    snprintf(cmd, sizeof cmd,
+             "stty raw -echo; echo READY; while [ ! -e %s ]; do sleep 0.01; "
+             "done; %sexec head -c %d",
+             h->flag, then, T_HELD_BYTES + extra);
+    rein_pty_start_opts_t o = {.command = cmd, .on_chunk = on_chunk_held,
+                               .data = h, .timeout_ms = 30000,
+                               .answer = answer};
+    ASSERT_OK(rein_pty_start(h->p, &o, res));
+    ASSERT_TRUE(h->fired);
+    ASSERT_EQ(pthread_join(h->th, NULL), 0);
+    ASSERT_OK(h->rc);
+}
+
 TEST(pty_callback_write_held_behind_another_write_follows_it)
 {
     struct held h = {0};
-    snprintf(h.flag, sizeof h.flag, "%s/go", test_tmpdir());
-    ASSERT_OK(rein_pty_new(&h.p));
-    char cmd[PATH_MAX + 128];
-    snprintf(cmd, sizeof cmd,
-             "stty raw -echo; echo READY; while [ ! -e %s ]; do sleep 0.01; "
-             "done; exec head -c %d",
-             h.flag, T_HELD_BYTES + 1);
-    rein_pty_start_opts_t o = {.command = cmd, .on_chunk = on_chunk_held,
-                               .data = &h, .timeout_ms = 30000,
-                               .answer = true};
     rein_run_result_t res;
-    ASSERT_OK(rein_pty_start(h.p, &o, &res));
-    ASSERT_TRUE(h.fired);
-    ASSERT_EQ(pthread_join(h.th, NULL), 0);
-    ASSERT_OK(h.rc);
+    held_run(&h, "", 1, false, &res);
     ASSERT_OK(h.cb_rc);
     ASSERT_TRUE(res.has_exit_code);
     ASSERT_EQ(res.exit_code, 0);
@@ -880,21 +890,8 @@ TEST(pty_a_reply_never_lands_inside_another_write)
      * yet); the child asks for its status meanwhile: rein's reply follows
      * every byte of that write, as the child then reads them. */
     struct held h = {.no_z = true};
-    snprintf(h.flag, sizeof h.flag, "%s/go", test_tmpdir());
-    ASSERT_OK(rein_pty_new(&h.p));
-    char cmd[PATH_MAX + 160];
-    snprintf(cmd, sizeof cmd,
-             "stty raw -echo; echo READY; while [ ! -e %s ]; do sleep 0.01; "
-             "done; printf 'Q\\033[5n'; exec head -c %d",
-             h.flag, T_HELD_BYTES + 4);
-    rein_pty_start_opts_t o = {.command = cmd, .on_chunk = on_chunk_held,
-                               .data = &h, .timeout_ms = 30000,
-                               .answer = true};
     rein_run_result_t res;
-    ASSERT_OK(rein_pty_start(h.p, &o, &res));
-    ASSERT_TRUE(h.fired);
-    ASSERT_EQ(pthread_join(h.th, NULL), 0);
-    ASSERT_OK(h.rc);
+    held_run(&h, "printf 'Q\\033[5n'; ", 4, true, &res);
     ASSERT_EQ(res.exit_code, 0);
     const char *body = strstr(h.out.p, "Q\033[5n");
     ASSERT_TRUE(body != NULL);

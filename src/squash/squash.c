@@ -924,12 +924,10 @@ static int sq_lead_release(squash_t *sq, size_t i, size_t n)
     int rc = 0;
     for (; rc == 0 && i < n; i++) {
         const struct sq_tail *t = &sq->lead[i];
-        if (!sq->lead_noise[i])
-            rc = sq_tail_push(sq, &(sq_line_t){.text = t->text, .len = t->len,
-                                               .lineno = t->lineno,
-                                               .raw_start = t->raw_start,
-                                               .raw_end = t->raw_end,
-                                               .cut = t->cut});
+        if (!sq->lead_noise[i]) {
+            sq_line_t l = sq_tail_line(t);
+            rc = sq_tail_push(sq, &l);
+        }
     }
     return rc;
 }
@@ -1003,6 +1001,19 @@ static int sq_held_release(squash_t *sq, const cls_result_t *next)
         r.confirms = false;
     }
     return sq_take(sq, &l, r);
+}
+
+/* No line follows the ones waiting on the next (a skipped middle, the end
+ * of output): a held line is no excerpt, and lead lines lead into
+ * nothing. */
+static int sq_pending_end(squash_t *sq)
+{
+    int rc = sq_held_release(sq, NULL);
+    if (rc < 0)
+        return rc;
+    size_t leads = sq->nlead;
+    sq->nlead = 0;
+    return sq_lead_release(sq, 0, leads);
 }
 
 static int sq_on_line(const sq_line_t *l, void *data)
@@ -1282,11 +1293,7 @@ int squash_skip(squash_t *sq, uint64_t bytes, uint64_t lines)
     /* Lines waiting to lead into a hazard lead into nothing past the gap
      * (vt_skip has ended the line pending before it), nor is a line held
      * as an excerpt one. */
-    if ((rc = sq_held_release(sq, NULL)) < 0)
-        return rc;
-    size_t leads = sq->nlead;
-    sq->nlead = 0;
-    if ((rc = sq_lead_release(sq, 0, leads)) < 0)
+    if ((rc = sq_pending_end(sq)) < 0)
         return rc;
     uint64_t raw, total;
     vt_counts(sq->vt, &raw, &total, NULL);
@@ -2215,13 +2222,7 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
     int rc = vt_finish(sq->vt);
     if (rc < 0)
         return rc;
-    /* A line held as an excerpt at the very end is none. */
-    if ((rc = sq_held_release(sq, NULL)) < 0)
-        return rc;
-    /* Lead lines at the very end lead into nothing. */
-    size_t leads = sq->nlead;
-    sq->nlead = 0;
-    if ((rc = sq_lead_release(sq, 0, leads)) < 0)
+    if ((rc = sq_pending_end(sq)) < 0) /* the very end */
         return rc;
     uint64_t raw_bytes, lines, text_bytes;
     vt_counts(sq->vt, &raw_bytes, &lines, &text_bytes);
