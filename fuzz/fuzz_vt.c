@@ -2,7 +2,9 @@
  * fuzz_vt.c — the VT stripper and the whole squasher on arbitrary bytes.
  *
  * The first byte picks the chunk size.  Checked: every line is valid
- * UTF-8 and at most SQ_LINE_MAX bytes; chunking changes nothing (same line
+ * UTF-8 and at most SQ_LINE_MAX bytes; the pieces of a cut line come in
+ * a row, each but the last with `more`, and the last always comes;
+ * chunking changes nothing (same line
  * count and text bytes as one feed); the squasher never exceeds its input
  * cap by more than its mandatory markers and ends every line in '\n'.
  */
@@ -19,6 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 struct fz {
     uint64_t lines, bytes, hash;
+    uint64_t more; /* the line whose next piece is due, 0: none */
 };
 
 static int fz_line(const sq_line_t *l, void *d)
@@ -30,11 +33,15 @@ static int fz_line(const sq_line_t *l, void *d)
         abort();
     if (l->kind == SQ_LINE_PARTIAL && l->lineno == 0)
         abort();
+    if ((l->more && !l->cut) || (f->more && l->lineno != f->more))
+        abort();
+    f->more = l->more ? l->lineno : 0;
     f->lines++;
     f->bytes += l->len;
     for (size_t i = 0; i < l->len; i++)
         f->hash = (f->hash ^ (unsigned char)l->text[i]) * 1099511628211ull;
     f->hash = (f->hash ^ (uint64_t)l->kind) * 1099511628211ull;
+    f->hash = (f->hash ^ (uint64_t)l->more) * 1099511628211ull;
     return 0;
 }
 
@@ -46,7 +53,7 @@ static void fz_run(const uint8_t *p, size_t n, size_t chunk, struct fz *f)
     for (size_t i = 0; i < n; i += chunk)
         if (vt_feed(vt, p + i, n - i < chunk ? n - i : chunk, 0) < 0)
             abort();
-    if (vt_finish(vt) < 0)
+    if (vt_finish(vt) < 0 || f->more)
         abort();
     vt_free(vt);
 }
@@ -58,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t chunk = (size_t)data[0] % 17 + 1;
     const uint8_t *p = data + 1;
     size_t n = size - 1;
-    struct fz a = {0, 0, 0}, b = {0, 0, 0};
+    struct fz a = {0, 0, 0, 0}, b = {0, 0, 0, 0};
     fz_run(p, n, n ? n : 1, &a);
     fz_run(p, n, chunk, &b);
     if (a.lines != b.lines || a.bytes != b.bytes || a.hash != b.hash)

@@ -1,11 +1,15 @@
 /*
  * test_cli.c — the rein command's entry point: --help, --version, help
- * VERB, exit codes for bad usage, the run shorthand, serve's and squash's
- * option errors.
+ * VERB, exit codes for bad usage, the run shorthand, serve's, squash's and
+ * the serve watchman's option errors, a long error line's own end through
+ * squash and run.
  */
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "base/buf.h"
 #include "base/spawn.h"
@@ -87,6 +91,59 @@ TEST(cli_serve_bad_options_exit_2_with_one_clear_line)
     buf_free(&out);
 }
 
+/* `rein reconcile --watch` with argv, fd (or -1) as its fd 3; its exit
+ * status, its output in out. */
+static int rein_watch(const char *const *argv, int fd, buf_t *out)
+{
+    spawn_opts_t o;
+    spawn_opts_init(&o);
+    o.file = argv[0];
+    o.argv = argv;
+    if (fd >= 0) {
+        o.extra_fds = &fd;
+        o.n_extra_fds = 1;
+    }
+    buf_reset(out);
+    return tu_run(&o, out);
+}
+
+/* The watchman's own arguments (rein serve passes them): anything else,
+ * or a process that is not the server's child, is refused with one line
+ * and no reconcile (the e2e tests show the watchman at work). */
+TEST(cli_reconcile_watch_refuses_what_serve_would_not_pass)
+{
+    char path[PATH_MAX], me[32];
+    snprintf(path, sizeof path, "%s/rein", test_build_dir());
+    snprintf(me, sizeof me, "%ld", (long)getpid());
+    const char *bad[][8] = {
+        {path, "reconcile", "--watch", NULL},
+        {path, "reconcile", "--watch", "3", NULL},
+        {path, "reconcile", "--watch", "x3", "--pid", me, NULL},
+        {path, "reconcile", "--watch", "3", "--pid", "1", NULL},
+        {path, "reconcile", "--watch", "3", "--pid", "-5", NULL},
+        {path, "reconcile", "--watch", "3", "--pid", me, "--frob"},
+    };
+    buf_t out = BUF_INIT;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ASSERT_EQ(rein_watch(bad[i], -1, &out), 2);
+        ASSERT_CONTAINS(out.p, "--watch is rein serve's own (usage: rein "
+                               "reconcile --watch FD --pid PID");
+    }
+    /* Well formed, but fd 3 is no pipe; then a pipe, but started by this
+     * test, not by process 2. */
+    const char *ok[] = {path, "reconcile", "--watch", "3", "--pid", "2",
+                        NULL};
+    ASSERT_EQ(rein_watch(ok, -1, &out), 2);
+    ASSERT_STR(out.p, "rein reconcile --watch: fd 3 is not a pipe\n");
+    int p[2];
+    ASSERT_OK(pipe2(p, O_CLOEXEC));
+    ASSERT_EQ(rein_watch(ok, p[0], &out), 2);
+    ASSERT_STR(out.p, "rein reconcile --watch: not started by process 2\n");
+    close(p[0]);
+    close(p[1]);
+    buf_free(&out);
+}
+
 TEST(cli_squash_bad_options_name_what_was_wrong)
 {
     buf_t out = BUF_INIT;
@@ -103,5 +160,65 @@ TEST(cli_squash_bad_options_name_what_was_wrong)
     buf_reset(&out);
     ASSERT_EQ(rein("help", "grammar", &out), 0);
     ASSERT_CONTAINS(out.p, "usage: rein grammar check FILE [SAMPLE]");
+    buf_free(&out);
+}
+
+/* Runs `"$0" ARGS < file` through sh (bin is rein), its output in out. */
+static int rein_sh(const char *script, const char *file, buf_t *out)
+{
+    char bin[PATH_MAX];
+    snprintf(bin, sizeof bin, "%s/rein", test_build_dir());
+    const char *argv[] = {"/bin/sh", "-c", script, bin, file, NULL};
+    spawn_opts_t o;
+    spawn_opts_init(&o);
+    o.file = "/bin/sh";
+    o.argv = argv;
+    return tu_run(&o, out);
+}
+
+/* A 300 KiB error line (over the squasher's 64 KiB SQ_LINE_MAX) through
+ * `rein squash` and through `rein run` of a failing command (in its PTY, which run sets to
+ * no ONLCR, the same bytes): its own first
+ * and last 4 KiB, one marker naming every byte between, exact; it used to
+ * show the ends of its first 64 KiB and never its own end. */
+TEST(cli_squash_and_run_show_a_long_error_lines_own_end)
+{
+    setenv("REIN_STATE_DIR", test_tmpdir(), 1);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/long.out", test_tmpdir());
+    FILE *f = fopen(path, "w");
+    ASSERT_TRUE(f != NULL);
+    size_t len = 300 * 1024;
+    static const char head[] = "Error: request failed: {\"payload\":\"";
+    static const char tail[] = "\"} TAIL_7d3f status 500";
+    fputs("first\n", f);
+    fputs(head, f);
+    for (size_t i = strlen(head); i < len - strlen(tail); i++)
+        fputc('a' + (int)(i % 26), f);
+    fputs(tail, f);
+    fputs("\nlast\n", f);
+    ASSERT_EQ(fclose(f), 0);
+    buf_t out = BUF_INIT;
+    char want[160];
+    for (int run = 0; run < 2; run++) {
+        buf_reset(&out);
+        if (run) /* failing: a command that succeeds may be shown verbatim */
+            ASSERT_EQ(rein_sh("exec \"$0\" run -- sh -c 'cat \"$1\"; exit 1' "
+                              "sh \"$1\"", path, &out), 1);
+        else
+            ASSERT_EQ(rein_sh("exec \"$0\" squash < \"$1\"", path, &out), 0);
+        size_t at = 6; /* line 2 starts after `first` and its LF */
+        snprintf(want, sizeof want, "[rein] cut line 2 at 4096 bytes\n%s",
+                 head);
+        ASSERT_CONTAINS(out.p, want);
+        snprintf(want, sizeof want, "\n[rein] omitted part of line 2 (bytes "
+                 "%zu-%zu)\n[rein] cut line 2 at 4096 bytes\n", at + 4096,
+                 at + len - 4096);
+        ASSERT_CONTAINS(out.p, want);
+        ASSERT_CONTAINS(out.p, "TAIL_7d3f status 500\n");
+        ASSERT_TRUE(strstr(strstr(out.p, "omitted part") + 1,
+                           "omitted part") == NULL);
+        ASSERT_INT(out.len, <, 9000);
+    }
     buf_free(&out);
 }

@@ -70,6 +70,22 @@ static size_t fixture_list(const char *dir, bool want_dir, char **names,
     return n;
 }
 
+
+/* Fixture `name` under dir: its output appended to raw, its command in
+ * cmd; returns its case (the caller's to decref). */
+static json_t *fixture_case(const char *dir, const char *name, buf_t *raw,
+                            char *cmd, size_t cap)
+{
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof p, "%s/%s.out", dir, name);
+    ASSERT_TRUE(tu_read_file(p, raw));
+    snprintf(p, sizeof p, "%s/%s.json", dir, name);
+    json_error_t je;
+    json_t *cs = json_load_file(p, 0, &je);
+    ASSERT_TRUE(cs != NULL);
+    tu_case_command(cs, cmd, cap);
+    return cs;
+}
 /* Judges one fixture; appends what broke to fails.  Returns true on pass. */
 static bool fixture_one(const grammar_set_t *set, const char *dir,
                         const char *tool, const char *name, buf_t *fails)
@@ -166,7 +182,7 @@ TEST_T(fixtures_every_grammar_on_real_output, 120)
  * other tool's treatment, which is what the one-grammar limit did. */
 TEST(fixtures_npm_then_make_each_tool_keeps_its_grammar)
 {
-    char dir[PATH_MAX], gdir[PATH_MAX], p[PATH_MAX + 64];
+    char dir[PATH_MAX], gdir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s/../tests/fixtures", test_build_dir());
     tu_shipped_grammars(gdir, sizeof gdir);
     const char *dirs[] = {gdir, NULL};
@@ -177,13 +193,8 @@ TEST(fixtures_npm_then_make_each_tool_keeps_its_grammar)
     char cmds[2][1024];
     json_t *keep = json_array();
     for (size_t i = 0; i < 2; i++) {
-        snprintf(p, sizeof p, "%s/%s.out", dir, parts[i]);
-        ASSERT_TRUE(tu_read_file(p, &raw));
-        snprintf(p, sizeof p, "%s/%s.json", dir, parts[i]);
-        json_error_t je;
-        json_t *cs = json_load_file(p, 0, &je);
-        ASSERT_TRUE(cs != NULL);
-        tu_case_command(cs, cmds[i], sizeof cmds[i]);
+        json_t *cs = fixture_case(dir, parts[i], &raw, cmds[i],
+                                  sizeof cmds[i]);
         json_array_extend(keep, json_object_get(cs, "must_keep"));
         json_decref(cs);
     }
@@ -268,20 +279,13 @@ TEST(fixtures_include_chain_goes_with_the_header_error)
          "64, 78, +1 more)\n",
          "In file included from src/log.c:1:"},
     };
-    char dir[PATH_MAX], p[PATH_MAX + 64], cmd[4096];
+    char dir[PATH_MAX], cmd[4096];
     snprintf(dir, sizeof dir, "%s/../tests/fixtures", test_build_dir());
     grammar_set_t *set = tu_shipped_set();
     buf_t raw = BUF_INIT, out = BUF_INIT, nl = BUF_INIT;
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        snprintf(p, sizeof p, "%s/%s.out", dir, cases[c].name);
         buf_reset(&raw);
-        ASSERT_TRUE(tu_read_file(p, &raw));
-        snprintf(p, sizeof p, "%s/%s.json", dir, cases[c].name);
-        json_error_t je;
-        json_t *cs = json_load_file(p, 0, &je);
-        ASSERT_TRUE(cs != NULL);
-        tu_case_command(cs, cmd, sizeof cmd);
-        json_decref(cs);
+        json_decref(fixture_case(dir, cases[c].name, &raw, cmd, sizeof cmd));
         for (int k = 0; k < 3; k++) {
             /* streamed; the input cap; exec_command's default budget
              * (10000 tokens, which these outputs are well under) */
@@ -371,20 +375,13 @@ TEST(fixtures_clang_excerpts_and_notes_go_with_their_diagnostic)
     static const char *const names[] = {"gcc/clang_excerpts",
                                         "make/clang_keep_going",
                                         "gcc/clang_cxx_template"};
-    char dir[PATH_MAX], p[PATH_MAX + 64], cmd[4096];
+    char dir[PATH_MAX], cmd[4096];
     snprintf(dir, sizeof dir, "%s/../tests/fixtures", test_build_dir());
     grammar_set_t *set = tu_shipped_set();
     buf_t raw = BUF_INIT, out = BUF_INIT;
     for (size_t c = 0; c < sizeof names / sizeof names[0]; c++) {
-        snprintf(p, sizeof p, "%s/%s.out", dir, names[c]);
         buf_reset(&raw);
-        ASSERT_TRUE(tu_read_file(p, &raw));
-        snprintf(p, sizeof p, "%s/%s.json", dir, names[c]);
-        json_error_t je;
-        json_t *cs = json_load_file(p, 0, &je);
-        ASSERT_TRUE(cs != NULL);
-        tu_case_command(cs, cmd, sizeof cmd);
-        json_decref(cs);
+        json_decref(fixture_case(dir, names[c], &raw, cmd, sizeof cmd));
         for (int k = 0; k < 2; k++) {
             tu_condense(set, cmd, &raw, k == 0, k == 1 ? raw.len + 1024 : 0,
                         1, &out);

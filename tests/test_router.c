@@ -108,6 +108,85 @@ TEST(router_categories_from_the_builtin_table)
     router_free(r);
 }
 
+/* An interactive answer says what asks for a terminal and how to do
+ * without one (router_seg_t.tty_why); others say nothing. */
+TEST(router_interactive_answers_say_why)
+{
+    router_t *r = mk(NULL);
+    router_ctx_t pipes = {.pipes = true};
+    /* Each line is "WORDS IN THE REASON\tCOMMAND". */
+    const char *const cases[] = {
+        "full-screen editor; change files\tvim notes.txt",
+        "full-screen editor\temacs -nw notes.txt",
+        "full-screen monitor; take one snapshot\ttop",
+        "watch redraws\twatch -n1 ls",
+        "full-screen program\ttmux",
+        "editor for the commit message; give the message with -m\t"
+        "git commit -a",
+        /* The commit's editor set to vim: still the commit's reason, not
+         * vim's (the first reason given wins). */
+        "editor for the commit message\tGIT_EDITOR=vim git commit",
+        "rebase todo list; set GIT_SEQUENCE_EDITOR\tgit rebase -i HEAD~2",
+        "each hunk or file\tgit add -p",
+        "editor for the tag message\tgit tag -a v1",
+        "-e or --edit opens an editor\tgit merge -e topic",
+        "-t asks for a terminal\tdocker run -it debian bash",
+        "-t asks for a terminal\tkubectl exec -it pod -- sh",
+        "container's terminal\tdocker attach web",
+        "login session; give the command\tssh -t host",
+        "interactive prompt; give it a script\tpython3",
+        "interactive shell; give the commands with -c\tbash -i",
+        "crontab -e opens an editor\tcrontab -e",
+        "crontab -i asks\tcrontab -i -r",
+        "opens an editor; set EDITOR\tvisudo",
+        /* A later segment, and a later pipeline stage, give theirs. */
+        "full-screen editor\tcd src && vim x.c",
+        NULL};
+    for (const char *const *p = cases; *p; p++) {
+        const char *tab = strchr(*p, '\t');
+        char want[96];
+        snprintf(want, sizeof want, "%.*s", (int)(tab - *p), *p);
+        router_result_t res;
+        ASSERT_OK(router_classify_ctx(r, tab + 1, &pipes, &res));
+        if (res.category != ROUTER_INTERACTIVE || !res.tty_why ||
+            !strstr(res.tty_why, want))
+            test_fail(__FILE__, __LINE__, "%s: %s, why \"%s\", want \"%s\"",
+                      tab + 1, router_cat_name(res.category),
+                      res.tty_why ? res.tty_why : "(none)", want);
+        router_result_free(&res);
+    }
+    /* On a terminal a pager and man page; on pipes they print. */
+    router_result_t res;
+    ASSERT_OK(router_classify(r, "git log | less", &res));
+    ASSERT_TRUE(res.tty_why && strstr(res.tty_why, "a pager waits for keys"));
+    router_result_free(&res);
+    ASSERT_OK(router_classify(r, "man ls", &res));
+    ASSERT_TRUE(res.tty_why && strstr(res.tty_why, "MANPAGER=cat"));
+    router_result_free(&res);
+    /* An argv running `sh -c STRING` gives the string's reason. */
+    const char *argv[] = {"bash", "-c", "htop", NULL};
+    ASSERT_OK(router_classify_argv_ctx(r, argv, &pipes, &res));
+    ASSERT_TRUE(res.tty_why && strstr(res.tty_why, "full-screen monitor"));
+    router_result_free(&res);
+    /* Nothing interactive: no reason, even where a stage had one that a
+     * later rule overruled. */
+    const char *const quiet[] = {"make", "git commit -m x", "less f",
+                                 "python3 <<'EOF'\nprint(1)\nEOF",
+                                 "ssh host uptime", "vim -es -c wq f",
+                                 "emacs --batch -l build.el", NULL};
+    for (const char *const *p = quiet; *p; p++) {
+        ASSERT_OK(router_classify_ctx(r, *p, &pipes, &res));
+        if (res.category == ROUTER_INTERACTIVE || res.tty_why)
+            test_fail(__FILE__, __LINE__, "%s: %s, why \"%s\"", *p,
+                      router_cat_name(res.category),
+                      res.tty_why ? res.tty_why : "(none)");
+        for (size_t i = 0; i < res.nsegs; i++)
+            ASSERT_TRUE(res.segs[i].tty_why == NULL);
+        router_result_free(&res);
+    }
+    router_free(r);
+}
+
 static router_cat_t cat_in(router_t *r, const router_ctx_t *ctx,
                            const char *cmd)
 {

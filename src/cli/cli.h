@@ -64,6 +64,11 @@ typedef enum cli_owner {
  * reconcile` ends. */
 cli_owner_t cli_owner_check(registry_t *reg, const char *owner_id);
 
+/* Reconciles state_dir (NULL: the default) for verb: CLI_EXIT_OK with
+ * *st, or the exit status after one line on stderr naming what failed. */
+int cli_reconcile_state(const char *verb, const char *state_dir,
+                        rein_reconcile_stats_t *st);
+
 /* rein ps [--json] [--all] */
 int cli_ps(int argc, char **argv);
 /* rein logs ID [-f] */

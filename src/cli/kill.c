@@ -28,6 +28,7 @@
 #include "base/procfs.h"
 #include "base/ptree.h"
 #include "base/sig.h"
+#include "cli/watchman.h"
 #include "cli/cli.h"
 #include "rein.h"
 #include "supervise/contain.h"
@@ -88,18 +89,17 @@ static int kill_usage(const char *why)
     return CLI_EXIT_USAGE;
 }
 
-/* Reconciles the state directory for verb: 0 with *st, or the exit status
- * after one line naming what failed. */
-static int kill_reconcile(const char *verb, rein_reconcile_stats_t *st)
+int cli_reconcile_state(const char *verb, const char *state_dir,
+                        rein_reconcile_stats_t *st)
 {
     rein_sup_t *s = NULL;
     char why[512] = "";
-    rein_sup_opts_t so = {.no_reconcile = true, .errmsg = why,
-                          .errlen = sizeof why};
+    rein_sup_opts_t so = {.state_dir = state_dir, .no_reconcile = true,
+                          .errmsg = why, .errlen = sizeof why};
     int rc = rein_sup_open(&so, &s);
-    if (rc < 0 && !why[0]) {
-        /* The state directory fails without a message: by name.  Its
-         * lookup fills in the path before it creates the directory. */
+    if (rc < 0 && !why[0] && !state_dir) {
+        /* The default state directory fails without a message: by name.
+         * Its lookup fills in the path before it creates the directory. */
         char dir[PATH_MAX] = "";
         int drc = registry_state_dir(dir, sizeof dir);
         if (drc < 0) {
@@ -124,7 +124,7 @@ static int kill_reconcile(const char *verb, rein_reconcile_stats_t *st)
 static int kill_orphaned(const run_record_t *rec)
 {
     rein_reconcile_stats_t st;
-    int rc = kill_reconcile("kill", &st);
+    int rc = cli_reconcile_state("kill", NULL, &st);
     if (rc != CLI_EXIT_OK)
         return rc;
     registry_t *reg;
@@ -284,6 +284,8 @@ out:
 
 int cli_reconcile(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "--watch"))
+        return watchman_main(argc, argv); /* rein serve's watchman */
     if (argc > 1) {
         fprintf(stderr, "rein reconcile: unexpected argument '%s' (usage: "
                         "rein reconcile)\n",
@@ -291,7 +293,7 @@ int cli_reconcile(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     rein_reconcile_stats_t st;
-    int rc = kill_reconcile("reconcile", &st);
+    int rc = cli_reconcile_state("reconcile", NULL, &st);
     if (rc != CLI_EXIT_OK)
         return rc;
     printf("owners dead %zu, alive %zu; runs stolen %zu; orphans ended %zu; "

@@ -16,8 +16,9 @@
  * the profile terminates its sessions (TERM, 1 s, KILL), the output queue
  * drains, the supervisor closes (anything left is killed, the registry is
  * finalized) and rein exits 0 — within SERVE_EXIT_BUDGET_MS plus the
- * supervisor's close.  A SIGKILLed server leaves its runs to the next
- * supervisor's reconcile.
+ * supervisor's close.  A server that dies without stopping (SIGKILL, the
+ * OOM killer, a crash) leaves its runs to its watchman (watchman.c), which
+ * reconciles the state directory as soon as the server is gone.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +31,7 @@
 
 #include "base/loop.h"
 #include "cli/cli.h"
+#include "cli/watchman.h"
 #include "mcp/codex.h"
 #include "mcp/server.h"
 #include "rein.h"
@@ -51,6 +53,7 @@ struct serve {
     mcp_codex_t *codex;
     int in_fd, out_fd;       /* the private protocol fds */
     int in_flags, out_flags; /* their flags before O_NONBLOCK */
+    int bye_fd;              /* the watchman's pipe, or -1 */
     bool stopping;
     bool input_ended; /* stdin reached EOF (not a signal, not EPIPE) */
     bool sessions_done;
@@ -203,6 +206,14 @@ static int set_up(struct serve *sv, const char *state_dir, const char **what)
     sigemptyset(&ign.sa_mask);
     if (sigaction(SIGPIPE, &ign, NULL) < 0)
         return -errno;
+    /* Before the supervisor, which may make us a subreaper: the watchman
+     * must not end up our child.  Without one the server still serves;
+     * only a crash would leave its runs to the next reconcile. */
+    rc = watchman_start(state_dir, &sv->bye_fd);
+    if (rc < 0)
+        fprintf(stderr, "rein serve: no watchman (runs outlive a crash of "
+                        "this server until the next reconcile): %s\n",
+                rein_strerror(rc));
     *what = "supervisor";
     rein_sup_opts_t so = {.state_dir = state_dir, .errmsg = sv->why,
                           .errlen = sizeof sv->why};
@@ -251,7 +262,7 @@ int cli_serve(int argc, char **argv)
         return usage_error("unknown profile '%s' (codex or mish)", profile);
 
     struct serve sv = {.in_fd = -1, .out_fd = -1, .in_flags = -1,
-                       .out_flags = -1};
+                       .out_flags = -1, .bye_fd = -1};
     const char *what = NULL;
     int rc = set_up(&sv, state_dir, &what);
     if (rc < 0) {
@@ -275,6 +286,7 @@ out:
     mcp_codex_free(sv.codex);
     mcp_server_free(sv.srv);
     rein_sup_close(sv.sup);
+    watchman_bye(sv.bye_fd); /* every run is ended: a clean stop */
     give_back_stdio(&sv);
     return rc < 0 ? CLI_EXIT_FAILURE : 0;
 }

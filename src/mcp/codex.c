@@ -50,6 +50,7 @@
 #include "base/sig.h"
 #include "base/spool.h"
 #include "base/utf8.h"
+#include "exec/loggrep.h"
 #include "exec/shell.h"
 #include "exec/retention.h"
 #include "exec/session.h"
@@ -91,12 +92,11 @@
 _Static_assert(CODEX_SCAN_MAX == 64u << 20, "the Omitted: text says 64 MiB");
 /* The block a log is read in for a condensed view. */
 #define CODEX_SCAN_BLOCK (64u * 1024u)
-/* The lines grep of read_output reads at most (bytes per line). */
-#define CODEX_GREP_LINE_MAX (64u * 1024u)
 /* The longest one read_output grep runs (REIN_GREP_TIME_MS overrides it):
  * the server's loop waits for it, and every other call with it.  Past it
- * the grep stops at a line's end and says where, so the next call goes on
- * from there (offset).  A plain pattern reads hundreds of MB a second. */
+ * the grep stops at a line's start and says where, so the next call goes
+ * on from there (offset; with tail_lines, which searches back from the
+ * end, before).  A plain pattern reads hundreds of MB a second. */
 #define CODEX_DEFAULT_GREP_TIME_MS 5000u
 /* Stdin bytes a session may hold that its process has not read yet: once
  * this many wait, write_stdin writes nothing more (write_error says so),
@@ -292,8 +292,11 @@ static const char read_schema[] =
     "\"length\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"Bytes "
     "to read from offset (0 when offset is not given).\"},"
     "\"tail_lines\":{\"type\":\"integer\",\"minimum\":0,\"description\":"
-    "\"Only the last N lines (with grep: the last N matches); not with "
-    "offset/length.\"},"
+    "\"Only the last N lines (with grep: the last N matches, searched back "
+    "from the end); not with offset/length.\"},"
+    "\"before\":{\"type\":\"integer\",\"minimum\":0,\"description\":"
+    "\"With tail_lines: only lines that start before this byte (a grep's "
+    "grep_stopped_at, to search on back).\"},"
     "\"grep\":{\"type\":\"string\",\"description\":\"Only lines matching "
     "this regular expression, numbered; within offset/length when given.\"},"
     "\"view\":{\"type\":\"string\",\"enum\":[\"log\",\"screen\"],"
@@ -1265,11 +1268,19 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
                    !stdin_text) {
             /* With `stdin` the program reads that text, then EOF: it
              * cannot wait at a prompt nobody answers. */
-            mcp_call_errorf(call,
-                            "Not run: `%.80s` is an interactive program and "
-                            "needs a terminal. Call exec_command again with "
-                            "tty: true, then drive it with write_stdin.",
-                            cmd);
+            if (rr.tty_why)
+                mcp_call_errorf(call,
+                                "Not run: `%.80s` needs a terminal: %s. Or "
+                                "call exec_command again with tty: true, "
+                                "then drive it with write_stdin.",
+                                cmd, rr.tty_why);
+            else
+                mcp_call_errorf(call,
+                                "Not run: `%.80s` is an interactive program "
+                                "and needs a terminal. Call exec_command "
+                                "again with tty: true, then drive it with "
+                                "write_stdin.",
+                                cmd);
             stop = true;
         }
         router_result_free(&rr);
@@ -1712,176 +1723,6 @@ static void to_utf8(buf_t *raw, buf_t *out)
         utf8_finish(&d, out);
 }
 
-/* What codex_grep reads: lines of a log starting in [lo, hi), the last
- * `tail` of those that match (UINT64_MAX: all), within `budget` bytes. */
-typedef struct grep_range {
-    const char *pattern;
-    uint64_t lo, hi;
-    uint64_t tail;
-    size_t budget;
-    bool hole; /* [ha, hb) was dropped from the log: no lines there */
-    uint64_t ha, hb;
-    uint64_t time_ms; /* the most it runs (CODEX_DEFAULT_GREP_TIME_MS) */
-    /* Out: where the grep stopped for time (the first byte and line not
-     * searched); stopped 0 when it searched all of [lo, hi). */
-    uint64_t stopped, stopped_line;
-} grep_range_t;
-
-/*
- * Appends the matching lines of fd to out as "<line number>: <line>\n".
- * From the start the budget cuts the end; with a tail the oldest matches
- * go first, so the newest always stay.  Matches kept for a tail live in
- * one buffer with their start offsets, bounded by the budget, never by the
- * (caller-chosen) tail count.  0 or a negative error.
- */
-/* A log read a block at a time for codex_grep. */
-struct grep_reader {
-    int fd;
-    size_t len, at; /* bytes in blk; the next one to look at, at *pos */
-    char blk[CODEX_SCAN_BLOCK];
-};
-
-/* Reads the line at *pos into line: at most CODEX_GREP_LINE_MAX of its
- * bytes are kept (the rest is read past, so a line of gigabytes costs no
- * memory), and a line ends at '\n' or where the hole [ha, hb) starts;
- * reading resumes past the hole.  Returns the bytes it spans, newline
- * included; 0 at the end of the log. */
-static uint64_t grep_next_line(struct grep_reader *rd, const grep_range_t *g,
-                               uint64_t *pos, buf_t *line)
-{
-    buf_reset(line);
-    if (g->hole && *pos >= g->ha && *pos < g->hb) {
-        *pos = g->hb;
-        rd->len = rd->at = 0;
-    }
-    uint64_t start = *pos;
-    for (;;) {
-        if (rd->at == rd->len) {
-            ssize_t n = pread(rd->fd, rd->blk, sizeof rd->blk, (off_t)*pos);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0)
-                break;
-            rd->len = (size_t)n;
-            rd->at = 0;
-        }
-        size_t avail = rd->len - rd->at;
-        if (g->hole && *pos < g->ha && g->ha - *pos < avail)
-            avail = (size_t)(g->ha - *pos);
-        const char *p = rd->blk + rd->at;
-        const char *nl = memchr(p, '\n', avail);
-        size_t take = nl ? (size_t)(nl - p) + 1 : avail;
-        size_t text = nl ? take - 1 : take;
-        if (line->len < CODEX_GREP_LINE_MAX &&
-            buf_append(line, p,
-                       text < CODEX_GREP_LINE_MAX - line->len
-                           ? text
-                           : CODEX_GREP_LINE_MAX - line->len) < 0)
-            break;
-        rd->at += take;
-        *pos += take;
-        if (nl || (g->hole && *pos == g->ha))
-            break; /* at the hole, the next call skips it */
-    }
-    return *pos - start;
-}
-
-static int codex_grep(int fd, grep_range_t *g, buf_t *out,
-                      bool *truncated, char *err, size_t errlen)
-{
-    int rc;
-    session_pattern_t *re = NULL;
-    struct grep_reader *rd = malloc(sizeof *rd);
-    size_t *starts = NULL, nkept = 0, first = 0, cap = 0;
-    buf_t lb = BUF_INIT;
-    uint64_t n, lineno = 0, pos = 0;
-    if ((rc = session_pattern_new(g->pattern, false, &re, err, errlen)) < 0)
-        goto out;
-    if (!rd) {
-        rc = -ENOMEM;
-        goto out;
-    }
-    rd->fd = fd;
-    rd->len = rd->at = 0;
-    g->stopped = g->stopped_line = 0;
-    uint64_t t0 = loop_clock_ms();
-    while (pos < g->hi && (n = grep_next_line(rd, g, &pos, &lb)) > 0) {
-        lineno++;
-        if (pos - n > g->lo && loop_clock_ms() - t0 >= g->time_ms) {
-            g->stopped = pos - n; /* this line is not searched */
-            g->stopped_line = lineno;
-            break;
-        }
-        uint64_t at = pos - n;
-        if (at < g->lo)
-            continue;
-        const char *line = lb.p ? lb.p : "";
-        size_t l = lb.len;
-        while (l && line[l - 1] == '\r')
-            l--;
-        /* A pattern that reaches its limit on one line would cost as much
-         * on every other: the grep ends there, saying where. */
-        char why[SESSION_PATTERN_ERR_MAX];
-        if ((rc = session_pattern_match(re, line, l, why, sizeof why)) < 0) {
-            snprintf(err, errlen, "%s (at log line %" PRIu64 ")", why,
-                     lineno);
-            goto out;
-        }
-        if (rc == 0)
-            continue;
-        rc = 0;
-        size_t before = out->len;
-        if (buf_printf(out, "%" PRIu64 ": ", lineno) < 0 ||
-            buf_append(out, line, l) < 0 || buf_append_byte(out, '\n') < 0) {
-            rc = -ENOMEM;
-            goto out;
-        }
-        if (g->tail == UINT64_MAX) {
-            if (out->len > g->budget) { /* from the start: stop here */
-                out->len = before;
-                out->p[out->len] = 0;
-                *truncated = true;
-                break;
-            }
-            continue;
-        }
-        if (nkept == cap) {
-            size_t ncap = cap ? 2 * cap : 64;
-            size_t *nv = realloc(starts, ncap * sizeof *nv);
-            if (!nv) {
-                rc = -ENOMEM;
-                goto out;
-            }
-            starts = nv;
-            cap = ncap;
-        }
-        starts[nkept++] = before;
-        /* Too many matches, or too many bytes: the oldest go. */
-        while (first < nkept && (nkept - first > g->tail ||
-                                 out->len - starts[first] > g->budget)) {
-            if (nkept - first <= g->tail)
-                *truncated = true;
-            first++;
-        }
-        if (first > 0 && first >= nkept / 2) { /* drop what went */
-            size_t cut = first < nkept ? starts[first] : out->len;
-            buf_consume(out, cut);
-            for (size_t i = first; i < nkept; i++)
-                starts[i - first] = starts[i] - cut;
-            nkept -= first;
-            first = 0;
-        }
-    }
-    if (first > 0)
-        buf_consume(out, first < nkept ? starts[first] : out->len);
-out:
-    free(starts);
-    buf_free(&lb);
-    free(rd);
-    session_pattern_free(re);
-    return rc;
-}
-
 static int tool_read(mcp_call_t *call, json_t *args, void *ud)
 {
     mcp_codex_t *cx = ud;
@@ -1891,11 +1732,13 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
     json_t *joff = json_object_get(args, "offset");
     json_t *jlen = json_object_get(args, "length");
     json_t *jtail = json_object_get(args, "tail_lines");
+    json_t *jbefore = json_object_get(args, "before");
     size_t budget = budget_of(args);
     char path[PATH_MAX], err[SESSION_PATTERN_ERR_MAX + 64];
     buf_t raw = BUF_INIT, text = BUF_INIT;
     bool truncated = false;
     uint64_t off = 0, len = 0, grep_stopped = 0, grep_stopped_line = 0;
+    uint64_t grep_found = 0;
     int rc;
 
     if (view && !strcmp(view, "screen")) {
@@ -1935,6 +1778,10 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
         (json_is_integer(joff) || json_is_integer(jlen)))
         return mcp_call_error(call, "Pass `tail_lines` or `offset`/`length`, "
                                     "not both (`grep` goes with either).");
+    if (json_is_integer(jbefore) && !json_is_integer(jtail))
+        return mcp_call_error(call, "`before` goes with `tail_lines` (the "
+                                    "last lines that start before a byte); "
+                                    "a byte range is `offset`/`length`.");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return mcp_call_errorf(call, "Cannot read the log %s: %s.", path,
@@ -1953,32 +1800,55 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
                       ? lo + (uint64_t)json_integer_value(jlen)
                       : size;
     hi = hi > size || hi < lo ? size : hi;
+    /* tail_lines counts back from the end, or from `before` (clamped to
+     * the log, as offset is). */
+    uint64_t before = json_is_integer(jbefore)
+                          ? (uint64_t)json_integer_value(jbefore)
+                          : size;
+    before = before > size ? size : before;
 
     if (grep) {
         /* Within the byte range (the whole log without one); the last
-         * tail_lines matches when that is given. */
-        grep_range_t g = {grep, lo, hi,
-                          json_is_integer(jtail)
-                              ? (uint64_t)json_integer_value(jtail)
-                              : UINT64_MAX,
-                          budget, hole, ha, hb, cx->grep_time_ms, 0, 0};
+         * tail_lines matches, searched back from `before`, when that is
+         * given. */
+        bool back = json_is_integer(jtail);
+        log_grep_t g = {
+            .pattern = grep,
+            .lo = back ? 0 : lo,
+            .hi = back ? before : hi,
+            .size = size,
+            .tail = back ? (uint64_t)json_integer_value(jtail) : LOG_GREP_ALL,
+            .budget = budget,
+            .hole = hole,
+            .ha = ha,
+            .hb = hb,
+            .time_ms = cx->grep_time_ms,
+        };
         err[0] = '\0';
-        if ((rc = codex_grep(fd, &g, &raw, &truncated, err, sizeof err)) <
-            0) {
+        if ((rc = log_grep(fd, &g, &raw, err, sizeof err)) < 0) {
             close(fd);
             buf_free(&raw);
             if (rc == REIN_EPATTERN_LIMIT)
                 return mcp_call_errorf(call, "`grep`: %s.", err);
             return rc;
         }
-        off = lo;
-        len = (g.stopped ? g.stopped : hi) - lo;
+        off = g.from;
+        len = g.to - g.from;
+        truncated = g.truncated;
         grep_stopped = g.stopped;
         grep_stopped_line = g.stopped_line;
+        grep_found = g.found;
     } else if (json_is_integer(jtail)) {
-        /* The last N lines: scan back from the end. */
+        /* The last N lines that start before `before`: scan back from the
+         * end of the last of them. */
         uint64_t want = (uint64_t)json_integer_value(jtail);
-        uint64_t from = size, lines = 0;
+        uint64_t end = size;
+        if (before < size &&
+            (rc = log_line_end(fd, size, hole, ha, hb, before, &end)) < 0) {
+            close(fd);
+            return rc;
+        }
+        uint64_t from = end, lines = 0;
         char blk[4096];
         bool last_nl_skipped = false;
         while (from > 0 && lines <= want) {
@@ -1990,7 +1860,7 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
                 i--;
                 if (blk[i] != '\n')
                     continue;
-                if (from - n + i == size - 1 && !last_nl_skipped) {
+                if (from - n + i == end - 1 && !last_nl_skipped) {
                     last_nl_skipped = true; /* the final line's own end */
                     continue;
                 }
@@ -2003,9 +1873,9 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
         }
     found:
         if (want == 0)
-            from = size;
+            from = end;
         off = from;
-        len = size - from;
+        len = end - from;
     } else if (ranged) {
         off = lo;
         len = hi - lo;
@@ -2069,21 +1939,30 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
                    "%s\n",
                path, off, off + len, size, truncated ? " (truncated)" : "");
     /* The dropped lines were never counted, so a match past them has the
-     * number of the lines kept, not of the stream: say so. */
-    if (hole && ha < off + len && hb > off)
+     * number of the lines kept, not of the stream: say so (of a grep, also
+     * when it searched only lines after them). */
+    if (hole && ha < off + len && (grep || hb > off))
         buf_printf(&t, "Dropped: bytes %" PRIu64 "-%" PRIu64 " (past the "
                        "log's size cap)%s\n",
                    ha, hb, grep ? "; matches after them are numbered "
                                   "without their lines" : "");
-    if (grep_stopped)
+    if (grep_stopped && !json_is_integer(jtail))
         buf_printf(&t, "Grep: stopped after %" PRIu64 " ms at line %" PRIu64
                        " (byte %" PRIu64 "): the rest was not searched; "
-                       "call again with offset: %" PRIu64 "%s to go on\n",
+                       "call again with offset: %" PRIu64 " to go on\n",
                    cx->grep_time_ms, grep_stopped_line, grep_stopped,
-                   grep_stopped,
-                   json_is_integer(jtail) ? " and no tail_lines (the last "
-                                            "matches shown are those of the "
-                                            "part searched)" : "");
+                   grep_stopped);
+    else if (grep_stopped) /* searching back: the matches shown are the
+                              last of the log, lines before them unsearched */
+        buf_printf(&t, "Grep: stopped after %" PRIu64 " ms searching back, "
+                       "at line %" PRIu64 " (byte %" PRIu64 "): the lines "
+                       "before it were not searched, and %" PRIu64 " of the "
+                       "%" JSON_INTEGER_FORMAT " matches asked for were "
+                       "found; call again with before: %" PRIu64
+                       " and tail_lines: %" PRIu64 " to go on\n",
+                   cx->grep_time_ms, grep_stopped_line, grep_stopped,
+                   grep_found, json_integer_value(jtail), grep_stopped,
+                   (uint64_t)json_integer_value(jtail) - grep_found);
     buf_printf(&t, "Output:\n");
     buf_append(&t, text.p ? text.p : "", text.len);
     rc = mcp_call_result_n(call, sc, t.p, t.len);

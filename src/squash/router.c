@@ -590,6 +590,27 @@ static const char *const router_interactive_cmds[] = {
     "tig", "lazygit", "nmtui", "alsamixer", "dialog", "whiptail", "ncdu",
     NULL};
 
+/* Why a program of router_interactive_cmds (or emacs) needs a terminal,
+ * and what does its job without one. */
+static const char *router_fullscreen_why(const char *cmd)
+{
+    static const char *const editors[] = {
+        "vi", "vim", "nvim", "view", "vimdiff", "nano", "pico", "micro",
+        "joe", "emacs", NULL};
+    static const char *const monitors[] = {
+        "top", "htop", "btop", "atop", "iotop", "nmon", NULL};
+    if (router_in(cmd, editors))
+        return "a full-screen editor; change files with a command that "
+               "needs no terminal (sed -i, a heredoc, patch)";
+    if (router_in(cmd, monitors))
+        return "a full-screen monitor; take one snapshot instead (ps, "
+               "top -b -n 1)";
+    if (!strcmp(cmd, "watch"))
+        return "watch redraws the screen until stopped; run the command "
+               "itself, or in a loop with sleep";
+    return "a full-screen program that waits for keys";
+}
+
 /* Pagers: they page only when their output is a terminal; else (`man ls |
  * head`, `less f > out`, on pipes) they print and end, like cat. */
 static const char *const router_pager_cmds[] = {"less", "more", "most",
@@ -602,7 +623,7 @@ static const char *const router_repl_cmds[] = {
     "mysql", "mariadb", "redis-cli", "mongo", "mongosh", "bc", "dc", "sh",
     "bash", "zsh", "fish", "dash", "ksh", "gdb", "lldb", "ftp", "sftp",
     "php", "perl", "ruby", "scala", "clojure", "erl", "iex", "ocaml",
-    "guile", "racket", "sbcl", "emacs", NULL};
+    "guile", "racket", "sbcl", NULL};
 
 /* Shells whose `-c STRING` is routed as STRING. */
 static const char *const router_shells[] = {"sh", "bash", "dash", "zsh",
@@ -720,7 +741,18 @@ struct router_look {
     bool fed;                 /* its input is a redirection or a pipe */
     bool out_away;            /* its output is a file or a pipe */
     unsigned depth;           /* of nested settings (ROUTER_MAX_NEST) */
+    const char **why;         /* where an interactive answer says why, or
+                                 NULL (a nested setting's answer) */
 };
+
+/* The answer for a stage that needs a terminal, saying why (the first
+ * reason given wins: later ones come from deeper rules). */
+static router_cat_t router_tty(const struct router_look *lk, const char *why)
+{
+    if (lk->why && !*lk->why)
+        *lk->why = why;
+    return ROUTER_INTERACTIVE;
+}
 
 static const router_ctx_t router_no_ctx = {NULL, false, false};
 
@@ -929,8 +961,24 @@ static router_cat_t router_git(char *const *v, size_t argc,
                !strcmp(sub, "cherry-pick")) {
         editor = router_has_opt(rest, nrest, edit);
     }
-    if (ask || (editor && router_git_editor_needs_tty(v, s, lk, seq)))
-        return ROUTER_INTERACTIVE;
+    if (ask)
+        return router_tty(lk, "git asks about each hunk or file at a prompt; "
+                              "name the paths instead of -p or -i");
+    if (editor && router_git_editor_needs_tty(v, s, lk, seq))
+        return router_tty(
+            lk, seq ? "git opens an editor on the rebase todo list; set "
+                      "GIT_SEQUENCE_EDITOR to a program that edits the file "
+                      "in place (such as a sed -i script), or leave out -i"
+                : !strcmp(sub, "commit") &&
+                        !router_has_opt(rest, nrest, commit_edit)
+                    ? "git opens an editor for the commit message; give the "
+                      "message with -m or -F"
+                : !strcmp(sub, "tag") && !router_has_opt(rest, nrest, edit)
+                    ? "git opens an editor for the tag message; give the "
+                      "message with -m"
+                    : "-e or --edit opens an editor on the message; leave "
+                      "it out, or set GIT_EDITOR to a program that needs no "
+                      "terminal (true keeps the message as it is)");
     if (!strcmp(sub, "stash"))
         return nrest == 1 || !strcmp(rest[1], "list") ||
                        !strcmp(rest[1], "show")
@@ -941,7 +989,8 @@ static router_cat_t router_git(char *const *v, size_t argc,
     return ROUTER_CONDENSE;
 }
 
-static router_cat_t router_container(char *const *v, size_t argc)
+static router_cat_t router_container(char *const *v, size_t argc,
+                                     const struct router_look *lk)
 {
     size_t i = 1;
     while (i < argc && v[i][0] == '-')
@@ -959,11 +1008,13 @@ static router_cat_t router_container(char *const *v, size_t argc)
     if (!strcmp(sub, "run") || !strcmp(sub, "exec") ||
         !strcmp(sub, "attach")) {
         if (!strcmp(sub, "attach"))
-            return ROUTER_INTERACTIVE;
+            return router_tty(lk, "attach joins the container's terminal; "
+                                  "read its output with logs instead");
         for (size_t k = i + 1; k < argc && v[k][0] == '-'; k++)
             if (!strcmp(v[k], "-it") || !strcmp(v[k], "-ti") ||
                 !strcmp(v[k], "--tty") || !strcmp(v[k], "-t"))
-                return ROUTER_INTERACTIVE;
+                return router_tty(lk, "-t asks for a terminal; leave it out "
+                                      "(-i alone still passes input)");
     }
     return ROUTER_CONDENSE;
 }
@@ -997,7 +1048,8 @@ static router_cat_t router_ssh(char *const *v, size_t argc,
     /* No host (`ssh -V`, a usage error) prints and exits. */
     if (operands != 1 || (lk->ctx->pipes && !tty))
         return ROUTER_CONDENSE;
-    return ROUTER_INTERACTIVE;
+    return router_tty(lk, "ssh with no remote command opens a login "
+                          "session; give the command to run (ssh HOST CMD)");
 }
 
 /* man pages through -P, else MANPAGER, else PAGER, else less; its
@@ -1015,7 +1067,8 @@ static router_cat_t router_man(char *const *v, size_t argc,
         pager = router_getenv(lk, "PAGER");
     if (router_has_opt(v, argc, lists) || !router_prog_needs_tty(lk, pager))
         return ROUTER_PASSTHROUGH;
-    return ROUTER_INTERACTIVE;
+    return router_tty(lk, "man shows the page in a pager; give -P cat or set "
+                          "MANPAGER=cat");
 }
 
 /* vi's Ex mode made silent (`vim -es`, `ex -s`, `nvim --headless`) runs
@@ -1045,14 +1098,15 @@ static router_cat_t router_table(char *const *v, size_t argc,
     if (!strcmp(cmd, "git"))
         return router_git(v, argc, lk);
     if (!strcmp(cmd, "docker") || !strcmp(cmd, "podman"))
-        return router_container(v, argc);
+        return router_container(v, argc, lk);
     if (!strcmp(cmd, "kubectl"))
         return argc > 1 && !strcmp(v[1], "get") ? ROUTER_STRUCTURED
                : argc > 1 && !strcmp(v[1], "exec") &&
                        router_has_opt(v, argc, (const char *const[]){
                                                    "-it", "-ti", "-t",
                                                    "--tty", NULL})
-                   ? ROUTER_INTERACTIVE
+                   ? router_tty(lk, "-t asks for a terminal; leave it out "
+                                    "(-i alone still passes input)")
                    : ROUTER_CONDENSE;
     /* `vim --version`, `less --help`: they print and exit. */
     if (router_has_opt(v, argc, (const char *const[]){"--version", "--help",
@@ -1067,17 +1121,22 @@ static router_cat_t router_table(char *const *v, size_t argc,
     if (router_in(cmd, router_pager_cmds)) {
         if (lk->out_away || lk->ctx->pipes)
             return ROUTER_PASSTHROUGH;
-        return !strcmp(cmd, "man") ? router_man(v, argc, lk)
-                                   : ROUTER_INTERACTIVE;
+        return !strcmp(cmd, "man")
+                   ? router_man(v, argc, lk)
+                   : router_tty(lk, "a pager waits for keys on a terminal; "
+                                    "use cat, or pipe its output");
     }
     /* crontab and visudo open an editor only to edit (-e; visudo unless
      * it only checks); `crontab -i` asks before removing. */
     if (!strcmp(cmd, "crontab")) {
         static const char *const e[] = {"-e", NULL}, *const i[] = {"-i", NULL},
                                  *const l[] = {"-l", NULL};
-        if (router_has_opt(v, argc, i) ||
-            (router_has_opt(v, argc, e) && router_editor_needs_tty(lk, visual)))
-            return ROUTER_INTERACTIVE;
+        if (router_has_opt(v, argc, i))
+            return router_tty(lk, "crontab -i asks before removing; leave "
+                                  "out -i");
+        if (router_has_opt(v, argc, e) && router_editor_needs_tty(lk, visual))
+            return router_tty(lk, "crontab -e opens an editor; install a "
+                                  "whole table with crontab FILE instead");
         return router_has_opt(v, argc, l) ? ROUTER_PASSTHROUGH
                                           : ROUTER_CONDENSE;
     }
@@ -1087,16 +1146,26 @@ static router_cat_t router_table(char *const *v, size_t argc,
         bool checks = !strcmp(cmd, "visudo") && router_has_opt(v, argc, check);
         return !checks && router_editor_needs_tty(
                               lk, !strcmp(cmd, "visudo") ? sudo_editor : visual)
-                   ? ROUTER_INTERACTIVE
+                   ? router_tty(lk, "it opens an editor; set EDITOR to a "
+                                    "program that edits the file in place "
+                                    "and needs no terminal")
                    : ROUTER_CONDENSE;
     }
     if (router_in(cmd, router_narrate_cmds))
         return ROUTER_NARRATE;
     if (router_in(cmd, router_passthrough_cmds))
         return ROUTER_PASSTHROUGH;
+    /* emacs edits its operands full-screen; only its batch mode ends on
+     * its own. */
+    if (!strcmp(cmd, "emacs"))
+        return router_has_opt(v, argc, (const char *const[]){
+                                           "--batch", "-batch", "--script",
+                                           NULL})
+                   ? ROUTER_CONDENSE
+                   : router_tty(lk, router_fullscreen_why(cmd));
     if (router_in(cmd, router_interactive_cmds))
         return router_vi_batch(cmd, v, argc) ? ROUTER_CONDENSE
-                                             : ROUTER_INTERACTIVE;
+                                             : router_tty(lk, router_fullscreen_why(cmd));
     if (router_in(cmd, router_repl_cmds)) {
         /* A shell's only batch option is -c (`bash -l` is a login). */
         static const char *const ask[] = {"-i", "--interactive", NULL},
@@ -1107,7 +1176,12 @@ static router_cat_t router_table(char *const *v, size_t argc,
             return ROUTER_CONDENSE;
         if (lk->ctx->pipes && shell && !router_has_opt(v, argc, ask))
             return ROUTER_CONDENSE;
-        return ROUTER_INTERACTIVE;
+        return router_tty(
+            lk, shell ? "with no command it is an interactive shell; give "
+                        "the commands with -c or as its input"
+                      : "with no script or code it starts an interactive "
+                        "prompt; give it a script, code (such as -c or -e), "
+                        "or its input");
     }
     return ROUTER_CONDENSE;
 }
@@ -1505,7 +1579,8 @@ static int router_seg_category(router_t *r, router_seg_t *seg,
 {
     struct router_look lk = {.ctx = ctx ? ctx : &router_no_ctx,
                              .segs = before,
-                             .nsegs = nbefore};
+                             .nsegs = nbefore,
+                             .why = &seg->tty_why};
     size_t n = strlen(seg->text);
     struct router_sep sep = {.at = n, .len = 0};
     bool in = false, out = false;
@@ -1553,6 +1628,8 @@ static int router_seg_category(router_t *r, router_seg_t *seg,
         router_words_free(v);
     }
     seg->category = cat;
+    if (cat != ROUTER_INTERACTIVE)
+        seg->tty_why = NULL; /* a stage's reason, overruled */
     return 0;
 }
 
@@ -1572,8 +1649,10 @@ static void router_combine(router_result_t *res)
             }
             res->danger = s->danger;
         }
-        if (s->category == ROUTER_INTERACTIVE)
+        if (s->category == ROUTER_INTERACTIVE && !inter) {
             inter = true;
+            res->tty_why = s->tty_why;
+        }
         if (s->category != res->segs[0].category)
             same = false;
     }

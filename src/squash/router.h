@@ -95,6 +95,9 @@ typedef struct router_seg {
     const char *danger_id;   /* "rm-root", "policy-forbid", ... or NULL */
     const char *danger_what; /* a few words of why, or NULL */
     const char *grammar;     /* from the grammar hook, or NULL */
+    const char *tty_why;     /* when interactive: what asks for a terminal
+                                and how to run it without one, a sentence
+                                (static); else NULL */
 } router_seg_t;
 
 typedef struct router_result {
@@ -103,6 +106,7 @@ typedef struct router_result {
     const char *danger_id;  /* of the first dangerous segment */
     const char *danger_what;
     const char *grammar;    /* the first segment's grammar, or NULL */
+    const char *tty_why;    /* of the first interactive segment, or NULL */
     router_seg_t *segs;
     size_t nsegs;
 } router_result_t;

@@ -129,14 +129,14 @@ struct sq_item {
                          item */
     uint8_t role;
     uint8_t weight;   /* SQ_R_CONT, SQ_R_LEAD: enum sq_weight */
-    bool cut;
+    bool cut;         /* longer than SQ_LINE_MAX */
     bool escaped;     /* shown after EMIT_ESCAPE (emit_raw_escaped) */
     bool emitted;     /* streamed already */
     bool selected;
     bool warning;     /* SQ_R_HAZARD: of warning severity */
     bool shown_cut;   /* longer than SQ_LINE_SHOW_MAX: shown as its head
                          and tail (its len is 0 once streamed) */
-    size_t split;     /* pieces of one line merged (struct sq_tail): the
+    size_t split;     /* a line over SQ_LINE_MAX (sq_line_t.split): the
                          text is its head [0, split) and its tail */
     uint64_t full;    /* ... of this many text bytes in all */
 };
@@ -186,7 +186,7 @@ struct sq_tail {
     char *text;
     size_t len;
     bool cut;
-    /* The pieces of one long line merged (sq_tail_push): text is the
+    /* A line longer than SQ_LINE_MAX (sq_line_t.split): text is the
      * line's first `split` bytes then its last len - split, of `full`
      * text bytes in all.  split 0: text is the whole line or piece. */
     size_t split;
@@ -199,7 +199,7 @@ static sq_line_t sq_tail_line(const struct sq_tail *t)
     return (sq_line_t){.text = t->text, .len = t->len,
                        .kind = SQ_LINE_COMPLETE, .lineno = t->lineno,
                        .raw_start = t->raw_start, .raw_end = t->raw_end,
-                       .cut = t->cut};
+                       .cut = t->cut, .split = t->split, .full = t->full};
 }
 
 struct squash {
@@ -286,6 +286,15 @@ struct squash {
     bool held_valid;
     size_t frame_indent; /* indent of the hazard's last location line,
                             SIZE_MAX: none (see sq_cont_weight) */
+    /* The line longer than SQ_LINE_MAX whose pieces are arriving
+     * (sq_long_add): its first SQ_LINE_SHOW_EDGE bytes and its latest,
+     * all that is ever shown of it, however long it grows; at its last
+     * piece it is one line, classified and shown as any other. */
+    struct sq_tail longl;
+    sq_line_kind_t long_kind;
+    unsigned long_colours;
+    uint32_t long_frames;
+    bool long_valid;
     bool finishing, finished;
     int err;            /* first error in the vt callback */
     buf_t out, tmpl;
@@ -329,7 +338,9 @@ static int sq_item_add(squash_t *sq, const sq_line_t *l, enum sq_role role,
     it->group = group;
     it->role = (uint8_t)role;
     it->cut = l->cut;
-    it->shown_cut = l->len > SQ_LINE_SHOW_MAX;
+    it->split = l->split;
+    it->full = l->split ? l->full : l->len;
+    it->shown_cut = l->len > SQ_LINE_SHOW_MAX || l->split;
     it->escaped = emit_raw_escaped(l->text, l->len);
     it->head = UINT32_MAX;
     if (buf_append(&sq->arena, l->text, l->len) < 0)
@@ -354,23 +365,24 @@ static int sq_raw_render(buf_t *out, size_t *extra, const char *t, size_t n)
     return emit_raw(out, t, n);
 }
 
-/* An item longer than SQ_LINE_SHOW_MAX: its first and last
- * SQ_LINE_SHOW_EDGE bytes, each a piece after its `cut` marker, and the
- * middle's bytes in the log between them.  The text's bytes are the log's
+/* A line longer than SQ_LINE_SHOW_MAX (or one over SQ_LINE_MAX, held as
+ * its ends: split): its first and last SQ_LINE_SHOW_EDGE bytes, each a
+ * piece after its `cut` marker, and the middle's bytes in the log between
+ * them.  The text's bytes are the log's
  * when the line was written as plain text (its raw bytes are its text and
  * a LF, or CR LF): then the range is exact.  Escape sequences in it make
  * the raw line longer than its text, and the range is then counted from
  * either end of the raw line: it holds the middle, and may hold some of
  * the head's and tail's escapes. */
-static int sq_long_render(const squash_t *sq, const struct sq_item *it,
+static int sq_long_render(const squash_t *sq, const sq_line_t *l,
                           buf_t *out, size_t *extra)
 {
-    const char *t = sq->arena.p + it->off;
+    const char *t = l->text;
     /* merged pieces (split): the head, then the tail from there */
-    size_t n = it->len, h, s;
-    uint64_t full = it->split ? it->full : n; /* the line's text bytes */
-    if (it->split) {
-        h = s = it->split;
+    size_t n = l->len, h, s;
+    uint64_t full = l->split ? l->full : n; /* the line's text bytes */
+    if (l->split) {
+        h = s = l->split;
     } else {
         h = SQ_LINE_SHOW_EDGE;
         s = n - SQ_LINE_SHOW_EDGE;
@@ -379,14 +391,14 @@ static int sq_long_render(const squash_t *sq, const struct sq_item *it,
         while (s < n && ((unsigned char)t[s] & 0xC0) == 0x80)
             s++;
     }
-    uint64_t rs = it->raw_start, re = it->raw_end, raw = re - rs;
+    uint64_t rs = l->raw_start, re = l->raw_end, raw = re - rs;
     uint64_t a = rs + h, b = rs + full - (n - s);
     if (raw < full || raw > full + 2) {
         a = a < re ? a : re;
         b = raw > n - s ? re - (n - s) : rs;
         b = b > a ? b : a;
     }
-    uint64_t lineno = sq->line_base + it->lineno;
+    uint64_t lineno = sq->line_base + l->lineno;
     int rc = emit_cut(out, lineno, h);
     if (rc == 0)
         rc = sq_raw_render(out, extra, t, h);
@@ -419,8 +431,13 @@ static int sq_item_render(const squash_t *sq, const struct sq_item *it,
                                       sq->raw_base + it->raw_end);
     if (it->role == SQ_R_PROMPT)
         rc = emit_prompt(out);
-    if (rc == 0 && (it->split || it->len > SQ_LINE_SHOW_MAX))
-        return sq_long_render(sq, it, out, extra);
+    if (rc == 0 && (it->split || it->len > SQ_LINE_SHOW_MAX)) {
+        sq_line_t l = {.text = sq->arena.p + it->off, .len = it->len,
+                       .lineno = it->lineno, .raw_start = it->raw_start,
+                       .raw_end = it->raw_end, .split = it->split,
+                       .full = it->full};
+        return sq_long_render(sq, &l, out, extra);
+    }
     if (rc == 0 && it->cut)
         rc = emit_cut(out, sq->line_base + it->lineno, it->len);
     if (rc == 0 && extra)
@@ -534,15 +551,16 @@ static int sq_tail_set(struct sq_tail *t, const sq_line_t *l)
     t->raw_start = l->raw_start;
     t->raw_end = l->raw_end;
     t->cut = l->cut;
-    t->split = 0;
-    t->full = l->len;
+    t->split = l->split;
+    t->full = l->split ? l->full : l->len;
     return 0;
 }
 
-/* The next piece l of the long line t holds (its latest piece, or its
+/* The next piece l of the long line t holds (its first piece, or its
  * pieces merged so far), merged into it: t keeps the line's first
  * SQ_LINE_SHOW_EDGE bytes and its last SQ_LINE_SHOW_EDGE, all a view shows
- * of it (sq_long_render), at UTF-8 boundaries, and counts the rest. */
+ * of it (sq_long_render), at UTF-8 boundaries, and counts the rest; it
+ * holds at most 2 * SQ_LINE_SHOW_EDGE bytes however long the line. */
 static int sq_tail_merge(struct sq_tail *t, const sq_line_t *l)
 {
     size_t h = t->split;
@@ -582,17 +600,7 @@ static int sq_tail_push(squash_t *sq, const sq_line_t *l)
     if (!sq->ringcap)
         return 0;
     struct sq_tail *t;
-    struct sq_tail *last = sq->ringn ? &sq->ring[(sq->ringhead + sq->ringn - 1) %
-                                                 sq->ringcap]
-                                     : NULL;
-    if (l->cut && last && last->cut && last->lineno == l->lineno &&
-        last->raw_end == l->raw_start) {
-        /* A long line's pieces are one line: its first bytes and its
-         * last are kept, the view names the bytes between (omitted
-         * part); each piece would push another line out (a 10 MB line
-         * is 153 pieces). */
-        return sq_tail_merge(last, l);
-    } else if (sq->ringn < sq->ringcap) {
+    if (sq->ringn < sq->ringcap) {
         t = &sq->ring[(sq->ringhead + sq->ringn++) % sq->ringcap];
     } else {
         t = &sq->ring[sq->ringhead];
@@ -895,9 +903,7 @@ static int sq_unfold(squash_t *sq, const sq_line_t *cont, size_t margin)
                                     cont->len)))
         return 0;
     const struct sq_tail *f = &sq->folded;
-    sq_line_t head = {.text = f->text, .len = f->len, .kind = SQ_LINE_COMPLETE,
-                      .lineno = f->lineno, .raw_start = f->raw_start,
-                      .raw_end = f->raw_end, .cut = f->cut};
+    sq_line_t head = sq_tail_line(f);
     struct sq_item *it;
     int rc = sq_item_add(sq, &head, SQ_R_HAZARD, sq->folded_group, &it);
     if (rc < 0)
@@ -1003,12 +1009,16 @@ static int sq_held_release(squash_t *sq, const cls_result_t *next)
     return sq_take(sq, &l, r);
 }
 
+static int sq_long_end(squash_t *sq);
+
 /* No line follows the ones waiting on the next (a skipped middle, the end
  * of output): a held line is no excerpt, and lead lines lead into
  * nothing. */
 static int sq_pending_end(squash_t *sq)
 {
-    int rc = sq_held_release(sq, NULL);
+    int rc = sq_long_end(sq);
+    if (rc == 0)
+        rc = sq_held_release(sq, NULL);
     if (rc < 0)
         return rc;
     size_t leads = sq->nlead;
@@ -1016,21 +1026,10 @@ static int sq_pending_end(squash_t *sq)
     return sq_lead_release(sq, 0, leads);
 }
 
-static int sq_on_line(const sq_line_t *l, void *data)
+/* A whole line into the classifier and the view. */
+static int sq_line(squash_t *sq, const sq_line_t *l)
 {
-    squash_t *sq = data;
     int rc = 0;
-
-    if (l->kind == SQ_LINE_PARTIAL && !sq->finishing) {
-        /* A pause mid-line: a prompt is worth saying at once. */
-        if (!sq->deferred && classify_prompt(l->text, l->len)) {
-            rc = emit_prompt(&sq->out);
-            if (rc == 0)
-                rc = emit_raw(&sq->out, l->text, l->len);
-            sq_send(sq, &sq->out);
-        }
-        return rc;
-    }
     if (sq->whole_ok && (rc = sq_whole_add(sq, l)) < 0)
         return rc;
     cls_result_t r;
@@ -1043,6 +1042,95 @@ static int sq_on_line(const sq_line_t *l, void *data)
         return sq_tail_set(&sq->held, l);
     }
     return sq_take(sq, l, r);
+}
+
+/* The line longer than SQ_LINE_MAX held (sq->longl) has had its last
+ * piece: it goes on as one line. */
+static int sq_long_end(squash_t *sq)
+{
+    if (!sq->long_valid)
+        return 0;
+    sq->long_valid = false;
+    sq_line_t l = sq_tail_line(&sq->longl);
+    l.kind = sq->long_kind;
+    l.colours = sq->long_colours;
+    l.frames = sq->long_frames;
+    return sq_line(sq, &l);
+}
+
+/* A piece of a line longer than SQ_LINE_MAX (vt.h).  The pieces are one
+ * line: the classifier judges it, and the view shows it, by its first and
+ * last SQ_LINE_SHOW_EDGE bytes (the classifier reads no more of any line,
+ * CLS_SCAN_MAX), and the `omitted part` marker names every byte between,
+ * so a 300 KiB `Error: ... status 500` ends as it ended.  Only those bytes
+ * are kept while the pieces come (sq_tail_merge), so a line of many MB, or
+ * one that never ends, costs no more than one of 64 KiB. */
+static int sq_long_add(squash_t *sq, const sq_line_t *l)
+{
+    int rc = 0;
+    if (sq->long_valid && sq->longl.lineno != l->lineno)
+        rc = sq_long_end(sq); /* never: a line's last piece ends it */
+    if (rc < 0)
+        return rc;
+    if (!sq->long_valid) {
+        if ((rc = sq_tail_set(&sq->longl, l)) < 0)
+            return rc;
+        sq->long_valid = true;
+        sq->long_kind = l->kind;
+        sq->long_colours = 0;
+        sq->long_frames = 0;
+    } else if ((rc = sq_tail_merge(&sq->longl, l)) < 0) {
+        return rc;
+    }
+    /* a binary piece makes the line binary; else it is what its last
+     * piece says (an overwrite, a partial line at the end) */
+    if (sq->long_kind != SQ_LINE_BINARY)
+        sq->long_kind = l->kind;
+    sq->long_colours |= l->colours;
+    sq->long_frames = l->frames; /* the stripper counts them per line */
+    return l->more ? 0 : sq_long_end(sq);
+}
+
+/* A partial line that is a prompt, streamed as the line so far would be
+ * shown: a long one by its ends, the line's own (with the pieces before
+ * it, sq->longl, when it is past SQ_LINE_MAX). */
+static int sq_prompt_stream(squash_t *sq, const sq_line_t *l)
+{
+    struct sq_tail t = {0};
+    sq_line_t line = *l;
+    int rc = 0;
+    if (l->cut && sq->long_valid) {
+        sq_line_t before = sq_tail_line(&sq->longl);
+        if ((rc = sq_tail_set(&t, &before)) == 0 &&
+            (rc = sq_tail_merge(&t, l)) == 0)
+            line = sq_tail_line(&t);
+    }
+    if (rc == 0)
+        rc = emit_prompt(&sq->out);
+    if (rc == 0 && (line.split || line.len > SQ_LINE_SHOW_MAX))
+        rc = sq_long_render(sq, &line, &sq->out, NULL);
+    else if (rc == 0)
+        rc = emit_raw(&sq->out, line.text, line.len);
+    free(t.text);
+    sq_send(sq, &sq->out);
+    return rc;
+}
+
+static int sq_on_line(const sq_line_t *l, void *data)
+{
+    squash_t *sq = data;
+    int rc = 0;
+
+    if (l->kind == SQ_LINE_PARTIAL && !sq->finishing) {
+        /* A pause mid-line: a prompt is worth saying at once. */
+        if (!sq->deferred && classify_prompt(l->text, l->len))
+            rc = sq_prompt_stream(sq, l);
+        return rc;
+    }
+    if (l->cut)
+        return sq_long_add(sq, l);
+    rc = sq_long_end(sq); /* never: a line's last piece ends it */
+    return rc < 0 ? rc : sq_line(sq, l);
 }
 
 /* A classified line into the view's items and counts. */
@@ -1254,6 +1342,7 @@ void squash_free(squash_t *sq)
     free(sq->hazrank.before);
     free(sq->folded.text);
     free(sq->held.text);
+    free(sq->longl.text);
     for (size_t i = 0; i < SQ_LEAD_MAX; i++)
         free(sq->lead[i].text);
     free(sq->facts);
@@ -1344,9 +1433,6 @@ static int sq_add_tail(squash_t *sq, uint64_t lines)
         int rc = sq_item_add(sq, &l, SQ_R_TAIL, UINT32_MAX, &it);
         if (rc < 0)
             return rc;
-        it->split = t->split;
-        it->full = t->full;
-        it->shown_cut = it->shown_cut || t->split;
     }
     return 0;
 }
@@ -1359,19 +1445,16 @@ static int sq_add_tail(squash_t *sq, uint64_t lines)
 static void sq_noise_dropped(const squash_t *sq,
                              uint64_t out[CLS_NOISE_REASONS])
 {
-    uint64_t last = 0;
     memcpy(out, sq->noise, sizeof sq->noise);
     for (size_t i = 0; i < sq->nitems; i++) {
         const struct sq_item *it = &sq->items[i];
-        if (!it->selected || it->lineno == last ||
-            !sq_bit_get(sq, &sq->noisebits, it->lineno))
+        if (!it->selected || !sq_bit_get(sq, &sq->noisebits, it->lineno))
             continue;
         int reason = it->role == SQ_R_DEDUP  ? CLS_NOISE_DEDUP
                      : it->role == SQ_R_TAIL ? CLS_NOISE_REPEAT
                                              : -1;
         if (reason < 0)
             continue;
-        last = it->lineno; /* the pieces of a cut line are one line */
         if (out[reason])
             out[reason]--;
     }
@@ -1496,9 +1579,8 @@ static uint32_t sq_block_group(const squash_t *sq, const struct sq_item *it)
 /* The markers a view puts between two of its shown items, prev (NULL:
  * the view's start) and next (NULL: its end), with `hidden` hazard items
  * between them left out: the gap's `omitted` marker, when its lines are
- * not all counted by other markers, and between two pieces of one cut
- * line, the part between them.  Sets *dropped when anything is left out
- * there.  The one account of a gap: sq_render writes it, and a plan sizes
+ * not all counted by other markers.  Sets *dropped when anything is left
+ * out there.  The one account of a gap: sq_render writes it, and a plan sizes
  * views gap by gap with it (sq_plan_sizes). */
 static int sq_gap_render(const squash_t *sq, const struct sq_view *v,
                          const struct sq_item *prev,
@@ -1509,25 +1591,6 @@ static int sq_gap_render(const squash_t *sq, const struct sq_view *v,
     uint64_t last = prev ? prev->lineno : 0;
     uint64_t last_raw = prev ? prev->raw_end : 0;
     int rc = 0;
-    /* A piece of a long line shown, and not the rest of its line (a
-     * hazard's first piece, whose later pieces say nothing): the rest is
-     * named when the view goes on with the next line or ends, where the
-     * line's end is known; before a gap of lines, that gap's bytes hold
-     * it. */
-    if (prev && prev->cut && (!next || next->lineno != last)) {
-        uint64_t end = !next && v->lines == last ? v->raw_bytes
-                       : next && next->first == last + 1 ? next->raw_start
-                                                         : last_raw;
-        if (end > last_raw) {
-            *dropped = true;
-            rc = emit_omitted_part(out, sq->line_base + last,
-                                   sq->raw_base + last_raw,
-                                   sq->raw_base + end);
-            last_raw = end;
-        }
-    }
-    if (rc < 0)
-        return rc;
     if (!next) {
         if (v->lines <= last && !hidden)
             return 0;
@@ -1555,13 +1618,6 @@ static int sq_gap_render(const squash_t *sq, const struct sq_view *v,
                                   sq->line_base + b, bytes ? br : NULL, hz);
             }
         }
-    }
-    if (rc == 0 && next->cut && next->lineno == last &&
-        last_raw < next->raw_start) {
-        *dropped = true;
-        rc = emit_omitted_part(out, sq->line_base + next->lineno,
-                               sq->raw_base + last_raw,
-                               sq->raw_base + next->raw_start);
     }
     return rc;
 }
@@ -2272,39 +2328,15 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
         /* Streaming: hazards are out; the summary follows them. */
         buf_t *o = &sq->out;
         rc = emit_exit(o, exit_code, duration_ms, sq->line_base + lines);
-        uint64_t shown = 0, prev_line = 0, prev_raw = 0;
-        bool cut_shown = false, prev_cut = false;
-        for (size_t i = 0; rc == 0 && i <= sq->nitems; i++) {
-            struct sq_item *it = i < sq->nitems ? &sq->items[i] : NULL;
-            /* the rest of a long line a piece of it was shown of, where
-             * the line's end is known (as sq_gap_render) */
-            uint64_t end = prev_raw;
-            if (prev_cut && !it && lines == prev_line)
-                end = raw_bytes;
-            else if (prev_cut && it && it->lineno != prev_line &&
-                     it->first == prev_line + 1)
-                end = it->raw_start;
-            if (end > prev_raw) {
-                cut_shown = true;
-                rc = emit_omitted_part(o, sq->line_base + prev_line,
-                                       sq->raw_base + prev_raw,
-                                       sq->raw_base + end);
-            }
-            if (!it || rc < 0)
-                break;
+        uint64_t shown = 0;
+        bool cut_shown = false;
+        for (size_t i = 0; rc == 0 && i < sq->nitems; i++) {
+            struct sq_item *it = &sq->items[i];
             it->selected = true;
-            bool piece = it->cut && i && it->lineno == prev_line;
-            shown += it->role != SQ_R_BINARY && !piece;
+            shown += it->role != SQ_R_BINARY;
             cut_shown = cut_shown || it->shown_cut;
-            if (piece && prev_raw < it->raw_start)
-                rc = emit_omitted_part(o, sq->line_base + it->lineno,
-                                       sq->raw_base + prev_raw,
-                                       sq->raw_base + it->raw_start);
-            if (rc == 0 && !it->emitted)
+            if (!it->emitted)
                 rc = sq_item_render(sq, it, o, NULL);
-            prev_line = it->lineno;
-            prev_raw = it->raw_end;
-            prev_cut = it->cut;
             /* what each group shows, counted in the same pass */
             if (it->group < ng) {
                 v.grp[it->group].shown++;

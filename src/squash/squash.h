@@ -49,12 +49,24 @@ typedef struct sq_line {
     uint64_t raw_start;   /* byte offset in the raw stream where it began */
     uint64_t raw_end;     /* ... and where it ended (exclusive) */
     uint32_t frames;      /* overwrite frames collapsed into this line */
-    bool cut;             /* a piece of a line longer than SQ_LINE_MAX */
+    bool cut;             /* a line longer than SQ_LINE_MAX, or (from the
+                             stripper, vt.h) a piece of one */
+    bool more;            /* a piece with more of its line to come */
+    /* A line longer than SQ_LINE_MAX as the squasher holds it: `text` is
+     * its first `split` bytes then its last len - split, of `full` text
+     * bytes in all (its middle is counted, not kept).  split 0: text is
+     * the whole line. */
+    size_t split;
+    uint64_t full;
 } sq_line_t;
 
-/* A line longer than this is cut into marked pieces. */
+/* A line longer than this leaves the VT stripper in pieces (vt.h), which
+ * the squasher joins into one line again as it is shown: its first and
+ * last SQ_LINE_SHOW_EDGE bytes (split, full): all the classifier reads of
+ * it and, past its first piece, all that is held of it, however long it
+ * is (docs/markers.md). */
 #define SQ_LINE_MAX (64u * 1024u)
-/* A line shown (or a piece of one) longer than SQ_LINE_SHOW_MAX is shown
+/* A line shown longer than SQ_LINE_SHOW_MAX (or over SQ_LINE_MAX) is shown
  * as its first and its last SQ_LINE_SHOW_EDGE bytes (at UTF-8
  * boundaries), each after a `cut` marker, with an `omitted part of line`
  * marker between them naming the bytes of the middle (docs/markers.md):

@@ -135,7 +135,7 @@ static void vt_line_reset(vt_t *vt, uint64_t raw_end)
 
 /* Hands line[0, len) to the callback as one line or piece. */
 static int vt_deliver(vt_t *vt, size_t len, sq_line_kind_t kind, bool cut,
-                      bool counted, uint64_t raw_end)
+                      bool more, bool counted, uint64_t raw_end)
 {
     sq_line_t l;
     memset(&l, 0, sizeof l);
@@ -189,7 +189,7 @@ static int vt_deliver(vt_t *vt, size_t len, sq_line_kind_t kind, bool cut,
             k--;
         l.text = text;
         l.len = k;
-        l.cut = true;
+        l.cut = l.more = true;
         int rc = vt->fn(&l, vt->data);
         if (rc < 0)
             return rc;
@@ -198,13 +198,15 @@ static int vt_deliver(vt_t *vt, size_t len, sq_line_kind_t kind, bool cut,
     }
     l.text = text;
     l.len = len;
+    l.more = more;
     return vt->fn(&l, vt->data);
 }
 
 /* The line ends (LF, or the end of the stream for a partial one). */
 static int vt_end_line(vt_t *vt, sq_line_kind_t kind, uint64_t raw_end)
 {
-    int rc = vt_deliver(vt, vt->line.len, kind, vt->cut_active, true, raw_end);
+    int rc = vt_deliver(vt, vt->line.len, kind, vt->cut_active, false, true,
+                        raw_end);
     vt->lines++;
     if (vt->redraw)
         vt->redraw--;
@@ -229,7 +231,7 @@ static int vt_cut(vt_t *vt, uint64_t raw_end)
     }
     if (cut == 0)
         cut = len; /* no boundary found: ill-formed, cut anywhere */
-    int rc = vt_deliver(vt, cut, SQ_LINE_COMPLETE, true, true, raw_end);
+    int rc = vt_deliver(vt, cut, SQ_LINE_COMPLETE, true, true, true, raw_end);
     memmove(vt->line.p, vt->line.p + cut, len - cut);
     vt->line.len = len - cut;
     vt->line.p[vt->line.len] = '\0';
@@ -718,15 +720,15 @@ int vt_tick(vt_t *vt, uint64_t now_ms)
     if (!vt->line.len || vt->partial_sent || now_ms - vt->last_ms < SQ_PARTIAL_MS)
         return 0;
     vt->partial_sent = true;
-    return vt_deliver(vt, vt->line.len, SQ_LINE_PARTIAL, vt->cut_active, false,
-                      vt->raw_off);
+    return vt_deliver(vt, vt->line.len, SQ_LINE_PARTIAL, vt->cut_active,
+                      vt->cut_active, false, vt->raw_off);
 }
 
 int vt_skip(vt_t *vt, uint64_t bytes, uint64_t lines)
 {
     int rc = 0;
     vt->state = VT_GROUND;
-    if (vt->line.len)
+    if (vt->line.len || vt->cut_active)
         rc = vt_end_line(vt, SQ_LINE_COMPLETE, vt->raw_off);
     /* Whatever the skipped bytes set (colours, redraws, a cursor) is
      * unknown: the line after them starts from a clean state. */
@@ -741,7 +743,8 @@ int vt_skip(vt_t *vt, uint64_t bytes, uint64_t lines)
 int vt_finish(vt_t *vt)
 {
     vt->state = VT_GROUND;
-    if (!vt->line.len)
+    /* a cut line whose last piece was erased still ends (an empty piece) */
+    if (!vt->line.len && !vt->cut_active)
         return 0;
     return vt_end_line(vt, SQ_LINE_PARTIAL, vt->raw_off);
 }

@@ -26,8 +26,9 @@
  *              did, its repaired text (U+FFFD for each bad byte) comes
  *              with it, so the classifier can still show a hazard in it.
  * A line longer than SQ_LINE_MAX bytes comes out in pieces with `cut` set,
- * each cut at a UTF-8 boundary.  Text is always valid UTF-8 (ill-formed
- * bytes become U+FFFD).
+ * each cut at a UTF-8 boundary, and `more` set on every piece but its
+ * last (the squasher joins them into one line, squash.c).  Text is
+ * always valid UTF-8 (ill-formed bytes become U+FFFD).
  */
 #ifndef REIN_SQUASH_VT_H
 #define REIN_SQUASH_VT_H

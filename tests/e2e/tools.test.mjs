@@ -314,6 +314,161 @@ test('read_output grep stops at its time budget and goes on from where it said',
   }
 });
 
+// grep with tail_lines searches back from the end of the log, so the last
+// matches are found first: with a time budget of 1 ms (a forward search
+// runs out long before the end of these 2 MB) the first call already
+// gives the newest of them, and the calls from where each stopped
+// (before: grep_stopped_at, tail_lines: what is still missing) give the
+// rest, never an older match.
+test('read_output grep with tail_lines finds the last matches past a tiny time budget', async () => {
+  const { client } = await connect({ REIN_GREP_TIME_MS: '1' });
+  try {
+    const r = await exec(client, { cmd: 'seq 1 300000', yield_time_ms: 20000 });
+    assert.equal(r.exit_code, 0);
+    const id = Number(/(\d+)\.log$/.exec(r.log_path)[1]);
+    const last = ['299996: 299996', '299997: 299997', '299998: 299998', '299999: 299999', '300000: 300000'];
+    let tail = 5, before, calls = 0;
+    let found = [];
+    for (;;) {
+      const args = { session_id: id, grep: '^(1|2|29999\\d|300000)$', tail_lines: tail };
+      if (before !== undefined) args.before = before;
+      const g = await call(client, 'read_output', args);
+      assert.ok(!g.isError, g.content[0].text);
+      calls++;
+      const got = g.structuredContent.output.split('\n').filter(Boolean);
+      if (calls === 1) assert.ok(got.length > 0 && got.at(-1) === '300000: 300000', `first call: ${got}`);
+      found = [...got, ...found];
+      const at = g.structuredContent.grep_stopped_at;
+      if (at === undefined) {
+        assert.doesNotMatch(g.content[0].text, /^Grep:/m);
+        break;
+      }
+      assert.equal(g.structuredContent.offset, at, 'the range searched starts where it stopped');
+      const m = new RegExp(`^Grep: stopped after 1 ms searching back, at line (\\d+) \\(byte ${at}\\): the lines before it were not searched, and ${got.length} of the ${tail} matches asked for were found; call again with before: ${at} and tail_lines: ${tail - got.length} to go on$`, 'm').exec(g.content[0].text);
+      assert.ok(m, g.content[0].text);
+      assert.equal(Number(m[1]) - 1, readFileSync(r.log_path).subarray(0, at).toString().split('\n').length - 1);
+      tail -= got.length;
+      before = at;
+      assert.ok(calls < 1000, 'the grep never ended');
+    }
+    assert.deepEqual(found, last);
+    // The last three of all: two from the log's start, found back.
+    tail = 13; before = undefined; found = [];
+    for (calls = 0; ; calls++) {
+      const args = { session_id: id, grep: '^(1|2|29999\\d|300000)$', tail_lines: tail };
+      if (before !== undefined) args.before = before;
+      const g = (await call(client, 'read_output', args)).structuredContent;
+      const got = g.output.split('\n').filter(Boolean);
+      found = [...got, ...found];
+      if (g.grep_stopped_at === undefined) break;
+      tail -= got.length;
+      before = g.grep_stopped_at;
+      assert.ok(calls < 100000, 'the grep never ended');
+    }
+    assert.equal(calls > 0, true, 'a search over the whole log stopped for time');
+    assert.deepEqual(found.slice(0, 3), ['1: 1', '2: 2', '299990: 299990']);
+    assert.equal(found.length, 13);
+  } finally {
+    await client.close();
+  }
+});
+
+// The last n matches of grep, searched back: calls from where each
+// stopped for time (before: grep_stopped_at), asking for what is still
+// missing, until one searched to the log's start or found them all.
+async function lastMatches(client, args, n) {
+  let found = [], before, calls = 0;
+  for (;;) {
+    const a = { ...args, tail_lines: n };
+    if (before !== undefined) a.before = before;
+    const g = await call(client, 'read_output', a);
+    assert.ok(!g.isError, g.content[0].text);
+    const got = g.structuredContent.output.split('\n').slice(0, -1);
+    found = [...got, ...found];
+    const at = g.structuredContent.grep_stopped_at;
+    if (at === undefined) return found;
+    assert.ok(before === undefined || at < before, `no progress: stopped at ${at} before ${before}`);
+    n -= got.length;
+    before = at;
+    assert.ok(++calls < 100000, 'the grep never ended');
+  }
+}
+
+// Searched back or forward, a grep sees the same lines with the same
+// numbers: a line longer than the 64 KiB kept of it, '\r' ends, empty
+// lines, UTF-8, no final newline; as many matches as asked for, fewer,
+// none.  Back, under a time budget of 1 ms, which a search forward of
+// these logs runs out of.
+test('read_output grep gives the same last matches back as forward', async () => {
+  const { client } = await connect();
+  const { client: quick } = await connect({ REIN_GREP_TIME_MS: '1' });
+  try {
+    const long = "head -c 100000 /dev/zero | tr '\\0' x; printf 'E long end\\n'";
+    const logs = [
+      `${long}; printf 'a E\\r\\n\\r\\n\\nE é\\r\\r\\nb\\nE last'`,
+      `printf 'E 1\\nE 2\\nE 3\\n'`,
+      `printf 'x\\nE only\\ny\\n'`,
+      `printf 'no match\\n\\n'; ${long}`,
+      `printf 'E\\n%.0s' $(seq 1 20000); printf 'tail E'`,
+    ];
+    for (const cmd of logs) {
+      const r = await exec(client, { cmd, yield_time_ms: 20000 });
+      assert.equal(r.exit_code, 0);
+      const id = Number(/(\d+)\.log$/.exec(r.log_path)[1]);
+      for (const grep of ['E', '^$', 'x$', 'é', 'nothing']) {
+        const all = (await call(client, 'read_output', { session_id: id, grep, max_output_tokens: 1000000 })).structuredContent;
+        assert.equal(all.truncated, false);
+        assert.equal(all.grep_stopped_at, undefined);
+        const lines = all.output.split('\n').slice(0, -1);
+        for (const n of [1, 3, 5, lines.length, lines.length + 2]) {
+          const back = await lastMatches(quick, { session_id: id, grep, max_output_tokens: 1000000 }, n);
+          assert.deepEqual(back, lines.slice(Math.max(0, lines.length - n)), `${cmd} /${grep}/ tail ${n}`);
+        }
+      }
+    }
+  } finally {
+    await client.close();
+    await quick.close();
+  }
+});
+
+// before bounds tail_lines, with grep or without: only lines that start
+// before that byte; past the log it is the log's end, 0 leaves nothing,
+// and it goes with tail_lines only.
+test('read_output before: the last lines that start before a byte', async () => {
+  const { client } = await connect();
+  try {
+    const r = await exec(client, { cmd: "printf 'one\\ntwo\\nthree\\nfour\\n'" });
+    const id = Number(/(\d+)\.log$/.exec(r.log_path)[1]);
+    const ro = async (args) => (await call(client, 'read_output', { session_id: id, ...args })).structuredContent;
+    // "three" starts at byte 8 and ends at 14; "four" ends at 19.
+    assert.equal((await ro({ grep: 'o', tail_lines: 5, before: 8 })).output, '1: one\n2: two\n');
+    assert.equal((await ro({ grep: 'e', tail_lines: 5, before: 9 })).output, '1: one\n3: three\n', 'a line that starts before the byte is searched whole');
+    assert.equal((await ro({ grep: 'o', tail_lines: 1, before: 14 })).output, '2: two\n');
+    assert.equal((await ro({ grep: 'o', tail_lines: 5, before: 1000 })).output, '1: one\n2: two\n4: four\n');
+    const none = await ro({ grep: 'o', tail_lines: 5, before: 0 });
+    assert.equal(none.output, '');
+    assert.equal(none.length, 0);
+    assert.equal((await ro({ tail_lines: 2, before: 8 })).output, 'one\ntwo\n');
+    assert.equal((await ro({ tail_lines: 2, before: 9 })).output, 'two\nthree\n');
+    assert.equal((await ro({ tail_lines: 2, before: 0 })).output, '');
+    assert.equal((await ro({ tail_lines: 2, before: 19 })).output, 'three\nfour\n');
+    for (const [args, why] of [
+      [{ grep: 'o', before: 8 }, /^`before` goes with `tail_lines`/],
+      [{ before: 8, offset: 0 }, /^`before` goes with `tail_lines`/],
+      [{ grep: 'o', tail_lines: 1, before: 8, offset: 0 }, /not both/],
+      [{ grep: 'o', tail_lines: 1, before: -1 }, /`before` must be at least 0/],
+      [{ tail_lines: 1, before: 'end' }, /`before` must be an integer/],
+    ]) {
+      const e = await call(client, 'read_output', { session_id: id, ...args });
+      assert.equal(e.isError, true, JSON.stringify(args));
+      assert.match(e.content[0].text, why);
+    }
+  } finally {
+    await client.close();
+  }
+});
+
 // write_stdin's default yield is 250 ms after a write: with wait_for and
 // no yield_time_ms it waits for the match instead (it used to end first).
 test('write_stdin with wait_for and no yield_time_ms waits for the match', async () => {
@@ -822,6 +977,14 @@ test('read_output over a capped log: grep and reads skip the dropped range', asy
     assert.ok(Number(/^(\d+): /m.exec(g.output.split('\n')[1])[1]) < Number(after));
     const gt = await call(client, 'read_output', { session_id: id, grep: `^${after}$` });
     assert.match(gt.content[0].text, new RegExp(`\nDropped: bytes ${a}-${b} \\(past the log's size cap\\); matches after them are numbered without their lines\nOutput:\n`));
+    // Searched back, the same lines and numbers; a search back that never
+    // reached the dropped range still says its numbers lack those lines.
+    const back = (await call(client, 'read_output', { session_id: id, grep: `^(${before}|50000|${after})$`, tail_lines: 5 })).structuredContent;
+    assert.equal(back.output, g.output);
+    const bt = await call(client, 'read_output', { session_id: id, grep: `^${after}$`, tail_lines: 1 });
+    assert.ok(bt.structuredContent.offset > b, `searched from ${bt.structuredContent.offset}`);
+    assert.equal(bt.structuredContent.output, gt.structuredContent.output);
+    assert.match(bt.content[0].text, new RegExp(`\nDropped: bytes ${a}-${b} \\(past the log's size cap\\); matches after them are numbered without their lines\nOutput:\n`));
     assert.equal(gt.structuredContent.dropped, `${a}-${b}`);
     g = (await call(client, 'read_output', { session_id: id, grep: '\\x00' })).structuredContent;
     assert.equal(g.output, '', 'no zero of the hole is a line');
@@ -1121,6 +1284,8 @@ test('interactive programs on pipes get a tty hint; dangerous ones need confirm'
     const v = await call(client, 'exec_command', { cmd: 'vim notes.txt' });
     assert.equal(v.isError, true);
     assert.match(v.content[0].text, /tty: true/);
+    // ... and says how to do without one.
+    assert.match(v.content[0].text, /needs a terminal: a full-screen editor; change files with .*sed -i/);
     // A REPL fed a script (a heredoc, or the stdin argument) runs it and
     // ends: no terminal needed, nothing refused.
     const h = await exec(client, { cmd: "python3 <<'EOF'\nprint(6 * 7)\nEOF" });
@@ -1159,6 +1324,7 @@ test('on pipes, editors set to no-terminal programs, pagers and a shell on the p
     const bare = await call(client, 'exec_command', { cmd: 'git commit -q', workdir: dir, env: ident });
     assert.equal(bare.isError, true);
     assert.match(bare.content[0].text, /tty: true/);
+    assert.match(bare.content[0].text, /git opens an editor for the commit message; give the message with -m/);
     // The editor set on the line, or in the `env` argument, to a program
     // that needs no terminal: it runs, and the editor wrote the message.
     const line = await exec(client, { cmd: "GIT_EDITOR='sed -i 1s/^/on-the-line/' git commit -q", workdir: dir, env: ident });
@@ -1330,6 +1496,76 @@ test('stdin EOF: every session and its descendants end, exit 0 within 3 s', asyn
   assert.equal(ids.length, 3);
   for (const id of ids)
     assert.equal(runs.find((r) => r.id === id)?.reason, 'shutdown', `run ${id}`);
+});
+
+// The watchman of server pid (rein serve's `rein reconcile --watch FD
+// --pid PID`): found by its arguments, only to be watched, never signalled.
+function watchmen(server) {
+  const found = [];
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    let argv;
+    try { argv = readFileSync(`/proc/${e}/cmdline`, 'utf8').split('\0'); } catch { continue; }
+    if (argv[1] === 'reconcile' && argv[2] === '--watch' && argv[5] === String(server)) found.push(Number(e));
+  }
+  return found;
+}
+
+// /proc/PID/stat's fields after the command: [state, ppid, pgrp, session].
+function statOf(pid) {
+  const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return s.slice(s.lastIndexOf(')') + 2).split(' ');
+}
+
+test('a SIGKILLed server: its watchman ends every session and what it started, at once; a clean stop leaves no watchman', async () => {
+  const { client, transport } = await connect();
+  const server = transport.pid;
+  const pids = [];
+  let ids;
+  try {
+    // One watchman: neither the server's child nor in its session.
+    const w = watchmen(server);
+    assert.equal(w.length, 1, `watchmen of ${server}: ${w}`);
+    const [, ppid, , sid] = statOf(w[0]);
+    assert.notEqual(Number(ppid), server);
+    assert.notEqual(sid, statOf(server)[3]);
+    await exec(client, { cmd: 'sleep 100 & setsid sleep 101 & echo up; exec sleep 102', wait_for: 'up' });
+    const b = await exec(client, { cmd: 'bash --norc --noprofile', tty: true });
+    await write(client, { session_id: b.session_id, chars: 'sleep 200 &\necho bg=$!\n', yield_time_ms: 5000, wait_for: 'bg=\\d+' });
+    const sessions = (await call(client, 'list_sessions', {})).structuredContent.sessions;
+    // [the pipe session, the tty one]
+    ids = [...sessions].sort((x, y) => Number(x.tty) - Number(y.tty)).map((x) => x.session_id);
+    for (const x of sessions) pids.push(x.pid, ...descendants(x.pid));
+    assert.ok(pids.length >= 5, `pids ${pids}`);
+    const exited = new Promise((resolve) => transport._process.on('exit', (code, signal) => resolve(signal)));
+    process.kill(server, 'SIGKILL');
+    assert.equal(await exited, 'SIGKILL');
+    // No other rein starts: the watchman alone ends them, then itself.
+    for (const p of pids) await gone(p);
+    await gone(w[0]);
+  } finally {
+    await client.close();
+  }
+  const runs = JSON.parse(execFileSync(REIN_BIN, ['ps', '--all', '--json'],
+    { env: { ...process.env, REIN_STATE_DIR: STATE }, maxBuffer: 256 << 20 }).toString());
+  // The pipe session lives on until the watchman ends it.  The tty one
+  // gets the hangup of its terminal as the server's PTY master closes,
+  // and may be gone before the watchman looks (then it is recorded lost:
+  // nothing of it was left to signal).
+  assert.equal(ids.length, 2);
+  assert.equal(runs.find((r) => r.id === ids[0])?.reason, 'orphan-reaped', `run ${ids[0]}`);
+  assert.ok(['orphan-reaped', 'lost'].includes(runs.find((r) => r.id === ids[1])?.reason), `run ${ids[1]}`);
+
+  // A clean stop: the watchman leaves at once and reconciles nothing.
+  const second = await connect();
+  const w2 = watchmen(second.transport.pid);
+  assert.equal(w2.length, 1);
+  const s = await exec(second.client, { cmd: 'echo up; exec sleep 100', wait_for: 'up' });
+  await second.client.close();
+  await gone(w2[0]);
+  const after = JSON.parse(execFileSync(REIN_BIN, ['ps', '--all', '--json'],
+    { env: { ...process.env, REIN_STATE_DIR: STATE }, maxBuffer: 256 << 20 }).toString());
+  assert.equal(after.find((r) => r.id === s.session_id)?.reason, 'shutdown');
 });
 
 test('progress during a wait; cancelling a call ends its wait, not the session', async () => {
