@@ -597,7 +597,13 @@ LEVEL_TEST(contain_run_holds_children_and_grandchildren)
     ASSERT_TRUE(contain_run_populated(r));
     ASSERT_FALSE(contain_run_escaped(r, root, kid, 0));
 
-    ASSERT_EQ(contain_run_signal(r, SIGKILL), 2);
+    ptree_pass_t pass;
+    ptree_pass_begin(&pass, SIGKILL, 0);
+    ASSERT_EQ(contain_run_signal(r, &pass), 2);
+    /* The same pass again: both were reached, none is sent it twice. */
+    ASSERT_EQ(contain_run_signal(r, &pass), 0);
+    ASSERT_EQ(pass.n, 2);
+    ptree_pass_end(&pass);
     /* A member that exited is a zombie until reaped, and a zombie's
      * cgroup reads "/": it has not escaped (a short-lived pipeline stage
      * ended its run when it did).  The root is ours to reap: wait for its

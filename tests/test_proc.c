@@ -747,6 +747,46 @@ TEST(proc_terminate_group_gets_the_chosen_signal)
     chosen_signal_case(false, SIGINT, true);
 }
 
+/*
+ * A terminate with group reaches each process once: the group first, then
+ * the tree's members outside it.  Both routes used to signal the root and
+ * its child, and a second TERM can cut a shell's EXIT trap short.
+ * proc_helper sig-count counts a real-time signal, one queued per send:
+ * root and child in the group, the loner (a descendant) in its own.
+ */
+TEST(proc_terminate_signals_each_process_once)
+{
+    char num[16];
+    snprintf(num, sizeof num, "%d", SIGRTMIN + 2);
+    const char *argv[] = {helper_path(), "sig-count", num, NULL};
+    kid_t k;
+    kid_start(&k, argv, SPAWN_PGROUP, false);
+    char line[128];
+    do
+        tu_read_line(k.out, line, sizeof line);
+    while (strncmp(line, "ready root ", 11));
+    rein_proc_t *h;
+    ASSERT_OK(rein_proc_from_pid(k.pid, &h));
+    rein_proc_terminate_opts_t o;
+    rein_proc_terminate_opts_init(&o);
+    o.signal = SIGRTMIN + 2;
+    o.group = true;
+    terminate_within_grace(h, &o);
+    int seen = 0;
+    while (tu_try_read_line(k.out, line, sizeof line)) {
+        static const char *const want[] = {"root got 1", "child got 1",
+                                           "loner got 1"};
+        int i = 0;
+        while (i < 3 && strcmp(line, want[i]))
+            i++;
+        ASSERT_INT(i, <, 3); /* a count of 1, for a role we know */
+        seen |= 1 << i;
+    }
+    ASSERT_EQ(seen, 7);
+    ASSERT_EQ(kid_reap(&k), 0);
+    rein_proc_free(h);
+}
+
 /* ----------------------------------------------------------- pid reuse */
 
 /* Writes last to ns_last_pid, so the next process created gets last + 1. */

@@ -197,3 +197,60 @@ TEST(ptree_refuses_foreign_groups)
     ASSERT_EQ(ptree_signal_one(1, 0, 0), -EPERM);
     ASSERT_EQ(ptree_signal_one(getpid(), 0, 0), -EPERM);
 }
+
+/* A pass signals the group first and then only what it has not reached:
+ * members of that group, and pids noted, are not due again.  Signal 0
+ * (nothing delivered) keeps the tree as it is. */
+TEST(ptree_pass_reaches_each_process_once)
+{
+    int pidfd;
+    pid_t pid = start_tree(&pidfd); /* its own session and group */
+    ptree_t t;
+    ASSERT_OK(ptree_capture(pid, &t));
+    ASSERT_EQ(t.n, 3);
+    ptree_pass_t p;
+    ptree_pass_begin(&p, 0, pid);
+    ASSERT_EQ(p.pgid, pid);
+    for (size_t i = 0; i < t.n; i++)
+        ASSERT_FALSE(ptree_pass_due(&p, t.v[i].pid)); /* in the group */
+    ASSERT_EQ(ptree_pass_tree(&p, &t), 0);
+    ASSERT_EQ(ptree_pass_member(&p, &t.v[0]), 1);
+    ASSERT_EQ(p.n, 0);
+    ptree_pass_end(&p);
+
+    /* No group: each member is sent it once, and noted. */
+    ptree_pass_begin(&p, 0, 0);
+    ASSERT_EQ(ptree_pass_tree(&p, &t), 3);
+    ASSERT_EQ(ptree_pass_tree(&p, &t), 0);
+    ASSERT_EQ(p.n, 3);
+    for (size_t i = 1; i < p.n; i++)
+        ASSERT_INT(p.sent[i - 1], <, p.sent[i]);
+    ptree_pass_end(&p);
+    ASSERT_EQ(p.n, 0);
+
+    /* Notes out of order stay sorted and single. */
+    ptree_pass_begin(&p, 0, 0);
+    pid_t notes[] = {300, 100, 200, 100, 400, 50};
+    for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++)
+        ptree_pass_note(&p, notes[i]);
+    ASSERT_EQ(p.n, 5);
+    ASSERT_EQ(p.sent[0], 50);
+    ASSERT_EQ(p.sent[4], 400);
+    ASSERT_FALSE(ptree_pass_due(&p, 200));
+    ASSERT_TRUE(ptree_pass_due(&p, 250));
+    ptree_pass_end(&p);
+
+    /* A group that is not ours to signal is left to the other routes. */
+    ptree_pass_begin(&p, 0, getpgrp());
+    ASSERT_EQ(p.pgid, 0);
+    ASSERT_TRUE(ptree_pass_due(&p, getpid()));
+    ptree_pass_end(&p);
+
+    ASSERT_INT(ptree_signal(&t, SIGKILL), >=, 1);
+    int code;
+    ASSERT_OK(spawn_reap(pid, pidfd, &code));
+    ASSERT_EQ(code, 128 + SIGKILL);
+    ptree_free(&t);
+    if (pidfd >= 0)
+        close(pidfd);
+}

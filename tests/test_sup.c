@@ -321,6 +321,49 @@ TEST(sup_close_ends_a_live_run_as_shutdown)
     obs_free(&p);
 }
 
+/* The count proc_helper sig-count printed for role, or -1. */
+static int count_of(const struct obs *o, const char *role)
+{
+    char key[32];
+    snprintf(key, sizeof key, "%s got ", role);
+    const char *p = o->out.p ? strstr(o->out.p, key) : NULL;
+    return p ? atoi(p + strlen(key)) : -1;
+}
+
+/*
+ * A cancel's signal reaches each process of the boundary once, though
+ * the leader's group, the cgroup and the remembered tree all hold it: a
+ * second TERM is no harmless repeat, since bash dies at once of one that
+ * comes while it runs its EXIT trap for the first (a shell session's
+ * trap lost its write that way, now and then).  proc_helper sig-count
+ * counts a real-time signal, of which each one sent is queued: root and
+ * child in the leader's group, the loner in a group of its own.
+ */
+TEST_T(sup_a_cancel_signals_each_process_once, 120)
+{
+    int signo = SIGRTMIN + 2;
+    char cmd[PATH_MAX + 64];
+    snprintf(cmd, sizeof cmd, "exec %s/proc_helper sig-count %d",
+             test_bin_dir(), signo);
+    for (int l = 0; l < NLEVELS; l++)
+        for (int tty = 0; tty < 2; tty++) {
+            rein_sup_t *s = open_sup(levels[l], false);
+            struct obs o = {0};
+            spawn(s, &o, tty, cmd, NULL);
+            drive(s, &o, "ready root", 10000);
+            ASSERT_OK(rein_sup_cancel(s, o.id, signo, -1));
+            drive(s, &o, NULL, 10000);
+            ASSERT_EQ(o.exits, 1);
+            ASSERT_EQ(o.info.reason, REIN_REASON_MANUAL_CANCEL);
+            ASSERT_EQ(o.info.exit_code, 0);
+            ASSERT_EQ(count_of(&o, "root"), 1);
+            ASSERT_EQ(count_of(&o, "child"), 1);
+            ASSERT_EQ(count_of(&o, "loner"), 1);
+            rein_sup_close(s);
+            obs_free(&o);
+        }
+}
+
 TEST_T(sup_timeouts_overall_and_no_output, 120)
 {
     for (int l = 0; l < NLEVELS; l++)

@@ -370,16 +370,20 @@ static int capture_verified(const rein_proc_t *p, ptree_t *t)
     return 0;
 }
 
-/* Signals every verified member of t, children first; returns the root's
- * result, since the others may exit on their own at any moment. */
-static int signal_tree(const ptree_t *t, int signo)
+/* Signals group pgid (when > 0), then every verified member of t outside
+ * it, children first, each process once (see ptree_pass_t); returns the
+ * root's result, since the others may exit on their own at any moment. */
+static int signal_tree(const ptree_t *t, pid_t pgid, int signo)
 {
     int rc = -ESRCH;
+    ptree_pass_t pass;
+    ptree_pass_begin(&pass, signo, pgid);
     for (size_t i = t->n; i-- > 0;) {
-        int r = ptree_signal_member(&t->v[i], signo);
+        int r = ptree_pass_member(&pass, &t->v[i]);
         if (i == 0)
-            rc = r;
+            rc = r > 0 ? 0 : r; /* reached by the group's signal */
     }
+    ptree_pass_end(&pass);
     return rc;
 }
 
@@ -419,7 +423,7 @@ static int freeze(ptree_t *t)
 {
     for (int pass = 0; pass < PROC_FREEZE_PASSES; pass++) {
         size_t before = t->n;
-        signal_tree(t, SIGSTOP);
+        signal_tree(t, 0, SIGSTOP);
         int rc = rescan(t);
         if (rc < 0)
             return rc;
@@ -472,7 +476,7 @@ int rein_proc_kill_tree(rein_proc_t *p, int signo)
     int rc = capture_verified(p, &t);
     if (rc < 0)
         return rc;
-    rc = signal_tree(&t, signo);
+    rc = signal_tree(&t, 0, signo);
     ptree_free(&t);
     return rc;
 }
@@ -524,17 +528,13 @@ int rein_proc_terminate(rein_proc_t *p, const rein_proc_terminate_opts_t *o,
 
     if (o->graceful_ms >= 0) {
         /* Not ours to signal (EPERM): waiting for it would be in vain. */
-        int s = signal_tree(&t, o->signal);
+        int s = signal_tree(&t, pgid, o->signal);
         if (s < 0 && s != -ESRCH) {
             rc = s;
             goto done;
         }
         /* A stopped process only acts on the signal once continued. */
-        signal_tree(&t, SIGCONT);
-        if (pgid > 0) {
-            ptree_signal_group(pgid, o->signal);
-            ptree_signal_group(pgid, SIGCONT);
-        }
+        signal_tree(&t, pgid, SIGCONT);
         if (wait_gone(p, &t, pgid, o->graceful_ms))
             goto done;
     }
@@ -542,7 +542,7 @@ int rein_proc_terminate(rein_proc_t *p, const rein_proc_terminate_opts_t *o,
     /* What survived the grace, plus whatever it forked meanwhile.  A
      * failed rescan (no memory) still kills what is known, then reports. */
     rc = freeze(&t);
-    int killed = signal_tree(&t, SIGKILL);
+    int killed = signal_tree(&t, 0, SIGKILL);
     if (pgid > 0 && ptree_group_alive(pgid))
         ptree_signal_group(pgid, SIGKILL);
     if (killed < 0 && killed != -ESRCH)

@@ -219,6 +219,84 @@ int ptree_signal_group(pid_t pgid, int signo)
     return kill(-pgid, signo) < 0 ? -errno : 0;
 }
 
+void ptree_pass_begin(ptree_pass_t *p, int signo, pid_t pgid)
+{
+    memset(p, 0, sizeof *p);
+    p->signo = signo;
+    if (pgid > 0 && ptree_signal_group(pgid, signo) == 0)
+        p->pgid = pgid;
+}
+
+/* The index of the first sent pid >= pid. */
+static size_t pass_find(const ptree_pass_t *p, pid_t pid)
+{
+    size_t lo = 0, hi = p->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->sent[mid] < pid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+bool ptree_pass_due(const ptree_pass_t *p, pid_t pid)
+{
+    size_t i = pass_find(p, pid);
+    if (i < p->n && p->sent[i] == pid)
+        return false;
+    procfs_stat_t st;
+    return !(p->pgid > 0 && procfs_read_stat(pid, &st) == 0 &&
+             st.pgrp == p->pgid);
+}
+
+void ptree_pass_note(ptree_pass_t *p, pid_t pid)
+{
+    size_t i = pass_find(p, pid);
+    if (i < p->n && p->sent[i] == pid)
+        return;
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 16;
+        pid_t *v = realloc(p->sent, cap * sizeof *v);
+        if (!v)
+            return; /* see the contract: at worst a second signal */
+        p->sent = v;
+        p->cap = cap;
+    }
+    /* Routes note in ascending order (cgroup.procs is read sorted), so
+     * this is an append but for a tree's few members. */
+    memmove(p->sent + i + 1, p->sent + i, (p->n - i) * sizeof *p->sent);
+    p->sent[i] = pid;
+    p->n++;
+}
+
+int ptree_pass_member(ptree_pass_t *p, const ptree_member_t *m)
+{
+    if (!ptree_pass_due(p, m->pid))
+        return 1;
+    int rc = ptree_signal_member(m, p->signo);
+    if (rc == 0)
+        ptree_pass_note(p, m->pid);
+    return rc;
+}
+
+int ptree_pass_tree(ptree_pass_t *p, const ptree_t *t)
+{
+    int sent = 0;
+    for (size_t i = t->n; i-- > 0;)
+        if (ptree_pass_member(p, &t->v[i]) == 0)
+            sent++;
+    return sent;
+}
+
+void ptree_pass_end(ptree_pass_t *p)
+{
+    free(p->sent);
+    p->sent = NULL;
+    p->n = p->cap = 0;
+}
+
 size_t ptree_count_alive(const ptree_t *t)
 {
     size_t n = 0;

@@ -68,6 +68,45 @@ bool ptree_member_alive(const ptree_member_t *m);
 int ptree_signal(const ptree_t *t, int signo);
 /* Signals process group pgid; -EPERM for pgid <= 1 or rein's own group. */
 int ptree_signal_group(pid_t pgid, int signo);
+
+/*
+ * A pass: one signal to a boundary that several routes reach (the
+ * leader's process group, a cgroup, a remembered tree), each process
+ * getting it once.  A second SIGTERM is no harmless repeat: bash, running
+ * its EXIT trap for the first, dies of the second at once and the trap's
+ * work is cut short.  The group goes first (one kill reaches each of its
+ * members, and a fork in flight in it); then each route signals only what
+ * ptree_pass_due says the pass has not reached: not in that group, not
+ * sent to already.  A process that leaves the group between the kill and
+ * that check is sent the signal twice; one that joins it then, not at all
+ * (a terminator's KILL after the grace still finds it).
+ */
+typedef struct ptree_pass {
+    int signo;
+    pid_t pgid;  /* the group signalled whole, or 0 */
+    pid_t *sent; /* pids signalled one by one, ascending */
+    size_t n, cap;
+} ptree_pass_t;
+
+/* Begins a pass of signo: signals group pgid first when pgid > 0 (with
+ * ptree_signal_group's guards; a group refused or empty is left to the
+ * other routes, as if pgid were 0). */
+void ptree_pass_begin(ptree_pass_t *p, int signo, pid_t pgid);
+/* True while the pass has not reached pid: it is not in the group the
+ * pass signalled and was not noted as sent. */
+bool ptree_pass_due(const ptree_pass_t *p, pid_t pid);
+/* Notes pid as sent, by a route that verifies and signals it its own
+ * way.  Without memory to note it, a later route may send it again. */
+void ptree_pass_note(ptree_pass_t *p, pid_t pid);
+/* Signals member m (ptree_signal_member) unless the pass reached it:
+ * 0 when sent now, 1 when reached before, or the member's -errno. */
+int ptree_pass_member(ptree_pass_t *p, const ptree_member_t *m);
+/* ptree_pass_member for every member of t, children first (reverse
+ * capture order); how many were sent the signal now. */
+int ptree_pass_tree(ptree_pass_t *p, const ptree_t *t);
+/* Frees what the pass noted. */
+void ptree_pass_end(ptree_pass_t *p);
+
 /* Members still alive (not zombies, start time matching). */
 size_t ptree_count_alive(const ptree_t *t);
 /* True when a live (non-zombie) process has process group pgid. */

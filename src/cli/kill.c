@@ -57,17 +57,20 @@ static bool target_alive(struct target *t)
            (t->cr && contain_run_populated(t->cr));
 }
 
+/* signo to the target, each process once (see ptree_pass_t): the group
+ * first, then the cgroup and the tree. */
 static void target_signal(struct target *t, int signo)
 {
+    ptree_pass_t p;
+    ptree_pass_begin(&p, signo, t->pgid > 1 ? t->pgid : 0);
     if (t->cr) {
         if (signo == SIGKILL)
             contain_run_kill(t->cr);
         else
-            contain_run_signal(t->cr, signo);
+            contain_run_signal(t->cr, &p);
     }
-    ptree_signal(&t->tree, signo);
-    if (t->pgid > 1)
-        ptree_signal_group(t->pgid, signo);
+    ptree_pass_tree(&p, &t->tree);
+    ptree_pass_end(&p);
 }
 
 static bool target_wait(struct target *t, int64_t ms)

@@ -1028,7 +1028,7 @@ out:
     return rc;
 }
 
-int contain_run_signal(contain_run_t *r, int signo)
+int contain_run_signal(contain_run_t *r, ptree_pass_t *pass)
 {
     pid_t *v;
     size_t n;
@@ -1037,8 +1037,11 @@ int contain_run_signal(contain_run_t *r, int signo)
         return rc;
     int sent = 0;
     for (size_t i = 0; i < n; i++)
-        if (contain_signal_member(r, v[i], signo, NULL) == 0)
+        if (ptree_pass_due(pass, v[i]) &&
+            contain_signal_member(r, v[i], pass->signo, NULL) == 0) {
+            ptree_pass_note(pass, v[i]);
             sent++;
+        }
     free(v);
     return sent;
 }

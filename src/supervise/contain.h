@@ -37,6 +37,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/ptree.h"
 #include "base/spawn.h"
 
 typedef enum contain_level {
@@ -122,10 +123,12 @@ int contain_run_events_fd(const contain_run_t *r);
  * -EAGAIN when members kept appearing, -ENOTSUP when the run has neither
  * cgroup (pgid or subreaper level without a pids controller). */
 int contain_run_kill(contain_run_t *r);
-/* Sends signo to every process in the run's cgroup(s), each checked to be
- * a member while pinned by a pidfd (never rein itself, never pid <= 1);
- * returns the count, or a negative error. */
-int contain_run_signal(contain_run_t *r, int signo);
+/* Sends the pass's signal to every process in the run's cgroup(s) that
+ * the pass has not reached yet (see ptree_pass_t), each checked to be a
+ * member while pinned by a pidfd (never rein itself, never pid <= 1), and
+ * notes it in the pass; returns the count sent now, or a negative
+ * error. */
+int contain_run_signal(contain_run_t *r, ptree_pass_t *pass);
 /* True while any process is in the run's cgroups (cgroup.events, and
  * cgroup.procs of the pids cgroup). */
 bool contain_run_populated(const contain_run_t *r);

@@ -663,15 +663,18 @@ static leftovers_t leftovers_now(struct run *r)
     return left;
 }
 
-/* One signal to everything in the boundary: cgroup, remembered members
- * (verified), and the leader's group while the leader pins it. */
+/* One signal to everything in the boundary, each process once (a second
+ * TERM cuts a shell's EXIT trap short; see ptree_pass_t): the leader's
+ * group while the leader pins it, then the cgroup and the remembered
+ * members (verified) that the group did not hold. */
 static void signal_boundary(struct run *r, int signo)
 {
+    ptree_pass_t p;
+    ptree_pass_begin(&p, signo, r->reaped ? 0 : r->pid);
     if (r->cr)
-        contain_run_signal(r->cr, signo);
-    ptree_signal(&r->known, signo);
-    if (!r->reaped)
-        ptree_signal_group(r->pid, signo);
+        contain_run_signal(r->cr, &p);
+    ptree_pass_tree(&p, &r->known);
+    ptree_pass_end(&p);
 }
 
 /* ------------------------------------------------------------ finishing */
@@ -1973,13 +1976,16 @@ static void doomed_end(struct doomed *d)
         int signo = sig == 0 ? SIGTERM : sig == 1 ? SIGCONT : SIGKILL;
         if (signo == SIGKILL)
             doomed_wait(d, SUP_RECONCILE_GRACE_MS);
-        ptree_signal(&d->tree, signo);
+        ptree_pass_t p; /* each process once: see ptree_pass_t */
+        ptree_pass_begin(&p, signo, 0);
+        ptree_pass_tree(&p, &d->tree);
         for (size_t i = 0; i < d->ncg; i++) {
             if (signo == SIGKILL)
                 contain_run_kill(d->cgs[i]);
             else
-                contain_run_signal(d->cgs[i], signo);
+                contain_run_signal(d->cgs[i], &p);
         }
+        ptree_pass_end(&p);
     }
     doomed_wait(d, REIN_SUP_KILL_BOUND_MS);
     for (size_t i = 0; i < d->ncg; i++)

@@ -33,6 +33,19 @@
  *                 "ready member <pid>" then "ready" (or "ready" alone).
  *                 The member is set up from its first instruction: it
  *                 inherits the blocked mask and the signalfd.
+ *   sig-count SIGNO
+ *                 counts how often each process is sent SIGNO, a
+ *                 real-time signal (each one sent is queued, where a
+ *                 second TERM pending would merge with the first).
+ *                 Three processes, SIGNO and SIGCONT blocked in each:
+ *                 "root", "child" (in root's process group) and "loner"
+ *                 (a child in a group of its own).  Each prints
+ *                 "ready <role> <pid>", the root last.  On SIGCONT each
+ *                 takes every SIGNO pending and prints "<role> got <n>";
+ *                 a sender that sends SIGNO, then SIGCONT (as a
+ *                 terminator does) has queued each SIGNO before its first
+ *                 SIGCONT arrives.  The root then waits for the two and
+ *                 exits 0.
  */
 #include <errno.h>
 #include <poll.h>
@@ -44,6 +57,7 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The code term-exit leaves with, for the test to recognise. */
@@ -216,6 +230,73 @@ static int sig_report(int argc, char **argv)
     return 1;
 }
 
+/* sig-count's role: "ready", then the count once SIGCONT comes. */
+static void count_role(const char *role, int signo, int ready_fd)
+{
+    sigset_t cont, one;
+    sigemptyset(&cont);
+    sigaddset(&cont, SIGCONT);
+    sigemptyset(&one);
+    sigaddset(&one, signo);
+    dprintf(1, "ready %s %ld\n", role, (long)getpid());
+    if (ready_fd >= 0 && (write(ready_fd, "r", 1) != 1 || close(ready_fd)))
+        _exit(1);
+    while (sigwaitinfo(&cont, NULL) < 0)
+        if (errno != EINTR)
+            _exit(1);
+    struct timespec now = {0, 0};
+    int n = 0;
+    while (sigtimedwait(&one, NULL, &now) == signo)
+        n++;
+    dprintf(1, "%s got %d\n", role, n);
+}
+
+static int sig_count(int argc, char **argv)
+{
+    int signo = argc > 2 ? atoi(argv[2]) : 0;
+    if (signo < SIGRTMIN || signo > SIGRTMAX)
+        return 2;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, signo);
+    sigaddset(&set, SIGCONT);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    int ready[2];
+    if (pipe(ready) < 0)
+        return 1;
+    static const char *const roles[] = {"child", "loner"};
+    pid_t kids[2];
+    for (int i = 0; i < 2; i++) {
+        pid_t self = getpid();
+        kids[i] = fork();
+        if (kids[i] < 0)
+            return 1;
+        if (kids[i] == 0) {
+            /* Dies with the root, so a failed test leaves nothing. */
+            if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
+                getppid() != self || (i == 1 && setpgid(0, 0) < 0))
+                _exit(1);
+            close(ready[0]);
+            count_role(roles[i], signo, ready[1]);
+            _exit(0);
+        }
+    }
+    close(ready[1]);
+    char c;
+    for (int i = 0; i < 2; i++)
+        if (read(ready[0], &c, 1) != 1)
+            return 1;
+    close(ready[0]);
+    count_role("root", signo, -1);
+    for (int i = 0; i < 2; i++) {
+        int st;
+        if (waitpid(kids[i], &st, 0) != kids[i] || !WIFEXITED(st) ||
+            WEXITSTATUS(st) != 0)
+            return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -273,5 +354,7 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "sig-report"))
         return sig_report(argc, argv);
+    if (!strcmp(argv[1], "sig-count"))
+        return sig_count(argc, argv);
     return 2;
 }
