@@ -31,6 +31,7 @@
 #include "base/procfs.h"
 #include "base/ptree.h"
 #include "base/spawn.h"
+#include "cli/watchman.h"
 #include "harness.h"
 #include "supervise/contain.h"
 #include "supervise/events.h"
@@ -1504,4 +1505,116 @@ TEST(owners_leave_no_row_behind_closed_or_dead)
     ASSERT_EQ(access(lock, F_OK), -1);
     rein_sup_close(s);
     ASSERT_EQ(owner_rows(), 0);
+}
+
+/* argv of `rein reconcile --watch 3 --pid PID --state-dir <the test's>`;
+ * the strings live in w. */
+struct watch_argv {
+    char bin[PATH_MAX], pid[32], dir[PATH_MAX];
+    const char *argv[9];
+};
+
+static void watch_argv(struct watch_argv *w, pid_t server)
+{
+    snprintf(w->bin, sizeof w->bin, "%s/rein", test_build_dir());
+    snprintf(w->pid, sizeof w->pid, "%ld", (long)server);
+    state_dir(w->dir, sizeof w->dir);
+    const char *a[] = {w->bin, "reconcile", "--watch", "3", "--pid",
+                       w->pid, "--state-dir", w->dir, NULL};
+    memcpy(w->argv, a, sizeof a);
+}
+
+/* Starts the watchman of `server` (this process, which must be its
+ * parent) on a pipe already at end of file with no bye, as a server that
+ * died leaves it; stdout and stderr to out_fd.  Returns the pid of the
+ * watchman's first process, which exits once it has forked the one that
+ * watches. */
+static pid_t watch_spawn(int out_fd)
+{
+    struct watch_argv w;
+    watch_argv(&w, getpid());
+    int p[2];
+    ASSERT_OK(pipe2(p, O_CLOEXEC));
+    close(p[1]);
+    spawn_opts_t o;
+    spawn_opts_init(&o);
+    o.file = w.bin;
+    o.argv = w.argv;
+    o.fd_out = o.fd_err = out_fd;
+    o.extra_fds = &p[0];
+    o.n_extra_fds = 1;
+    o.want_pidfd = false;
+    pid_t pid;
+    ASSERT_OK(spawn_start(&o, &pid, NULL, NULL));
+    close(p[0]);
+    return pid;
+}
+
+/* Waits for child pid and says it exited 0. */
+static void reaped_ok(pid_t pid)
+{
+    int st;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    ASSERT_TRUE(WIFEXITED(st));
+    ASSERT_EQ(WEXITSTATUS(st), 0);
+}
+
+/*
+ * WATCHMAN_EXIT_WAIT_MS at both edges.  The watchman of a server that
+ * closed its pipe without the bye but lives on waits the whole bound, then
+ * reconciles all the same (a live owner's runs are never touched); the
+ * watchman of a server that is gone reconciles at once.  Each time a
+ * planted run of a dead owner is still running before and lost after: the
+ * reconcile ran.  The end of the watchman's stdout is its exit.
+ */
+TEST_T(reconcile_watch_waits_for_a_live_server_at_most_its_bound, 60)
+{
+    const char *other_boot = "00000000-0000-0000-0000-000000000000";
+    int pidfd;
+    pid_t sleeper = tu_sleeper_start(&pidfd);
+    uint64_t st;
+    ASSERT_OK(procfs_start_time(sleeper, &st));
+    buf_t out = BUF_INIT;
+
+    /* The server (this test) lives on. */
+    int64_t id = plant(other_boot, sleeper, st);
+    ASSERT_EQ(reason_of(id), -1);
+    int p[2];
+    ASSERT_OK(pipe2(p, O_CLOEXEC));
+    uint64_t t0 = test_now_ms();
+    reaped_ok(watch_spawn(p[1]));
+    close(p[1]);
+    ASSERT_OK(tu_read_all(p[0], &out));
+    close(p[0]);
+    ASSERT_INT(test_now_ms() - t0, >=, WATCHMAN_EXIT_WAIT_MS);
+    ASSERT_STR(out.p ? out.p : "", "");
+    ASSERT_EQ(reason_of(id), REIN_REASON_LOST);
+
+    /* The server is a child of the test that starts its watchman, waits
+     * for it as rein serve does, and exits. */
+    id = plant(other_boot, sleeper, st);
+    ASSERT_OK(pipe2(p, O_CLOEXEC));
+    t0 = test_now_ms();
+    pid_t server = fork();
+    ASSERT_INT(server, >=, 0);
+    if (server == 0) {
+        int wst;
+        pid_t w = watch_spawn(p[1]);
+        _exit(waitpid(w, &wst, 0) == w && WIFEXITED(wst) &&
+                      WEXITSTATUS(wst) == 0
+                  ? 0
+                  : 1);
+    }
+    close(p[1]);
+    reaped_ok(server);
+    buf_reset(&out);
+    ASSERT_OK(tu_read_all(p[0], &out));
+    close(p[0]);
+    ASSERT_INT(test_now_ms() - t0, <, WATCHMAN_EXIT_WAIT_MS);
+    ASSERT_STR(out.p ? out.p : "", "");
+    ASSERT_EQ(reason_of(id), REIN_REASON_LOST);
+
+    ASSERT_TRUE(procfs_alive(sleeper, st)); /* another boot's: untouched */
+    tu_sleeper_stop(sleeper, pidfd);
+    buf_free(&out);
 }

@@ -52,10 +52,6 @@ extern char **environ;
 #define WATCHMAN_BYE 'q'
 /* The fd the watchman reads the pipe on. */
 #define WATCHMAN_FD 3
-/* After end of file, the longest the watchman waits for the server to be
- * gone before it reconciles anyway (reconciling early is safe: a live
- * owner's runs are never touched, they would only be left running). */
-#define WATCHMAN_EXIT_WAIT_MS 5000
 /* Without a pidfd, how often it looks at the server's pid meanwhile. */
 #define WATCHMAN_POLL_MS 10
 

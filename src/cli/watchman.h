@@ -5,6 +5,11 @@
 #ifndef REIN_CLI_WATCHMAN_H
 #define REIN_CLI_WATCHMAN_H
 
+/* After end of file, the longest the watchman waits for the server to be
+ * gone before it reconciles anyway (reconciling early is safe: a live
+ * owner's runs are never touched, they would only be left running). */
+#define WATCHMAN_EXIT_WAIT_MS 5000
+
 /* Starts the watchman for this process, reconciling state_dir (NULL: the
  * default) once this process dies.  Call it before the supervisor opens:
  * it reaps a child of its own.  0 with *bye_fd the pipe's write end
