@@ -1507,39 +1507,26 @@ TEST(owners_leave_no_row_behind_closed_or_dead)
     ASSERT_EQ(owner_rows(), 0);
 }
 
-/* argv of `rein reconcile --watch 3 --pid PID --state-dir <the test's>`;
- * the strings live in w. */
-struct watch_argv {
-    char bin[PATH_MAX], pid[32], dir[PATH_MAX];
-    const char *argv[9];
-};
-
-static void watch_argv(struct watch_argv *w, pid_t server)
-{
-    snprintf(w->bin, sizeof w->bin, "%s/rein", test_build_dir());
-    snprintf(w->pid, sizeof w->pid, "%ld", (long)server);
-    state_dir(w->dir, sizeof w->dir);
-    const char *a[] = {w->bin, "reconcile", "--watch", "3", "--pid",
-                       w->pid, "--state-dir", w->dir, NULL};
-    memcpy(w->argv, a, sizeof a);
-}
-
-/* Starts the watchman of `server` (this process, which must be its
- * parent) on a pipe already at end of file with no bye, as a server that
- * died leaves it; stdout and stderr to out_fd.  Returns the pid of the
- * watchman's first process, which exits once it has forked the one that
- * watches. */
+/* Starts `rein reconcile --watch 3 --pid <this process> --state-dir
+ * <the test's>` as this process's child, its fd 3 a pipe already at end
+ * of file with no bye (as a server that died leaves it), stdout and
+ * stderr to out_fd.  Returns the pid of the watchman's first process,
+ * which exits once it has forked the one that watches. */
 static pid_t watch_spawn(int out_fd)
 {
-    struct watch_argv w;
-    watch_argv(&w, getpid());
+    char bin[PATH_MAX], me[32], dir[PATH_MAX];
+    snprintf(bin, sizeof bin, "%s/rein", test_build_dir());
+    snprintf(me, sizeof me, "%ld", (long)getpid());
+    state_dir(dir, sizeof dir);
+    const char *argv[] = {bin,  "reconcile",   "--watch", "3", "--pid",
+                          me,   "--state-dir", dir,       NULL};
     int p[2];
     ASSERT_OK(pipe2(p, O_CLOEXEC));
     close(p[1]);
     spawn_opts_t o;
     spawn_opts_init(&o);
-    o.file = w.bin;
-    o.argv = w.argv;
+    o.file = bin;
+    o.argv = argv;
     o.fd_out = o.fd_err = out_fd;
     o.extra_fds = &p[0];
     o.n_extra_fds = 1;
