@@ -93,7 +93,8 @@ typedef struct ptree_pass {
  * other routes, as if pgid were 0). */
 void ptree_pass_begin(ptree_pass_t *p, int signo, pid_t pgid);
 /* True while the pass has not reached pid: it is not in the group the
- * pass signalled and was not noted as sent. */
+ * pass signalled (not looked at for SIGKILL, which a second time does
+ * nothing) and was not noted as sent. */
 bool ptree_pass_due(const ptree_pass_t *p, pid_t pid);
 /* Notes pid as sent, by a route that verifies and signals it its own
  * way.  Without memory to note it, a later route may send it again. */
