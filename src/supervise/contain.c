@@ -68,6 +68,7 @@ struct contain {
     bool set_subreaper;  /* turned on by us: contain_free turns it off */
     bool has_kill;       /* cgroup.kill exists (kernel >= 5.14) */
     contain_hier_t v2;
+    bool v2_looked;      /* contain_locate tried v2 (contain_run_attach) */
     contain_hier_t pids;
     char note[CONTAIN_NOTE_LEN];
 };
@@ -611,12 +612,6 @@ int contain_open_why(const char *force, contain_t **out, char *why,
     }
     if (!c->level)
         c->level = CONTAIN_PGID;
-    /* Below the cgroup level (forced, or where v2 failed before its mount
-     * was found) the v2 hierarchy is still looked up: reconcile and `rein
-     * kill` must reach the leaves of runs another rein made at the cgroup
-     * level, whatever level this one runs at. */
-    if (!c->v2.mount[0])
-        contain_locate(&c->v2, "cgroup2", NULL);
     *out = c;
     return 0;
 fail:
@@ -812,6 +807,16 @@ int contain_run_attach(contain_t *c, int64_t run_id, const char *v2_rel,
     r->level = c->level;
     r->id = run_id;
     r->v2_dir_fd = r->v2_procs_fd = r->pids_procs_fd = r->events_fd = -1;
+    /* Below the cgroup level (forced, or where v2 failed before its mount
+     * was found) the v2 hierarchy is still looked up, here: reconcile and
+     * `rein kill` must reach the leaves of runs another rein made at the
+     * cgroup level, whatever level this one runs at.  Only here, since two
+     * /proc reads cost a library shell or PTY session 50 us per open on a
+     * slow VM, and most supervisors never attach. */
+    if (!c->v2.mount[0] && !c->v2_looked) {
+        contain_locate(&c->v2, "cgroup2", NULL);
+        c->v2_looked = true;
+    }
     struct stat st;
     if (v2_rel && *v2_rel && c->v2.mount[0] &&
         contain_is_run_leaf(v2_rel, run_id) &&

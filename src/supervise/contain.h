@@ -58,8 +58,8 @@ typedef struct contain_run contain_run_t;
 /* Detects the best level (or the forced one: "cgroup", "subreaper",
  * "pgid"; NULL: $REIN_CONTAINMENT, else best).  Sets the subreaper flag at
  * the subreaper and cgroup levels (orphans come to us either way).  Below
- * the cgroup level the v2 hierarchy is still looked up (nothing is made
- * there), for contain_run_attach. */
+ * the cgroup level the v2 hierarchy is looked up (nothing is made there)
+ * when contain_run_attach first needs it. */
 int contain_open(const char *force, contain_t **out);
 /* The same; on failure why (when not NULL) names what is missing or what
  * was wrong ("cgroup: no cgroup2 mount ...", "unknown containment level"):
