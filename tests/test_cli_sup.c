@@ -41,7 +41,9 @@ static int rein(const char *const *args, buf_t *out)
 struct owner_report {
     rein_reason_t reason;
     int exits;
-    bool ready; /* the run said so: its TERM trap is set */
+    bool ready;        /* the run said so: its TERM trap is set */
+    const char *word;  /* what it says when it is */
+    buf_t out;         /* all it printed */
 };
 
 static void owner_output(rein_sup_t *s, int64_t id, const void *data,
@@ -50,7 +52,8 @@ static void owner_output(rein_sup_t *s, int64_t id, const void *data,
     (void)s;
     (void)id;
     struct owner_report *r = ud;
-    if (memmem(data, len, "ready", 5))
+    buf_append(&r->out, data, len);
+    if (memmem(r->out.p, r->out.len, r->word, strlen(r->word)))
         r->ready = true;
 }
 
@@ -64,19 +67,17 @@ static void owner_exit(rein_sup_t *s, int64_t id, const rein_run_info_t *i,
     r->exits++;
 }
 
-/* An owner in a child process: spawns a TERM-ignoring run, reports its id
- * and pid on fd once the run has set its trap (a TERM before it would end
- * the run at once), drives the run to its end, then exits with the run's
- * reason as status. */
-static void owner_child(int fd)
+/* An owner in a child process: spawns argv, reports its id and pid on fd
+ * once the run printed `word` (set up: a signal before would find it
+ * unready), drives the run to its end, writes all the run printed on fd,
+ * then exits with the run's reason as status. */
+static void owner_child(int fd, const char *const *argv, const char *word)
 {
     rein_sup_t *s;
     rein_sup_opts_t so = {.no_reconcile = true};
     if (rein_sup_open(&so, &s) < 0)
         _exit(100);
-    struct owner_report rep = {REIN_REASON_NONE, 0, false};
-    const char *argv[] = {"/bin/sh", "-c",
-                          "trap '' TERM; echo ready; sleep 60 & wait", NULL};
+    struct owner_report rep = {REIN_REASON_NONE, 0, false, word, BUF_INIT};
     rein_run_opts_t ro = {.argv = argv, .grace_ms = -1,
                           .on_output = owner_output, .on_exit = owner_exit,
                           .data = &rep};
@@ -88,32 +89,50 @@ static void owner_child(int fd)
     rein_run_info_t info;
     rein_sup_info(s, id, &info);
     dprintf(fd, "%lld %d\n", (long long)id, (int)info.pid);
-    close(fd);
     while (!rep.exits)
         rein_sup_run_once(s, 100);
+    if (rep.out.len && write(fd, rep.out.p, rep.out.len) < 0)
+        _exit(102);
+    close(fd);
     rein_sup_close(s);
     _exit((int)rep.reason);
 }
 
-TEST_T(cli_kill_ends_a_live_owners_run_with_escalation, 60)
+/* Starts owner_child in a child process; its pid, and in *id and *pid
+ * the run's, and in *fd the pipe the rest of its report comes on. */
+static pid_t owner_start(const char *const *argv, const char *word,
+                         long long *id, int *pid, int *fd)
 {
-    char dir[PATH_MAX];
-    use_state_dir(dir, sizeof dir);
     int p[2];
     ASSERT_OK(pipe(p));
     fflush(NULL);
     pid_t owner = fork();
     if (owner == 0) {
         close(p[0]);
-        owner_child(p[1]);
+        owner_child(p[1], argv, word);
     }
     close(p[1]);
+    /* The first line, a byte at a time: the rest is the run's output. */
     char line[64] = {0};
-    ASSERT_INT(read(p[0], line, sizeof line - 1), >, 0);
-    close(p[0]);
+    for (size_t n = 0; n + 1 < sizeof line; n++) {
+        ASSERT_EQ(read(p[0], &line[n], 1), 1);
+        if (line[n] == '\n')
+            break;
+    }
+    ASSERT_EQ(sscanf(line, "%lld %d", id, pid), 2);
+    *fd = p[0];
+    return owner;
+}
+
+TEST_T(cli_kill_ends_a_live_owners_run_with_escalation, 60)
+{
+    char dir[PATH_MAX];
+    use_state_dir(dir, sizeof dir);
+    const char *argv[] = {"/bin/sh", "-c",
+                          "trap '' TERM; echo ready; sleep 60 & wait", NULL};
     long long id;
-    int pid;
-    ASSERT_EQ(sscanf(line, "%lld %d", &id, &pid), 2);
+    int pid, fd;
+    pid_t owner = owner_start(argv, "ready", &id, &pid, &fd);
     uint64_t pid_start;
     ASSERT_OK(procfs_start_time(pid, &pid_start)); /* identity, not pid */
     char ids[32];
@@ -125,6 +144,10 @@ TEST_T(cli_kill_ends_a_live_owners_run_with_escalation, 60)
     ASSERT_INT(test_now_ms() - t0, >=, 200);
     ASSERT_CONTAINS(out.p, "SIGTERM, then SIGKILL");
     ASSERT_FALSE(procfs_alive(pid, pid_start));
+    buf_reset(&out);
+    ASSERT_OK(tu_read_all(fd, &out)); /* to the owner's end */
+    close(fd);
+    ASSERT_STR(out.p, "ready\n");
     int st;
     ASSERT_EQ(waitpid(owner, &st, 0), owner);
     ASSERT_TRUE(WIFEXITED(st));
@@ -133,6 +156,39 @@ TEST_T(cli_kill_ends_a_live_owners_run_with_escalation, 60)
     buf_reset(&out);
     ASSERT_EQ(rein(args, &out), 0);
     ASSERT_CONTAINS(out.p, "already exited");
+    buf_free(&out);
+}
+
+/* rein kill sends each process of the run its signal once, though its
+ * group, cgroup and tree all reach it (a second TERM can cut a shell's
+ * EXIT trap short): proc_helper sig-count counts a real-time signal, one
+ * queued per send; the root and its child share the leader's group, the
+ * loner has its own.  They exit once counted, within the grace. */
+TEST_T(cli_kill_signals_each_process_once, 60)
+{
+    char dir[PATH_MAX], helper[PATH_MAX], num[16], ids[32];
+    use_state_dir(dir, sizeof dir);
+    snprintf(helper, sizeof helper, "%s/proc_helper", test_bin_dir());
+    snprintf(num, sizeof num, "%d", SIGRTMIN + 2);
+    const char *argv[] = {helper, "sig-count", num, NULL};
+    long long id;
+    int pid, fd;
+    pid_t owner = owner_start(argv, "ready root", &id, &pid, &fd);
+    snprintf(ids, sizeof ids, "%lld", id);
+    buf_t out = BUF_INIT;
+    const char *args[] = {"kill", ids, "--signal", num, "--grace-ms",
+                          "30000", NULL};
+    ASSERT_EQ(rein(args, &out), 0);
+    buf_reset(&out);
+    ASSERT_OK(tu_read_all(fd, &out)); /* to the owner's end */
+    close(fd);
+    ASSERT_CONTAINS(out.p, "root got 1\n");
+    ASSERT_CONTAINS(out.p, "child got 1\n");
+    ASSERT_CONTAINS(out.p, "loner got 1\n");
+    int st;
+    ASSERT_EQ(waitpid(owner, &st, 0), owner);
+    ASSERT_TRUE(WIFEXITED(st));
+    ASSERT_EQ(WEXITSTATUS(st), REIN_REASON_EXIT); /* it ended by itself */
     buf_free(&out);
 }
 
