@@ -124,6 +124,20 @@ static pid_t owner_start(const char *const *argv, const char *word,
     return owner;
 }
 
+/* Reads the rest of owner's report on fd (what its run printed) into
+ * out, closes fd, reaps the owner and returns the reason it exited with
+ * (the run's). */
+static int owner_end(pid_t owner, int fd, buf_t *out)
+{
+    buf_reset(out);
+    ASSERT_OK(tu_read_all(fd, out));
+    close(fd);
+    int st;
+    ASSERT_EQ(waitpid(owner, &st, 0), owner);
+    ASSERT_TRUE(WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
 TEST_T(cli_kill_ends_a_live_owners_run_with_escalation, 60)
 {
     char dir[PATH_MAX];
@@ -144,14 +158,9 @@ TEST_T(cli_kill_ends_a_live_owners_run_with_escalation, 60)
     ASSERT_INT(test_now_ms() - t0, >=, 200);
     ASSERT_CONTAINS(out.p, "SIGTERM, then SIGKILL");
     ASSERT_FALSE(procfs_alive(pid, pid_start));
-    buf_reset(&out);
-    ASSERT_OK(tu_read_all(fd, &out)); /* to the owner's end */
-    close(fd);
+    /* The owner saw it. */
+    ASSERT_EQ(owner_end(owner, fd, &out), REIN_REASON_SIGNAL);
     ASSERT_STR(out.p, "ready\n");
-    int st;
-    ASSERT_EQ(waitpid(owner, &st, 0), owner);
-    ASSERT_TRUE(WIFEXITED(st));
-    ASSERT_EQ(WEXITSTATUS(st), REIN_REASON_SIGNAL); /* the owner saw it */
     /* Again: the run is over now. */
     buf_reset(&out);
     ASSERT_EQ(rein(args, &out), 0);
@@ -179,16 +188,11 @@ TEST_T(cli_kill_signals_each_process_once, 60)
     const char *args[] = {"kill", ids, "--signal", num, "--grace-ms",
                           "30000", NULL};
     ASSERT_EQ(rein(args, &out), 0);
-    buf_reset(&out);
-    ASSERT_OK(tu_read_all(fd, &out)); /* to the owner's end */
-    close(fd);
+    /* It ended by itself once counted. */
+    ASSERT_EQ(owner_end(owner, fd, &out), REIN_REASON_EXIT);
     ASSERT_CONTAINS(out.p, "root got 1\n");
     ASSERT_CONTAINS(out.p, "child got 1\n");
     ASSERT_CONTAINS(out.p, "loner got 1\n");
-    int st;
-    ASSERT_EQ(waitpid(owner, &st, 0), owner);
-    ASSERT_TRUE(WIFEXITED(st));
-    ASSERT_EQ(WEXITSTATUS(st), REIN_REASON_EXIT); /* it ended by itself */
     buf_free(&out);
 }
 
