@@ -1507,19 +1507,23 @@ TEST(owners_leave_no_row_behind_closed_or_dead)
     ASSERT_EQ(owner_rows(), 0);
 }
 
-/* Starts `rein reconcile --watch 3 --pid <this process> --state-dir
- * <the test's>` as this process's child, its fd 3 a pipe already at end
- * of file with no bye (as a server that died leaves it), stdout and
- * stderr to out_fd.  Returns the pid of the watchman's first process,
- * which exits once it has forked the one that watches. */
-static pid_t watch_spawn(int out_fd)
+/* Starts `rein reconcile --watch 3 --pid <this process> --start <its
+ * start time + skew> --state-dir <the test's>` as this process's child,
+ * its fd 3 a pipe already at end of file with no bye (as an owner that
+ * died leaves it), stdout and stderr to out_fd.  Returns the watchman's
+ * pid. */
+static pid_t watch_spawn(int out_fd, uint64_t skew)
 {
-    char bin[PATH_MAX], me[32], dir[PATH_MAX];
+    char bin[PATH_MAX], me[32], start[32], dir[PATH_MAX];
+    uint64_t ticks;
+    ASSERT_OK(procfs_start_time(getpid(), &ticks));
     snprintf(bin, sizeof bin, "%s/rein", test_build_dir());
     snprintf(me, sizeof me, "%ld", (long)getpid());
+    snprintf(start, sizeof start, "%llu", (unsigned long long)(ticks + skew));
     state_dir(dir, sizeof dir);
-    const char *argv[] = {bin,  "reconcile",   "--watch", "3", "--pid",
-                          me,   "--state-dir", dir,       NULL};
+    const char *argv[] = {bin,     "reconcile", "--watch",     "3",
+                          "--pid", me,          "--start",     start,
+                          "--state-dir", dir,   NULL};
     int p[2];
     ASSERT_OK(pipe2(p, O_CLOEXEC));
     close(p[1]);
@@ -1547,10 +1551,11 @@ static void reaped_ok(pid_t pid)
 }
 
 /*
- * WATCHMAN_EXIT_WAIT_MS at both edges.  The watchman of a server that
+ * WATCHMAN_EXIT_WAIT_MS at both edges.  The watchman of an owner that
  * closed its pipe without the bye but lives on waits the whole bound, then
  * reconciles all the same (a live owner's runs are never touched); the
- * watchman of a server that is gone reconciles at once.  Each time a
+ * watchman of an owner that is gone, or whose pid now has another start
+ * time, reconciles at once.  Each time a
  * planted run of a dead owner is still running before and lost after: the
  * reconcile ran.  The end of the watchman's stdout is its exit.
  */
@@ -1569,7 +1574,7 @@ TEST_T(reconcile_watch_waits_for_a_live_server_at_most_its_bound, 60)
     int p[2];
     ASSERT_OK(pipe2(p, O_CLOEXEC));
     uint64_t t0 = test_now_ms();
-    reaped_ok(watch_spawn(p[1]));
+    reaped_ok(watch_spawn(p[1], 0));
     close(p[1]);
     ASSERT_OK(tu_read_all(p[0], &out));
     close(p[0]);
@@ -1577,21 +1582,29 @@ TEST_T(reconcile_watch_waits_for_a_live_server_at_most_its_bound, 60)
     ASSERT_STR(out.p ? out.p : "", "");
     ASSERT_EQ(reason_of(id), REIN_REASON_LOST);
 
-    /* The server is a child of the test that starts its watchman, waits
-     * for it as rein serve does, and exits. */
+    /* The same pid with another start time is not the owner (a reused
+     * pid): the owner is gone, and the watchman reconciles at once. */
+    id = plant(other_boot, sleeper, st);
+    ASSERT_OK(pipe2(p, O_CLOEXEC));
+    t0 = test_now_ms();
+    reaped_ok(watch_spawn(p[1], 1));
+    close(p[1]);
+    buf_reset(&out);
+    ASSERT_OK(tu_read_all(p[0], &out));
+    close(p[0]);
+    ASSERT_INT(test_now_ms() - t0, <, WATCHMAN_EXIT_WAIT_MS);
+    ASSERT_STR(out.p ? out.p : "", "");
+    ASSERT_EQ(reason_of(id), REIN_REASON_LOST);
+
+    /* The server is a child of the test that starts its watchman and
+     * exits (the watchman goes to the runner, which reaps it). */
     id = plant(other_boot, sleeper, st);
     ASSERT_OK(pipe2(p, O_CLOEXEC));
     t0 = test_now_ms();
     pid_t server = fork();
     ASSERT_INT(server, >=, 0);
-    if (server == 0) {
-        int wst;
-        pid_t w = watch_spawn(p[1]);
-        _exit(waitpid(w, &wst, 0) == w && WIFEXITED(wst) &&
-                      WEXITSTATUS(wst) == 0
-                  ? 0
-                  : 1);
-    }
+    if (server == 0)
+        _exit(watch_spawn(p[1], 0) > 0 ? 0 : 1);
     close(p[1]);
     reaped_ok(server);
     buf_reset(&out);

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -962,11 +963,135 @@ TEST(run_relative_state_dir_is_recorded_absolute)
     buf_free(&err);
 }
 
-TEST_T(run_killed_by_sigkill_leaves_its_command_to_reconcile, 60)
+/* Makes this test a subreaper, so that the watchman of each rein it
+ * starts (which its first process leaves to init, or to the nearest
+ * subreaper) becomes this test's own child: one it may signal. */
+static void adopt_watchmen(void)
+{
+    ASSERT_OK(prctl(PR_SET_CHILD_SUBREAPER, 1));
+}
+
+/* The watchman of rein `owner`, after adopt_watchmen: the child of ours
+ * that runs `rein reconcile --watch FD --pid <owner> ...`; -1 if none is
+ * (yet) ours. */
+static pid_t watchman_of(pid_t owner)
+{
+    pid_t *kids, found = -1;
+    size_t n;
+    char me[32];
+    snprintf(me, sizeof me, "%ld", (long)owner);
+    ASSERT_OK(procfs_children(getpid(), &kids, &n));
+    for (size_t i = 0; i < n && found < 0; i++) {
+        char **argv;
+        if (procfs_cmdline(kids[i], &argv) < 0)
+            continue;
+        size_t argc = 0;
+        while (argv[argc])
+            argc++;
+        if (argc > 5 && !strcmp(argv[1], "reconcile") &&
+            !strcmp(argv[2], "--watch") && !strcmp(argv[5], me))
+            found = kids[i];
+        procfs_strv_free(argv);
+    }
+    free(kids);
+    return found;
+}
+
+/* Kills and reaps the watchman of rein `owner` (adopted: our child), as
+ * when rein and its watchman die together; what rein leaves then waits
+ * for a reconcile. */
+static void watchman_kill(pid_t owner)
+{
+    pid_t w = watchman_of(owner);
+    ASSERT_INT(w, >, 1);
+    ASSERT_OK(kill(w, SIGKILL));
+    int st;
+    ASSERT_EQ(waitpid(w, &st, 0), w);
+}
+
+/* rein dies without a chance to clean up (SIGKILL) while its command
+ * ignores the hang-up of its terminal and has a job in a session of its
+ * own: rein's watchman ends both at once, with no other rein started,
+ * records the run orphan-reaped and exits.  Before the watchman, both ran
+ * on until someone ran `rein reconcile`.  A rein that ends cleanly tells
+ * its watchman so, and the watchman leaves without reconciling. */
+TEST_T(run_killed_by_sigkill_has_what_it_started_ended_by_its_watchman, 60)
 {
     setup();
+    adopt_watchmen();
+    const char *argv[] = {rein_path(), "run", "--raw", "--",
+                          "trap '' HUP; "
+                          "setsid sh -c 'echo job=$$; exec sleep 301' & "
+                          "exec sleep 300",
+                          NULL};
+    pid_t pid;
+    int pidfd;
+    int out_fd = rein_start_piped(argv, &pid, &pidfd);
+    buf_t out = BUF_INIT;
+    pid_t job = expect_number(out_fd, &out, "job=");
+    json_t *run = ps_find("exec sleep 300");
+    pid_t cmd = (pid_t)json_integer_value(json_object_get(run, "pid"));
+    long long id = json_integer_value(json_object_get(run, "id"));
+    json_decref(run);
+    ASSERT_TRUE(cmd > 1 && job > 1 && test_pid_alive(cmd) &&
+                test_pid_alive(job));
+    ASSERT_INT(getsid(job), ==, job); /* outside the terminal's session */
+    pid_t w = watchman_of(pid);
+    ASSERT_INT(w, >, 1);
+    ASSERT_INT(getsid(w), ==, w); /* and so is the watchman */
+
+    rein_crash(pid, pidfd, out_fd, &out);
+    ASSERT_TRUE(test_wait_gone(cmd));
+    ASSERT_TRUE(test_wait_gone(job));
+    int st;
+    ASSERT_EQ(waitpid(w, &st, 0), w);
+    ASSERT_TRUE(WIFEXITED(st));
+    ASSERT_EQ(WEXITSTATUS(st), 0);
+    run = ps_find("exec sleep 300");
+    ASSERT_EQ(json_integer_value(json_object_get(run, "id")), id);
+    ASSERT_STR(json_string_value(json_object_get(run, "state")), "exited");
+    ASSERT_STR(json_string_value(json_object_get(run, "reason")),
+               "orphan-reaped");
+    json_decref(run);
+
+    /* A clean end: the command ends when its input does. */
+    int in[2];
+    ASSERT_OK(pipe2(in, O_CLOEXEC));
+    const char *clean[] = {rein_path(), "run", "--raw", "--",
+                           "echo ready; exec cat", NULL};
+    buf_reset(&out);
+    pid = 0;
+    out_fd = tu_spawn_piped(clean, SPAWN_SESSION, in[0], &pid, &pidfd);
+    g_rein = pid;
+    close(in[0]);
+    expect_fd(out_fd, &out, "ready\n");
+    w = watchman_of(pid);
+    ASSERT_INT(w, >, 1);
+    close(in[1]);
+    tu_read_all(out_fd, &out);
+    close(out_fd);
+    int code;
+    ASSERT_OK(spawn_reap(pid, pidfd, &code));
+    g_rein = -1;
+    if (pidfd >= 0)
+        close(pidfd);
+    ASSERT_EQ(code, 0);
+    ASSERT_EQ(waitpid(w, &st, 0), w);
+    ASSERT_TRUE(WIFEXITED(st));
+    ASSERT_EQ(WEXITSTATUS(st), 0);
+    run = ps_find("exec cat");
+    ASSERT_STR(json_string_value(json_object_get(run, "reason")), "exit");
+    json_decref(run);
+    buf_free(&out);
+}
+
+TEST_T(run_killed_with_its_watchman_leaves_its_command_to_reconcile, 60)
+{
+    setup();
+    adopt_watchmen();
     /* The command outlives the hang-up of its terminal when rein dies
-     * (HUP ignored, kept across exec) and says when it is ready. */
+     * (HUP ignored, kept across exec) and says when it is ready.  Its
+     * watchman dies first, so nothing ends it but a reconcile. */
     const char *argv[] = {rein_path(), "run", "--raw", "--",
                           "trap '' HUP; echo ready; exec sleep 300", NULL};
     pid_t pid;
@@ -993,6 +1118,7 @@ TEST_T(run_killed_by_sigkill_leaves_its_command_to_reconcile, 60)
     expect_fd(f_fd, &fout, "ready\n");
 
     /* rein dies without a chance to clean up: the crash case. */
+    watchman_kill(pid);
     rein_crash(pid, pidfd, out_fd, &out);
     ASSERT_TRUE(test_pid_alive(cmd)); /* left behind, still recorded */
     run = ps_find("exec sleep 300");
@@ -1128,6 +1254,7 @@ TEST_T(run_says_when_its_log_is_incomplete, 60)
 TEST_T(run_killed_while_exiting_keeps_the_commands_exit_code, 60)
 {
     setup();
+    adopt_watchmen();
     /* The command exits 5 and leaves a TERM-ignoring child: the run is
      * `exiting` (the child in its grace) when rein dies.  The exit code
      * used to be written only at the end, so reconciliation recorded the
@@ -1159,6 +1286,7 @@ TEST_T(run_killed_while_exiting_keeps_the_commands_exit_code, 60)
     }
     ASSERT_EQ(json_integer_value(json_object_get(run, "exit_code")), 5);
     json_decref(run);
+    watchman_kill(pid); /* the reconcile below is the test's */
     rein_crash(pid, pidfd, out_fd, &out);
 
     buf_t rout = BUF_INIT, rerr = BUF_INIT;
@@ -1177,6 +1305,7 @@ TEST_T(run_killed_while_exiting_keeps_the_commands_exit_code, 60)
 TEST_T(reconcile_ends_a_dead_runs_session_members_at_pgid, 60)
 {
     setup();
+    adopt_watchmen();
     /* At the pgid level nothing holds a process that left the run's tree
      * and its process group but its session: a job of its own group (set
      * -m) whose parent exited is re-parented away from the leader.
@@ -1210,6 +1339,7 @@ TEST_T(reconcile_ends_a_dead_runs_session_members_at_pgid, 60)
     json_t *live = ps_find("exec sleep 301");
     ASSERT_STR(json_string_value(json_object_get(live, "containment")), "pgid");
     json_decref(live);
+    watchman_kill(pid); /* the reconcile below is the test's */
     rein_crash(pid, pidfd, out_fd, &out);
     ASSERT_TRUE(test_pid_alive(orphan));
 

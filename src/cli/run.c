@@ -22,8 +22,10 @@
  * ID`), every byte is spooled to the supervisor's logs/<id>.log (named in
  * the squasher's `log` marker whenever it dropped anything), whatever the
  * command leaves behind in its boundary is ended when it exits, and if rein
- * itself is SIGKILLed the next `rein reconcile` (or the next supervisor to
- * open the state dir) ends the orphaned command.
+ * itself is SIGKILLed its watchman (watchman.c), started before the
+ * supervisor, reconciles the state dir at once, ending the orphaned
+ * command and all it started; were the watchman gone too, the next `rein
+ * reconcile` (or the next supervisor to open the state dir) would.
  *
  * This file adds what a proxy needs, on the supervisor's own loop: stdin
  * forwarded (rein_sup_write; after piped input ends, EOF and hang-up as
@@ -98,6 +100,7 @@
 #include "base/buf.h"
 #include "base/loop.h"
 #include "base/utf8.h"
+#include "cli/watchman.h"
 #include "exec/awaiting.h"
 #include "exec/retention.h"
 #include "rein.h"
@@ -147,6 +150,7 @@ struct run {
     char **cmd_argv; /* what is executed */
     char *cmdline;   /* what is shown and routed */
     bool shell;      /* cmd_argv is /bin/sh -c cmdline */
+    watchman_t watchman; /* ends the command if rein dies */
     router_result_t route;
     router_cat_t view; /* the category the output is shown as */
     narrate_t **narr;
@@ -866,6 +870,15 @@ static int run_narrate_begin(struct run *r)
     return 0;
 }
 
+/* The watchman could not start: a crash of rein would leave the command
+ * to the next reconcile, which the person should know. */
+static void run_no_watchman(int rc)
+{
+    fprintf(stderr, "rein: no watchman (if rein dies, its command runs on "
+                    "until `rein reconcile`): %s\n",
+            rein_strerror(rc));
+}
+
 /* Opens the supervisor on the default state dir (see the top of file for
  * why there is no fallback without one), and watches the signals the proxy
  * forwards.  0, or the exit status when rein cannot go on. */
@@ -1215,6 +1228,7 @@ int cli_run(int argc, char **argv, bool shorthand)
     char err[1024], policy[PATH_MAX];
 
     memset(&r, 0, sizeof r);
+    r.watchman = (watchman_t)WATCHMAN_INIT;
     r.room_fd = -1;
     r.pid = -1;
     r.out_nl = true;
@@ -1257,6 +1271,11 @@ int cli_run(int argc, char **argv, bool shorthand)
     char **cmd = argv + i;
     int ncmd = argc - i;
     signal(SIGPIPE, SIG_IGN);
+    /* The watchman starts while the command is routed, and holds us
+     * before the supervisor opens (run_open). */
+    rc = watchman_spawn(NULL, &r.watchman);
+    if (rc < 0)
+        run_no_watchman(rc);
 
     /* A lone argument with shell syntax means what a shell makes of it. */
     if (ncmd == 1 && run_has_shell_syntax(cmd[0])) {
@@ -1314,6 +1333,8 @@ int cli_run(int argc, char **argv, bool shorthand)
         goto nomem;
     if (r.view == ROUTER_NARRATE && run_narrate_begin(&r) < 0)
         goto nomem;
+    if (r.watchman.pid >= 0 && (rc = watchman_settle(&r.watchman)) < 0)
+        run_no_watchman(rc);
     if ((status = run_open(&r)) != 0)
         goto out;
     if (r.mode == MODE_CONTEXT) {
@@ -1373,5 +1394,6 @@ nomem:
 out:
     run_term_restore(&r);
     run_free(&r);
+    watchman_bye(&r.watchman); /* the command and all it left are ended */
     return status;
 }

@@ -53,7 +53,7 @@ struct serve {
     mcp_codex_t *codex;
     int in_fd, out_fd;       /* the private protocol fds */
     int in_flags, out_flags; /* their flags before O_NONBLOCK */
-    int bye_fd;              /* the watchman's pipe, or -1 */
+    watchman_t watchman;
     bool stopping;
     bool input_ended; /* stdin reached EOF (not a signal, not EPIPE) */
     bool sessions_done;
@@ -209,7 +209,7 @@ static int set_up(struct serve *sv, const char *state_dir, const char **what)
     /* Before the supervisor, which may make us a subreaper: the watchman
      * must not end up our child.  Without one the server still serves;
      * only a crash would leave its runs to the next reconcile. */
-    rc = watchman_start(state_dir, &sv->bye_fd);
+    rc = watchman_start(state_dir, &sv->watchman);
     if (rc < 0)
         fprintf(stderr, "rein serve: no watchman (runs outlive a crash of "
                         "this server until the next reconcile): %s\n",
@@ -262,7 +262,7 @@ int cli_serve(int argc, char **argv)
         return usage_error("unknown profile '%s' (codex or mish)", profile);
 
     struct serve sv = {.in_fd = -1, .out_fd = -1, .in_flags = -1,
-                       .out_flags = -1, .bye_fd = -1};
+                       .out_flags = -1, .watchman = WATCHMAN_INIT};
     const char *what = NULL;
     int rc = set_up(&sv, state_dir, &what);
     if (rc < 0) {
@@ -286,7 +286,7 @@ out:
     mcp_codex_free(sv.codex);
     mcp_server_free(sv.srv);
     rein_sup_close(sv.sup);
-    watchman_bye(sv.bye_fd); /* every run is ended: a clean stop */
+    watchman_bye(&sv.watchman); /* every run is ended: a clean stop */
     give_back_stdio(&sv);
     return rc < 0 ? CLI_EXIT_FAILURE : 0;
 }

@@ -1,29 +1,36 @@
 /*
- * watchman.c — ends a `rein serve` server's runs the moment it dies.
+ * watchman.c — ends the runs of an owner (`rein serve`, `rein run`) the
+ * moment it dies.
  *
- * A server that stops (its client closed stdin, SIGTERM, SIGINT) ends its
- * own runs.  One that is SIGKILLed, killed by the OOM killer or crashes
- * cannot, and its runs used to go on until the next supervisor opened on
- * the state directory and reconciled them: perhaps never, when the agent
- * that started it is gone for good.  That is the process that outlives
- * its agent, which rein exists to prevent.
+ * An owner that stops (a server's client closed stdin, SIGTERM, SIGINT; a
+ * proxy's command exited) ends its own runs.  One that is SIGKILLed, killed
+ * by the OOM killer or crashes cannot, and its runs used to go on until the
+ * next supervisor opened on the state directory and reconciled them:
+ * perhaps never, when the agent that started it is gone for good.  That is
+ * the process that outlives its agent, which rein exists to prevent.  (A
+ * proxy's PTY hangs up its command's foreground as it dies, but a job that
+ * ignores SIGHUP, or left the terminal's session, stays.)
  *
- * So the server starts a watchman first: a small `rein` process, not its
- * child (it forks once and its parent exits, so the server never has it
- * to reap) and in a session of its own (a signal to the server's process
- * group, or its terminal's hangup, does not reach it), holding the read
- * end of a pipe whose only write end the server holds.  At a clean stop
- * the server writes WATCHMAN_BYE after its supervisor has closed; end of
- * file without it means the server died.  The watchman then waits until
- * the server is gone (its pidfd readable, or its pid and start time no
+ * So the owner starts a watchman before its supervisor: a small `rein`
+ * process, not its child (a fork of the owner starts it and exits, so the
+ * owner never has it to reap, a subreaper owner never adopts it as a
+ * run's orphan, and a caller that kills the owner's process tree does not
+ * find it there) and in a session of its own (a signal to the owner's
+ * process group, or its terminal's hangup, does not reach it), holding the
+ * read end of a pipe whose only write end the owner holds.  At a clean stop
+ * the owner writes WATCHMAN_BYE after its supervisor has closed; end of
+ * file without it means the owner died.  The watchman then waits until
+ * the owner is gone (its pidfd readable, or its pid and start time no
  * longer a live process), reconciles the state directory — the same
  * reconciliation every supervisor runs when it opens, which ends only
  * runs of dead owners whose recorded identity still matches, records each
  * decision as an event and leaves the rest `lost` — and exits.
  *
- * The watchman is `rein reconcile --watch FD --pid PID [--state-dir DIR]`;
- * its stdio is /dev/null, since the server's stderr may be a pipe its
- * client waits to see closed.
+ * The watchman is `rein reconcile --watch FD --pid PID --start TICKS
+ * [--state-dir DIR]`, TICKS being the owner's start time (field 22 of its
+ * stat), so that a reused pid is never taken for the owner.  Its stdio is
+ * /dev/null, since the owner's stderr may be a pipe its caller waits to
+ * see closed.
  */
 #include "cli/watchman.h"
 
@@ -31,8 +38,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <signal.h>
-#include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,99 +49,119 @@
 
 #include "base/loop.h"
 #include "base/procfs.h"
+#include "base/spawn.h"
 #include "cli/cli.h"
 #include "rein.h"
 
-extern char **environ;
-
-/* The byte a server writes when it stops cleanly. */
+/* The byte an owner writes when it stops cleanly. */
 #define WATCHMAN_BYE 'q'
 /* The fd the watchman reads the pipe on. */
 #define WATCHMAN_FD 3
-/* Without a pidfd, how often it looks at the server's pid meanwhile. */
+/* Without a pidfd, how often it looks at the owner's pid meanwhile. */
 #define WATCHMAN_POLL_MS 10
 
-int watchman_start(const char *state_dir, int *bye_fd)
+/* The first process: a fork of the owner, so its only job is to start
+ * the watchman (exec'd, in a session of its own, fd WATCHMAN_FD the
+ * pipe's read end, stdio /dev/null) and exit, which makes the watchman
+ * nobody's child but init's (or an outer subreaper's).  The owner waits
+ * for a fork and an execve, not for the watchman's whole start. */
+static void watchman_first(int rfd, int wfd, const char *const argv[])
+{
+    close(wfd); /* the owner's alone: its end of file is the signal */
+    spawn_opts_t o;
+    spawn_opts_init(&o);
+    o.file = "/proc/self/exe";
+    o.argv = argv;
+    o.extra_fds = &rfd; /* its fd 3: WATCHMAN_FD */
+    o.n_extra_fds = 1;
+    o.want_pidfd = false;
+    pid_t pid;
+    spawn_step_t step = SPAWN_STEP_NONE;
+    int rc = spawn_start(&o, &pid, NULL, &step);
+    if (rc < 0) {
+        fprintf(stderr, "rein: cannot start the watchman (%s): %s\n",
+                spawn_step_name(step), rein_strerror(rc));
+        _exit(CLI_EXIT_FAILURE);
+    }
+    _exit(CLI_EXIT_OK);
+}
+
+int watchman_spawn(const char *state_dir, watchman_t *w)
 {
     int p[2] = {-1, -1}, rc;
-    char fdarg[16], pidarg[32];
-    *bye_fd = -1;
+    char fdarg[16], pidarg[32], startarg[32];
+    uint64_t start;
+    w->pid = -1;
+    w->bye_fd = -1;
+    if ((rc = procfs_start_time(getpid(), &start)) < 0)
+        return rc;
     if (pipe2(p, O_CLOEXEC) < 0)
         return -errno;
     snprintf(fdarg, sizeof fdarg, "%d", WATCHMAN_FD);
     snprintf(pidarg, sizeof pidarg, "%ld", (long)getpid());
-    const char *argv[] = {"rein", "reconcile", "--watch", fdarg, "--pid",
-                          pidarg, state_dir ? "--state-dir" : NULL,
+    snprintf(startarg, sizeof startarg, "%llu", (unsigned long long)start);
+    const char *argv[] = {"rein",   "reconcile", "--watch",
+                          fdarg,    "--pid",     pidarg,
+                          "--start", startarg,   state_dir ? "--state-dir" : NULL,
                           state_dir, NULL};
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawnattr_init(&at);
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    /* The read end lands on WATCHMAN_FD without O_CLOEXEC (dup2 clears
-     * it); every other fd of the server is close-on-exec. */
-    if ((rc = posix_spawn_file_actions_adddup2(&fa, p[0], WATCHMAN_FD)) ||
-        (rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY,
-                                               0)) ||
-        (rc = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY,
-                                               0)) ||
-        (rc = posix_spawn_file_actions_adddup2(&fa, 1, 2)) ||
-        (rc = posix_spawnattr_setsigmask(&at, &none)) ||
-        (rc = posix_spawnattr_setsigdefault(&at, &all)) ||
-        (rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID |
-                                                POSIX_SPAWN_SETSIGMASK |
-                                                POSIX_SPAWN_SETSIGDEF))) {
-        rc = -rc;
-        goto fail;
+    /* A plain fork: this process is still small (nothing is open yet but
+     * stdio), and the first process must be able to fork again. */
+    pid_t pid = fork();
+    if (pid < 0) {
+        rc = -errno;
+        close(p[0]);
+        close(p[1]);
+        return rc;
     }
-    pid_t pid;
-    /* exec's argv is not const only for historical reasons. */
-    if ((rc = posix_spawn(&pid, "/proc/self/exe", &fa, &at,
-                          (char *const *)argv, environ))) {
-        rc = -rc;
-        goto fail;
-    }
+    if (pid == 0)
+        watchman_first(p[0], p[1], argv);
     close(p[0]);
-    p[0] = -1;
-    /* The first process forks the watchman and exits once it holds the
-     * server's identity: reaped here, before the supervisor (which may
-     * make this process a subreaper) exists. */
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
+    w->pid = pid;
+    w->bye_fd = p[1];
+    return 0;
+}
+
+int watchman_settle(watchman_t *w)
+{
+    if (w->pid < 0)
+        return w->bye_fd >= 0 ? 0 : REIN_EINTERNAL;
+    /* The first process exits once the watchman is exec'd. */
+    int st, rc = 0;
+    while (waitpid(w->pid, &st, 0) < 0)
         if (errno != EINTR) {
             rc = -errno;
-            goto fail;
+            break;
         }
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    w->pid = -1;
+    if (rc == 0 && (!WIFEXITED(st) || WEXITSTATUS(st) != 0))
         rc = REIN_EINTERNAL; /* it says why on our stderr */
-        goto fail;
+    if (rc < 0 && w->bye_fd >= 0) {
+        close(w->bye_fd); /* no watchman reads it */
+        w->bye_fd = -1;
     }
-    *bye_fd = p[1];
-    p[1] = -1;
-    rc = 0;
-fail:
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
-    if (p[0] >= 0)
-        close(p[0]);
-    if (p[1] >= 0)
-        close(p[1]);
     return rc;
 }
 
-void watchman_bye(int bye_fd)
+int watchman_start(const char *state_dir, watchman_t *w)
 {
-    if (bye_fd < 0)
-        return;
-    char c = WATCHMAN_BYE;
-    while (write(bye_fd, &c, 1) < 0 && errno == EINTR)
-        ;
-    close(bye_fd);
+    int rc = watchman_spawn(state_dir, w);
+    return rc < 0 ? rc : watchman_settle(w);
 }
 
-/* Waits, at most WATCHMAN_EXIT_WAIT_MS, until the server (pidfd, or pid
+void watchman_bye(watchman_t *w)
+{
+    if (w->pid >= 0)
+        watchman_settle(w);
+    if (w->bye_fd < 0)
+        return;
+    char c = WATCHMAN_BYE;
+    while (write(w->bye_fd, &c, 1) < 0 && errno == EINTR)
+        ;
+    close(w->bye_fd);
+    w->bye_fd = -1;
+}
+
+/* Waits, at most WATCHMAN_EXIT_WAIT_MS, until the owner (pidfd, or pid
  * and start time where there is no pidfd) is gone. */
 static void watchman_await_exit(int pidfd, pid_t pid, uint64_t start)
 {
@@ -161,6 +187,8 @@ int watchman_main(int argc, char **argv)
 {
     const char *state_dir = NULL;
     long fd = -1, pid = -1;
+    unsigned long long start = 0;
+    bool have_start = false;
     for (int i = 1; i < argc; i++) {
         char *end;
         if (i + 1 >= argc)
@@ -169,7 +197,11 @@ int watchman_main(int argc, char **argv)
             fd = strtol(argv[++i], &end, 10);
         else if (!strcmp(argv[i], "--pid"))
             pid = strtol(argv[++i], &end, 10);
-        else if (!strcmp(argv[i], "--state-dir")) {
+        else if (!strcmp(argv[i], "--start")) {
+            errno = 0;
+            start = strtoull(argv[++i], &end, 10);
+            have_start = errno == 0 && argv[i][0] != '-';
+        } else if (!strcmp(argv[i], "--state-dir")) {
             state_dir = argv[++i];
             continue;
         } else
@@ -177,30 +209,21 @@ int watchman_main(int argc, char **argv)
         if (*end || end == argv[i])
             goto usage;
     }
-    if (fd < 0 || fd > INT_MAX || pid <= 1 || pid > INT_MAX)
+    if (fd < 0 || fd > INT_MAX || pid <= 1 || pid > INT_MAX || !have_start)
         goto usage;
     struct stat fst;
     if (fstat((int)fd, &fst) < 0 || !S_ISFIFO(fst.st_mode)) {
         fprintf(stderr, "rein reconcile --watch: fd %ld is not a pipe\n", fd);
         return CLI_EXIT_USAGE;
     }
-    /* Still the server's child, and the server waits for us: its pid is
-     * its own while we take hold of it. */
-    if (getppid() != (pid_t)pid) {
-        fprintf(stderr, "rein reconcile --watch: not started by process "
-                        "%ld\n",
-                pid);
-        return CLI_EXIT_USAGE;
-    }
+    /* The pidfd is the owner's only if the pid still has its start time
+     * after the pidfd was taken; else the owner is already gone (its pid
+     * perhaps reused), and there is nothing to wait for. */
     int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
-    uint64_t start = 0;
-    if (procfs_start_time((pid_t)pid, &start) < 0 || getppid() != pid)
-        return CLI_EXIT_FAILURE; /* it died meanwhile: nothing to hold */
-    pid_t w = fork(); /* a small process, just exec'd */
-    if (w < 0)
-        return CLI_EXIT_FAILURE;
-    if (w > 0)
-        _exit(CLI_EXIT_OK);
+    if (!procfs_alive((pid_t)pid, (uint64_t)start) && pidfd >= 0) {
+        close(pidfd);
+        pidfd = -1;
+    }
 
     char c;
     ssize_t n;
@@ -208,13 +231,13 @@ int watchman_main(int argc, char **argv)
         ;
     if (n == 1 && c == WATCHMAN_BYE)
         return CLI_EXIT_OK;
-    watchman_await_exit(pidfd, (pid_t)pid, start);
+    watchman_await_exit(pidfd, (pid_t)pid, (uint64_t)start);
 
     rein_reconcile_stats_t st;
     return cli_reconcile_state("reconcile --watch", state_dir, &st);
 usage:
-    fprintf(stderr, "rein reconcile: --watch is rein serve's own (usage: "
-                    "rein reconcile --watch FD --pid PID [--state-dir "
-                    "DIR])\n");
+    fprintf(stderr, "rein reconcile: --watch is for rein's own use (usage: "
+                    "rein reconcile --watch FD --pid PID --start TICKS "
+                    "[--state-dir DIR])\n");
     return CLI_EXIT_USAGE;
 }
