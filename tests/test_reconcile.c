@@ -1550,71 +1550,54 @@ static void reaped_ok(pid_t pid)
     ASSERT_EQ(WEXITSTATUS(st), 0);
 }
 
-/*
- * WATCHMAN_EXIT_WAIT_MS at both edges.  The watchman of an owner that
- * closed its pipe without the bye but lives on waits the whole bound, then
- * reconciles all the same (a live owner's runs are never touched); the
- * watchman of an owner that is gone, or whose pid now has another start
- * time, reconciles at once.  Each time a
- * planted run of a dead owner is still running before and lost after: the
- * reconcile ran.  The end of the watchman's stdout is its exit.
- */
-TEST_T(reconcile_watch_waits_for_a_live_server_at_most_its_bound, 60)
+/* Plants a running run of another boot (leader `sleeper`, started at st)
+ * and starts a watchman for this process's identity, its start time plus
+ * skew: directly, or through a server child that starts it and exits at
+ * once (the watchman then goes to the runner, which reaps it).  Waits for
+ * the watchman's end (its stdout's), checks that it said nothing and
+ * reconciled (the run is lost now), and returns the time that took. */
+static uint64_t watch_once(pid_t sleeper, uint64_t st, uint64_t skew,
+                           bool through_server)
 {
     const char *other_boot = "00000000-0000-0000-0000-000000000000";
-    int pidfd;
-    pid_t sleeper = tu_sleeper_start(&pidfd);
-    uint64_t st;
-    ASSERT_OK(procfs_start_time(sleeper, &st));
-    buf_t out = BUF_INIT;
-
-    /* The server (this test) lives on. */
     int64_t id = plant(other_boot, sleeper, st);
     ASSERT_EQ(reason_of(id), -1);
     int p[2];
     ASSERT_OK(pipe2(p, O_CLOEXEC));
     uint64_t t0 = test_now_ms();
-    reaped_ok(watch_spawn(p[1], 0));
+    pid_t pid = through_server ? fork() : watch_spawn(p[1], skew);
+    ASSERT_INT(pid, >=, 0);
+    if (pid == 0)
+        _exit(watch_spawn(p[1], skew) > 0 ? 0 : 1);
+    reaped_ok(pid);
     close(p[1]);
+    buf_t out = BUF_INIT;
     ASSERT_OK(tu_read_all(p[0], &out));
     close(p[0]);
-    ASSERT_INT(test_now_ms() - t0, >=, WATCHMAN_EXIT_WAIT_MS);
+    uint64_t took = test_now_ms() - t0;
     ASSERT_STR(out.p ? out.p : "", "");
     ASSERT_EQ(reason_of(id), REIN_REASON_LOST);
+    buf_free(&out);
+    return took;
+}
 
-    /* The same pid with another start time is not the owner (a reused
-     * pid): the owner is gone, and the watchman reconciles at once. */
-    id = plant(other_boot, sleeper, st);
-    ASSERT_OK(pipe2(p, O_CLOEXEC));
-    t0 = test_now_ms();
-    reaped_ok(watch_spawn(p[1], 1));
-    close(p[1]);
-    buf_reset(&out);
-    ASSERT_OK(tu_read_all(p[0], &out));
-    close(p[0]);
-    ASSERT_INT(test_now_ms() - t0, <, WATCHMAN_EXIT_WAIT_MS);
-    ASSERT_STR(out.p ? out.p : "", "");
-    ASSERT_EQ(reason_of(id), REIN_REASON_LOST);
-
-    /* The server is a child of the test that starts its watchman and
-     * exits (the watchman goes to the runner, which reaps it). */
-    id = plant(other_boot, sleeper, st);
-    ASSERT_OK(pipe2(p, O_CLOEXEC));
-    t0 = test_now_ms();
-    pid_t server = fork();
-    ASSERT_INT(server, >=, 0);
-    if (server == 0)
-        _exit(watch_spawn(p[1], 0) > 0 ? 0 : 1);
-    close(p[1]);
-    reaped_ok(server);
-    buf_reset(&out);
-    ASSERT_OK(tu_read_all(p[0], &out));
-    close(p[0]);
-    ASSERT_INT(test_now_ms() - t0, <, WATCHMAN_EXIT_WAIT_MS);
-    ASSERT_STR(out.p ? out.p : "", "");
-    ASSERT_EQ(reason_of(id), REIN_REASON_LOST);
-
+/*
+ * WATCHMAN_EXIT_WAIT_MS at both edges.  The watchman of an owner that
+ * closed its pipe without the bye but lives on (this test) waits the
+ * whole bound, then reconciles all the same (a live owner's runs are
+ * never touched); the watchman of an owner whose pid now has another
+ * start time (a reused pid), or of an owner that is gone, reconciles at
+ * once.
+ */
+TEST_T(reconcile_watch_waits_for_a_live_server_at_most_its_bound, 60)
+{
+    int pidfd;
+    pid_t sleeper = tu_sleeper_start(&pidfd);
+    uint64_t st;
+    ASSERT_OK(procfs_start_time(sleeper, &st));
+    ASSERT_INT(watch_once(sleeper, st, 0, false), >=, WATCHMAN_EXIT_WAIT_MS);
+    ASSERT_INT(watch_once(sleeper, st, 1, false), <, WATCHMAN_EXIT_WAIT_MS);
+    ASSERT_INT(watch_once(sleeper, st, 0, true), <, WATCHMAN_EXIT_WAIT_MS);
     ASSERT_TRUE(procfs_alive(sleeper, st)); /* another boot's: untouched */
     tu_sleeper_stop(sleeper, pidfd);
-    buf_free(&out);
 }

@@ -338,18 +338,26 @@ static int rein_start_piped(const char *const *argv, pid_t *pid, int *pidfd)
     return out;
 }
 
-/* Kills a rein started by rein_start_piped with SIGKILL (the crash case:
- * no chance to clean up), reaps it and reads what it printed into out. */
-static void rein_crash(pid_t pid, int pidfd, int out_fd, buf_t *out)
+/* Reads what a rein started by rein_start_piped prints into out, to its
+ * end, then reaps rein; returns its exit code. */
+static int rein_finish(pid_t pid, int pidfd, int out_fd, buf_t *out)
 {
     int code;
-    ASSERT_EQ(kill(pid, SIGKILL), 0);
+    tu_read_all(out_fd, out);
+    close(out_fd);
     ASSERT_OK(spawn_reap(pid, pidfd, &code));
     g_rein = -1;
     if (pidfd >= 0)
         close(pidfd);
-    tu_read_all(out_fd, out);
-    close(out_fd);
+    return code;
+}
+
+/* Kills a rein started by rein_start_piped with SIGKILL (the crash case:
+ * no chance to clean up), reaps it and reads what it printed into out. */
+static void rein_crash(pid_t pid, int pidfd, int out_fd, buf_t *out)
+{
+    ASSERT_EQ(kill(pid, SIGKILL), 0);
+    ASSERT_EQ(rein_finish(pid, pidfd, out_fd, out), 128 + SIGKILL);
 }
 
 static void tty_send(struct tty *t, const char *s)
@@ -570,7 +578,7 @@ TEST(run_hazard_is_shown_before_the_command_ends)
     ASSERT_EQ(mkfifo(fifo, 0600), 0);
     const char *argv[] = {rein_path(), helper_path(), "hazard", fifo, NULL};
     pid_t pid;
-    int pidfd, code;
+    int pidfd;
     int out_fd = rein_start_piped(argv, &pid, &pidfd);
     /* The command is blocked on the FIFO until we open it: whatever we
      * read now was emitted while it still runs. */
@@ -581,11 +589,7 @@ TEST(run_hazard_is_shown_before_the_command_ends)
     int w = open(fifo, O_WRONLY | O_CLOEXEC);
     ASSERT_TRUE(w >= 0);
     close(w);
-    tu_read_all(out_fd, &out);
-    close(out_fd);
-    ASSERT_OK(spawn_reap(pid, pidfd, &code));
-    g_rein = -1;
-    ASSERT_EQ(code, 0);
+    ASSERT_EQ(rein_finish(pid, pidfd, out_fd, &out), 0);
     /* The rest is shown or named as dropped, never silently lost. */
     ASSERT_TRUE(strstr(out.p, "done\n") || strstr(out.p, "[rein] omitted"));
     ASSERT_CONTAINS(out.p, "[rein] exit 0");
@@ -599,16 +603,12 @@ TEST(run_forwards_sigint_to_the_child)
     const char *argv[] = {rein_path(), "run", "--raw", "--", helper_path(),
                           "sig", NULL};
     pid_t pid;
-    int pidfd, code;
+    int pidfd;
     int out_fd = rein_start_piped(argv, &pid, &pidfd);
     buf_t out = BUF_INIT;
     expect_fd(out_fd, &out, "ready\n");
     ASSERT_EQ(kill(pid, SIGINT), 0);
-    tu_read_all(out_fd, &out);
-    close(out_fd);
-    ASSERT_OK(spawn_reap(pid, pidfd, &code));
-    g_rein = -1;
-    ASSERT_EQ(code, 5);
+    ASSERT_EQ(rein_finish(pid, pidfd, out_fd, &out), 5);
     ASSERT_CONTAINS(out.p, "got SIGINT");
     buf_free(&out);
 }
@@ -963,6 +963,17 @@ TEST(run_relative_state_dir_is_recorded_absolute)
     buf_free(&err);
 }
 
+/* Says the one run whose command holds needle is run `id`, exited for
+ * `reason`. */
+static void assert_ended(const char *needle, long long id, const char *reason)
+{
+    json_t *run = ps_find(needle);
+    ASSERT_EQ(json_integer_value(json_object_get(run, "id")), id);
+    ASSERT_STR(json_string_value(json_object_get(run, "state")), "exited");
+    ASSERT_STR(json_string_value(json_object_get(run, "reason")), reason);
+    json_decref(run);
+}
+
 /* Makes this test a subreaper, so that the watchman of each rein it
  * starts (which its first process leaves to init, or to the nearest
  * subreaper) becomes this test's own child: one it may signal. */
@@ -995,6 +1006,16 @@ static pid_t watchman_of(pid_t owner)
     }
     free(kids);
     return found;
+}
+
+/* Reaps the adopted watchman w and says it exited 0: it saw its owner
+ * stop cleanly, or reconciled after its death. */
+static void watchman_exited_ok(pid_t w)
+{
+    int st;
+    ASSERT_EQ(waitpid(w, &st, 0), w);
+    ASSERT_TRUE(WIFEXITED(st));
+    ASSERT_EQ(WEXITSTATUS(st), 0);
 }
 
 /* Kills and reaps the watchman of rein `owner` (adopted: our child), as
@@ -1043,16 +1064,8 @@ TEST_T(run_killed_by_sigkill_has_what_it_started_ended_by_its_watchman, 60)
     rein_crash(pid, pidfd, out_fd, &out);
     ASSERT_TRUE(test_wait_gone(cmd));
     ASSERT_TRUE(test_wait_gone(job));
-    int st;
-    ASSERT_EQ(waitpid(w, &st, 0), w);
-    ASSERT_TRUE(WIFEXITED(st));
-    ASSERT_EQ(WEXITSTATUS(st), 0);
-    run = ps_find("exec sleep 300");
-    ASSERT_EQ(json_integer_value(json_object_get(run, "id")), id);
-    ASSERT_STR(json_string_value(json_object_get(run, "state")), "exited");
-    ASSERT_STR(json_string_value(json_object_get(run, "reason")),
-               "orphan-reaped");
-    json_decref(run);
+    watchman_exited_ok(w);
+    assert_ended("exec sleep 300", id, "orphan-reaped");
 
     /* A clean end: the command ends when its input does. */
     int in[2];
@@ -1068,17 +1081,8 @@ TEST_T(run_killed_by_sigkill_has_what_it_started_ended_by_its_watchman, 60)
     w = watchman_of(pid);
     ASSERT_INT(w, >, 1);
     close(in[1]);
-    tu_read_all(out_fd, &out);
-    close(out_fd);
-    int code;
-    ASSERT_OK(spawn_reap(pid, pidfd, &code));
-    g_rein = -1;
-    if (pidfd >= 0)
-        close(pidfd);
-    ASSERT_EQ(code, 0);
-    ASSERT_EQ(waitpid(w, &st, 0), w);
-    ASSERT_TRUE(WIFEXITED(st));
-    ASSERT_EQ(WEXITSTATUS(st), 0);
+    ASSERT_EQ(rein_finish(pid, pidfd, out_fd, &out), 0);
+    watchman_exited_ok(w);
     run = ps_find("exec cat");
     ASSERT_STR(json_string_value(json_object_get(run, "reason")), "exit");
     json_decref(run);
@@ -1161,12 +1165,7 @@ TEST_T(run_killed_with_its_watchman_leaves_its_command_to_reconcile, 60)
     ASSERT_EQ(run_rein(r, -1, NULL, &rout, &rerr), 0);
     ASSERT_CONTAINS(rout.p, "orphans ended 1");
     ASSERT_FALSE(test_pid_alive(cmd));
-    run = ps_find("exec sleep 300");
-    ASSERT_EQ(json_integer_value(json_object_get(run, "id")), id);
-    ASSERT_STR(json_string_value(json_object_get(run, "state")), "exited");
-    ASSERT_STR(json_string_value(json_object_get(run, "reason")),
-               "orphan-reaped");
-    json_decref(run);
+    assert_ended("exec sleep 300", id, "orphan-reaped");
     buf_free(&rout);
     buf_free(&rerr);
     buf_free(&out);
@@ -1930,14 +1929,7 @@ TEST(run_input_over_leaves_commands_that_do_not_wait_on_the_terminal_alone)
     ASSERT_TRUE(w >= 0);
     ASSERT_EQ(write(w, "x", 1), 1);
     close(w);
-    tu_read_all(fd, &out);
-    close(fd);
-    int code;
-    ASSERT_OK(spawn_reap(pid, pidfd, &code));
-    g_rein = -1;
-    if (pidfd >= 0)
-        close(pidfd);
-    ASSERT_EQ(code, 0);
+    ASSERT_EQ(rein_finish(pid, pidfd, fd, &out), 0);
     ASSERT_CONTAINS(out.p, "fifo");
     buf_free(&out);
     buf_free(&err);
@@ -1970,14 +1962,7 @@ TEST(run_open_stdin_pipe_is_waited_for)
     ASSERT_EQ(write(p[1], "z", 1), 1);
     expect_fd(fd, &out, "7a");
     close(p[1]);
-    tu_read_all(fd, &out);
-    close(fd);
-    int code;
-    ASSERT_OK(spawn_reap(pid, pidfd, &code));
-    g_rein = -1;
-    if (pidfd >= 0)
-        close(pidfd);
-    ASSERT_EQ(code, 0);
+    ASSERT_EQ(rein_finish(pid, pidfd, fd, &out), 0);
     ASSERT_TRUE(lacks(out.p, "[rein] hangup"));
     buf_free(&out);
 }
