@@ -244,8 +244,9 @@ __attribute__((noreturn)) static void child_fail(int errfd, spawn_step_t step)
     _exit(127);
 }
 
-/* Moves the calling child into the cgroup whose cgroup.procs is fd: "0"
- * names the writer itself; a plain write, so vfork discipline holds. */
+/* Moves the calling child into the cgroup whose cgroup.procs (or tasks)
+ * is fd: "0" names the writer itself; a plain write, so vfork discipline
+ * holds. */
 static void child_join(int fd, int errfd)
 {
     ssize_t w;

@@ -63,9 +63,10 @@ typedef struct spawn_opts {
      * cgroup's cgroup.procs (O_WRONLY), instead: give both. */
     int cgroup_fd;
     int cgroup_procs_fd;
-    /* More cgroup.procs files (O_WRONLY) the child writes "0" to before
-     * exec (v1 hierarchies), so it is inside those cgroups before it can
-     * fork anything. */
+    /* More files (O_WRONLY) the child writes "0" to before exec, so it is
+     * inside those cgroups before it can fork anything: a v1 hierarchy's
+     * cgroup.procs, or its `tasks` (the same move for the child, a single
+     * thread, and much cheaper: see contain_run_new). */
     const int *join_fds;
     size_t n_join_fds;
 } spawn_opts_t;
