@@ -189,6 +189,31 @@ TEST(ptree_pinned_capture_holds_each_member)
         close(pidfd);
 }
 
+/* ptree_add takes the caller's word: a member added twice is one, and an
+ * identity no live process has is added all the same (ptree_merge, which
+ * checks, leaves it out). */
+TEST(ptree_add_keeps_one_of_each_without_a_liveness_check)
+{
+    int pidfd;
+    pid_t pid = tu_sleeper_start(&pidfd);
+    uint64_t st;
+    ASSERT_OK(procfs_start_time(pid, &st));
+    ptree_t t = {NULL, 0};
+    ASSERT_OK(ptree_add(&t, pid, st));
+    ASSERT_OK(ptree_add(&t, pid, st));
+    ASSERT_EQ(t.n, 1);
+    ASSERT_EQ(t.v[0].pidfd, -1);
+    ASSERT_OK(ptree_add(&t, pid, st + 1)); /* not that process */
+    ASSERT_EQ(t.n, 2);
+    ptree_t merged = {NULL, 0};
+    ASSERT_OK(ptree_merge(&merged, &t));
+    ASSERT_EQ(merged.n, 1);
+    ASSERT_EQ(merged.v[0].start_time, st);
+    ptree_free(&merged);
+    ptree_free(&t);
+    tu_sleeper_stop(pid, pidfd);
+}
+
 TEST(ptree_refuses_foreign_groups)
 {
     ASSERT_EQ(ptree_signal_group(0, 0), -EPERM);

@@ -156,6 +156,13 @@ int ptree_merge(ptree_t *dst, const ptree_t *src)
     return 0;
 }
 
+int ptree_add(ptree_t *t, pid_t pid, uint64_t start_time)
+{
+    if (has(t, pid, start_time))
+        return 0;
+    return push(t, PTREE_MEMBER(pid, start_time));
+}
+
 int ptree_signal_one(pid_t pid, uint64_t start_time, int signo)
 {
     if (pid <= 1 || pid == getpid())

@@ -54,6 +54,11 @@ void ptree_free(ptree_t *t);
 /* Adds what is alive in src to dst, skipping members already in dst; a
  * pinned member stays pinned (its pidfd is duplicated). */
 int ptree_merge(ptree_t *dst, const ptree_t *src);
+/* Adds (pid, start_time) to t unpinned, unless it is a member already,
+ * without the liveness check of ptree_merge: for a process the caller
+ * knows is that one, such as its own child not yet reaped.  0 or
+ * -ENOMEM. */
+int ptree_add(ptree_t *t, pid_t pid, uint64_t start_time);
 
 /* Signals one process if it still is the one recorded.  0, -ESRCH when it
  * is gone or was replaced, or another -errno. */

@@ -180,7 +180,7 @@ struct rein_sup {
     contain_t *contain;
     char *state_dir, *logs_dir, *lock_path;
     char owner[REGISTRY_OWNER_ID_LEN];
-    char boot_id[PROCFS_BOOT_ID_LEN];
+    char boot_id[PROCFS_BOOT_ID_LEN]; /* "" when ephemeral */
     int lock_fd;
     struct run *runs;
     int64_t next_ephemeral_id;
@@ -256,7 +256,10 @@ static bool remember(struct run *r, pid_t pid, uint64_t start)
         if (r->known.v[i].pid == pid && r->known.v[i].start_time == start)
             return false;
     ptree_t one = {&PTREE_MEMBER(pid, start), 1};
-    if (ptree_merge(&r->known, &one) < 0)
+    /* The leader is our child, not reaped: (pid, start) is it for sure,
+     * and a second read of its stat would only cost the spawn path. */
+    if ((pid == r->pid && !r->reaped ? ptree_add(&r->known, pid, start)
+                                      : ptree_merge(&r->known, &one)) < 0)
         return false;
     if (r->sup->reg && pid != r->pid) {
         int rc = registry_descendant_add(r->sup->reg, r->id, pid, start);
@@ -2336,7 +2339,11 @@ int rein_sup_open(const rein_sup_opts_t *o, rein_sup_t **out)
         rc = -ENOMEM;
         goto fail;
     }
-    if ((rc = loop_new(&s->loop)) < 0 || (rc = procfs_boot_id(s->boot_id)) < 0 ||
+    /* The boot id is for what outlives this process: registry rows, and
+     * the reconcile that reads them.  An ephemeral supervisor has neither,
+     * and a one-shot rein_shell_exec opens one per call. */
+    if ((rc = loop_new(&s->loop)) < 0 ||
+        (!o->ephemeral && (rc = procfs_boot_id(s->boot_id)) < 0) ||
         (rc = make_owner_id(s->owner)) < 0)
         goto fail;
     if ((rc = contain_open(o->containment, &s->contain)) < 0) {
