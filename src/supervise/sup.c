@@ -136,6 +136,7 @@ struct run {
     spool_t *log;
     run_record_t rec; /* the registry row, kept in step */
     bool exited, reaped, eof, killed, in_registry;
+    bool exit_recorded; /* the leader's exit is in the registry (record_exit) */
     bool leftovers_ended; /* rein_run_info_t.leftovers_ended */
     size_t hung_up;       /* rein_run_info_t.leftovers_hung_up */
     int exit_code, exit_signal;
@@ -231,6 +232,19 @@ static void record(struct run *r)
         json_t *x = json_pack("{s:s}", "error", rein_strerror(rc));
         events_emit(s->ev, EVENTS_REGISTRY_ERROR, r->id, x);
     }
+}
+
+/* Writes the leader's exit to the registry once, before anything that
+ * waits (the exit drain, the hang-up settle, the leftovers' grace, the
+ * output drain): a rein that dies meanwhile must not take the command's
+ * own status with it.  A run that winds up at once has its exit in its
+ * final row instead: one transaction fewer on every run's path. */
+static void record_exit(struct run *r)
+{
+    if (r->exit_recorded || !r->exited)
+        return;
+    r->exit_recorded = true;
+    record(r);
 }
 
 static void counter(rein_sup_t *s, const char *name)
@@ -790,6 +804,7 @@ static void wind_up(struct run *r)
     }
     /* Every writer should be gone; a survivor may still hold the pipe or
      * terminal, so the drain is bounded. */
+    record_exit(r);
     if (!r->t_drain)
         loop_timer_add(s->loop, SUP_DRAIN_MS, on_drain_end, r, &r->t_drain);
 }
@@ -972,6 +987,7 @@ static void end_leftovers(struct run *r)
     leftovers_t left = leftovers_now(r);
     if (left == LEFT_UNSURE && !r->settle_start_mono)
         r->settle_start_mono = loop_now(s->loop);
+    record_exit(r); /* what follows waits */
     if (left == LEFT_UNSURE &&
         loop_now(s->loop) - r->settle_start_mono < SUP_HANGUP_SETTLE_MS) {
         loop_timer_add(s->loop, SUP_CHECK_MS, on_settle, r, &r->t_settle);
@@ -1067,7 +1083,6 @@ static void on_child(loop_t *l, pid_t pid, const siginfo_t *info, void *data)
                                         : REIN_REASON_SIGNAL);
     run_action_t act = runstate_step(&r->state, RUN_EV_CHILD_EXIT);
     if (act == RUN_ACT_CLEANUP) {
-        record(r);
         loop_timer_del(r->sup->loop, r->t_overall);
         loop_timer_del(r->sup->loop, r->t_noout);
         r->t_overall = r->t_noout = 0;
@@ -1076,6 +1091,7 @@ static void on_child(loop_t *l, pid_t pid, const siginfo_t *info, void *data)
              * read it before its writers are ended.  The leader stays
              * an unreaped zombie meanwhile, pinning its ids. */
             r->xdraining = true;
+            record_exit(r);
             if (r->on_leader_exit &&
                 r->on_leader_exit(r->sup, r->id, r->data))
                 r->xhold = true;
