@@ -420,7 +420,8 @@ int rein_base64_decode(const char *in, size_t len, unsigned char **out,
  * record goes when it closes (or, after a crash, when reconcile has taken
  * what it left).  Run records and logs stay until a retention pass
  * removes them: `rein serve` runs one at start and hourly, `rein run` at
- * most hourly (docs/serve.md, "Logs").
+ * most hourly (docs/serve.md, "Logs"), a host of its own with
+ * rein_sup_prune.
  */
 typedef struct rein_sup rein_sup_t;
 
@@ -613,6 +614,28 @@ typedef struct rein_reconcile_stats {
  * marks the rest lost without a signal; the same for their strays, whose
  * records are then deleted. */
 int rein_sup_reconcile(rein_sup_t *s, rein_reconcile_stats_t *out);
+
+/* rein_sup_prune's limits: REIN_PRUNE_DEFAULT for the environment's
+ * (REIN_LOG_MAX_AGE_DAYS, REIN_LOG_MAX_BYTES; unset or invalid: 7 days,
+ * 2 GiB), 0 for none. */
+#define REIN_PRUNE_DEFAULT (-1)
+typedef struct rein_prune_stats {
+    size_t logs_removed;
+    uint64_t bytes_removed, bytes_kept; /* allocated blocks, in bytes */
+} rein_prune_stats_t;
+/* Removes old logs and run records from s's state dir, as `rein serve`
+ * does at start and hourly (docs/serve.md, "Logs"): a log goes once it is
+ * older than max_age_ms (by its last write), or, oldest first, while the
+ * logs together pass max_bytes; a run's record goes with its log, or once
+ * the run ended longer ago than max_age_ms.  The logs of runs not exited
+ * (of any owner on the state dir) and logs written within the last
+ * minute are kept.  A host that keeps a state dir for long should call it
+ * now and then, or the dir grows without end.  0 (nothing to do for an
+ * ephemeral supervisor), -EINVAL for a limit below REIN_PRUNE_DEFAULT, or
+ * the error that stopped it before anything was removed; out may be
+ * NULL. */
+int rein_sup_prune(rein_sup_t *s, int64_t max_age_ms, int64_t max_bytes,
+                   rein_prune_stats_t *out);
 
 #ifdef __cplusplus
 }

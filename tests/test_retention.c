@@ -1,5 +1,6 @@
 /* test_retention.c — pruning run logs: the age limit at its edge, the size
- * limit oldest first, live and fresh logs kept, other files untouched. */
+ * limit oldest first, live and fresh logs kept, other files untouched; and
+ * rein_sup_prune, the library's pass over a supervisor's state dir. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -11,6 +12,8 @@
 
 #include "exec/retention.h"
 #include "harness.h"
+#include "rein.h"
+#include "supervise/registry.h"
 
 static int64_t now_ms(void)
 {
@@ -146,4 +149,88 @@ TEST(retention_env_and_missing_dir)
     char p[PATH_MAX];
     snprintf(p, sizeof p, "%s/nope", test_tmpdir());
     ASSERT_EQ(retention_prune(p, &o, NULL), -ENOENT);
+}
+
+static void on_exited(rein_sup_t *s, int64_t id, const rein_run_info_t *info,
+                      void *ud)
+{
+    (void)s;
+    (void)id;
+    (void)info;
+    *(int *)ud = 1;
+}
+
+/* Sets the mtime of the log at path to at_ms. */
+static void age_log(const char *path, int64_t at_ms)
+{
+    struct timespec ts[2] = {{at_ms / 1000, (at_ms % 1000) * 1000000},
+                             {at_ms / 1000, (at_ms % 1000) * 1000000}};
+    ASSERT_EQ(utimensat(AT_FDCWD, path, ts, 0), 0);
+}
+
+/* rein_sup_prune: a finished run's log older than the limit goes with its
+ * record; a live run's log as old stays, and so does its record; limits
+ * below REIN_PRUNE_DEFAULT are refused; an ephemeral supervisor has
+ * nothing to prune. */
+TEST(retention_rein_sup_prune_takes_old_runs_and_keeps_live_ones)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/state", test_tmpdir());
+    rein_sup_opts_t so = {.state_dir = dir};
+    rein_sup_t *s;
+    ASSERT_OK(rein_sup_open(&so, &s));
+    const char *done_argv[] = {"/bin/echo", "hi", NULL};
+    const char *live_argv[] = {"/bin/sleep", "300", NULL};
+    int done = 0;
+    rein_run_opts_t o = {.argv = done_argv, .grace_ms = -1,
+                         .on_exit = on_exited, .data = &done};
+    int64_t old_id, live_id;
+    ASSERT_OK(rein_sup_spawn(s, &o, &old_id));
+    while (!done)
+        ASSERT_INT(rein_sup_run_once(s, 1000), >=, 0);
+    rein_run_opts_t lo = {.argv = live_argv, .grace_ms = -1};
+    ASSERT_OK(rein_sup_spawn(s, &lo, &live_id));
+    rein_run_info_t a, b;
+    ASSERT_OK(rein_sup_info(s, old_id, &a));
+    ASSERT_OK(rein_sup_info(s, live_id, &b));
+    ASSERT_TRUE(a.log_path && b.log_path);
+    char old_log[PATH_MAX], live_log[PATH_MAX];
+    snprintf(old_log, sizeof old_log, "%s", a.log_path);
+    snprintf(live_log, sizeof live_log, "%s", b.log_path);
+    int64_t two_days_ago = now_ms() - 2 * (int64_t)RETENTION_DAY_MS;
+    age_log(old_log, two_days_ago);
+    age_log(live_log, two_days_ago);
+
+    rein_prune_stats_t st;
+    ASSERT_EQ(rein_sup_prune(s, -2, REIN_PRUNE_DEFAULT, &st), -EINVAL);
+    ASSERT_EQ(rein_sup_prune(s, REIN_PRUNE_DEFAULT, -5, &st), -EINVAL);
+    ASSERT_EQ(st.logs_removed, 0);
+    ASSERT_TRUE(access(old_log, F_OK) == 0);
+    /* Three days: neither is past the limit. */
+    ASSERT_OK(rein_sup_prune(s, 3 * (int64_t)RETENTION_DAY_MS,
+                             REIN_PRUNE_DEFAULT, &st));
+    ASSERT_EQ(st.logs_removed, 0);
+    ASSERT_OK(rein_sup_prune(s, (int64_t)RETENTION_DAY_MS, REIN_PRUNE_DEFAULT,
+                             &st));
+    ASSERT_EQ(st.logs_removed, 1);
+    ASSERT_INT(st.bytes_removed, >, 0);
+    ASSERT_EQ(access(old_log, F_OK), -1);
+    ASSERT_TRUE(access(live_log, F_OK) == 0);
+
+    registry_t *reg;
+    run_record_t rec;
+    ASSERT_OK(registry_open(dir, &reg));
+    run_record_init(&rec);
+    ASSERT_EQ(registry_run_get(reg, old_id, &rec), -ENOENT);
+    ASSERT_OK(registry_run_get(reg, live_id, &rec));
+    run_record_clear(&rec);
+    registry_close(reg);
+    rein_sup_close(s); /* ends the live run */
+
+    rein_sup_opts_t eo = {.ephemeral = true};
+    ASSERT_OK(rein_sup_open(&eo, &s));
+    ASSERT_OK(rein_sup_prune(s, 0, 0, &st));
+    ASSERT_EQ(st.logs_removed, 0);
+    rein_sup_close(s);
+    ASSERT_EQ(rein_sup_prune(NULL, 0, 0, NULL), -EINVAL);
 }

@@ -7,7 +7,8 @@
  * directory is ours, but nothing else in it is this module's to remove.
  * retention_pass wraps it for a supervisor's state dir: which runs are
  * live comes from the registry (every owner's), and the records of the
- * runs whose logs went are deleted after them.
+ * runs whose logs went are deleted after them.  rein_sup_prune is that
+ * pass in the public API.
  */
 #include "exec/retention.h"
 
@@ -259,4 +260,28 @@ int retention_pass_due(rein_sup_t *sup, const retention_opts_t *o,
     stamp_touch(dir); /* before the pass: the others see it done */
     int rc = retention_pass(sup, o, st);
     return rc < 0 ? rc : 1;
+}
+
+int rein_sup_prune(rein_sup_t *s, int64_t max_age_ms, int64_t max_bytes,
+                   rein_prune_stats_t *out)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (!s || max_age_ms < REIN_PRUNE_DEFAULT || max_bytes < REIN_PRUNE_DEFAULT)
+        return -EINVAL;
+    retention_opts_t o;
+    retention_opts_from_env(&o, RETENTION_DEFAULT_AGE_DAYS,
+                            RETENTION_DEFAULT_MAX_BYTES);
+    if (max_age_ms != REIN_PRUNE_DEFAULT)
+        o.max_age_ms = (uint64_t)max_age_ms;
+    if (max_bytes != REIN_PRUNE_DEFAULT)
+        o.max_bytes = (uint64_t)max_bytes;
+    retention_stats_t st;
+    int rc = retention_pass(s, &o, &st);
+    if (out) {
+        out->logs_removed = st.removed;
+        out->bytes_removed = st.removed_bytes;
+        out->bytes_kept = st.kept_bytes;
+    }
+    return rc;
 }
