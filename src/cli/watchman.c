@@ -104,8 +104,10 @@ int watchman_spawn(const char *state_dir, watchman_t *w)
                           fdarg,    "--pid",     pidarg,
                           "--start", startarg,   state_dir ? "--state-dir" : NULL,
                           state_dir, NULL};
-    /* A plain fork: this process is still small (nothing is open yet but
-     * stdio), and the first process must be able to fork again. */
+    /* A plain fork, since the first process runs code of its own (a
+     * vfork-style child could not start a process itself).  The owner
+     * calls this before its supervisor opens, while it is still small,
+     * so the fork copies little. */
     pid_t pid = fork();
     if (pid < 0) {
         rc = -errno;
