@@ -261,7 +261,13 @@ static void start_test(struct slot *s, struct test_case *tc,
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        signal(SIGCHLD, SIG_DFL);
+        /* Every disposition at its default, whatever the runner was given:
+         * under nohup SIGHUP comes ignored, a shell a test starts can then
+         * not trap it, and a test of hang-ups fails for the environment's
+         * sake. */
+        for (int sig = 1; sig < NSIG; sig++)
+            if (sig != SIGKILL && sig != SIGSTOP)
+                signal(sig, SIG_DFL);
         setpgid(0, 0);
         prctl(PR_SET_CHILD_SUBREAPER, 0);
         dup2(fd, 1);

@@ -67,6 +67,19 @@ TEST(selftest_passes)
     ASSERT_EQ(2 + 2, 4);
 }
 
+/* check-harness.sh starts the runner with SIGHUP and SIGPIPE ignored, as
+ * nohup and some CI runners do: each test still starts with every
+ * disposition at its default. */
+TEST(selftest_starts_with_default_signal_dispositions)
+{
+    static const int sigs[] = {SIGHUP, SIGPIPE, SIGINT, SIGTERM};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction sa;
+        ASSERT_EQ(sigaction(sigs[i], NULL, &sa), 0);
+        ASSERT_TRUE(sa.sa_handler == SIG_DFL);
+    }
+}
+
 TEST(selftest_fails_with_both_values)
 {
     int got = 41;
