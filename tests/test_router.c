@@ -44,7 +44,8 @@ TEST(router_categories_from_the_builtin_table)
     router_t *r = mk(NULL);
     const char *condense[] = {"npm install", "make -j8", "cargo build",
                               "python3 setup.py build", "bash -c 'make'",
-                              "git clone x", "git pull", "docker build .",
+                              "git clone x", "git pull --rebase",
+                              "docker build .",
                               "ssh host uptime", "unknown-tool --flag",
                               "(cd x && make)", "node script.js", NULL};
     const char *narrate[] = {"cp a b", "cp -r dir dst", "mv a b", "rm f",
@@ -253,7 +254,7 @@ TEST(router_editor_settings_decide_whether_editing_needs_a_terminal)
         "interactive\tgit commit --fixup=reword:HEAD",
         "interactive\tgit commit -c HEAD",
         "interactive\tgit add -e", "condense\tEDITOR=true git add -e",
-        "interactive\tgit merge --edit topic", "condense\tgit merge topic",
+        "interactive\tgit merge --edit topic",
         "interactive\tgit tag -a v1", "interactive\tgit tag -s v1 HEAD",
         "structured\tGIT_EDITOR=true git tag -a v1",
         "structured\tgit tag -am 'v1' v1", "structured\tgit tag -a v1 -F n",
@@ -272,6 +273,58 @@ TEST(router_editor_settings_decide_whether_editing_needs_a_terminal)
         "condense\tSUDO_EDITOR=true visudo", "interactive\tvisudo",
         NULL};
     check_cats(r, NULL, lines, __FILE__, __LINE__);
+
+    /* git merge (and a pull's merge) opens its editor by default when its
+     * stdin and stdout are one terminal, git revert when its stdin is one:
+     * on a PTY they do, unless told otherwise or given nothing to commit. */
+    static const char *const on_term[] = {
+        "interactive\tgit merge topic", "interactive\tgit pull",
+        "interactive\tgit pull --rebase=false origin main",
+        "interactive\tgit revert HEAD", "interactive\tgit revert HEAD > out",
+        "interactive\tgit -C repo merge topic",
+        "condense\tgit merge --no-edit topic",
+        "condense\tgit merge -m 'Merge topic' topic",
+        "condense\tgit merge --ff-only topic",
+        "condense\tgit merge --squash topic", "condense\tgit merge --abort",
+        "condense\tGIT_MERGE_AUTOEDIT=no git merge topic",
+        "condense\tgit merge topic > merge.log",
+        "condense\tgit merge topic < /dev/null",
+        "condense\tgit merge topic | cat", "condense\tgit pull --rebase",
+        "condense\tgit pull -r origin main", "condense\tgit pull --ff-only",
+        "condense\tgit pull --no-edit", "condense\tgit revert --no-edit HEAD",
+        "condense\tgit revert -n HEAD", "condense\tgit revert --abort",
+        "condense\tgit revert HEAD < /dev/null",
+        "condense\tGIT_EDITOR=true git revert HEAD",
+        "condense\tEDITOR=true git merge topic",
+        "condense\tgit cherry-pick HEAD~1", NULL};
+    check_cats(r, NULL, on_term, __FILE__, __LINE__);
+    /* On pipes (serve without tty) git sees no terminal and edits
+     * nothing. */
+    router_ctx_t no_term = {.pipes = true};
+    static const char *const on_pipes[] = {"condense\tgit merge topic",
+                                           "condense\tgit revert HEAD",
+                                           "condense\tgit pull", NULL};
+    check_cats(r, &no_term, on_pipes, __FILE__, __LINE__);
+    /* term_edit says which editor is there only for the terminal's sake
+     * (GIT_EDITOR=true gives git's own message), not an editor asked for,
+     * nor one a commit needs for its message. */
+    static const struct {
+        const char *cmd;
+        bool term_edit;
+    } flags[] = {{"git merge topic", true},
+                 {"make && git revert HEAD", true},
+                 {"git merge --edit topic", false},
+                 {"git merge --no-edit topic", false},
+                 {"git commit", false},
+                 {"GIT_EDITOR=true git revert HEAD", false}};
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+        router_result_t res;
+        ASSERT_OK(router_classify(r, flags[i].cmd, &res));
+        if (res.term_edit != flags[i].term_edit)
+            test_fail(__FILE__, __LINE__, "%s: term_edit %d", flags[i].cmd,
+                      res.term_edit);
+        router_result_free(&res);
+    }
 
     /* The context's environment: what serve's `env` argument gives, over
      * the inherited one; the line's own assignments win over both. */

@@ -630,6 +630,103 @@ TEST(run_forwards_stdin_then_eof)
     buf_free(&err);
 }
 
+/* True when s (may be NULL) does not contain needle. */
+static bool lacks(const char *s, const char *needle)
+{
+    return !s || !strstr(s, needle);
+}
+
+/* The subject of repo's HEAD commit, into out (size n). */
+static void git_subject(const char *repo, char *out, size_t n)
+{
+    char cmd[PATH_MAX + 64];
+    snprintf(cmd, sizeof cmd, "git -C '%s' log -1 --format=%%s", repo);
+    FILE *f = popen(cmd, "r");
+    ASSERT_TRUE(f != NULL);
+    ASSERT_TRUE(fgets(out, (int)n, f) != NULL);
+    out[strcspn(out, "\n")] = 0;
+    ASSERT_EQ(pclose(f), 0);
+}
+
+/* git merge, pull and revert open an editor on their message only on a
+ * terminal, and rein runs them on a PTY.  With nobody at rein's terminal
+ * (stdin /dev/null) the editor would wait for keys nobody types until the
+ * hang-up (the merge failed with 129 after 4 s): rein gives git
+ * GIT_EDITOR=true, and git commits with its own message as it does
+ * without a terminal.  A person at the terminal gets the editor.  The
+ * editor is git's default, vi (`editor` on Debian), here a script first
+ * on PATH that says when it runs. */
+TEST(run_git_opens_its_editor_only_for_a_person_at_the_terminal)
+{
+    setup();
+    char bin[PATH_MAX], vi[PATH_MAX + 8], repo[PATH_MAX], path[PATH_MAX * 2];
+    snprintf(bin, sizeof bin, "%s/bin", test_tmpdir());
+    ASSERT_EQ(mkdir(bin, 0700), 0);
+    /* vi, or `editor` where git is built to take it (Debian's). */
+    static const char *const names[] = {"vi", "editor", NULL};
+    for (const char *const *nm = names; *nm; nm++) {
+        snprintf(vi, sizeof vi, "%s/%s", bin, *nm);
+        write_file(vi, "#!/bin/sh\necho \"vi ran on ${1##*/}\"\n", 0755);
+    }
+    snprintf(path, sizeof path, "%s:%s", bin, getenv("PATH"));
+    setenv("PATH", path, 1);
+    static const char *const unset[] = {"GIT_EDITOR", "VISUAL", "EDITOR",
+                                        "GIT_MERGE_AUTOEDIT", NULL};
+    for (const char *const *u = unset; *u; u++)
+        unsetenv(*u);
+    setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+    setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1);
+    snprintf(repo, sizeof repo, "%s/repo", test_tmpdir());
+    char init[PATH_MAX * 2 + 512];
+    snprintf(init, sizeof init,
+             "set -e; git init -q -b main '%s'; cd '%s'; "
+             "git config user.email t@example.com; git config user.name t; "
+             "echo a > a; git add a; git commit -qm a; "
+             "git checkout -qb topic; echo b > b; git add b; "
+             "git commit -qm b; git checkout -q main; echo c > c; git add c; "
+             "git commit -qm c",
+             repo, repo);
+    ASSERT_EQ(system(init), 0);
+
+    char subject[256];
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    const char *merge[] = {"run", "--json", "--", "git", "-C", repo,
+                           "merge", "topic", NULL};
+    ASSERT_EQ(run_rein(merge, -1, NULL, &out, &err), 0);
+    ASSERT_TRUE(lacks(out.p, "vi ran"));
+    json_error_t je;
+    json_t *o = json_loads(out.p, 0, &je);
+    ASSERT_TRUE(o != NULL);
+    ASSERT_STR(json_string_value(json_object_get(o, "view")), "condense");
+    ASSERT_TRUE(json_is_null(json_object_get(o, "hangup")));
+    json_decref(o);
+    git_subject(repo, subject, sizeof subject);
+    ASSERT_STR(subject, "Merge branch 'topic'");
+
+    buf_reset(&out);
+    buf_reset(&err);
+    const char *revert[] = {"run", "--raw", "--", "git", "-C", repo,
+                            "revert", "HEAD^", NULL};
+    ASSERT_EQ(run_rein(revert, -1, NULL, &out, &err), 0);
+    ASSERT_TRUE(lacks(out.p, "vi ran"));
+    git_subject(repo, subject, sizeof subject);
+    ASSERT_STR(subject, "Revert \"c\"");
+
+    /* A person at the terminal: git opens the editor, and the view is the
+     * terminal's. */
+    struct tty t;
+    const char *again[] = {"run", "--", "git", "-C", repo, "revert",
+                           "HEAD", NULL};
+    tty_start(&t, again, 80, 24);
+    tty_expect(&t, "vi ran on COMMIT_EDITMSG");
+    ASSERT_EQ(tty_finish(&t), 0);
+    git_subject(repo, subject, sizeof subject);
+    ASSERT_STR(subject, "Revert \"Revert \"c\"\"");
+    buf_free(&t.out);
+    buf_free(&out);
+    buf_free(&err);
+}
+
 TEST(run_json_has_every_field)
 {
     setup();
@@ -1494,11 +1591,6 @@ static void expect_running_for(pid_t pid, int pidfd, uint64_t ms)
     }
 }
 
-/* True when s (may be NULL) does not contain needle. */
-static bool lacks(const char *s, const char *needle)
-{
-    return !s || !strstr(s, needle);
-}
 
 /* Counts the lines of out that are markers of kind (e.g. "hangup"), each
  * checked against the marker syntax. */

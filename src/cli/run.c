@@ -128,6 +128,9 @@
 /* Size of a PTY when neither stdin nor stdout is a terminal. */
 #define RUN_DEFAULT_COLS 120
 #define RUN_DEFAULT_ROWS 40
+/* What a command gets when git would open an editor only because the PTY
+ * is a terminal and nobody is at rein's (see cli_run). */
+#define RUN_GIT_NO_EDIT "GIT_EDITOR=true"
 /* The longest answer read from /dev/tty for the danger question. */
 #define RUN_ANSWER_MAX 64
 /* Once the command's input is over: the first and the longest interval
@@ -151,6 +154,7 @@ struct run {
     char *cmdline;   /* what is shown and routed */
     bool shell;      /* cmd_argv is /bin/sh -c cmdline */
     watchman_t watchman; /* ends the command if rein dies */
+    bool git_no_edit;    /* RUN_GIT_NO_EDIT in its environment (cli_run) */
     router_result_t route;
     router_cat_t view; /* the category the output is shown as */
     narrate_t **narr;
@@ -968,14 +972,22 @@ static int run_spawn(struct run *r)
 {
     /* A pager would wait for keys nobody sees in a condensed view. */
     static const char *const no_pager[] = {"PAGER=cat", "GIT_PAGER=cat",
-                                           "SYSTEMD_PAGER=cat", NULL};
+                                           "SYSTEMD_PAGER=cat"};
+    const char *env[sizeof no_pager / sizeof no_pager[0] + 2];
+    size_t n_env = 0;
+    if (r->view != ROUTER_INTERACTIVE)
+        for (size_t i = 0; i < sizeof no_pager / sizeof no_pager[0]; i++)
+            env[n_env++] = no_pager[i];
+    if (r->git_no_edit)
+        env[n_env++] = RUN_GIT_NO_EDIT;
+    env[n_env] = NULL;
     if (!run_term_size(&r->cols, &r->rows)) {
         r->cols = RUN_DEFAULT_COLS;
         r->rows = RUN_DEFAULT_ROWS;
     }
     rein_run_opts_t o = {
         .argv = (const char *const *)r->cmd_argv,
-        .env = r->view != ROUTER_INTERACTIVE ? no_pager : NULL,
+        .env = n_env ? env : NULL,
         .tty = true,
         .cols = r->cols,
         .rows = r->rows,
@@ -1307,6 +1319,20 @@ int cli_run(int argc, char **argv, bool shorthand)
     rc = r.shell ? router_classify_ctx(router, r.cmdline, &rctx, &r.route)
                  : router_classify_argv_ctx(router, (const char *const *)cmd,
                                             &rctx, &r.route);
+    /* Nobody at a terminal (stdin is none): an editor git opens only
+     * because it sees one (merge, pull, revert on the PTY) would wait for
+     * keys nobody types, and be hung up.  With GIT_EDITOR=true git keeps
+     * its own message, as it does without a terminal; the line is routed
+     * again in that environment, so the view is what the command now is. */
+    if (rc == 0 && r.route.term_edit && !isatty(STDIN_FILENO)) {
+        static const char *const no_edit[] = {RUN_GIT_NO_EDIT, NULL};
+        r.git_no_edit = true;
+        rctx.env = no_edit;
+        router_result_free(&r.route);
+        rc = r.shell ? router_classify_ctx(router, r.cmdline, &rctx, &r.route)
+                     : router_classify_argv_ctx(
+                           router, (const char *const *)cmd, &rctx, &r.route);
+    }
     router_free(router);
     if (rc < 0)
         goto nomem;

@@ -743,6 +743,7 @@ struct router_look {
     unsigned depth;           /* of nested settings (ROUTER_MAX_NEST) */
     const char **why;         /* where an interactive answer says why, or
                                  NULL (a nested setting's answer) */
+    bool *term_edit;          /* where router_git says so, or NULL */
 };
 
 /* The answer for a stage that needs a terminal, saying why (the first
@@ -897,6 +898,46 @@ static bool router_git_fixup_edits(char *const *v, size_t argc)
     return false;
 }
 
+/*
+ * Whether `git merge`, `git pull` or `git revert` (sub, its words rest)
+ * opens an editor on its message by default, which git does only on a
+ * terminal: merge (and the merge of a pull) when its stdin and stdout are
+ * one terminal and GIT_MERGE_AUTOEDIT does not say no, revert when its
+ * stdin is one.  Not when told otherwise (--no-edit), given the message
+ * (merge -m, -F), or when nothing is committed or merged (--no-commit,
+ * --squash, --ff-only, a pull that rebases, the sequencer's --abort and
+ * kin).  A pull.rebase or pull.ff in git's configuration is not seen.
+ */
+static bool router_git_term_edits(const char *sub, char *const *rest,
+                                  size_t nrest, const struct router_look *lk)
+{
+    static const char *const merge_no[] = {
+        "--no-edit", "-m", "--message", "-F", "--file", "--no-commit",
+        "--squash", "--ff-only", "--abort", "--quit", "--continue", NULL};
+    static const char *const pull_no[] = {"--no-edit", "--no-commit",
+                                          "--squash", "--ff-only", NULL};
+    static const char *const rebase[] = {"-r", "--rebase", NULL};
+    static const char *const revert_no[] = {
+        "--no-edit", "-n", "--no-commit", "--abort", "--quit", "--skip",
+        NULL};
+    if (lk->ctx->pipes || lk->fed)
+        return false; /* stdin is no terminal */
+    if (!strcmp(sub, "revert"))
+        return !router_has_opt(rest, nrest, revert_no);
+    if (lk->out_away)
+        return false; /* merge wants stdout on the terminal too */
+    const char *auto_edit = router_getenv(lk, "GIT_MERGE_AUTOEDIT");
+    if (auto_edit && !strcmp(auto_edit, "no"))
+        return false;
+    if (strcmp(sub, "pull") != 0)
+        return !router_has_opt(rest, nrest, merge_no);
+    /* A pull that rebases commits no merge (`--rebase=false` merges). */
+    const char *rb = router_opt_value(rest, nrest, NULL, "--rebase");
+    bool rebases = router_has_opt(rest, nrest, rebase) &&
+                   !(rb && (!strcmp(rb, "false") || !strcmp(rb, "no")));
+    return !rebases && !router_has_opt(rest, nrest, pull_no);
+}
+
 static router_cat_t router_git(char *const *v, size_t argc,
                                const struct router_look *lk)
 {
@@ -927,7 +968,7 @@ static router_cat_t router_git(char *const *v, size_t argc,
     const char *sub = v[s];
     char *const *rest = v + s;
     size_t nrest = argc - s;
-    bool ask = false, editor = false, seq = false;
+    bool ask = false, editor = false, seq = false, term_edit = false;
     if (!strcmp(sub, "commit")) {
         ask = router_has_opt(rest, nrest, commit_ask);
         editor = router_has_opt(rest, nrest, commit_edit) ||
@@ -957,13 +998,24 @@ static router_cat_t router_git(char *const *v, size_t argc,
         editor = router_has_opt(rest, nrest, edit) ||
                  (router_has_opt(rest, nrest, annotated) &&
                   !router_has_opt(rest, nrest, msg));
-    } else if (!strcmp(sub, "merge") || !strcmp(sub, "revert") ||
-               !strcmp(sub, "cherry-pick")) {
+    } else if (!strcmp(sub, "merge") || !strcmp(sub, "pull") ||
+               !strcmp(sub, "revert")) {
+        editor = router_has_opt(rest, nrest, edit);
+        term_edit = !editor && router_git_term_edits(sub, rest, nrest, lk);
+        editor = editor || term_edit;
+    } else if (!strcmp(sub, "cherry-pick")) {
         editor = router_has_opt(rest, nrest, edit);
     }
     if (ask)
         return router_tty(lk, "git asks about each hunk or file at a prompt; "
                               "name the paths instead of -p or -i");
+    if (term_edit && router_git_editor_needs_tty(v, s, lk, false)) {
+        if (lk->term_edit)
+            *lk->term_edit = true;
+        return router_tty(lk, "git opens an editor on the message because "
+                              "it runs on a terminal; give --no-edit (or "
+                              "set GIT_EDITOR=true) for its own message");
+    }
     if (editor && router_git_editor_needs_tty(v, s, lk, seq))
         return router_tty(
             lk, seq ? "git opens an editor on the rebase todo list; set "
@@ -1580,7 +1632,8 @@ static int router_seg_category(router_t *r, router_seg_t *seg,
     struct router_look lk = {.ctx = ctx ? ctx : &router_no_ctx,
                              .segs = before,
                              .nsegs = nbefore,
-                             .why = &seg->tty_why};
+                             .why = &seg->tty_why,
+                             .term_edit = &seg->term_edit};
     size_t n = strlen(seg->text);
     struct router_sep sep = {.at = n, .len = 0};
     bool in = false, out = false;
@@ -1653,6 +1706,7 @@ static void router_combine(router_result_t *res)
             inter = true;
             res->tty_why = s->tty_why;
         }
+        res->term_edit = res->term_edit || s->term_edit;
         if (s->category != res->segs[0].category)
             same = false;
     }

@@ -98,6 +98,10 @@ typedef struct router_seg {
     const char *tty_why;     /* when interactive: what asks for a terminal
                                 and how to run it without one, a sentence
                                 (static); else NULL */
+    bool term_edit;          /* git (merge, pull, revert) opens an editor on
+                                its message only because it runs on a
+                                terminal; with GIT_EDITOR=true it keeps its
+                                own message, as without a terminal */
 } router_seg_t;
 
 typedef struct router_result {
@@ -107,6 +111,7 @@ typedef struct router_result {
     const char *danger_what;
     const char *grammar;    /* the first segment's grammar, or NULL */
     const char *tty_why;    /* of the first interactive segment, or NULL */
+    bool term_edit;         /* of any segment (router_seg_t.term_edit) */
     router_seg_t *segs;
     size_t nsegs;
 } router_result_t;
