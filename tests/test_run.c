@@ -727,6 +727,41 @@ TEST(run_git_opens_its_editor_only_for_a_person_at_the_terminal)
     buf_free(&err);
 }
 
+/* With nobody at rein's terminal (stdin /dev/null), the command's
+ * environment says so to the programs that listen (debconf, gh, pip,
+ * git's credential prompt), where it is not set already; a person at the
+ * terminal gets the environment as it is. */
+TEST(run_tells_programs_nobody_is_at_the_terminal)
+{
+    setup();
+    static const char *const vars[] = {"DEBIAN_FRONTEND",
+                                       "GH_PROMPT_DISABLED", "PIP_NO_INPUT",
+                                       "GIT_TERMINAL_PROMPT", NULL};
+    for (const char *const *v = vars; *v; v++)
+        unsetenv(*v);
+    const char *show =
+        "echo \"[$DEBIAN_FRONTEND][$GH_PROMPT_DISABLED][$PIP_NO_INPUT]"
+        "[$GIT_TERMINAL_PROMPT]\"";
+    const char *a[] = {"run", "--raw", "--", show, NULL};
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    ASSERT_EQ(run_rein(a, -1, NULL, &out, &err), 0);
+    ASSERT_STR(out.p, "[noninteractive][1][1][0]\n");
+    setenv("PIP_NO_INPUT", "0", 1); /* the person's own setting stays */
+    buf_reset(&out);
+    buf_reset(&err);
+    ASSERT_EQ(run_rein(a, -1, NULL, &out, &err), 0);
+    ASSERT_STR(out.p, "[noninteractive][1][0][0]\n");
+    unsetenv("PIP_NO_INPUT");
+
+    struct tty t;
+    tty_start(&t, a, 80, 24);
+    ASSERT_EQ(tty_finish(&t), 0);
+    ASSERT_CONTAINS(t.out.p, "[][][][]");
+    buf_free(&t.out);
+    buf_free(&out);
+    buf_free(&err);
+}
+
 TEST(run_json_has_every_field)
 {
     setup();

@@ -131,6 +131,16 @@
 /* What a command gets when git would open an editor only because the PTY
  * is a terminal and nobody is at rein's (see cli_run). */
 #define RUN_GIT_NO_EDIT "GIT_EDITOR=true"
+/* With nobody at rein's terminal, what the command's environment says to
+ * the programs that have a way to hear it, each only where the variable
+ * is not set already: nobody will answer a question, as they would see
+ * without a terminal (debconf's dialogs, the GitHub CLI's and pip's
+ * prompts, git's credential prompt).  On the PTY they would ask, and wait
+ * to be hung up. */
+static const char *const run_nobody_env[] = {
+    "DEBIAN_FRONTEND=noninteractive", "GH_PROMPT_DISABLED=1",
+    "PIP_NO_INPUT=1", "GIT_TERMINAL_PROMPT=0"};
+#define RUN_NOBODY_ENV_N (sizeof run_nobody_env / sizeof run_nobody_env[0])
 /* The longest answer read from /dev/tty for the danger question. */
 #define RUN_ANSWER_MAX 64
 /* Once the command's input is over: the first and the longest interval
@@ -973,13 +983,21 @@ static int run_spawn(struct run *r)
     /* A pager would wait for keys nobody sees in a condensed view. */
     static const char *const no_pager[] = {"PAGER=cat", "GIT_PAGER=cat",
                                            "SYSTEMD_PAGER=cat"};
-    const char *env[sizeof no_pager / sizeof no_pager[0] + 2];
+    const char *env[sizeof no_pager / sizeof no_pager[0] + RUN_NOBODY_ENV_N +
+                    2];
     size_t n_env = 0;
     if (r->view != ROUTER_INTERACTIVE)
         for (size_t i = 0; i < sizeof no_pager / sizeof no_pager[0]; i++)
             env[n_env++] = no_pager[i];
     if (r->git_no_edit)
         env[n_env++] = RUN_GIT_NO_EDIT;
+    for (size_t i = 0; !r->in_tty && i < RUN_NOBODY_ENV_N; i++) {
+        const char *e = run_nobody_env[i];
+        char name[32];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(e, "="), e);
+        if (!getenv(name))
+            env[n_env++] = e;
+    }
     env[n_env] = NULL;
     if (!run_term_size(&r->cols, &r->rows)) {
         r->cols = RUN_DEFAULT_COLS;
