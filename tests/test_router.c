@@ -296,15 +296,28 @@ TEST(router_editor_settings_decide_whether_editing_needs_a_terminal)
         "condense\tgit revert HEAD < /dev/null",
         "condense\tGIT_EDITOR=true git revert HEAD",
         "condense\tEDITOR=true git merge topic",
-        "condense\tgit cherry-pick HEAD~1", NULL};
+        "condense\tgit cherry-pick HEAD~1",
+        /* Resuming after conflicts commits in the editor, terminal or
+         * not; a cherry-pick keeps its message. */
+        "interactive\tgit rebase --continue",
+        "interactive\tgit merge --continue",
+        "condense\tGIT_EDITOR=true git rebase --continue",
+        "condense\tgit -c core.editor=true merge --continue",
+        "condense\tgit rebase --abort", "condense\tgit rebase --skip",
+        "condense\tgit cherry-pick --continue", NULL};
     check_cats(r, NULL, on_term, __FILE__, __LINE__);
     /* On pipes (serve without tty) git sees no terminal and edits
      * nothing. */
     router_ctx_t no_term = {.pipes = true};
-    static const char *const on_pipes[] = {"condense\tgit merge topic",
-                                           "condense\tgit revert HEAD",
-                                           "condense\tgit pull", NULL};
+    static const char *const on_pipes[] = {
+        "condense\tgit merge topic", "condense\tgit revert HEAD",
+        "condense\tgit pull", "interactive\tgit rebase --continue",
+        "interactive\tgit merge --continue", NULL};
     check_cats(r, &no_term, on_pipes, __FILE__, __LINE__);
+    router_result_t why;
+    ASSERT_OK(router_classify_ctx(r, "git rebase --continue", &no_term, &why));
+    ASSERT_CONTAINS(why.tty_why, "set GIT_EDITOR=true to keep the message");
+    router_result_free(&why);
     /* term_edit says which editor is there only for the terminal's sake
      * (GIT_EDITOR=true gives git's own message), not an editor asked for,
      * nor one a commit needs for its message. */
@@ -316,6 +329,7 @@ TEST(router_editor_settings_decide_whether_editing_needs_a_terminal)
                  {"git merge --edit topic", false},
                  {"git merge --no-edit topic", false},
                  {"git commit", false},
+                 {"git rebase --continue", false},
                  {"GIT_EDITOR=true git revert HEAD", false}};
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
         router_result_t res;

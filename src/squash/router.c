@@ -968,7 +968,9 @@ static router_cat_t router_git(char *const *v, size_t argc,
     const char *sub = v[s];
     char *const *rest = v + s;
     size_t nrest = argc - s;
+    static const char *const cont[] = {"--continue", NULL};
     bool ask = false, editor = false, seq = false, term_edit = false;
+    bool resume = false; /* `merge/rebase --continue` commits, editing */
     if (!strcmp(sub, "commit")) {
         ask = router_has_opt(rest, nrest, commit_ask);
         editor = router_has_opt(rest, nrest, commit_edit) ||
@@ -989,6 +991,10 @@ static router_cat_t router_git(char *const *v, size_t argc,
         ask = router_has_opt(rest, nrest, clean_ask);
     } else if (!strcmp(sub, "rebase")) {
         editor = seq = router_has_opt(rest, nrest, todo);
+        /* Committing a step whose conflicts were resolved, on a terminal
+         * or not. */
+        resume = !editor && router_has_opt(rest, nrest, cont);
+        editor = editor || resume;
     } else if (!strcmp(sub, "tag")) {
         /* An annotated or signed tag takes its message in the editor. */
         static const char *const annotated[] = {
@@ -998,6 +1004,8 @@ static router_cat_t router_git(char *const *v, size_t argc,
         editor = router_has_opt(rest, nrest, edit) ||
                  (router_has_opt(rest, nrest, annotated) &&
                   !router_has_opt(rest, nrest, msg));
+    } else if (!strcmp(sub, "merge") && router_has_opt(rest, nrest, cont)) {
+        editor = resume = true; /* `git commit` of the merge, message open */
     } else if (!strcmp(sub, "merge") || !strcmp(sub, "pull") ||
                !strcmp(sub, "revert")) {
         editor = router_has_opt(rest, nrest, edit);
@@ -1016,6 +1024,10 @@ static router_cat_t router_git(char *const *v, size_t argc,
                               "it runs on a terminal; give --no-edit (or "
                               "set GIT_EDITOR=true) for its own message");
     }
+    if (resume && router_git_editor_needs_tty(v, s, lk, false))
+        return router_tty(lk, "git opens an editor on the message of the "
+                              "commit it resumes; set GIT_EDITOR=true to "
+                              "keep the message as it is");
     if (editor && router_git_editor_needs_tty(v, s, lk, seq))
         return router_tty(
             lk, seq ? "git opens an editor on the rebase todo list; set "
