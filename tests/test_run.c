@@ -1144,10 +1144,9 @@ static pid_t watchman_of(pid_t owner)
  * stop cleanly, or reconciled after its death. */
 static void watchman_exited_ok(pid_t w)
 {
-    int st;
-    ASSERT_EQ(waitpid(w, &st, 0), w);
-    ASSERT_TRUE(WIFEXITED(st));
-    ASSERT_EQ(WEXITSTATUS(st), 0);
+    int code;
+    ASSERT_OK(spawn_reap(w, -1, &code));
+    ASSERT_EQ(code, 0);
 }
 
 /* Kills and reaps the watchman of rein `owner` (adopted: our child), as
@@ -1158,8 +1157,7 @@ static void watchman_kill(pid_t owner)
     pid_t w = watchman_of(owner);
     ASSERT_INT(w, >, 1);
     ASSERT_OK(kill(w, SIGKILL));
-    int st;
-    ASSERT_EQ(waitpid(w, &st, 0), w);
+    ASSERT_OK(spawn_reap(w, -1, NULL));
 }
 
 /* rein dies without a chance to clean up (SIGKILL) while its command
@@ -1625,7 +1623,6 @@ static void expect_running_for(pid_t pid, int pidfd, uint64_t ms)
             test_fail(__FILE__, __LINE__, "rein ended early");
     }
 }
-
 
 /* Counts the lines of out that are markers of kind (e.g. "hangup"), each
  * checked against the marker syntax. */

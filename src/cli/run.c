@@ -884,6 +884,16 @@ static int run_narrate_begin(struct run *r)
     return 0;
 }
 
+/* Routes the command into r->route: its line when it runs under sh -c,
+ * else its words. */
+static int run_route(struct run *r, router_t *router, char **cmd,
+                     const router_ctx_t *ctx)
+{
+    return r->shell ? router_classify_ctx(router, r->cmdline, ctx, &r->route)
+                    : router_classify_argv_ctx(
+                          router, (const char *const *)cmd, ctx, &r->route);
+}
+
 /* The watchman could not start: a crash of rein would leave the command
  * to the next reconcile, which the person should know. */
 static void run_no_watchman(int rc)
@@ -1334,9 +1344,7 @@ int cli_run(int argc, char **argv, bool shorthand)
     /* The command runs on a terminal, in this environment (an EDITOR or
      * MANPAGER set here is the one it takes). */
     router_ctx_t rctx = {.inherit_env = true};
-    rc = r.shell ? router_classify_ctx(router, r.cmdline, &rctx, &r.route)
-                 : router_classify_argv_ctx(router, (const char *const *)cmd,
-                                            &rctx, &r.route);
+    rc = run_route(&r, router, cmd, &rctx);
     /* Nobody at a terminal (stdin is none): an editor git opens only
      * because it sees one (merge, pull, revert on the PTY) would wait for
      * keys nobody types, and be hung up.  With GIT_EDITOR=true git keeps
@@ -1347,9 +1355,7 @@ int cli_run(int argc, char **argv, bool shorthand)
         r.git_no_edit = true;
         rctx.env = no_edit;
         router_result_free(&r.route);
-        rc = r.shell ? router_classify_ctx(router, r.cmdline, &rctx, &r.route)
-                     : router_classify_argv_ctx(
-                           router, (const char *const *)cmd, &rctx, &r.route);
+        rc = run_route(&r, router, cmd, &rctx);
     }
     router_free(router);
     if (rc < 0)
