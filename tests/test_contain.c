@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <pty.h>
 #include <signal.h>
 #include <stdio.h>
@@ -475,9 +476,19 @@ TEST(contain_spawn_child_is_born_in_the_v2_leaf)
     pid_t pid;
     int pidfd;
     char b[8], cg[PATH_MAX];
+    cpu_set_t mine, now, its;
+    ASSERT_OK(sched_getaffinity(0, sizeof mine, &mine));
     ASSERT_OK(spawn_start(&o, &pid, &pidfd, NULL));
     ssize_t n = read(p[0], b, sizeof b);
     int read_errno = errno;
+    /* spawn_start holds this thread to one CPU across the clone: both
+     * this thread and the child have the whole mask again afterwards. */
+    ASSERT_OK(sched_getaffinity(0, sizeof now, &now));
+    ASSERT_OK(sched_getaffinity(pid, sizeof its, &its));
+    ASSERT_EQ(CPU_COUNT(&now), CPU_COUNT(&mine));
+    ASSERT_TRUE(CPU_EQUAL(&now, &mine));
+    ASSERT_EQ(CPU_COUNT(&its), CPU_COUNT(&mine));
+    ASSERT_TRUE(CPU_EQUAL(&its, &mine));
     if (spawn_can_start_in_cgroup()) {
         ASSERT_EQ(n, -1); /* nothing written: it was born inside */
         ASSERT_EQ(read_errno, EAGAIN);

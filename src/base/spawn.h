@@ -30,6 +30,7 @@ typedef enum spawn_step {
     SPAWN_STEP_CHDIR,
     SPAWN_STEP_EXEC,
     SPAWN_STEP_CGROUP, /* joining a cgroup (cgroup_procs_fd, join_fds) */
+    SPAWN_STEP_AFFINITY, /* taking back the parent's CPU mask (clone3) */
 } spawn_step_t;
 
 typedef enum spawn_group {
