@@ -1544,10 +1544,9 @@ static pid_t watch_spawn(int out_fd, uint64_t skew)
 /* Waits for child pid and says it exited 0. */
 static void reaped_ok(pid_t pid)
 {
-    int st;
-    ASSERT_EQ(waitpid(pid, &st, 0), pid);
-    ASSERT_TRUE(WIFEXITED(st));
-    ASSERT_EQ(WEXITSTATUS(st), 0);
+    int code;
+    ASSERT_OK(spawn_reap(pid, -1, &code));
+    ASSERT_EQ(code, 0);
 }
 
 /* Plants a running run of another boot (leader `sleeper`, started at st)

@@ -676,6 +676,10 @@ TEST(run_git_opens_its_editor_only_for_a_person_at_the_terminal)
         unsetenv(*u);
     setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
     setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1);
+    /* The person's terminal: on a dumb one (TERM=dumb, as a CI shell may
+     * set it) git refuses its default editor outright, and rein passes
+     * the person's TERM on to the command. */
+    setenv("TERM", "xterm-256color", 1);
     snprintf(repo, sizeof repo, "%s/repo", test_tmpdir());
     char init[PATH_MAX * 2 + 512];
     snprintf(init, sizeof init,
