@@ -31,6 +31,10 @@ declare -A cmd=(
   # The grammar fixtures (check-grammars.py) and tests that drive a REPL.
   # Debian's nodejs pulls it in; a node installed another way does not.
   [python3]=python3
+  # Tests run git (its editor, merges) and a pager on pipes; a minimal
+  # Debian has neither less nor, unpacked from a tarball, git.
+  [git]=git
+  [less]=less
 )
 
 add() { case " ${missing[*]-} " in *" $1 "*) ;; *) missing+=("$1") ;; esac; }
