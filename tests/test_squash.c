@@ -365,6 +365,45 @@ TEST(squash_small_unclassified_output_is_shown_whole_and_large_gets_a_tail)
     buf_free(&out);
 }
 
+/* A failure no error line explains keeps its last lines, even after an
+ * outcome: apt prints its summary, asks, and on EOF says only "Abort.".
+ * A success with an outcome does not: its unknown lines are counted. */
+TEST(squash_unexplained_failure_keeps_its_last_lines_after_an_outcome)
+{
+    static const char summary[] =
+        "0 upgraded, 2 newly installed, 0 to remove and 1 not upgraded.\n";
+    static const char last[] = "Do you want to continue? [Y/n] Abort.\n";
+    sq_opts_t o = {.command = "pkgtool"};
+    for (int large = 0; large < 2; large++) {
+        buf_t in = BUF_INIT, out = BUF_INIT;
+        int n = large ? 100 : 12;
+        for (int i = 0; i < n; i++)
+            buf_printf(&in, "item-%c%c\n", 'a' + i % 26, 'a' + i / 26);
+        buf_printf(&in, "%s%s", summary, last);
+        ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+        ASSERT_CONTAINS(out.p, summary);
+        ASSERT_CONTAINS(out.p, last);
+        /* the unknown lines before, latest first, as for unknown output:
+         * the 12th or the 100th, never the first of 100 */
+        ASSERT_CONTAINS(out.p, large ? "item-vd\n" : "item-la\n");
+        if (large)
+            ASSERT_TRUE(strstr(out.p, "item-aa\n") == NULL);
+        check_lines(&out, in.p);
+        buf_reset(&out);
+        ASSERT_OK(squash_buffer(&o, in.p, in.len, 0, 0, &out));
+        ASSERT_CONTAINS(out.p, summary);
+        ASSERT_TRUE(strstr(out.p, last) == NULL);
+        buf_reset(&out);
+        /* an error line explains the failure: no tail under it */
+        buf_printf(&in, "error: the archive is locked\nitem-zz\n");
+        ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+        ASSERT_CONTAINS(out.p, "error: the archive is locked\n");
+        ASSERT_TRUE(strstr(out.p, "item-zz\n") == NULL);
+        buf_free(&in);
+        buf_free(&out);
+    }
+}
+
 TEST(squash_hazards_that_differ_are_all_shown_copies_repeat)
 {
     buf_t in = BUF_INIT, out = BUF_INIT;

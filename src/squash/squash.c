@@ -2285,7 +2285,13 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
     sq->st.raw_bytes = raw_bytes;
     sq->st.raw_lines = lines;
 
-    if (!sq->outcomes && !sq->errors && (rc = sq_add_tail(sq, lines)) < 0)
+    /* The fallback tail: for output with nothing known in it, and for a
+     * failure that no error line explains, whose last lines most often do
+     * (apt's "Do you want to continue? [Y/n] Abort." after its summary
+     * line, a tool's own wording of what went wrong). */
+    bool unexplained = exit_code > 0 && !sq->errors;
+    if ((!sq->outcomes || unexplained) && !sq->errors &&
+        (rc = sq_add_tail(sq, lines)) < 0)
         return rc;
     /* Items arrive in line order except the tail: restore it, then relink
      * each cont to its head (the hazard item just above it). */
