@@ -2063,6 +2063,73 @@ TEST(run_input_over_leaves_commands_that_do_not_wait_on_the_terminal_alone)
     buf_free(&err);
 }
 
+/* An event loop's runtime (node's libuv) waits on its terminal beside an
+ * eventfd and a self-pipe that only it can make ready, its other threads
+ * asleep on a condition variable; or reads the terminal in a thread of
+ * its own while the first joins it.  Either waits for keys nobody can
+ * press, and is hung up as a plain raw read is. */
+TEST(run_input_over_hangs_up_an_event_loop_waiting_on_the_terminal)
+{
+    setup();
+    static const char *const modes[] = {"", "thread", NULL};
+    for (const char *const *m = modes; *m; m++) {
+        buf_t out = BUF_INIT, err = BUF_INIT;
+        uint64_t took;
+        const char *a[] = {"run", "--", helper_path(), "loop", *m, NULL};
+        ASSERT_EQ(run_rein_within(a, -1,
+                                  RUN_NO_INPUT_HANGUP_MS + RUN_TEST_STEP_MS,
+                                  &out, &err, &took),
+                  128 + SIGHUP);
+        ASSERT_TRUE(took >= RUN_NO_INPUT_HANGUP_MS);
+        ASSERT_EQ(markers_of(&out, "hangup"), 1);
+        ASSERT_CONTAINS(out.p, "[rein] hangup SIGHUP · terminal read in raw");
+        ASSERT_CONTAINS(out.p, "READY");
+        ASSERT_TRUE(lacks(out.p, "tty"));
+        buf_free(&out);
+        buf_free(&err);
+    }
+}
+
+/* The same loop is left alone while something outside it may still wake
+ * it: a thread of it reading a FIFO (a file another process writes), or a
+ * child of it (which may end, or write to what it inherited). */
+TEST(run_input_over_leaves_an_event_loop_something_else_may_wake)
+{
+    setup();
+    char fifo[PATH_MAX];
+    snprintf(fifo, sizeof fifo, "%s/other", test_tmpdir());
+    ASSERT_EQ(mkfifo(fifo, 0600), 0);
+    const char *argv[] = {rein_path(), "run", "--raw", "--", helper_path(),
+                          "loop", "fifo", fifo, NULL};
+    pid_t pid;
+    int pidfd;
+    int fd = rein_start_piped(argv, &pid, &pidfd);
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    expect_fd(fd, &out, "READY");
+    expect_running_for(pid, pidfd, 2 * RUN_NO_INPUT_HANGUP_MS);
+    int w = open(fifo, O_WRONLY | O_CLOEXEC);
+    ASSERT_TRUE(w >= 0);
+    ASSERT_EQ(write(w, "x", 1), 1);
+    close(w);
+    ASSERT_EQ(rein_finish(pid, pidfd, fd, &out), 0);
+    ASSERT_CONTAINS(out.p, "fifo");
+
+    char ms[32];
+    snprintf(ms, sizeof ms, "%d", 3 * RUN_NO_INPUT_HANGUP_MS);
+    const char *a[] = {"run", "--", helper_path(), "loop", "child", ms, NULL};
+    buf_reset(&out);
+    uint64_t took;
+    ASSERT_EQ(run_rein_within(a, -1, 3 * RUN_NO_INPUT_HANGUP_MS +
+                                         RUN_TEST_STEP_MS,
+                              &out, &err, &took),
+              0);
+    ASSERT_TRUE(took >= 3 * RUN_NO_INPUT_HANGUP_MS);
+    ASSERT_CONTAINS(out.p, "child");
+    ASSERT_EQ(markers_of(&out, "hangup"), 0);
+    buf_free(&out);
+    buf_free(&err);
+}
+
 /* stdin a pipe whose writer lives: input may still come, so no read is
  * answered and no raw wait hung up; what comes later is forwarded. */
 TEST(run_open_stdin_pipe_is_waited_for)

@@ -187,6 +187,48 @@ static void wait_woken(rein_sup_t *sup, struct woke *w)
     }
 }
 
+/* An event loop at rest (termhelper loop: epoll on the terminal, an
+ * eventfd and a self-pipe, a second thread asleep) can only be woken by
+ * input: a wait that detects input ends at once, though it prints no
+ * prompt.  With a timer of its own pending (a timerfd in the set) it may
+ * be working on a reply: the wait goes on, here until the timer ends it. */
+TEST(session_event_loop_at_rest_wakes_a_wait_on_input)
+{
+    rein_sup_t *sup = open_sup();
+    session_store_t *st = open_store(sup, 0, 0);
+    char cmd[PATH_MAX + 64];
+    snprintf(cmd, sizeof cmd, "exec '%s/termhelper' loop", test_bin_dir());
+    session_t *s = spawn(st, cmd, true);
+    struct woke w = {0, 0};
+    uint64_t t0 = test_now_ms();
+    ASSERT_OK(session_wait(s, &(session_wait_opts_t){.timeout_ms = T_WAIT_MS,
+                                                     .detect_input = true},
+                           on_woke, &w));
+    wait_woken(sup, &w);
+    ASSERT_EQ(w.why, SESSION_WAKE_INPUT);
+    ASSERT_TRUE(test_now_ms() - t0 < T_WAIT_MS / 2);
+    rein_sup_cancel(sup, session_id(s), SIGKILL, 0);
+
+    snprintf(cmd, sizeof cmd, "exec '%s/termhelper' loop timer %d",
+             test_bin_dir(), 2 * T_NEGATIVE_MS);
+    s = spawn(st, cmd, true);
+    w.n = 0;
+    t0 = test_now_ms();
+    ASSERT_OK(session_wait(s, &(session_wait_opts_t){.timeout_ms = T_WAIT_MS,
+                                                     .detect_input = true},
+                           on_woke, &w));
+    wait_woken(sup, &w);
+    ASSERT_EQ(w.why, SESSION_WAKE_EXIT);
+    ASSERT_TRUE(test_now_ms() - t0 >= 2 * T_NEGATIVE_MS);
+    buf_t out = BUF_INIT;
+    session_chunk_t c;
+    ASSERT_OK(session_take_output(s, &out, NULL, &c));
+    ASSERT_CONTAINS(out.p, "timer");
+    buf_free(&out);
+    session_store_free(st);
+    rein_sup_close(sup);
+}
+
 TEST(session_output_once_and_utf8_held_across_polls)
 {
     rein_sup_t *sup = open_sup();

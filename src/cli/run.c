@@ -63,7 +63,9 @@
  *     query of the terminal that gives up by itself is left alone), and if
  *     the same group waits so again, the run is cancelled (TERM, the
  *     supervisor's grace, KILL).  Each is a `hangup` marker.  A wait that
- *     also watches something else (ssh's socket) is never hung up.
+ *     also watches something else (ssh's socket) is never hung up; an
+ *     event loop's own wake-ups (node's eventfd and self-pipe, its
+ *     sleeping threads) are not something else (exec/awaiting.c).
  *
  * While stdin is still open (a pipe whose writer lives), input may still
  * come, and nothing is answered for it.

@@ -7,9 +7,24 @@
  * cannot be read (memory gone, a set too large) never makes a wait look
  * like one on the input alone: a hang-up rests on `sole`, so doubt falls
  * on the side of "something else may wake it".
+ *
+ * Every thread of a candidate is looked at, not only its first: an event
+ * loop's process (node, a Go or tokio program) waits on the terminal in
+ * one thread, or in a thread of its own, while the others sleep.  Beside
+ * the input, a wait may watch fds that only the process itself can make
+ * ready (an eventfd, a timerfd, a signalfd, a pipe whose write end it
+ * holds: the wake-up fds of libuv, Go's runtime and their kind).  Those
+ * do not count as "something else" when nothing outside the process can
+ * reach it either: it has no child, and each other thread sleeps in a
+ * futex or a sleep, or waits on such fds and the input alone.  A thread
+ * running, in the disk, or in any other call (a socket, a pipe from
+ * elsewhere, wait4) is something else.  So idle node, at its REPL or at a
+ * prompt of its own, waits on the input alone; node reading a socket or
+ * waiting on its worker's file read does not.
  */
 #include "exec/awaiting.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -32,10 +47,18 @@
 
 /* What one process's wait is, when it waits on the input. */
 struct wait {
-    bool others; /* it also watches something that is not the input */
+    bool others;   /* something outside the process may end it */
+    bool internal; /* it also watches fds only the process makes ready */
     bool timed;
     bool read;
 };
+
+/* What an fd a wait watches beside the input is (see the top of file). */
+typedef enum fd_kind {
+    FD_OUTSIDE = 0, /* anything another process or the world can ready */
+    FD_INTERNAL,    /* ready only by the process's own doing */
+    FD_TIMER,       /* a timerfd: ready by itself, in time */
+} fd_kind_t;
 
 /* Decodes /proc's tty_nr (new_encode_dev) into a dev_t. */
 static dev_t tty_nr_dev(int nr)
@@ -65,6 +88,91 @@ static bool fd_is_input(pid_t pid, long fd, bool tty, const struct stat *in,
     }
     return S_ISFIFO(st.st_mode) && st.st_ino == in->st_ino &&
            st.st_dev == in->st_dev;
+}
+
+/* The target of /proc/<pid>/fd/<fd> ("pipe:[123]"); -1 when unreadable. */
+static int fd_link(pid_t pid, long fd, char *out, size_t size)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd/%ld", (int)pid, fd);
+    ssize_t n = readlink(path, out, size - 1);
+    if (n < 0)
+        return -1;
+    out[n] = 0;
+    return 0;
+}
+
+/* The access mode (O_RDONLY, O_WRONLY, O_RDWR) of pid's fd; -1. */
+static int fd_accmode(pid_t pid, long fd)
+{
+    char path[64], line[64];
+    snprintf(path, sizeof path, "/proc/%d/fdinfo/%ld", (int)pid, fd);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    int mode = -1;
+    unsigned flags;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "flags: %o", &flags) == 1) {
+            mode = (int)(flags & O_ACCMODE);
+            break;
+        }
+    fclose(f);
+    return mode;
+}
+
+/* Does pid hold, on an fd other than fd, the write end of the pipe `link`
+ * names?  Then it is a self-pipe.  At most AWAITING_FD_SCAN_MAX fds are
+ * looked at; past them, no. */
+static bool holds_write_end(pid_t pid, long fd, const char *link)
+{
+    char path[64], other[64];
+    snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return false;
+    bool yes = false;
+    size_t seen = 0;
+    struct dirent *e;
+    while (!yes && (e = readdir(d)) && seen++ < AWAITING_FD_SCAN_MAX) {
+        char *end;
+        long n = strtol(e->d_name, &end, 10);
+        if (*end || end == e->d_name || n == fd)
+            continue;
+        if (fd_link(pid, n, other, sizeof other) == 0 &&
+            !strcmp(other, link)) {
+            int m = fd_accmode(pid, n);
+            yes = m == O_WRONLY || m == O_RDWR;
+        }
+    }
+    closedir(d);
+    return yes;
+}
+
+/* What fd of pid is, beside the input (see the top of file). */
+static fd_kind_t fd_kind(pid_t pid, long fd)
+{
+    char link[64];
+    if (fd < 0 || fd_link(pid, fd, link, sizeof link) < 0)
+        return FD_OUTSIDE;
+    if (!strcmp(link, "anon_inode:[eventfd]") ||
+        !strcmp(link, "anon_inode:[signalfd]"))
+        return FD_INTERNAL;
+    if (!strcmp(link, "anon_inode:[timerfd]"))
+        return FD_TIMER;
+    if (!strncmp(link, "pipe:[", 6) && holds_write_end(pid, fd, link))
+        return FD_INTERNAL;
+    return FD_OUTSIDE;
+}
+
+/* Counts fd of pid, which a wait watches and which is not the input. */
+static void note_other(pid_t pid, long fd, struct wait *w)
+{
+    switch (fd_kind(pid, fd)) {
+    case FD_OUTSIDE: w->others = true; break;
+    case FD_TIMER: w->timed = true; /* fall through */
+    case FD_INTERNAL: w->internal = true; break;
+    }
 }
 
 /* Reads n bytes at addr of pid's memory. */
@@ -103,7 +211,7 @@ static bool epoll_watches_input(pid_t pid, long epfd, bool tty,
         if ((ev & EPOLLIN) && fd_is_input(pid, tfd, tty, in, ctty))
             yes = true;
         else
-            w->others = true;
+            note_other(pid, tfd, w);
     }
     fclose(f);
     return yes;
@@ -127,44 +235,56 @@ static int select_set(pid_t pid, unsigned long addr, long nfds, bool tty,
         if (fd_is_input(pid, f, tty, in, ctty))
             yes = true;
         else
-            w->others = true;
+            note_other(pid, f, w);
     }
     return yes;
 }
 
-/* Is pid asleep in a syscall waiting on our input?  *w says how. */
-static bool proc_waits(pid_t pid, bool tty, const struct stat *in,
+/* Is thread tid of pid asleep in a syscall waiting on our input?  *w says
+ * how.  For a thread that is not, *w says what else it sleeps in: in a
+ * futex, a sleep, or a wait on fds only the process readies (internal,
+ * timed when it has a timeout), or in something the world may end
+ * (others: a socket, a pipe from elsewhere, wait4, or not asleep). */
+static bool task_waits(pid_t pid, pid_t tid, bool tty, const struct stat *in,
                        dev_t ctty, struct wait *w)
 {
     char path[64], line[AWAITING_SYSCALL_LINE];
     memset(w, 0, sizeof *w);
-    snprintf(path, sizeof path, "/proc/%d/syscall", (int)pid);
+    snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)pid,
+             (int)tid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    ssize_t n = read(fd, line, sizeof line - 1);
-    close(fd);
-    if (n <= 0)
-        return false;
-    line[n] = 0;
+    ssize_t n = fd < 0 ? -1 : read(fd, line, sizeof line - 1);
+    if (fd >= 0)
+        close(fd);
     long nr;
     unsigned long a[6];
-    if (sscanf(line, "%ld %lx %lx %lx %lx %lx %lx", &nr, &a[0], &a[1], &a[2],
-               &a[3], &a[4], &a[5]) != 7)
-        return false; /* "running", or -1 (not in a syscall) */
+    if (n > 0)
+        line[n] = 0;
+    if (n <= 0 || sscanf(line, "%ld %lx %lx %lx %lx %lx %lx", &nr, &a[0],
+                         &a[1], &a[2], &a[3], &a[4], &a[5]) != 7) {
+        w->others = true; /* "running", or -1 (not in a syscall) */
+        return false;
+    }
     switch (nr) {
     case SYS_read:
     case SYS_readv:
-        w->read = true;
-        return fd_is_input(pid, (long)a[0], tty, in, ctty);
+        if (fd_is_input(pid, (long)a[0], tty, in, ctty)) {
+            w->read = true;
+            return true;
+        }
+        note_other(pid, (long)a[0], w);
+        return false;
 #ifdef SYS_select
     case SYS_select:
 #endif
     case SYS_pselect6: {
         /* select's timeval and pselect6's timespec: NULL waits forever. */
         long nfds = (long)a[0];
-        if (nfds <= 0)
+        if (nfds <= 0) {
+            w->internal = true; /* a sleep, or a wait for a signal */
+            w->timed = a[4] != 0;
             return false;
+        }
         if (nfds > FD_SETSIZE) {
             nfds = FD_SETSIZE;
             w->others = true; /* fds past the set we read */
@@ -190,16 +310,18 @@ static bool proc_waits(pid_t pid, bool tty, const struct stat *in,
             a[1] < AWAITING_POLL_MAX_FDS ? a[1] : AWAITING_POLL_MAX_FDS;
         struct pollfd pf[AWAITING_POLL_MAX_FDS];
         bool yes = false;
-        if (!cnt)
-            return false;
-        if (a[1] > AWAITING_POLL_MAX_FDS)
-            w->others = true;
 #ifdef SYS_poll
         if (nr == SYS_poll)
             w->timed = (int)a[2] >= 0; /* ms; negative waits forever */
         else
 #endif
             w->timed = a[2] != 0; /* ppoll's timespec: NULL forever */
+        if (!cnt) {
+            w->internal = true; /* a sleep (or a wait for a signal) */
+            return false;
+        }
+        if (a[1] > AWAITING_POLL_MAX_FDS)
+            w->others = true;
         if (read_mem(pid, a[0], pf, cnt * sizeof pf[0]) < 0) {
             w->others = true;
             return fd_is_input(pid, 0, tty, in, ctty);
@@ -211,7 +333,7 @@ static bool proc_waits(pid_t pid, bool tty, const struct stat *in,
                 fd_is_input(pid, pf[i].fd, tty, in, ctty))
                 yes = true;
             else
-                w->others = true;
+                note_other(pid, pf[i].fd, w);
         }
         return yes;
     }
@@ -226,9 +348,82 @@ static bool proc_waits(pid_t pid, bool tty, const struct stat *in,
         w->timed = a[3] != 0; /* a timespec: NULL forever */
         return epoll_watches_input(pid, (long)a[0], tty, in, ctty, w);
 #endif
+    case SYS_futex:
+#ifdef SYS_futex_waitv
+    case SYS_futex_waitv:
+#endif
+        /* Woken by another thread of the process; the fourth argument is
+         * the timeout of both. */
+        w->internal = true;
+        w->timed = a[3] != 0;
+        return false;
+    case SYS_nanosleep:
+    case SYS_clock_nanosleep:
+        w->internal = w->timed = true;
+        return false;
     default:
+        w->others = true;
         return false;
     }
+}
+
+/* How strongly a wait says "only input ends this" (see wait_rank). */
+static int wait_rank(const struct wait *w);
+
+/*
+ * Is pid waiting on our input, in any of its threads?  *w is the
+ * strongest such wait, with `others` set when anything outside the
+ * process may still end it: what that wait or another thread watches, or
+ * (when some wait relies on fds only the process readies) a child of it,
+ * which may write to them or end and signal it (see the top of file).
+ */
+static bool proc_waits(pid_t pid, bool tty, const struct stat *in,
+                       dev_t ctty, struct wait *w)
+{
+    char path[64];
+    memset(w, 0, sizeof *w);
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return false;
+    bool waits = false;
+    struct wait rest = {0}; /* what the threads that do not wait say */
+    size_t threads = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char *end;
+        long tid = strtol(e->d_name, &end, 10);
+        if (*end || end == e->d_name || tid <= 0)
+            continue;
+        if (++threads > AWAITING_THREADS_MAX) {
+            rest.others = true; /* threads we did not look at */
+            break;
+        }
+        struct wait tw;
+        if (task_waits(pid, (pid_t)tid, tty, in, ctty, &tw)) {
+            if (!waits || wait_rank(&tw) > wait_rank(w))
+                *w = tw;
+            waits = true;
+        } else {
+            rest.others |= tw.others;
+            rest.internal |= tw.internal;
+            rest.timed |= tw.timed;
+        }
+    }
+    closedir(d);
+    if (!waits)
+        return false;
+    w->others |= rest.others;
+    w->timed |= rest.timed;
+    w->internal |= rest.internal;
+    if (!w->others && w->internal) {
+        pid_t *kids = NULL;
+        size_t nkids = 0;
+        if (procfs_children(pid, &kids, &nkids) < 0 || nkids)
+            w->others = true;
+        free(kids);
+    }
+    return true;
 }
 
 /* How strongly a wait says "only input ends this": an untimed select,
@@ -277,6 +472,7 @@ int awaiting_scan(pid_t leader, bool tty, const struct stat *input,
         out->sole = !w.others;
         out->timed = out->sole && w.timed;
         out->read = out->sole && w.read;
+        out->internal = out->sole && w.internal;
         out->pid = p;
     }
     free(desc);

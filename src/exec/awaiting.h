@@ -25,11 +25,15 @@
  * fd sets and poll arrays are read from the process's memory
  * (process_vm_readv; allowed for our own descendants).  A process asleep
  * in anything else (nanosleep, wait4, a socket) is not waiting for input:
- * `sleep 30` never is.
+ * `sleep 30` never is.  Every thread of a candidate counts: a runtime that
+ * reads its terminal in a thread of its own waits as much as one that
+ * reads it in its first.
  *
  * Beyond yes or no, the answer says whether some candidate's wait can end
  * only by input (`sole`: a read, or a select/poll/epoll that watches
- * nothing but the input) and whether that wait has a timeout of its own.
+ * nothing but the input, or beside it only fds the process itself makes
+ * ready while nothing else of it can be woken from outside: idle node)
+ * and whether that wait, or a sibling thread's sleep, has a timeout.
  * `rein run` hangs up only such a wait: ssh polling the terminal and its
  * socket, or an editor watching its language server, may still be woken by
  * the other side, and a terminal query with a timeout ends by itself.
@@ -47,6 +51,12 @@
 /* poll(2) entries read from a blocked process when looking for its input;
  * a poll over more is taken as watching something else too. */
 #define AWAITING_POLL_MAX_FDS 64
+/* Threads of one candidate looked at; a process with more is taken as
+ * doing something else too. */
+#define AWAITING_THREADS_MAX 256
+/* Fds of a process looked through for the write end of a pipe it waits
+ * on (a self-pipe); past them, the pipe counts as one from elsewhere. */
+#define AWAITING_FD_SCAN_MAX 1024
 
 typedef struct awaiting {
     bool waiting; /* some candidate sleeps in a wait on the input */
@@ -58,6 +68,10 @@ typedef struct awaiting {
     /* That sole wait is a read/readv, never marked timed here: on a
      * terminal its VMIN and VTIME decide, which the caller knows. */
     bool read;
+    /* That sole wait relies on the process's own wake-ups: beside the
+     * input it watches fds only the process readies, or other threads of
+     * it sleep (an event loop's runtime at rest, see awaiting.c). */
+    bool internal;
     pid_t pid; /* the process reported on (the sole waiter first); 0 */
 } awaiting_t;
 

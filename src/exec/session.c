@@ -767,14 +767,19 @@ static bool session_prompt_shown(session_t *s)
  * and every later poll the same.  Such a wait ends the call only once the
  * output ends in a prompt (node's `> `, a remote shell's); otherwise the
  * call waits on for output, wait_for or its yield time, and its result
- * still says `awaiting_input`.
+ * still says `awaiting_input`.  An event loop at rest, with nothing but
+ * the input and its own wake-ups to wait on and no timer of its own
+ * pending, can only be woken by input (idle node): that ends the call.
+ * With a timer pending it does not, since that timer may be the reply's
+ * work (a server waiting out a delay).
  */
 static bool session_input_wakes(session_t *s)
 {
     awaiting_t aw;
     if (!session_scan_input(s, &aw))
         return false;
-    return aw.sole || session_prompt_shown(s);
+    return (aw.sole && !(aw.internal && aw.timed)) ||
+           session_prompt_shown(s);
 }
 
 /* ---------------------------------------------------------------- waits */

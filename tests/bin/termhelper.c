@@ -26,9 +26,30 @@
  *   termhelper flood N writes N status queries (CSI 5 n) at once, in raw
  *                      mode, and prints "replies: K", K counted until the
  *                      terminal stays silent for a second.
+ *   termhelper loop [thread | fifo FIFO | child MS | timer MS]
+ *                      puts its terminal in raw mode, prints READY, and
+ *                      waits as an event loop's runtime does (node's
+ *                      libuv): epoll, no timeout, on the terminal, an
+ *                      eventfd and a self-pipe, while a second thread
+ *                      sleeps on a condition variable.  Then:
+ *                        thread: the second thread reads the terminal
+ *                                (blocking) and the first joins it, as a
+ *                                TUI's input thread;
+ *                        fifo:   the second thread reads FIFO (blocking)
+ *                                and on data writes the eventfd;
+ *                        child:  a child sleeps MS ms and exits, and the
+ *                                SIGCHLD handler writes the self-pipe;
+ *                        timer:  a timerfd in the set fires after MS ms.
+ *                      Prints what woke it: "tty" (exit 3), "fifo",
+ *                      "child" or "timer" (exit 0).
  */
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -156,6 +177,115 @@ static int flood(int n)
     return 0;
 }
 
+/* The loop mode's wake-up fds, for its threads and its signal handler. */
+static int lp_efd = -1, lp_pipe[2] = {-1, -1};
+static const char *lp_fifo;
+
+static void *lp_sleep(void *arg)
+{
+    static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+    pthread_mutex_lock(&m);
+    for (;;)
+        pthread_cond_wait(&c, &m);
+    return arg;
+}
+
+static void *lp_read_tty(void *arg)
+{
+    char c;
+    ssize_t n = read(0, &c, 1);
+    (void)n;
+    return arg;
+}
+
+static void *lp_read_fifo(void *arg)
+{
+    /* Read-write: the open does not wait for a writer. */
+    int fd = open(lp_fifo, O_RDWR | O_CLOEXEC);
+    char b[8];
+    uint64_t one = 1;
+    if (fd >= 0 && read(fd, b, sizeof b) > 0 &&
+        write(lp_efd, &one, sizeof one) < 0)
+        return arg;
+    return arg;
+}
+
+static void lp_on_child(int sig)
+{
+    (void)sig;
+    char c = 'c';
+    ssize_t n = write(lp_pipe[1], &c, 1);
+    (void)n;
+}
+
+static int loop(int argc, char **argv)
+{
+    const char *how = argc >= 3 ? argv[2] : "";
+    struct termios saved, t;
+    pthread_t th;
+    if (tcgetattr(0, &saved) < 0)
+        return 2;
+    t = saved;
+    cfmakeraw(&t);
+    tcsetattr(0, TCSANOW, &t);
+    lp_efd = eventfd(0, EFD_CLOEXEC);
+    if (lp_efd < 0 || pipe2(lp_pipe, O_CLOEXEC) < 0)
+        return 2;
+    if (!strcmp(how, "thread")) {
+        pthread_create(&th, NULL, lp_read_tty, NULL);
+        say("READY\r\n");
+        pthread_join(th, NULL);
+        tcsetattr(0, TCSANOW, &saved);
+        say("tty\n");
+        return 3;
+    }
+    if (!strcmp(how, "fifo") && argc >= 4) {
+        lp_fifo = argv[3];
+        pthread_create(&th, NULL, lp_read_fifo, NULL);
+    } else {
+        pthread_create(&th, NULL, lp_sleep, NULL);
+    }
+    if (!strcmp(how, "child") && argc >= 4) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = lp_on_child;
+        sigaction(SIGCHLD, &sa, NULL);
+        pid_t pid = fork();
+        if (pid == 0) {
+            usleep((useconds_t)atoi(argv[3]) * 1000);
+            _exit(0);
+        }
+    }
+    int tfd = -1;
+    if (!strcmp(how, "timer") && argc >= 4) {
+        long ms = atol(argv[3]);
+        struct itimerspec its = {.it_value = {ms / 1000, ms % 1000 * 1000000}};
+        tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+        if (tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0)
+            return 2;
+    }
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    int fds[4] = {0, lp_efd, lp_pipe[0], tfd};
+    for (int i = 0; i < 4 && fds[i] >= 0; i++) {
+        struct epoll_event ev = {.events = EPOLLIN, .data.fd = fds[i]};
+        epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev);
+    }
+    say("READY\r\n");
+    struct epoll_event ev;
+    while (epoll_wait(ep, &ev, 1, -1) < 1)
+        ; /* EINTR: the SIGCHLD */
+    tcsetattr(0, TCSANOW, &saved);
+    if (ev.data.fd == 0) {
+        say("tty\n");
+        return 3;
+    }
+    say(ev.data.fd == lp_efd ? "fifo\n"
+        : ev.data.fd == tfd  ? "timer\n"
+                             : "child\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "raw")) {
@@ -218,5 +348,7 @@ int main(int argc, char **argv)
         return ask(argc, argv);
     if (argc >= 3 && !strcmp(argv[1], "flood"))
         return flood(atoi(argv[2]));
+    if (argc >= 2 && !strcmp(argv[1], "loop"))
+        return loop(argc, argv);
     return 2;
 }
