@@ -2064,14 +2064,14 @@ TEST(run_input_over_leaves_commands_that_do_not_wait_on_the_terminal_alone)
 }
 
 /* An event loop's runtime (node's libuv) waits on its terminal beside an
- * eventfd and a self-pipe that only it can make ready, its other threads
- * asleep on a condition variable; or reads the terminal in a thread of
- * its own while the first joins it.  Either waits for keys nobody can
+ * eventfd and a self-pipe that only it can make ready (asyncio's is a
+ * socketpair), its other threads asleep on a condition variable; or reads
+ * the terminal in a thread of its own while the first joins it.  Either waits for keys nobody can
  * press, and is hung up as a plain raw read is. */
 TEST(run_input_over_hangs_up_an_event_loop_waiting_on_the_terminal)
 {
     setup();
-    static const char *const modes[] = {"", "thread", NULL};
+    static const char *const modes[] = {"", "thread", "sockpair", NULL};
     for (const char *const *m = modes; *m; m++) {
         buf_t out = BUF_INIT, err = BUF_INIT;
         uint64_t took;

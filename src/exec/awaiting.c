@@ -13,7 +13,8 @@
  * one thread, or in a thread of its own, while the others sleep.  Beside
  * the input, a wait may watch fds that only the process itself can make
  * ready (an eventfd, a timerfd, a signalfd, a pipe whose write end it
- * holds: the wake-up fds of libuv, Go's runtime and their kind).  Those
+ * holds, a unix socket whose peer it holds: the wake-up fds of libuv,
+ * Go's runtime, asyncio and their kind).  Those
  * do not count as "something else" when nothing outside the process can
  * reach it either: it has no child, and each other thread sleeps in a
  * futex or a sleep, or waits on such fds and the input alone.  A thread
@@ -26,6 +27,10 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -33,6 +38,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
@@ -121,10 +127,10 @@ static int fd_accmode(pid_t pid, long fd)
     return mode;
 }
 
-/* Does pid hold, on an fd other than fd, the write end of the pipe `link`
- * names?  Then it is a self-pipe.  At most AWAITING_FD_SCAN_MAX fds are
- * looked at; past them, no. */
-static bool holds_write_end(pid_t pid, long fd, const char *link)
+/* Does pid hold, on an fd other than fd, the file `link` names (written
+ * to, with write_end)?  The other end of a self-pipe or of a socketpair.
+ * At most AWAITING_FD_SCAN_MAX fds are looked at; past them, no. */
+static bool holds_link(pid_t pid, long fd, const char *link, bool write_end)
 {
     char path[64], other[64];
     snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
@@ -141,12 +147,62 @@ static bool holds_write_end(pid_t pid, long fd, const char *link)
             continue;
         if (fd_link(pid, n, other, sizeof other) == 0 &&
             !strcmp(other, link)) {
-            int m = fd_accmode(pid, n);
+            int m = write_end ? fd_accmode(pid, n) : O_RDWR;
             yes = m == O_WRONLY || m == O_RDWR;
         }
     }
     closedir(d);
     return yes;
+}
+
+/* The inode of the peer of the unix socket whose inode is ino, asked of
+ * the kernel's socket diagnostics (sock_diag, in rein's own network
+ * namespace); 0 when it has none or cannot say. */
+static unsigned long unix_peer(unsigned long ino)
+{
+    int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (fd < 0)
+        return 0;
+    struct {
+        struct nlmsghdr nh;
+        struct unix_diag_req r;
+    } req;
+    memset(&req, 0, sizeof req);
+    req.nh.nlmsg_len = sizeof req;
+    req.nh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    req.nh.nlmsg_flags = NLM_F_REQUEST;
+    req.r.sdiag_family = AF_UNIX;
+    req.r.udiag_states = ~0u;
+    req.r.udiag_ino = (uint32_t)ino;
+    req.r.udiag_show = UDIAG_SHOW_PEER;
+    req.r.udiag_cookie[0] = req.r.udiag_cookie[1] = ~0u; /* no cookie */
+    struct sockaddr_nl nl = {.nl_family = AF_NETLINK};
+    union {
+        struct nlmsghdr nh;
+        char b[AWAITING_DIAG_REPLY];
+    } rep;
+    unsigned long peer = 0;
+    ssize_t n = -1;
+    /* The kernel answers within the send: nothing to wait for. */
+    if (sendto(fd, &req, sizeof req, 0, (struct sockaddr *)&nl,
+               sizeof nl) == (ssize_t)sizeof req)
+        n = recv(fd, &rep, sizeof rep, MSG_DONTWAIT);
+    close(fd);
+    if (n <= 0 || !NLMSG_OK(&rep.nh, (size_t)n) ||
+        rep.nh.nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+        rep.nh.nlmsg_len < NLMSG_LENGTH(sizeof(struct unix_diag_msg)))
+        return 0;
+    struct unix_diag_msg *m = NLMSG_DATA(&rep.nh);
+    struct rtattr *a = (struct rtattr *)(m + 1);
+    int len = (int)(rep.nh.nlmsg_len - NLMSG_LENGTH(sizeof *m));
+    for (; RTA_OK(a, len); a = RTA_NEXT(a, len))
+        if (a->rta_type == UNIX_DIAG_PEER &&
+            RTA_PAYLOAD(a) >= sizeof(uint32_t)) {
+            uint32_t v;
+            memcpy(&v, RTA_DATA(a), sizeof v);
+            peer = v;
+        }
+    return peer;
 }
 
 /* What fd of pid is, beside the input (see the top of file). */
@@ -160,8 +216,16 @@ static fd_kind_t fd_kind(pid_t pid, long fd)
         return FD_INTERNAL;
     if (!strcmp(link, "anon_inode:[timerfd]"))
         return FD_TIMER;
-    if (!strncmp(link, "pipe:[", 6) && holds_write_end(pid, fd, link))
+    if (!strncmp(link, "pipe:[", 6) && holds_link(pid, fd, link, true))
         return FD_INTERNAL;
+    if (!strncmp(link, "socket:[", 8)) {
+        /* A socketpair of its own (asyncio's self-pipe is one). */
+        char peer[64];
+        unsigned long p = unix_peer(strtoul(link + 8, NULL, 10));
+        snprintf(peer, sizeof peer, "socket:[%lu]", p);
+        if (p && holds_link(pid, fd, peer, false))
+            return FD_INTERNAL;
+    }
     return FD_OUTSIDE;
 }
 

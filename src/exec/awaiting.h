@@ -57,6 +57,9 @@
 /* Fds of a process looked through for the write end of a pipe it waits
  * on (a self-pipe); past them, the pipe counts as one from elsewhere. */
 #define AWAITING_FD_SCAN_MAX 1024
+/* Bytes of the kernel's answer about one unix socket (sock_diag): its
+ * message and the peer attribute, with room to spare. */
+#define AWAITING_DIAG_REPLY 1024
 
 typedef struct awaiting {
     bool waiting; /* some candidate sleeps in a wait on the input */

@@ -26,7 +26,7 @@
  *   termhelper flood N writes N status queries (CSI 5 n) at once, in raw
  *                      mode, and prints "replies: K", K counted until the
  *                      terminal stays silent for a second.
- *   termhelper loop [thread | fifo FIFO | child MS | timer MS]
+ *   termhelper loop [thread | sockpair | fifo FIFO | child MS | timer MS]
  *                      puts its terminal in raw mode, prints READY, and
  *                      waits as an event loop's runtime does (node's
  *                      libuv): epoll, no timeout, on the terminal, an
@@ -35,6 +35,8 @@
  *                        thread: the second thread reads the terminal
  *                                (blocking) and the first joins it, as a
  *                                TUI's input thread;
+ *                        sockpair: the self-pipe is a socketpair, as
+ *                                asyncio's is;
  *                        fifo:   the second thread reads FIFO (blocking)
  *                                and on data writes the eventfd;
  *                        child:  a child sleeps MS ms and exits, and the
@@ -49,6 +51,7 @@
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -230,7 +233,10 @@ static int loop(int argc, char **argv)
     cfmakeraw(&t);
     tcsetattr(0, TCSANOW, &t);
     lp_efd = eventfd(0, EFD_CLOEXEC);
-    if (lp_efd < 0 || pipe2(lp_pipe, O_CLOEXEC) < 0)
+    if (lp_efd < 0 ||
+        (!strcmp(how, "sockpair")
+             ? socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, lp_pipe)
+             : pipe2(lp_pipe, O_CLOEXEC)) < 0)
         return 2;
     if (!strcmp(how, "thread")) {
         pthread_create(&th, NULL, lp_read_tty, NULL);
