@@ -404,6 +404,49 @@ TEST(squash_unexplained_failure_keeps_its_last_lines_after_an_outcome)
     }
 }
 
+/* apt's package lists are noise with their headings: a list shown under
+ * no heading would not say whether its packages are new, additional,
+ * only suggested or no longer needed.  Its summary stays, and so does the
+ * line that says why it gave up. */
+TEST(squash_apt_shows_no_package_list_without_its_heading)
+{
+    static const char out_apt[] =
+        "Reading package lists...\n"
+        "Building dependency tree...\n"
+        "Reading state information...\n"
+        "The following packages were automatically installed and are no "
+        "longer required:\n"
+        "  libc++1-14 libc++abi1-14 libunwind-14\n"
+        "Use 'apt autoremove' to remove them.\n"
+        "The following additional packages will be installed:\n"
+        "  libtext-charwidth-perl\n"
+        "Suggested packages:\n"
+        "  filters cowsay-off\n"
+        "The following NEW packages will be installed:\n"
+        "  cowsay libtext-charwidth-perl\n"
+        "0 upgraded, 2 newly installed, 0 to remove and 134 not upgraded.\n"
+        "Need to get 30.9 kB of archives.\n"
+        "After this operation, 136 kB of additional disk space will be "
+        "used.\n"
+        "Do you want to continue? [Y/n] Abort.\n";
+    grammar_set_t *set = tu_shipped_set();
+    sq_opts_t o = {.command = "apt-get install cowsay", .grammars = set};
+    buf_t out = BUF_INIT;
+    for (int code = 0; code < 2; code++) {
+        buf_reset(&out);
+        ASSERT_OK(squash_buffer(&o, out_apt, sizeof out_apt - 1, code, 0,
+                                &out));
+        ASSERT_CONTAINS(out.p, "0 upgraded, 2 newly installed");
+        ASSERT_TRUE(strstr(out.p, "cowsay-off") == NULL);
+        ASSERT_TRUE(strstr(out.p, "libunwind-14") == NULL);
+        ASSERT_TRUE(strstr(out.p, "  cowsay ") == NULL);
+        /* the refusal, for the failure only */
+        ASSERT_EQ(strstr(out.p, "[Y/n] Abort.") != NULL, code == 1);
+    }
+    buf_free(&out);
+    grammar_set_free(set);
+}
+
 TEST(squash_hazards_that_differ_are_all_shown_copies_repeat)
 {
     buf_t in = BUF_INIT, out = BUF_INIT;
