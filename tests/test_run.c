@@ -2091,28 +2091,34 @@ TEST(run_input_over_hangs_up_an_event_loop_waiting_on_the_terminal)
 }
 
 /* The same loop is left alone while something outside it may still wake
- * it: a thread of it reading a FIFO (a file another process writes), or a
- * child of it (which may end, or write to what it inherited). */
+ * it: a thread of it reading a FIFO (a file another process writes), a
+ * second thread on the terminal that also polls a FIFO (beside one that
+ * reads the terminal alone), or a child of it (which may end, or write to
+ * what it inherited). */
 TEST(run_input_over_leaves_an_event_loop_something_else_may_wake)
 {
     setup();
-    char fifo[PATH_MAX];
-    snprintf(fifo, sizeof fifo, "%s/other", test_tmpdir());
-    ASSERT_EQ(mkfifo(fifo, 0600), 0);
-    const char *argv[] = {rein_path(), "run", "--raw", "--", helper_path(),
-                          "loop", "fifo", fifo, NULL};
-    pid_t pid;
-    int pidfd;
-    int fd = rein_start_piped(argv, &pid, &pidfd);
     buf_t out = BUF_INIT, err = BUF_INIT;
-    expect_fd(fd, &out, "READY");
-    expect_running_for(pid, pidfd, 2 * RUN_NO_INPUT_HANGUP_MS);
-    int w = open(fifo, O_WRONLY | O_CLOEXEC);
-    ASSERT_TRUE(w >= 0);
-    ASSERT_EQ(write(w, "x", 1), 1);
-    close(w);
-    ASSERT_EQ(rein_finish(pid, pidfd, fd, &out), 0);
-    ASSERT_CONTAINS(out.p, "fifo");
+    static const char *const modes[] = {"fifo", "both", NULL};
+    for (const char *const *m = modes; *m; m++) {
+        char fifo[PATH_MAX];
+        snprintf(fifo, sizeof fifo, "%s/other-%s", test_tmpdir(), *m);
+        ASSERT_EQ(mkfifo(fifo, 0600), 0);
+        const char *argv[] = {rein_path(), "run", "--raw", "--",
+                              helper_path(), "loop", *m, fifo, NULL};
+        pid_t pid;
+        int pidfd;
+        int fd = rein_start_piped(argv, &pid, &pidfd);
+        buf_reset(&out);
+        expect_fd(fd, &out, "READY");
+        expect_running_for(pid, pidfd, 2 * RUN_NO_INPUT_HANGUP_MS);
+        int w = open(fifo, O_WRONLY | O_CLOEXEC);
+        ASSERT_TRUE(w >= 0);
+        ASSERT_EQ(write(w, "x", 1), 1);
+        close(w);
+        ASSERT_EQ(rein_finish(pid, pidfd, fd, &out), 0);
+        ASSERT_CONTAINS(out.p, "fifo");
+    }
 
     char ms[32];
     snprintf(ms, sizeof ms, "%d", 3 * RUN_NO_INPUT_HANGUP_MS);

@@ -229,9 +229,13 @@ static fd_kind_t fd_kind(pid_t pid, long fd)
     return FD_OUTSIDE;
 }
 
-/* Counts fd of pid, which a wait watches and which is not the input. */
+/* Counts fd of pid, which a wait watches and which is not the input.
+ * Once something outside counts, nothing more is looked at: the answer
+ * cannot change, and a loop over many sockets costs one look. */
 static void note_other(pid_t pid, long fd, struct wait *w)
 {
+    if (w->others)
+        return;
     switch (fd_kind(pid, fd)) {
     case FD_OUTSIDE: w->others = true; break;
     case FD_TIMER: w->timed = true; /* fall through */
@@ -451,7 +455,7 @@ static bool proc_waits(pid_t pid, bool tty, const struct stat *in,
     if (!d)
         return false;
     bool waits = false;
-    struct wait rest = {0}; /* what the threads that do not wait say */
+    struct wait all = {0}; /* what every thread's wait says, together */
     size_t threads = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
@@ -460,7 +464,7 @@ static bool proc_waits(pid_t pid, bool tty, const struct stat *in,
         if (*end || end == e->d_name || tid <= 0)
             continue;
         if (++threads > AWAITING_THREADS_MAX) {
-            rest.others = true; /* threads we did not look at */
+            all.others = true; /* threads we did not look at */
             break;
         }
         struct wait tw;
@@ -468,18 +472,21 @@ static bool proc_waits(pid_t pid, bool tty, const struct stat *in,
             if (!waits || wait_rank(&tw) > wait_rank(w))
                 *w = tw;
             waits = true;
-        } else {
-            rest.others |= tw.others;
-            rest.internal |= tw.internal;
-            rest.timed |= tw.timed;
         }
+        /* A second thread on the input that also watches a socket may
+         * still be woken by it, whichever wait is reported. */
+        all.others |= tw.others;
+        all.internal |= tw.internal;
+        all.timed |= tw.timed;
+        if (waits && all.others)
+            break; /* not on the input alone, whatever the rest do */
     }
     closedir(d);
     if (!waits)
         return false;
-    w->others |= rest.others;
-    w->timed |= rest.timed;
-    w->internal |= rest.internal;
+    w->others = all.others;
+    w->timed = all.timed;
+    w->internal = all.internal;
     if (!w->others && w->internal) {
         pid_t *kids = NULL;
         size_t nkids = 0;

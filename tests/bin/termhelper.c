@@ -26,7 +26,8 @@
  *   termhelper flood N writes N status queries (CSI 5 n) at once, in raw
  *                      mode, and prints "replies: K", K counted until the
  *                      terminal stays silent for a second.
- *   termhelper loop [thread | sockpair | fifo FIFO | child MS | timer MS]
+ *   termhelper loop [thread | sockpair | fifo FIFO | both FIFO | child MS |
+ *                    timer MS]
  *                      puts its terminal in raw mode, prints READY, and
  *                      waits as an event loop's runtime does (node's
  *                      libuv): epoll, no timeout, on the terminal, an
@@ -39,6 +40,10 @@
  *                                asyncio's is;
  *                        fifo:   the second thread reads FIFO (blocking)
  *                                and on data writes the eventfd;
+ *                        both:   no loop: one thread reads the terminal,
+ *                                another polls the terminal and FIFO, and
+ *                                the first thread joins the second (which
+ *                                says "fifo" and exits 0 on FIFO data);
  *                        child:  a child sleeps MS ms and exits, and the
  *                                SIGCHLD handler writes the self-pipe;
  *                        timer:  a timerfd in the set fires after MS ms.
@@ -214,6 +219,16 @@ static void *lp_read_fifo(void *arg)
     return arg;
 }
 
+static void *lp_poll_both(void *arg)
+{
+    struct pollfd p[2] = {{.fd = 0, .events = POLLIN},
+                          {.fd = open(lp_fifo, O_RDWR | O_CLOEXEC),
+                           .events = POLLIN}};
+    while (poll(p, 2, -1) < 0)
+        ;
+    return arg;
+}
+
 static void lp_on_child(int sig)
 {
     (void)sig;
@@ -245,6 +260,17 @@ static int loop(int argc, char **argv)
         tcsetattr(0, TCSANOW, &saved);
         say("tty\n");
         return 3;
+    }
+    if (!strcmp(how, "both") && argc >= 4) {
+        pthread_t reader;
+        lp_fifo = argv[3];
+        pthread_create(&reader, NULL, lp_read_tty, NULL);
+        pthread_create(&th, NULL, lp_poll_both, NULL);
+        say("READY\r\n");
+        pthread_join(th, NULL);
+        tcsetattr(0, TCSANOW, &saved);
+        say("fifo\n");
+        return 0;
     }
     if (!strcmp(how, "fifo") && argc >= 4) {
         lp_fifo = argv[3];
