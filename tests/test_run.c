@@ -2022,6 +2022,37 @@ TEST_T(run_input_over_timed_waits_get_the_longer_grace, 90)
     buf_free(&err);
 }
 
+/* `rein run --raw -- termhelper MODE [ARG] FIFO`, FIFO made here: rein
+ * must leave the command waiting for twice the hang-up grace, and once
+ * FIFO is written the command says "fifo" and exits 0. */
+static void waits_for_the_fifo(const char *mode, const char *arg)
+{
+    char fifo[PATH_MAX];
+    snprintf(fifo, sizeof fifo, "%s/other-%s-%s", test_tmpdir(), mode,
+             arg ? arg : "");
+    ASSERT_EQ(mkfifo(fifo, 0600), 0);
+    const char *argv[9] = {rein_path(), "run", "--raw", "--", helper_path(),
+                           mode};
+    size_t n = 6;
+    if (arg)
+        argv[n++] = arg;
+    argv[n++] = fifo;
+    argv[n] = NULL;
+    pid_t pid;
+    int pidfd;
+    int fd = rein_start_piped(argv, &pid, &pidfd);
+    buf_t out = BUF_INIT;
+    expect_fd(fd, &out, "READY");
+    expect_running_for(pid, pidfd, 2 * RUN_NO_INPUT_HANGUP_MS);
+    int w = open(fifo, O_WRONLY | O_CLOEXEC);
+    ASSERT_TRUE(w >= 0);
+    ASSERT_EQ(write(w, "x", 1), 1);
+    close(w);
+    ASSERT_EQ(rein_finish(pid, pidfd, fd, &out), 0);
+    ASSERT_CONTAINS(out.p, "fifo");
+    buf_free(&out);
+}
+
 /* Raw mode alone is no wait: a command that never reads runs its course,
  * as does one that waits on its terminal and something else (the other
  * side may still answer, as ssh's socket does). */
@@ -2042,23 +2073,7 @@ TEST(run_input_over_leaves_commands_that_do_not_wait_on_the_terminal_alone)
     ASSERT_CONTAINS(json_string_value(json_object_get(o, "output")), "ok");
     json_decref(o);
 
-    char fifo[PATH_MAX];
-    snprintf(fifo, sizeof fifo, "%s/other", test_tmpdir());
-    ASSERT_EQ(mkfifo(fifo, 0600), 0);
-    const char *argv[] = {rein_path(), "run", "--raw", "--", helper_path(),
-                          "rawpoll", fifo, NULL};
-    pid_t pid;
-    int pidfd;
-    int fd = rein_start_piped(argv, &pid, &pidfd);
-    buf_reset(&out);
-    expect_fd(fd, &out, "READY");
-    expect_running_for(pid, pidfd, 2 * RUN_NO_INPUT_HANGUP_MS);
-    int w = open(fifo, O_WRONLY | O_CLOEXEC);
-    ASSERT_TRUE(w >= 0);
-    ASSERT_EQ(write(w, "x", 1), 1);
-    close(w);
-    ASSERT_EQ(rein_finish(pid, pidfd, fd, &out), 0);
-    ASSERT_CONTAINS(out.p, "fifo");
+    waits_for_the_fifo("rawpoll", NULL);
     buf_free(&out);
     buf_free(&err);
 }
@@ -2099,26 +2114,8 @@ TEST(run_input_over_leaves_an_event_loop_something_else_may_wake)
 {
     setup();
     buf_t out = BUF_INIT, err = BUF_INIT;
-    static const char *const modes[] = {"fifo", "both", NULL};
-    for (const char *const *m = modes; *m; m++) {
-        char fifo[PATH_MAX];
-        snprintf(fifo, sizeof fifo, "%s/other-%s", test_tmpdir(), *m);
-        ASSERT_EQ(mkfifo(fifo, 0600), 0);
-        const char *argv[] = {rein_path(), "run", "--raw", "--",
-                              helper_path(), "loop", *m, fifo, NULL};
-        pid_t pid;
-        int pidfd;
-        int fd = rein_start_piped(argv, &pid, &pidfd);
-        buf_reset(&out);
-        expect_fd(fd, &out, "READY");
-        expect_running_for(pid, pidfd, 2 * RUN_NO_INPUT_HANGUP_MS);
-        int w = open(fifo, O_WRONLY | O_CLOEXEC);
-        ASSERT_TRUE(w >= 0);
-        ASSERT_EQ(write(w, "x", 1), 1);
-        close(w);
-        ASSERT_EQ(rein_finish(pid, pidfd, fd, &out), 0);
-        ASSERT_CONTAINS(out.p, "fifo");
-    }
+    waits_for_the_fifo("loop", "fifo");
+    waits_for_the_fifo("loop", "both");
 
     char ms[32];
     snprintf(ms, sizeof ms, "%d", 3 * RUN_NO_INPUT_HANGUP_MS);

@@ -253,24 +253,19 @@ static int loop(int argc, char **argv)
              ? socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, lp_pipe)
              : pipe2(lp_pipe, O_CLOEXEC)) < 0)
         return 2;
-    if (!strcmp(how, "thread")) {
-        pthread_create(&th, NULL, lp_read_tty, NULL);
-        say("READY\r\n");
-        pthread_join(th, NULL);
-        tcsetattr(0, TCSANOW, &saved);
-        say("tty\n");
-        return 3;
-    }
-    if (!strcmp(how, "both") && argc >= 4) {
+    bool both = !strcmp(how, "both") && argc >= 4;
+    if (!strcmp(how, "thread") || both) {
+        /* No loop: the first thread joins one that reads or polls. */
         pthread_t reader;
-        lp_fifo = argv[3];
+        lp_fifo = both ? argv[3] : NULL;
         pthread_create(&reader, NULL, lp_read_tty, NULL);
-        pthread_create(&th, NULL, lp_poll_both, NULL);
+        if (both)
+            pthread_create(&th, NULL, lp_poll_both, NULL);
         say("READY\r\n");
-        pthread_join(th, NULL);
+        pthread_join(both ? th : reader, NULL);
         tcsetattr(0, TCSANOW, &saved);
-        say("fifo\n");
-        return 0;
+        say(both ? "fifo\n" : "tty\n");
+        return both ? 0 : 3;
     }
     if (!strcmp(how, "fifo") && argc >= 4) {
         lp_fifo = argv[3];
