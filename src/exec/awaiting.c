@@ -238,7 +238,7 @@ static void note_other(pid_t pid, long fd, struct wait *w)
         return;
     switch (fd_kind(pid, fd)) {
     case FD_OUTSIDE: w->others = true; break;
-    case FD_TIMER: w->timed = true; /* fall through */
+    case FD_TIMER: w->timed = w->internal = true; break;
     case FD_INTERNAL: w->internal = true; break;
     }
 }
