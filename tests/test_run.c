@@ -47,6 +47,7 @@
 #include "cli/cli.h"
 #include "supervise/registry.h"
 #include "exec/retention.h"
+#include "exec/awaiting.h"
 #include "harness.h"
 #include "term/ptyio.h"
 #include "tutil.h"
@@ -2103,6 +2104,50 @@ TEST(run_input_over_hangs_up_an_event_loop_waiting_on_the_terminal)
         buf_free(&out);
         buf_free(&err);
     }
+}
+
+/* `rein run --raw -- termhelper loop MODE ARG`, its input over: hung up
+ * (129), or, with hung_up false, still running after twice the grace and
+ * then ended by rein's SIGTERM. */
+static void loop_at_limit(const char *mode, int arg, bool hung_up)
+{
+    char a[16];
+    snprintf(a, sizeof a, "%d", arg);
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    if (hung_up) {
+        const char *args[] = {"run", "--raw", "--", helper_path(), "loop",
+                              mode, a, NULL};
+        ASSERT_EQ(run_rein_within(args, -1,
+                                  RUN_NO_INPUT_HANGUP_MS + RUN_TEST_STEP_MS,
+                                  &out, &err, NULL),
+                  128 + SIGHUP);
+    } else {
+        const char *argv[] = {rein_path(), "run", "--raw", "--",
+                              helper_path(), "loop", mode, a, NULL};
+        pid_t pid;
+        int pidfd;
+        int fd = rein_start_piped(argv, &pid, &pidfd);
+        expect_fd(fd, &out, "READY");
+        expect_running_for(pid, pidfd, 2 * RUN_NO_INPUT_HANGUP_MS);
+        ASSERT_EQ(kill(pid, SIGTERM), 0);
+        ASSERT_EQ(rein_finish(pid, pidfd, fd, &out), 128 + SIGTERM);
+    }
+    buf_free(&out);
+    buf_free(&err);
+}
+
+/* The limits of the look, at their edges: a loop of AWAITING_THREADS_MAX
+ * threads (its first, its sleeper and the rest) is looked at whole and
+ * hung up, one thread more is taken as doing something else; the
+ * self-pipe's write end on the last fd read (AWAITING_FD_SCAN_MAX - 1)
+ * makes it the loop's own, on the next one it is not seen. */
+TEST(run_input_over_looks_at_threads_and_fds_up_to_their_limits)
+{
+    setup();
+    loop_at_limit("threads", AWAITING_THREADS_MAX - 2, true);
+    loop_at_limit("threads", AWAITING_THREADS_MAX - 1, false);
+    loop_at_limit("highfd", AWAITING_FD_SCAN_MAX - 1, true);
+    loop_at_limit("highfd", AWAITING_FD_SCAN_MAX, false);
 }
 
 /* The same loop is left alone while something outside it may still wake

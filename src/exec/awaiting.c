@@ -54,7 +54,9 @@
 /* What one process's wait is, when it waits on the input. */
 struct wait {
     bool others;   /* something outside the process may end it */
-    bool internal; /* it also watches fds only the process makes ready */
+    /* it relies on the process's own wake-ups: it watches fds only the
+     * process makes ready, or other threads sleep in a futex or a sleep */
+    bool internal;
     bool timed;
     bool read;
 };
@@ -129,7 +131,7 @@ static int fd_accmode(pid_t pid, long fd)
 
 /* Does pid hold, on an fd other than fd, the file `link` names (written
  * to, with write_end)?  The other end of a self-pipe or of a socketpair.
- * At most AWAITING_FD_SCAN_MAX fds are looked at; past them, no. */
+ * Only fds numbered below AWAITING_FD_SCAN_MAX are read. */
 static bool holds_link(pid_t pid, long fd, const char *link, bool write_end)
 {
     char path[64], other[64];
@@ -138,12 +140,12 @@ static bool holds_link(pid_t pid, long fd, const char *link, bool write_end)
     if (!d)
         return false;
     bool yes = false;
-    size_t seen = 0;
     struct dirent *e;
-    while (!yes && (e = readdir(d)) && seen++ < AWAITING_FD_SCAN_MAX) {
+    while (!yes && (e = readdir(d))) {
         char *end;
         long n = strtol(e->d_name, &end, 10);
-        if (*end || end == e->d_name || n == fd)
+        if (*end || end == e->d_name || n == fd ||
+            n >= AWAITING_FD_SCAN_MAX)
             continue;
         if (fd_link(pid, n, other, sizeof other) == 0 &&
             !strcmp(other, link)) {
@@ -435,8 +437,17 @@ static bool task_waits(pid_t pid, pid_t tid, bool tty, const struct stat *in,
     }
 }
 
-/* How strongly a wait says "only input ends this" (see wait_rank). */
-static int wait_rank(const struct wait *w);
+/* How strongly a wait says "only input ends this": an untimed select,
+ * poll or epoll on the input alone, then a read (its terminal may time
+ * it out), then a timed wait on the input alone, then a shared one. */
+static int wait_rank(const struct wait *w)
+{
+    if (w->others)
+        return 1;
+    if (w->read)
+        return 3;
+    return w->timed ? 2 : 4;
+}
 
 /*
  * Is pid waiting on our input, in any of its threads?  *w is the
@@ -495,18 +506,6 @@ static bool proc_waits(pid_t pid, bool tty, const struct stat *in,
         free(kids);
     }
     return true;
-}
-
-/* How strongly a wait says "only input ends this": an untimed select,
- * poll or epoll on the input alone, then a read (its terminal may time
- * it out), then a timed wait on the input alone, then a shared one. */
-static int wait_rank(const struct wait *w)
-{
-    if (w->others)
-        return 1;
-    if (w->read)
-        return 3;
-    return w->timed ? 2 : 4;
 }
 
 int awaiting_scan(pid_t leader, bool tty, const struct stat *input,

@@ -54,8 +54,10 @@
 /* Threads of one candidate looked at; a process with more is taken as
  * doing something else too. */
 #define AWAITING_THREADS_MAX 256
-/* Fds of a process looked through for the write end of a pipe it waits
- * on (a self-pipe); past them, the pipe counts as one from elsewhere. */
+/* A process's fds numbered below this are looked through for the other
+ * end of a pipe or unix socket it waits on (a self-pipe); an end held
+ * only on a higher fd is not seen, and the pipe counts as one from
+ * elsewhere. */
 #define AWAITING_FD_SCAN_MAX 1024
 /* Bytes of the kernel's answer about one unix socket (sock_diag): its
  * message and the peer attribute, with room to spare. */

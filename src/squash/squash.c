@@ -2289,8 +2289,7 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
      * failure that no error line explains, whose last lines most often do
      * (apt's "Do you want to continue? [Y/n] Abort." after its summary
      * line, a tool's own wording of what went wrong). */
-    bool unexplained = exit_code > 0 && !sq->errors;
-    if ((!sq->outcomes || unexplained) && !sq->errors &&
+    if (!sq->errors && (!sq->outcomes || exit_code > 0) &&
         (rc = sq_add_tail(sq, lines)) < 0)
         return rc;
     /* Items arrive in line order except the tail: restore it, then relink

@@ -27,7 +27,7 @@
  *                      mode, and prints "replies: K", K counted until the
  *                      terminal stays silent for a second.
  *   termhelper loop [thread | sockpair | fifo FIFO | both FIFO | child MS |
- *                    timer MS]
+ *                    timer MS | threads N | highfd FD]
  *                      puts its terminal in raw mode, prints READY, and
  *                      waits as an event loop's runtime does (node's
  *                      libuv): epoll, no timeout, on the terminal, an
@@ -46,7 +46,9 @@
  *                                says "fifo" and exits 0 on FIFO data);
  *                        child:  a child sleeps MS ms and exits, and the
  *                                SIGCHLD handler writes the self-pipe;
- *                        timer:  a timerfd in the set fires after MS ms.
+ *                        timer:  a timerfd in the set fires after MS ms;
+ *                        threads: N more threads sleep beside the second;
+ *                        highfd: the self-pipe's write end is on fd FD.
  *                      Prints what woke it: "tty" (exit 3), "fifo",
  *                      "child" or "timer" (exit 0).
  */
@@ -56,6 +58,7 @@
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <signal.h>
@@ -272,6 +275,24 @@ static int loop(int argc, char **argv)
         pthread_create(&th, NULL, lp_read_fifo, NULL);
     } else {
         pthread_create(&th, NULL, lp_sleep, NULL);
+    }
+    for (int i = 0; !strcmp(how, "threads") && argc >= 4 && i < atoi(argv[3]);
+         i++)
+        if (pthread_create(&th, NULL, lp_sleep, NULL) != 0)
+            return 2;
+    if (!strcmp(how, "highfd") && argc >= 4) {
+        int fd = atoi(argv[3]);
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_max <= (rlim_t)fd)
+            return 2;
+        if (rl.rlim_cur <= (rlim_t)fd) {
+            rl.rlim_cur = (rlim_t)fd + 1;
+            setrlimit(RLIMIT_NOFILE, &rl);
+        }
+        if (dup3(lp_pipe[1], fd, O_CLOEXEC) != fd)
+            return 2;
+        close(lp_pipe[1]);
+        lp_pipe[1] = fd;
     }
     if (!strcmp(how, "child") && argc >= 4) {
         struct sigaction sa;
