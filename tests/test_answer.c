@@ -175,3 +175,53 @@ TEST(answer_model_survives_what_crashes_libvterm)
     term_answer_free(a);
     buf_free(&out);
 }
+
+/* Feeds s to a fresh responder in pieces of `step` bytes (0: at once) and
+ * says whether the alternate screen is up after it. */
+static bool alt_after(const char *s, size_t step)
+{
+    term_answer_t *a;
+    ASSERT_OK(term_answer_new(80, 24, NULL, NULL, &a));
+    size_t n = strlen(s);
+    if (!step)
+        step = n ? n : 1;
+    for (size_t i = 0; i < n; i += step)
+        term_answer_feed(a, s + i, n - i < step ? n - i : step);
+    bool alt = term_answer_alt(a);
+    term_answer_free(a);
+    return alt;
+}
+
+static void expect_alt(const char *s, bool want)
+{
+    for (size_t step = 0; step <= strlen(s); step++) { /* every split */
+        bool alt = alt_after(s, step);
+        if (alt != want) {
+            test_print_bytes("output", s, strlen(s));
+            fprintf(stderr, "split every %zu bytes\n", step);
+        }
+        ASSERT_EQ(alt, want);
+    }
+}
+
+/* The switches to and from the alternate screen, which the session's
+ * full-screen view follows: the three private modes, several modes in one
+ * sequence, a full reset; other modes and look-alikes do not count. */
+TEST(answer_alternate_screen_is_followed)
+{
+    expect_alt("", false);
+    expect_alt("\033[?1049h", true);
+    expect_alt("\033[?1049h\033[?1049l", false);
+    expect_alt("\033[?1047h", true);
+    expect_alt("\033[?47h", true);
+    expect_alt("\033[?47h\033[?1047l", false);
+    expect_alt("\033[?1;1049h", true);          /* with DECCKM */
+    expect_alt("\033[?1049;25l\033[?25;47h", true);
+    expect_alt("\033[?1049h\033c", false);       /* RIS */
+    expect_alt("\033[?1049h\033[!p", true);      /* DECSTR keeps it */
+    expect_alt("\033[1049h", false);             /* ANSI mode, not DEC */
+    expect_alt("\033[?1048h", false);            /* saves the cursor only */
+    expect_alt("\033[?10490h", false);
+    expect_alt("?1049h", false);                 /* text */
+    expect_alt("\033]0;[?1049h\a", false);        /* in a title */
+}

@@ -165,6 +165,40 @@ TEST(session_prompt_is_the_partial_line)
     rein_sup_close(sup);
 }
 
+/* A full-screen program's screen is modelled from the moment it switches
+ * to the alternate screen: its first full drawing stays on the screen
+ * view however much it updates the screen after it (more than the
+ * SESSION_SCREEN_REPLAY_MAX bytes a screen made later would replay). */
+TEST(session_screen_of_a_full_screen_program_starts_at_its_switch)
+{
+    rein_sup_t *sup = open_sup();
+    session_store_t *st = open_store(sup, 0, 0);
+    session_t *s = spawn(
+        st,
+        "printf 'before\\n'; python3 -c \"import sys; w = sys.stdout.write; "
+        "w('\\033[?1049h\\033[H\\033[2JHEADER'); "
+        "[w('\\033[5;3H%08d' % i) for i in range(200000)]\"; read x",
+        true);
+    ASSERT_FALSE(session_alt_screen(s));
+    expect_awaiting(sup, s, "read after the drawing");
+    ASSERT_TRUE(session_alt_screen(s));
+    buf_t out = BUF_INIT, raw = BUF_INIT, scr = BUF_INIT;
+    session_chunk_t ch;
+    ASSERT_OK(session_take_output(s, &out, &raw, &ch));
+    ASSERT_TRUE(ch.bytes > 2 * (uint64_t)SESSION_SCREEN_REPLAY_MAX);
+    ASSERT_OK(session_screen(s, &scr));
+    ASSERT_STR(scr.p, "HEADER\n\n\n\n  00199999\n");
+    buf_free(&out);
+    buf_free(&raw);
+    buf_free(&scr);
+    /* A pipe session has no screen. */
+    session_t *p = spawn(st, "printf '\\033[?1049h'; read x", false);
+    expect_awaiting(sup, p, "read on a pipe");
+    ASSERT_FALSE(session_alt_screen(p));
+    session_store_free(st);
+    rein_sup_close(sup);
+}
+
 struct woke {
     int n;
     session_wake_t why;

@@ -294,6 +294,8 @@ static void session_match(session_t *s, const void *p, size_t n)
         session_wake(s, SESSION_WAKE_PATTERN);
 }
 
+static VTerm *session_screen_model(session_t *s);
+
 static void on_run_output(rein_sup_t *sup, int64_t id, const void *data,
                           size_t n, void *ud)
 {
@@ -308,8 +310,15 @@ static void on_run_output(rein_sup_t *sup, int64_t id, const void *data,
     session_track_prompt(s, data, n);
     if (s->ans)
         term_answer_feed(s->ans, data, n);
-    if (s->screen)
+    if (s->screen) {
         term_answer_feed(s->screen, data, n);
+    } else if (s->ans && term_answer_alt(s->ans)) {
+        /* A full-screen program starts drawing: its screen is modelled
+         * from here, while the log still holds the start of the drawing
+         * (the log has these bytes already, so the replay covers them). */
+        if (session_screen_model(s) && !s->log_path)
+            term_answer_feed(s->screen, data, n);
+    }
     session_match(s, data, n);
     if (s->st->on_output)
         s->st->on_output(s, data, n, s->st->on_output_ud);
@@ -1104,6 +1113,11 @@ int session_screen(session_t *s, buf_t *out)
            out->p[out->len - 2] == '\n')
         out->p[--out->len] = 0;
     return 0;
+}
+
+bool session_alt_screen(const session_t *s)
+{
+    return s->ans && term_answer_alt(s->ans);
 }
 
 /* A TTY session's row at the cursor, up to the cursor, from the screen:

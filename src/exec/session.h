@@ -264,9 +264,14 @@ int session_take_output(session_t *s, buf_t *out, buf_t *raw,
 bool session_check_input(session_t *s, buf_t *prompt);
 
 /* Renders the terminal screen of a TTY session (libvterm, created on the
- * first call from the log's last SESSION_SCREEN_REPLAY_MAX bytes and fed
- * from then on) as text lines.  -ENOTTY for a pipe session. */
+ * first call, or when the program first switches to the alternate screen,
+ * from the log's last SESSION_SCREEN_REPLAY_MAX bytes and fed from then
+ * on) as text lines.  -ENOTTY for a pipe session. */
 int session_screen(session_t *s, buf_t *out);
+/* Whether a TTY session's program has the terminal on its alternate
+ * screen: a full-screen program's display (term_answer_alt).  False for a
+ * pipe session. */
+bool session_alt_screen(const session_t *s);
 /* Resizes a TTY session (and its screen).  0 or a negative code. */
 int session_resize(session_t *s, unsigned cols, unsigned rows);
 /* The terminal's size as last set (clamped). */

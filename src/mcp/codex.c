@@ -68,6 +68,11 @@
 /* The marker of a tail-only view, when even the condensed one is too big:
  * a line of its own, so no line of the command's is glued to it. */
 #define CODEX_TAIL_MARKER "[rein] output over budget; the tail follows.\n"
+/* After the rows of a full-screen program's screen that fit the budget:
+ * the first row left out, the last, the rows in all. */
+#define CODEX_SCREEN_MARKER                                                  \
+    "[rein] rows %u-%u of %u of the screen not shown; read_output "         \
+    "view=screen shows them\n"
 /* Ids named in one `pruned` list. */
 #define CODEX_PRUNED_MAX 64
 /* The `Background:` line of a result whose command exited leaving
@@ -156,7 +161,8 @@ static const char exec_schema[] =
     "\"login\":{\"type\":\"boolean\",\"description\":\"Run as a login shell "
     "(<shell> -lc).\"},"
     "\"tty\":{\"type\":\"boolean\",\"description\":\"Run on a "
-    "pseudo-terminal: REPLs, TUIs, password prompts.\"},"
+    "pseudo-terminal: REPLs, TUIs, password prompts; a full-screen "
+    "program's output is its rendered screen.\"},"
     "\"yield_time_ms\":{\"type\":\"integer\",\"description\":\"Return after "
     "at most this long (250..30000, default 10000).\"},"
     "\"max_output_tokens\":{\"type\":\"integer\",\"minimum\":0,"
@@ -234,7 +240,8 @@ static const char exec_output_schema[] =
     "\"danger\":{\"type\":\"string\"},"
     "\"ran\":{\"type\":\"boolean\"},"
     "\"background_ended\":{\"type\":\"boolean\"},"
-    "\"background_hung_up\":{\"type\":\"boolean\"}}}";
+    "\"background_hung_up\":{\"type\":\"boolean\"},"
+    "\"screen\":{\"type\":\"boolean\"}}}";
 
 static const char kill_schema[] =
     "{\"type\":\"object\",\"additionalProperties\":false,"
@@ -494,6 +501,60 @@ static void codex_tail_only(buf_t *text, size_t budget)
 }
 
 /*
+ * The output of a poll that left a full-screen program's display up
+ * (session_alt_screen: vim, less, watch, fzf): its bytes are cursor moves
+ * and fragments of redraws that read as nothing, so the view is the screen
+ * it shows, rendered, its rows escaped as raw lines are (emit_raw_escaped).
+ * Over budget, the rows from the top that fit before a marker naming the
+ * rest.  Replaces *out and returns the bytes of rows left out (*rows and
+ * *cut_from receive the rendered rows and the first left out, 1-based), or
+ * a negative code with *out untouched.
+ */
+static long codex_screen_view(session_t *s, size_t budget, buf_t *out,
+                              unsigned *rows, unsigned *cut_from)
+{
+    buf_t scr = BUF_INIT, v = BUF_INIT;
+    int rc = session_screen(s, &scr);
+    if (rc < 0) {
+        buf_free(&scr);
+        return rc;
+    }
+    unsigned n = (unsigned)buf_count(scr.p, scr.len, '\n');
+    codex_escape_lines(&v, scr.p ? scr.p : "", scr.len);
+    *rows = n;
+    *cut_from = 0;
+    long left_out = 0;
+    if (v.len > budget) {
+        /* Whole rows while they and the marker for the rest fit; in a
+         * budget too small to spend on a marker (as codex_tail_only
+         * judges it), the rows alone. */
+        int m = snprintf(NULL, 0, CODEX_SCREEN_MARKER, n, n, n);
+        size_t mlen = m > 0 && budget >= 4 * (size_t)m ? (size_t)m : 0;
+        size_t at = 0;
+        unsigned kept = 0;
+        while (kept < n) {
+            const char *nl = memchr(v.p + at, '\n', v.len - at);
+            size_t next = nl ? (size_t)(nl - v.p) + 1 : v.len;
+            if (next + mlen > budget)
+                break;
+            at = next;
+            kept++;
+        }
+        left_out = (long)(v.len - at);
+        v.len = at;
+        if (v.p)
+            v.p[v.len] = 0;
+        if (mlen)
+            buf_printf(&v, CODEX_SCREEN_MARKER, kept + 1, n, n);
+        *cut_from = kept + 1;
+    }
+    buf_free(&scr);
+    buf_free(out);
+    *out = v;
+    return left_out;
+}
+
+/*
  * Fits text (raw: the same output as it was, log bytes from ch->from)
  * into budget bytes.  Within it: unchanged.  Over it: the squasher's
  * condensed view of the raw bytes with that budget, its byte ranges and
@@ -743,23 +804,32 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
     size_t before = out.len;
     uint64_t omitted = ch.omitted;
     bool truncated;
+    /* A full-screen program's display: the screen, not its bytes. */
+    unsigned rows = 0, cut_from = 0;
+    long screen_cut = session_tty(s) && ch.bytes && session_alt_screen(s)
+                          ? codex_screen_view(s, x->budget, &out, &rows,
+                                              &cut_from)
+                          : -ENOENT;
+    bool screen = screen_cut >= 0;
     /* The buffer dropped a middle: take every byte from the log instead,
      * so a hazard there is not lost with it. */
     buf_t cond = BUF_INIT;
-    int scan = ch.omitted ? codex_from_log(cx, s, ch.from, ch.bytes,
-                                           ch.lines_before,
-                                           running ? -1 : code,
-                                           (uint64_t)(wall * 1000),
-                                           x->budget, &cond)
-                          : -ENOENT;
+    int scan = ch.omitted && !screen
+                   ? codex_from_log(cx, s, ch.from, ch.bytes, ch.lines_before,
+                                    running ? -1 : code,
+                                    (uint64_t)(wall * 1000), x->budget, &cond)
+                   : -ENOENT;
     /* Past what a view reads from the log, the head and tail it kept are
      * condensed around a marker for the middle; the buffered text (its
      * gap line is not a marker) is shown only when that fails. */
-    bool headtail = scan < 0 && ch.omitted &&
+    bool headtail = !screen && scan < 0 && ch.omitted &&
                     codex_headtail_view(cx, s, &raw, &ch, running ? -1 : code,
                                         (uint64_t)(wall * 1000), x->budget,
                                         &cond) == 0;
-    if (scan == 1) { /* the whole output, from the log: nothing left out */
+    if (screen) {
+        truncated = screen_cut > 0;
+        omitted = (uint64_t)screen_cut;
+    } else if (scan == 1) { /* the whole output, from the log */
         buf_free(&out);
         out = cond;
         truncated = false;
@@ -826,13 +896,24 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
         buf_printf(&text, "Log: %s\n", session_log_path(s));
     if (x->yield_clamped)
         buf_printf(&text, "Yield time: %u ms (clamped)\n", x->yield_ms);
-    if (truncated)
+    if (screen) {
+        buf_printf(&text,
+                   "Screen: a full-screen program's display (the "
+                   "alternate screen), rendered; its %" PRIu64 " bytes are "
+                   "log bytes %" PRIu64 "-%" PRIu64,
+                   ch.bytes, ch.from, ch.from + ch.bytes);
+        if (screen_cut > 0)
+            buf_printf(&text, "; rows %u-%u not shown (over "
+                              "max_output_tokens)", cut_from, rows);
+        buf_printf(&text, "\n");
+    } else if (truncated) {
         buf_printf(&text,
                    "Truncated: %" PRIu64 " bytes not shown (over "
                    "max_output_tokens); this output covers log bytes "
                    "%" PRIu64 "-%" PRIu64 ", from log line %" PRIu64 "\n",
                    omitted, ch.from, ch.from + ch.bytes,
                    ch.lines_before + 1);
+    }
     if (ch.omitted && scan == 0)
         buf_printf(&text,
                    "Omitted: %" PRIu64 " bytes over the 1 MiB buffer; the "
@@ -894,6 +975,8 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
     json_object_set_new(sc, "tty", json_boolean(session_tty(s)));
     json_object_set_new(sc, "yield_time_ms", json_integer(x->yield_ms));
     json_object_set_new(sc, "truncated", json_boolean(truncated));
+    if (screen)
+        json_object_set_new(sc, "screen", json_true());
     json_object_set_new(sc, "omitted_bytes",
                         json_integer((json_int_t)omitted));
     json_object_set_new(sc, "awaiting_input", json_boolean(awaiting));

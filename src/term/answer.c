@@ -3,8 +3,9 @@
  *
  * A small scanner finds the control sequences in the output, keeping its
  * state across calls, so a query split between two reads is still one
- * query.  It looks only at the few that are queries, or that change how a
- * cursor report reads (origin mode, the scroll region's top); the cursor
+ * query.  It looks only at the few that are queries, that change how a
+ * cursor report reads (origin mode, the scroll region's top), or that
+ * switch to and from the alternate screen (term_answer_alt); the cursor
  * itself comes from libvterm's state layer, fed the output up to and
  * including each query before the reply is made.
  *
@@ -67,6 +68,7 @@ struct term_answer {
     bool overflow; /* the sequence outgrew seq: not a query */
     unsigned nargs; /* separators in the CSI so far, plus one */
     bool origin;   /* DECOM: cursor reports relative to the region */
+    bool alt;      /* the alternate screen is up (modes 47, 1047, 1049) */
     unsigned top;  /* the scroll region's first row, 0-based */
     uint64_t window_start, in_window;
     uint64_t replies, dropped;
@@ -141,6 +143,11 @@ void term_answer_resize(term_answer_t *a, unsigned cols, unsigned rows)
 VTerm *term_answer_vterm(term_answer_t *a)
 {
     return a->vt;
+}
+
+bool term_answer_alt(const term_answer_t *a)
+{
+    return a->alt;
 }
 
 uint64_t term_answer_count(const term_answer_t *a, uint64_t *dropped)
@@ -268,9 +275,12 @@ static void csi_dispatch(term_answer_t *a, char final)
     case 'h':
     case 'l':
         if (c.priv == '?')
-            for (size_t i = 0; i < c.np; i++)
+            for (size_t i = 0; i < c.np; i++) {
                 if (c.p[i] == 6)
                     a->origin = final == 'h';
+                else if (c.p[i] == 47 || c.p[i] == 1047 || c.p[i] == 1049)
+                    a->alt = final == 'h';
+            }
         return;
     case 'r': /* DECSTBM: as the screen model takes it */
         if (!c.priv) {
@@ -395,6 +405,7 @@ static bool esc_then(term_answer_t *a, unsigned char c)
     } else if (c == 'c') { /* RIS, a full reset */
         a->origin = false;
         a->top = 0;
+        a->alt = false;
     }
     return false;
 }

@@ -43,6 +43,7 @@
 #ifndef REIN_TERM_ANSWER_H
 #define REIN_TERM_ANSWER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <vterm.h>
@@ -80,6 +81,10 @@ void term_answer_resize(term_answer_t *a, unsigned cols, unsigned rows);
  * screen layer before the first feed, and read it; feed it only through
  * term_answer_feed. */
 VTerm *term_answer_vterm(term_answer_t *a);
+/* Whether the program's output so far left the terminal on its alternate
+ * screen (DECSET 47, 1047 or 1049, not reset since): the screen full-screen
+ * programs (vim, less, top, watch) draw on and leave when they end. */
+bool term_answer_alt(const term_answer_t *a);
 /* Replies given so far; *dropped (may be NULL): queries left unanswered
  * because the burst was spent. */
 uint64_t term_answer_count(const term_answer_t *a, uint64_t *dropped);

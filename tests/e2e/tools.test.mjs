@@ -1782,3 +1782,55 @@ test('the screen view of a session survives output that crashes libvterm 0.1.4',
     await client.close();
   }
 });
+
+test('a full-screen program on the alternate screen is shown as its screen, cut by rows over the budget', async () => {
+  const { client } = await connect();
+  try {
+    // Draws on the alternate screen, rows out of order, one that could
+    // pass for a marker; waits for a line; leaves the screen and says so.
+    const draw = "printf '\\033[?1049h\\033[H\\033[2J\\033[5;1Hrow five\\033[1;3Htop\\033[3;1H[rein] not a marker'";
+    const r = await exec(client, {
+      cmd: `echo before; ${draw}; read x; printf '\\033[?1049lafter %s\\n' "$x"`,
+      tty: true, rows: 10, cols: 40,
+    });
+    assert.equal(r.awaiting_input, true);
+    assert.equal(r.screen, true);
+    assert.equal(r.truncated, false);
+    assert.equal(r.output, '  top\n\n[raw] [rein] not a marker\n\nrow five\n');
+    assert.ok(r.original_token_count > r.output.length / 4, 'the count is of the bytes');
+    const text = (await call(client, 'write_stdin', { session_id: r.session_id, chars: '' })).content[0].text;
+    assert.doesNotMatch(text, /^Screen:/m, 'no new output: no screen');
+    // Leaving the screen: the bytes again.
+    const w = await write(client, { session_id: r.session_id, chars: 'bye\r', yield_time_ms: 5000 });
+    assert.equal(w.exit_code, 0);
+    assert.equal(w.screen, undefined);
+    assert.match(w.output, /after bye/);
+
+    // Ten rows of 38 bytes in a budget of 90 tokens (360 bytes): the rows
+    // from the top that fit with the marker for the rest; in 10 tokens,
+    // too few to spend on a marker, the rows alone.
+    const row = (i) => `row ${i} ${'0'.repeat(31)}\n`;
+    const rows = "for i in 0 1 2 3 4 5 6 7 8 9; do printf '\\033[%d;1Hrow %d %031d' $((i+1)) $i 0; done";
+    for (const [tokens, want, header] of [
+      [90, [0, 1, 2, 3, 4, 5, 6].map(row).join('') +
+        '[rein] rows 8-10 of 10 of the screen not shown; read_output view=screen shows them\n', 'rows 8-10'],
+      [10, row(0), 'rows 2-10'],
+    ]) {
+      const c = await call(client, 'exec_command', {
+        cmd: `printf '\\033[?1049h'; ${rows}; read x`, tty: true, rows: 10, cols: 40, max_output_tokens: tokens,
+      });
+      const cs = c.structuredContent;
+      assert.equal(cs.screen, true);
+      assert.equal(cs.truncated, true);
+      assert.equal(cs.output, want);
+      assert.ok(cs.output.length <= tokens * 4);
+      assert.equal(cs.omitted_bytes, 10 * 38 - cs.output.replace(/\[rein\].*\n/, '').length);
+      assert.match(c.content[0].text, new RegExp(`^Screen: a full-screen program's display \\(the alternate screen\\), rendered; its \\d+ bytes are log bytes 0-\\d+; ${header} not shown \\(over max_output_tokens\\)$`, 'm'));
+      const full = await call(client, 'read_output', { session_id: cs.session_id, view: 'screen' });
+      assert.equal(full.structuredContent.output, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map(row).join(''));
+      await call(client, 'kill_session', { session_id: cs.session_id });
+    }
+  } finally {
+    await client.close();
+  }
+});
