@@ -225,3 +225,95 @@ TEST(answer_alternate_screen_is_followed)
     expect_alt("?1049h", false);                 /* text */
     expect_alt("\033]0;[?1049h\a", false);        /* in a title */
 }
+
+/* Feeds the pieces to a fresh 20x3 screen model and returns its first
+ * row as UTF-8 (a cell's combining marks after its character, a wide
+ * character once), blanks as ' ', without the trailing ones. */
+static void first_row(const char *const *pieces, size_t n, buf_t *out)
+{
+    term_answer_t *a;
+    ASSERT_OK(term_answer_new(20, 3, NULL, NULL, &a));
+    VTermScreen *scr = vterm_obtain_screen(term_answer_vterm(a));
+    vterm_screen_reset(scr, 1);
+    for (size_t i = 0; i < n; i++)
+        term_answer_feed(a, pieces[i], strlen(pieces[i]));
+    ASSERT_TRUE(term_answer_vterm(a) != NULL); /* hands it the last one */
+    for (int c = 0; c < 20; c++) {
+        VTermScreenCell cell;
+        ASSERT_TRUE(vterm_screen_get_cell(scr, (VTermPos){0, c}, &cell));
+        if (cell.chars[0] == (uint32_t)-1)
+            continue; /* the right half of a wide character */
+        if (cell.chars[0] == 0)
+            buf_append_byte(out, ' ');
+        for (int k = 0; k < VTERM_MAX_CHARS_PER_CELL && cell.chars[k]; k++) {
+            uint32_t cp = cell.chars[k];
+            char u[3];
+            size_t m = 0;
+            if (cp < 0x80) {
+                u[m++] = (char)cp;
+            } else if (cp < 0x800) {
+                u[m++] = (char)(0xC0 | (cp >> 6));
+                u[m++] = (char)(0x80 | (cp & 0x3F));
+            } else { /* nothing here is past the BMP */
+                u[m++] = (char)(0xE0 | (cp >> 12));
+                u[m++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+                u[m++] = (char)(0x80 | (cp & 0x3F));
+            }
+            buf_append(out, u, m);
+        }
+    }
+    while (out->len && out->p[out->len - 1] == ' ')
+        out->p[--out->len] = 0;
+    term_answer_free(a);
+}
+
+#define ROW(want, ...)                                                      \
+    do {                                                                    \
+        static const char *const pieces_[] = {__VA_ARGS__};                \
+        buf_t row_ = BUF_INIT;                                              \
+        first_row(pieces_, sizeof pieces_ / sizeof pieces_[0], &row_);     \
+        ASSERT_STR(row_.p ? row_.p : "", want);                            \
+        buf_free(&row_);                                                    \
+    } while (0)
+
+/* A character split between two reads reaches the screen whole (libvterm
+ * 0.1.4 decodes each write alone: it showed two U+FFFD); a broken one is
+ * one U+FFFD wherever the reads fall. */
+TEST(answer_model_gets_characters_whole_across_reads)
+{
+    ROW("x\xe4\xb8\xady", "x\xe4", "\xb8", "\xad", "y");
+    ROW("\xef\xbf\xbd" "c", "\xe3", "c");
+    ROW("\xef\xbf\xbd" "c", "\xe3" "c");
+    /* Cut short by an escape sequence: one U+FFFD, then the sequence. */
+    ROW("\xef\xbf\xbd  z", "\xe4\xb8", "\033[4Gz");
+    /* A combining mark in the read after its character, at the last
+     * column: it marks that character (libvterm 0.1.4 put it on the one
+     * before, and wrapped). */
+    ROW("                   0\xcc\x82", "\033[1;20H0", "\xcc\x82");
+    /* DEC line drawing applies to ASCII after a non-ASCII character too
+     * (libvterm 0.1.4 applied it up to the first one of a write). */
+    ROW("\xe2\x94\x80\xe4\xb8\xad\xe2\x94\x80\xe2\x94\x82",
+        "\033(0q\xe4\xb8\xadqx");
+}
+
+/* REP (CSI n b) repeats the last character to the end of the row at
+ * most; with nothing to repeat, or a character of no width, it does
+ * nothing (libvterm 0.1.4 looped for ever: `printf '\033[b'` on a tty
+ * session held rein's loop). */
+TEST(answer_rep_is_bounded_and_never_loops)
+{
+    ROW("aaaa", "a\033[3b");
+    ROW("aa", "a\033[b");
+    ROW("aa", "a\033[0b");
+    ROW("aa", "a\033[1;5b");
+    ROW("\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad", "\xe4\xb8\xad", "\033[4b");
+    ROW("--------------------", "-\033[999999999999b");
+    ROW("", "\033[5b", "\033[b");
+    /* No width: the one copy that measured it, no more. */
+    ROW("\xe2\x80\x8b\xe2\x80\x8b", "\xe2\x80\x8b\033[5b");
+    ROW("e\xcc\x81\xcc\x81x", "e\xcc\x81\033[7bx");
+    /* After controls, the last character printed is still the one. */
+    ROW("aa", "a\r\033[C\033[b");
+    /* Not REP: a private marker, an intermediate, a sub-parameter. */
+    ROW("a", "a\033[?3b\033[3 b\033[3:1b");
+}

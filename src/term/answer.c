@@ -9,15 +9,20 @@
  * itself comes from libvterm's state layer, fed the output up to and
  * including each query before the reply is made.
  *
- * The scanner also keeps from libvterm 0.1.4 (Debian 12) what crashes it
- * or makes it read and write outside its arrays, found by feeding it
- * random output under ASan and valgrind: a CSI of more than 16 arguments,
- * the DCS and other strings (a DECRQSS reply of its passes an int for a
- * string), an ESC whose sequence the scanner left (after it the model
+ * The scanner also keeps from libvterm 0.1.4 (Debian 12) what crashes it,
+ * hangs it or makes it read and write outside its arrays, found by
+ * feeding it random output under ASan and valgrind and by fuzz_answer: a
+ * CSI of more than 16 arguments, the DCS and other strings (a DECRQSS
+ * reply of its passes an int for a string), a control inside an OSC
+ * string, an ESC whose sequence the scanner left (after it the model
  * would take later text for one), a saved cursor or a scroll region that
- * a shrunk screen no longer holds.  So the model gets text and OSC
- * strings as they come, a CSI only whole, an ESC only with the byte after
- * it, the other strings never.  The session's screen view is such a model
+ * a shrunk screen no longer holds, a REP with nothing of width to repeat
+ * (it loops for ever: rep makes REP here), the C1 controls (they move the
+ * cursor left, off the screen).  So the model gets text (valid UTF-8,
+ * whole characters, vt_feed) and OSC strings as they come, a CSI only
+ * whole, an ESC only with the byte after it, the other strings never.
+ * Read in pieces or whole, the output leaves the model the same
+ * (fuzz_answer checks it).  The session's screen view is such a model
  * too (with the screen layer, and no replies).
  */
 #include "term/answer.h"
@@ -29,7 +34,9 @@
 #include <string.h>
 #include <vterm.h>
 
+#include "base/buf.h"
 #include "base/loop.h"
+#include "base/utf8.h"
 #include "rein.h"
 
 /* The colours reported for OSC 10 and 11: libvterm's defaults, which
@@ -69,7 +76,16 @@ struct term_answer {
     unsigned nargs; /* separators in the CSI so far, plus one */
     bool origin;   /* DECOM: cursor reports relative to the region */
     bool alt;      /* the alternate screen is up (modes 47, 1047, 1049) */
+    char last[UTF8_SEQ_MAX]; /* the last character printed, for REP */
+    size_t nlast;
+    bool designating; /* in ESC ( and the like: a character set follows */
+    bool charsets;    /* a set other than ASCII was designated (vt_feed) */
     unsigned top;  /* the scroll region's first row, 0-based */
+    /* The text on its way to the model, made valid UTF-8 (vt_feed). */
+    utf8_dec_t dec;
+    buf_t scratch, joined;
+    char tail[TERM_ANSWER_TAIL_MAX]; /* the last text, held (vt_feed) */
+    size_t ntail;
     uint64_t window_start, in_window;
     uint64_t replies, dropped;
 };
@@ -81,6 +97,11 @@ static void vt_discard(const char *s, size_t len, void *user)
     (void)len;
     (void)user;
 }
+
+static void flush_tail(term_answer_t *a);
+
+_Static_assert(TERM_ANSWER_TAIL_MAX >= VTERM_MAX_CHARS_PER_CELL * UTF8_SEQ_MAX,
+               "the held text holds a whole cell");
 
 int term_answer_new(unsigned cols, unsigned rows, term_answer_fn fn,
                     void *data, term_answer_t **out)
@@ -111,6 +132,8 @@ void term_answer_free(term_answer_t *a)
     if (!a)
         return;
     vterm_free(a->vt);
+    buf_free(&a->scratch);
+    buf_free(&a->joined);
     free(a);
 }
 
@@ -118,6 +141,7 @@ void term_answer_resize(term_answer_t *a, unsigned cols, unsigned rows)
 {
     if (!cols || !rows || (cols == a->cols && rows == a->rows))
         return;
+    flush_tail(a); /* printed before the resize */
     vterm_set_size(a->vt, (int)rows, (int)cols);
     a->cols = cols;
     a->rows = rows;
@@ -129,8 +153,10 @@ void term_answer_resize(term_answer_t *a, unsigned cols, unsigned rows)
     VTermPos pos;
     char b[32];
     if (a->scan == SCAN_OSC || a->scan == SCAN_OSC_ESC) {
-        /* The model is inside that OSC: it ends there, unanswered. */
+        /* The model is inside that OSC: it ends there, unanswered, with
+         * any character of it still held. */
         vterm_input_write(a->vt, "\030", 1);
+        utf8_init(&a->dec);
         a->scan = SCAN_STR;
     }
     vterm_state_get_cursorpos(a->state, &pos);
@@ -142,6 +168,7 @@ void term_answer_resize(term_answer_t *a, unsigned cols, unsigned rows)
 
 VTerm *term_answer_vterm(term_answer_t *a)
 {
+    flush_tail(a);
     return a->vt;
 }
 
@@ -334,12 +361,158 @@ static void seq_begin(term_answer_t *a, enum scan to)
 
 /* ------------------------------------------------------------ scanning */
 
-/* Passes p[from, to) to the screen model. */
+/* Whether valid UTF-8 t[0..n) has a C1 control (U+0080..U+009F) at i. */
+static bool is_c1(const char *t, size_t i, size_t n)
+{
+    return (unsigned char)t[i] == 0xC2 && i + 1 < n &&
+           (unsigned char)t[i + 1] >= 0x80 && (unsigned char)t[i + 1] <= 0x9F;
+}
+
+/* Keeps the last character of text t[0..n) that is not a control: what a
+ * REP after it repeats (rep). */
+static void note_last(term_answer_t *a, const char *t, size_t n)
+{
+    size_t end = n;
+    for (;;) {
+        while (end > 0 && ((unsigned char)t[end - 1] < 0x20 ||
+                           (unsigned char)t[end - 1] == 0x7f))
+            end--;
+        if (end < 2 || !is_c1(t, end - 2, end))
+            break;
+        end -= 2;
+    }
+    if (end == 0)
+        return;
+    size_t start = end - 1;
+    while (start > 0 && end - start < UTF8_SEQ_MAX &&
+           ((unsigned char)t[start] & 0xC0) == 0x80)
+        start--;
+    memcpy(a->last, t + start, end - start);
+    a->nlast = end - start;
+}
+
+/* Writes text t[0..n), valid UTF-8, to the model as libvterm 0.1.4 takes
+ * it right.  It decodes the C1 controls, U+0080..U+009F, as characters of
+ * width -1: each moves the cursor a column left, off the screen from
+ * column 0.  xterm prints nothing for them; they are left out.  And it
+ * maps text through a designated set (DEC line drawing after ESC ( 0)
+ * only up to the first non-ASCII character of a write, decoding the rest
+ * as UTF-8: so with one designated, each write ends where ASCII follows
+ * non-ASCII, as if that run had come in a read of its own, and the set
+ * applies to every ASCII character. */
+static void model_text(term_answer_t *a, const char *t, size_t n)
+{
+    if (!a->charsets && !memchr(t, 0xC2, n)) {
+        if (n)
+            vterm_input_write(a->vt, t, n);
+        return;
+    }
+    size_t start = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (is_c1(t, i, n)) {
+            if (i > start)
+                vterm_input_write(a->vt, t + start, i - start);
+            start = ++i + 1;
+        } else if (a->charsets && i > start &&
+                   !((unsigned char)t[i] & 0x80) &&
+                   ((unsigned char)t[i - 1] & 0x80)) {
+            vterm_input_write(a->vt, t + start, i - start);
+            start = i;
+        }
+    }
+    if (n > start)
+        vterm_input_write(a->vt, t + start, n - start);
+}
+
+/* Gives the model the text vt_feed held back. */
+static void flush_tail(term_answer_t *a)
+{
+    if (a->ntail) {
+        model_text(a, a->tail, a->ntail);
+        a->ntail = 0;
+    }
+}
+
+/* Passes the stream's bytes p[from, to) to the screen model, as valid
+ * UTF-8 (base/utf8.h).  libvterm 0.1.4 decodes each write on its own: a
+ * character split between two reads of the PTY would reach the screen as
+ * two U+FFFD, and a byte that is no character would count for one column
+ * or none depending on where the reads fall.  A character cut at the end
+ * of a read is held for the next one.  So is the text after the last
+ * control, a few characters of it: a combining mark that comes in the
+ * next read must reach libvterm in the same write as the character it
+ * marks, or, at the last column, it marks the character before and
+ * prints on the next row.  The model has that text before anything else:
+ * a control, an escape sequence, a resize, a read of the screen
+ * (term_answer_vterm). */
 static void vt_feed(term_answer_t *a, const unsigned char *p, size_t from,
                     size_t to)
 {
-    if (to > from)
-        vterm_input_write(a->vt, (const char *)p + from, to - from);
+    const char *t;
+    size_t n;
+    if (to <= from)
+        return;
+    if (utf8_decode_view(&a->dec, p + from, to - from, &a->scratch, &t,
+                         &n) < 0) {
+        utf8_init(&a->dec); /* no memory: the bytes as they are */
+        t = (const char *)p + from;
+        n = to - from;
+    }
+    if (n == 0)
+        return;
+    note_last(a, t, n);
+    /* Text that starts in ASCII marks nothing before it: the held text
+     * goes first, in a write of its own, with no copy. */
+    if (a->ntail && !((unsigned char)t[0] & 0x80))
+        flush_tail(a);
+    if (a->ntail) {
+        buf_reset(&a->joined);
+        if (buf_append(&a->joined, a->tail, a->ntail) == 0 &&
+            buf_append(&a->joined, t, n) == 0) {
+            a->ntail = 0;
+            t = a->joined.p;
+            n = a->joined.len;
+        } else {
+            flush_tail(a); /* no memory: one write more */
+        }
+    }
+    /* The text after the last control, up to TERM_ANSWER_TAIL_MAX bytes
+     * from a character's start: room for a character and all the marks a
+     * cell takes. */
+    size_t at = n;
+    while (at > 0 && n - at < TERM_ANSWER_TAIL_MAX &&
+           (unsigned char)t[at - 1] >= 0x20 && t[at - 1] != 0x7f)
+        at--;
+    while (at < n && ((unsigned char)t[at] & 0xC0) == 0x80)
+        at++;
+    size_t hold = n - at;
+    model_text(a, t, n - hold);
+    memcpy(a->tail, t + n - hold, hold);
+    a->ntail = hold;
+}
+
+/* Gives the model all the text before what the scan took from the stream
+ * now (an escape sequence, a control inside one, the CAN that ends an
+ * aborted one): the text held back, and a character the text left
+ * incomplete, which ends there as one U+FFFD. */
+static void vt_settle(term_answer_t *a)
+{
+    flush_tail(a);
+    if (utf8_pending(&a->dec)) {
+        buf_reset(&a->scratch);
+        if (utf8_finish(&a->dec, &a->scratch) == 0)
+            vterm_input_write(a->vt, a->scratch.p, a->scratch.len);
+        else
+            utf8_init(&a->dec);
+    }
+}
+
+/* Writes what the scan took from the stream to the model, after the text
+ * before it (vt_settle). */
+static void vt_write(term_answer_t *a, const char *s, size_t n)
+{
+    vt_settle(a);
+    vterm_input_write(a->vt, s, n);
 }
 
 /* After a saved cursor was restored (DECRC, modes 1048 and 1049): one
@@ -361,18 +534,57 @@ static void clamp_cursor(term_answer_t *a)
         vterm_input_write(a->vt, b, (size_t)n);
 }
 
+/* REP (CSI n b), the last character printed n more times, made here:
+ * libvterm 0.1.4 repeats it until the cursor has moved n columns, and a
+ * character of no width (none printed yet, a combining mark, U+200B) never
+ * moves it, so `printf '\033[b'` would hold rein's loop for good.  One copy
+ * is printed to learn the width (of no width, it stays the only one); the
+ * others up to the end of the row, as libvterm bounds them. */
+static void rep(term_answer_t *a)
+{
+    size_t i = 0;
+    unsigned count = 0;
+    for (; i < a->nseq && a->seq[i] >= '0' && a->seq[i] <= '9'; i++)
+        if (count < TERM_ANSWER_REP_MAX)
+            count = count * 10 + (unsigned)(a->seq[i] - '0');
+    if (i < a->nseq && a->seq[i] != ';')
+        return; /* a leader, an intermediate or a sub-parameter: no REP */
+    if (!a->nlast)
+        return;
+    if (count > TERM_ANSWER_REP_MAX)
+        count = TERM_ANSWER_REP_MAX;
+    if (count == 0)
+        count = 1;
+    VTermPos p0, p1;
+    vt_settle(a);
+    vterm_state_get_cursorpos(a->state, &p0);
+    vt_write(a, a->last, a->nlast);
+    vterm_state_get_cursorpos(a->state, &p1);
+    if (p1.row != p0.row || p1.col <= p0.col)
+        return; /* no width, or the row ended */
+    long w = p1.col - p0.col;
+    long end = (long)p0.col + (long)count;
+    if (end > (long)a->cols)
+        end = (long)a->cols;
+    for (long more = (end - p1.col + w - 1) / w; more > 0; more--)
+        vterm_input_write(a->vt, a->last, a->nlast);
+}
+
 /* The CSI just ended with `final`: the screen model gets it unless it has
  * more arguments than libvterm keeps (its parser writes past its array:
- * 0.1.4 crashes on the 17th), then it is answered. */
+ * 0.1.4 crashes on the 17th), then it is answered.  REP is made here. */
 static void csi_end(term_answer_t *a, unsigned char final)
 {
-    if (!a->overflow && a->nargs <= TERM_ANSWER_VT_ARGS_MAX) {
+    if (final == 'b' && !a->overflow &&
+        !(a->nseq && a->seq[0] >= '<' && a->seq[0] <= '?')) {
+        rep(a);
+    } else if (!a->overflow && a->nargs <= TERM_ANSWER_VT_ARGS_MAX) {
         char b[2 + TERM_ANSWER_CSI_MAX + 1];
         b[0] = '\033';
         b[1] = '[';
         memcpy(b + 2, a->seq, a->nseq);
         b[2 + a->nseq] = (char)final;
-        vterm_input_write(a->vt, b, a->nseq + 3);
+        vt_write(a, b, a->nseq + 3);
         if ((final == 'l' || final == 'h') && a->nseq && a->seq[0] == '?')
             clamp_cursor(a); /* 1048 and 1049 restore the cursor */
     }
@@ -393,15 +605,16 @@ static bool esc_then(term_answer_t *a, unsigned char c)
         return true;
     }
     if (c == '8') { /* DECRC */
-        vterm_input_write(a->vt, "\0338", 2);
+        vt_write(a, "\0338", 2);
         clamp_cursor(a);
         return true;
     }
-    vterm_input_write(a->vt, "\033", 1);
+    vt_write(a, "\033", 1);
     if (c == ']') {
         seq_begin(a, SCAN_OSC);
     } else if (c <= 0x2f) {
         a->scan = SCAN_ESC_INT; /* an intermediate: ESC ( B */
+        a->designating = strchr("()*+-./", c) != NULL;
     } else if (c == 'c') { /* RIS, a full reset */
         a->origin = false;
         a->top = 0;
@@ -446,10 +659,15 @@ void term_answer_feed(term_answer_t *a, const void *data, size_t n)
             break;
         case SCAN_ESC_INT:
             if (c >= 0x20 && c <= 0x7e && !strchr("[]P_^X", c)) {
-                if (c >= 0x30)
+                if (c >= 0x30) {
                     a->scan = SCAN_GROUND; /* its final byte */
+                    a->charsets |= a->designating && c != 'B';
+                }
             } else if (c == 0x1b) {
+                /* A new sequence: the model's ends with a CAN, so that it
+                 * is not left inside it when this ESC comes to nothing. */
                 vt_feed(a, p, fed, i);
+                vt_write(a, "\030", 1);
                 fed = i + 1;
                 a->scan = SCAN_ESC;
             } else {
@@ -457,7 +675,7 @@ void term_answer_feed(term_answer_t *a, const void *data, size_t n)
                  * start of a CSI or a string: the model's ends with a
                  * CAN instead. */
                 vt_feed(a, p, fed, i);
-                vterm_input_write(a->vt, "\030", 1);
+                vt_write(a, "\030", 1);
                 fed = c >= 0x20 && c <= 0x7e ? i + 1 : i;
                 a->scan = SCAN_GROUND;
             }
@@ -479,7 +697,7 @@ void term_answer_feed(term_answer_t *a, const void *data, size_t n)
                 fed = i;
             } else if (c != 0x7f) {
                 /* A C0 control acts inside a CSI, as if before it. */
-                vterm_input_write(a->vt, (const char *)p + i, 1);
+                vt_write(a, (const char *)p + i, 1);
             }
             break;
         case SCAN_OSC:
@@ -492,13 +710,19 @@ void term_answer_feed(term_answer_t *a, const void *data, size_t n)
                 a->scan = SCAN_OSC_ESC;
             } else if (c == 0x18 || c == 0x1a) {
                 a->scan = SCAN_GROUND;
+            } else if (c < 0x20 || c == 0x7f) {
+                /* A control inside the string, which xterm ignores: the
+                 * model never gets it, as libvterm 0.1.4 reads past the
+                 * end of a write that ends in its string after one. */
+                vt_feed(a, p, fed, i);
+                fed = i + 1;
             } else {
                 seq_add(a, c, TERM_ANSWER_OSC_MAX);
             }
             break;
         case SCAN_OSC_ESC:
             if (c == '\\') {
-                vterm_input_write(a->vt, "\033", 1);
+                vt_write(a, "\033", 1);
                 fed = i; /* the model's ST */
                 a->scan = SCAN_GROUND;
                 osc_dispatch(a, true);
@@ -506,7 +730,7 @@ void term_answer_feed(term_answer_t *a, const void *data, size_t n)
             }
             /* The OSC ends unanswered at that ESC; the model's ends with
              * a CAN.  c follows the ESC. */
-            vterm_input_write(a->vt, "\030", 1);
+            vt_write(a, "\030", 1);
             a->scan = SCAN_ESC;
             goto esc;
         case SCAN_STR:

@@ -57,6 +57,13 @@
 /* Bytes of an OSC string kept: "11;?" fits; longer ones (titles,
  * hyperlinks, clipboard) are skipped to their end. */
 #define TERM_ANSWER_OSC_MAX 16
+/* Bytes of printed text held back from the screen model until the next
+ * output or read, so that a combining mark that comes in the next read
+ * reaches it with its character: a character and the marks a libvterm
+ * cell takes (6 code points of at most 4 bytes). */
+#define TERM_ANSWER_TAIL_MAX 24
+/* The most a REP (CSI n b) repeats; a row is shorter. */
+#define TERM_ANSWER_REP_MAX 65535u
 /* The longest reply. */
 #define TERM_ANSWER_REPLY_MAX 64
 
@@ -76,10 +83,13 @@ void term_answer_free(term_answer_t *a);
 void term_answer_feed(term_answer_t *a, const void *data, size_t n);
 /* The terminal's new size. */
 void term_answer_resize(term_answer_t *a, unsigned cols, unsigned rows);
-/* The screen model, fed the output with what would crash libvterm 0.1.4
- * left out (a CSI of more than 16 arguments).  A caller may obtain its
- * screen layer before the first feed, and read it; feed it only through
- * term_answer_feed. */
+/* The screen model, fed the output so far with what would crash or hang
+ * libvterm 0.1.4 left out or made here (a CSI of more than 16 arguments,
+ * REP, C1 controls: answer.c).  A caller may obtain its screen layer
+ * before the first feed, and read it; feed it only through
+ * term_answer_feed.  Call it again before each read: the model is handed
+ * the last text printed only then (TERM_ANSWER_TAIL_MAX), or with the next
+ * output. */
 VTerm *term_answer_vterm(term_answer_t *a);
 /* Whether the program's output so far left the terminal on its alternate
  * screen (DECSET 47, 1047 or 1049, not reset since): the screen full-screen

@@ -1765,7 +1765,7 @@ test('a prompt drawn above the cursor, as IPython draws it, is the prompt: the c
   }
 });
 
-test('the screen view of a session survives output that crashes libvterm 0.1.4', async () => {
+test('the screen view of a session survives output that crashes or hangs libvterm 0.1.4', async () => {
   const { client } = await connect();
   try {
     // A CSI of 18 arguments: libvterm 0.1.4 writes past its array.
@@ -1778,6 +1778,11 @@ test('the screen view of a session survives output that crashes libvterm 0.1.4',
     assert.match(scr.structuredContent.output, /leftright/);
     const w = await write(client, { session_id: r.session_id, chars: '\n', yield_time_ms: 5000 });
     assert.equal(w.exit_code, 0);
+    // A REP with nothing before it to repeat: libvterm 0.1.4 loops on it
+    // for ever, and it held the whole server.
+    const rep = await exec(client, { cmd: "printf '\\033[5b'; echo ok", tty: true });
+    assert.equal(rep.exit_code, 0);
+    assert.match(rep.output, /ok/);
   } finally {
     await client.close();
   }
