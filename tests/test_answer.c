@@ -18,17 +18,23 @@ static void collect(const void *r, size_t n, void *data)
     buf_append(data, r, n);
 }
 
+/* Feeds s to a in pieces of `step` bytes (0: all at once). */
+static void feed_steps(term_answer_t *a, const char *s, size_t step)
+{
+    size_t n = strlen(s);
+    if (!step)
+        step = n ? n : 1;
+    for (size_t i = 0; i < n; i += step)
+        term_answer_feed(a, s + i, n - i < step ? n - i : step);
+}
+
 /* Feeds s to a fresh 80x24 responder in pieces of `step` bytes (0: all
  * at once) and returns the replies in *out. */
 static void answers(const char *s, size_t step, buf_t *out)
 {
     term_answer_t *a;
     ASSERT_OK(term_answer_new(80, 24, collect, out, &a));
-    size_t n = strlen(s);
-    if (!step)
-        step = n ? n : 1;
-    for (size_t i = 0; i < n; i += step)
-        term_answer_feed(a, s + i, n - i < step ? n - i : step);
+    feed_steps(a, s, step);
     term_answer_free(a);
 }
 
@@ -182,11 +188,7 @@ static bool alt_after(const char *s, size_t step)
 {
     term_answer_t *a;
     ASSERT_OK(term_answer_new(80, 24, NULL, NULL, &a));
-    size_t n = strlen(s);
-    if (!step)
-        step = n ? n : 1;
-    for (size_t i = 0; i < n; i += step)
-        term_answer_feed(a, s + i, n - i < step ? n - i : step);
+    feed_steps(a, s, step);
     bool alt = term_answer_alt(a);
     term_answer_free(a);
     return alt;
