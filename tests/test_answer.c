@@ -292,6 +292,10 @@ TEST(answer_model_gets_characters_whole_across_reads)
      * column: it marks that character (libvterm 0.1.4 put it on the one
      * before, and wrapped). */
     ROW("                   0\xcc\x82", "\033[1;20H0", "\xcc\x82");
+    /* The most marks a cell takes (TERM_ANSWER_TAIL_MAX), the last one in
+     * a read of its own. */
+    ROW("                   e\xcc\x81\xcc\x82\xcc\x83\xcc\x84\xcc\x85",
+        "\033[1;20H", "e\xcc\x81\xcc\x82\xcc\x83\xcc\x84", "\xcc\x85");
     /* DEC line drawing applies to ASCII after a non-ASCII character too
      * (libvterm 0.1.4 applied it up to the first one of a write). */
     ROW("\xe2\x94\x80\xe4\xb8\xad\xe2\x94\x80\xe2\x94\x82",

@@ -93,7 +93,7 @@ void term_answer_resize(term_answer_t *a, unsigned cols, unsigned rows);
 VTerm *term_answer_vterm(term_answer_t *a);
 /* Whether the program's output so far left the terminal on its alternate
  * screen (DECSET 47, 1047 or 1049, not reset since): the screen full-screen
- * programs (vim, less, top, watch) draw on and leave when they end. */
+ * programs (vim, less, watch, fzf) draw on and leave when they end. */
 bool term_answer_alt(const term_answer_t *a);
 /* Replies given so far; *dropped (may be NULL): queries left unanswered
  * because the burst was spent. */
