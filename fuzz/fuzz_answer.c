@@ -12,7 +12,7 @@
  * to what size.  Checked: every reply is one whole escape sequence
  * shorter than TERM_ANSWER_REPLY_MAX; without resizes, reading in pieces
  * changes nothing (the same replies, cursor, alternate-screen state and
- * screen cells as one read).
+ * switch offsets, and screen cells as one read).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -35,8 +35,8 @@ static void fz_reply(const void *r, size_t n, void *data)
     buf_append(data, r, n);
 }
 
-/* A hash of every cell of the screen, the cursor and the alternate
- * screen flag. */
+/* A hash of every cell of the screen, the cursor, and the alternate
+ * screen's flag and switch offsets. */
 static uint64_t fz_screen_hash(term_answer_t *a)
 {
     VTerm *vt = term_answer_vterm(a);
@@ -60,6 +60,10 @@ static uint64_t fz_screen_hash(term_answer_t *a)
         abort();
     h = (h ^ (uint64_t)pos.row) * 1099511628211ull;
     h = (h ^ (uint64_t)pos.col) * 1099511628211ull;
+    uint64_t on, off;
+    term_answer_alt_span(a, &on, &off);
+    h = (h ^ on) * 1099511628211ull;
+    h = (h ^ off) * 1099511628211ull;
     return (h ^ term_answer_alt(a)) * 1099511628211ull;
 }
 

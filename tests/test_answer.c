@@ -228,6 +228,35 @@ TEST(answer_alternate_screen_is_followed)
     expect_alt("\033]0;[?1049h\a", false);        /* in a title */
 }
 
+/* Where the last switches to and from the alternate screen are in the
+ * output, at every split: from the ESC of the one, to the byte after the
+ * other; a switch to a screen already up moves nothing. */
+TEST(answer_alternate_screen_span_is_in_output_offsets)
+{
+    const char *s = "ab\033[?1049hXY\033[?47h\033[?1049lcd\033[?25l";
+    for (size_t step = 0; step <= strlen(s); step++) {
+        term_answer_t *a;
+        uint64_t on, off;
+        ASSERT_OK(term_answer_new(80, 24, NULL, NULL, &a));
+        term_answer_alt_span(a, &on, &off);
+        ASSERT_EQ(on, UINT64_MAX);
+        ASSERT_EQ(off, UINT64_MAX);
+        feed_steps(a, s, step);
+        term_answer_alt_span(a, &on, &off);
+        ASSERT_EQ(on, 2);
+        ASSERT_EQ(off, 26);
+        feed_steps(a, "\033c", 0); /* RIS, with no screen up */
+        term_answer_alt_span(a, &on, &off);
+        ASSERT_EQ(on, 2);
+        ASSERT_EQ(off, 26);
+        feed_steps(a, "\033[?1047hz\033c", step % 3); /* 36..47 */
+        term_answer_alt_span(a, &on, &off);
+        ASSERT_EQ(on, 36);
+        ASSERT_EQ(off, 47);
+        term_answer_free(a);
+    }
+}
+
 /* Feeds the pieces to a fresh 20x3 screen model and returns its first
  * row as UTF-8 (a cell's combining marks after its character, a wide
  * character once), blanks as ' ', without the trailing ones. */

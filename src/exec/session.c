@@ -1120,6 +1120,15 @@ bool session_alt_screen(const session_t *s)
     return s->ans && term_answer_alt(s->ans);
 }
 
+bool session_alt_span(const session_t *s, uint64_t *on_at, uint64_t *off_at)
+{
+    if (!s->ans)
+        return false;
+    /* The model is fed every byte from the first, as the log is. */
+    term_answer_alt_span(s->ans, on_at, off_at);
+    return true;
+}
+
 /* A TTY session's row at the cursor, up to the cursor, from the screen:
  * the prompt of a program that drew it and then moved on, as IPython
  * (prompt_toolkit) does once it knows where its cursor is, printing empty

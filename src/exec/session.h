@@ -272,6 +272,11 @@ int session_screen(session_t *s, buf_t *out);
  * screen: a full-screen program's display (term_answer_alt).  False for a
  * pipe session. */
 bool session_alt_screen(const session_t *s);
+/* Where in the log a TTY session's program last switched to its alternate
+ * screen and back (term_answer_alt_span: UINT64_MAX for one that never
+ * came).  False for a pipe session. */
+bool session_alt_span(const session_t *s, uint64_t *on_at,
+                      uint64_t *off_at);
 /* Resizes a TTY session (and its screen).  0 or a negative code. */
 int session_resize(session_t *s, unsigned cols, unsigned rows);
 /* The terminal's size as last set (clamped). */

@@ -73,6 +73,11 @@
 #define CODEX_SCREEN_MARKER                                                  \
     "[rein] rows %u-%u of %u of the screen not shown; read_output "         \
     "view=screen shows them\n"
+/* In place of a full-screen program's drawing, in a poll in which it left
+ * the alternate screen: the log bytes it took. */
+#define CODEX_LEFT_SCREEN_MARKER                                             \
+    "[rein] a full-screen program's display, log bytes %" PRIu64           \
+    "-%" PRIu64 ", left out\n"
 /* Ids named in one `pruned` list. */
 #define CODEX_PRUNED_MAX 64
 /* The `Background:` line of a result whose command exited leaving
@@ -555,6 +560,57 @@ static long codex_screen_view(session_t *s, size_t budget, buf_t *out,
 }
 
 /*
+ * The output of a poll in which a full-screen program left its screen
+ * (vim after :wq, less after q): what it drew there, cursor moves and
+ * fragments of redraws, is left out for a marker naming its log bytes,
+ * and the output before it (when the program started it in this poll)
+ * and after it is kept, its lines escaped as raw lines are.  Only when
+ * the poll's bytes are all at hand (raw, nothing over the buffer) and the
+ * view fits budget; then it replaces *out, sets *cut_a and *cut_b (the
+ * log bytes left out) and returns true.
+ */
+static bool codex_left_screen_view(session_t *s, const buf_t *raw,
+                                   const session_chunk_t *ch, size_t budget,
+                                   buf_t *out, uint64_t *cut_a,
+                                   uint64_t *cut_b)
+{
+    uint64_t on, off;
+    if (!session_tty(s) || session_alt_screen(s) || ch->omitted ||
+        raw->len != ch->bytes || !session_alt_span(s, &on, &off) ||
+        off <= ch->from || off > ch->from + ch->bytes)
+        return false;
+    uint64_t a = on > ch->from && on < off ? on : ch->from;
+    size_t before = (size_t)(a - ch->from), after = (size_t)(off - ch->from);
+    buf_t text = BUF_INIT, v = BUF_INIT;
+    utf8_dec_t d;
+    utf8_init(&d);
+    bool ok = utf8_decode(&d, raw->p, before, &text) == 0 &&
+              utf8_finish(&d, &text) == 0;
+    if (ok) {
+        codex_escape_lines(&v, text.p ? text.p : "", text.len);
+        if (v.len && v.p[v.len - 1] != '\n')
+            buf_append_byte(&v, '\n');
+        buf_printf(&v, CODEX_LEFT_SCREEN_MARKER, a, off);
+        buf_reset(&text);
+        /* A character cut at the end stays held for the next poll, as
+         * the session holds it. */
+        ok = utf8_decode(&d, raw->p + after, raw->len - after, &text) == 0;
+        if (ok)
+            codex_escape_lines(&v, text.p ? text.p : "", text.len);
+    }
+    buf_free(&text);
+    if (!ok || v.len > budget) {
+        buf_free(&v);
+        return false;
+    }
+    buf_free(out);
+    *out = v;
+    *cut_a = a;
+    *cut_b = off;
+    return true;
+}
+
+/*
  * Fits text (raw: the same output as it was, log bytes from ch->from)
  * into budget bytes.  Within it: unchanged.  Over it: the squasher's
  * condensed view of the raw bytes with that budget, its byte ranges and
@@ -811,6 +867,10 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
                                               &cut_from)
                           : -ENOENT;
     bool screen = screen_cut >= 0;
+    /* One that left its screen in this poll: its drawing, left out. */
+    uint64_t left_a = 0, left_b = 0;
+    bool left = !screen && codex_left_screen_view(s, &raw, &ch, x->budget,
+                                                  &out, &left_a, &left_b);
     /* The buffer dropped a middle: take every byte from the log instead,
      * so a hazard there is not lost with it. */
     buf_t cond = BUF_INIT;
@@ -839,6 +899,8 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
         out = cond;
         truncated = true;
         omitted = ch.bytes > out.len ? ch.bytes - out.len : 1;
+    } else if (left) {
+        truncated = false;
     } else if (ch.omitted) {
         /* Not even that (a budget too small for the facts alone, or no
          * memory): the raw head and tail are not contiguous, so no view
@@ -906,6 +968,12 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
             buf_printf(&text, "; rows %u-%u not shown (over "
                               "max_output_tokens)", cut_from, rows);
         buf_printf(&text, "\n");
+    } else if (left) {
+        buf_printf(&text,
+                   "Screen: a full-screen program left the alternate "
+                   "screen; its display, log bytes %" PRIu64 "-%" PRIu64
+                   ", is left out\n",
+                   left_a, left_b);
     } else if (truncated) {
         buf_printf(&text,
                    "Truncated: %" PRIu64 " bytes not shown (over "

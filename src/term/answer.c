@@ -76,6 +76,10 @@ struct term_answer {
     unsigned nargs; /* separators in the CSI so far, plus one */
     bool origin;   /* DECOM: cursor reports relative to the region */
     bool alt;      /* the alternate screen is up (modes 47, 1047, 1049) */
+    /* Stream offsets: the bytes fed before this feed, the byte being
+     * scanned, the last ESC, and the last switches to the alternate
+     * screen (its ESC) and back (the byte after it; term_answer_alt_span). */
+    uint64_t fed_total, at, esc_at, alt_on_at, alt_off_at;
     char last[UTF8_SEQ_MAX]; /* the last character printed, for REP */
     size_t nlast;
     bool designating; /* in ESC ( and the like: a character set follows */
@@ -121,6 +125,7 @@ int term_answer_new(unsigned cols, unsigned rows, term_answer_fn fn,
     vterm_state_reset(a->state, 1);
     a->cols = cols;
     a->rows = rows;
+    a->alt_on_at = a->alt_off_at = UINT64_MAX;
     a->fn = fn;
     a->data = data;
     *out = a;
@@ -175,6 +180,13 @@ VTerm *term_answer_vterm(term_answer_t *a)
 bool term_answer_alt(const term_answer_t *a)
 {
     return a->alt;
+}
+
+void term_answer_alt_span(const term_answer_t *a, uint64_t *on_at,
+                          uint64_t *off_at)
+{
+    *on_at = a->alt_on_at;
+    *off_at = a->alt_off_at;
 }
 
 uint64_t term_answer_count(const term_answer_t *a, uint64_t *dropped)
@@ -253,6 +265,17 @@ static bool csi_default(const struct csi *c)
     return c->np == 1 && c->p[0] <= 0;
 }
 
+/* The alternate screen goes up or down with the sequence that ends at the
+ * byte being scanned. */
+static void alt_switch(term_answer_t *a, bool on)
+{
+    if (on && !a->alt)
+        a->alt_on_at = a->esc_at;
+    else if (!on && a->alt)
+        a->alt_off_at = a->at + 1;
+    a->alt = on;
+}
+
 static void csi_dispatch(term_answer_t *a, char final)
 {
     struct csi c;
@@ -306,7 +329,7 @@ static void csi_dispatch(term_answer_t *a, char final)
                 if (c.p[i] == 6)
                     a->origin = final == 'h';
                 else if (c.p[i] == 47 || c.p[i] == 1047 || c.p[i] == 1049)
-                    a->alt = final == 'h';
+                    alt_switch(a, final == 'h');
             }
         return;
     case 'r': /* DECSTBM: as the screen model takes it */
@@ -618,7 +641,7 @@ static bool esc_then(term_answer_t *a, unsigned char c)
     } else if (c == 'c') { /* RIS, a full reset */
         a->origin = false;
         a->top = 0;
-        a->alt = false;
+        alt_switch(a, false);
     }
     return false;
 }
@@ -633,6 +656,9 @@ void term_answer_feed(term_answer_t *a, const void *data, size_t n)
     size_t fed = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = p[i];
+        a->at = a->fed_total + i;
+        if (c == 0x1b)
+            a->esc_at = a->at;
         switch (a->scan) {
         case SCAN_GROUND: {
             const unsigned char *e = memchr(p + i, 0x1b, n - i);
@@ -641,6 +667,7 @@ void term_answer_feed(term_answer_t *a, const void *data, size_t n)
                 break;
             }
             i = (size_t)(e - p);
+            a->esc_at = a->fed_total + i;
             vt_feed(a, p, fed, i);
             fed = i + 1; /* held */
             a->scan = SCAN_ESC;
@@ -751,4 +778,5 @@ void term_answer_feed(term_answer_t *a, const void *data, size_t n)
         }
     }
     vt_feed(a, p, fed, n);
+    a->fed_total += n;
 }

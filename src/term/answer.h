@@ -95,6 +95,11 @@ VTerm *term_answer_vterm(term_answer_t *a);
  * screen (DECSET 47, 1047 or 1049, not reset since): the screen full-screen
  * programs (vim, less, watch, fzf) draw on and leave when they end. */
 bool term_answer_alt(const term_answer_t *a);
+/* Where in the output (byte offsets from the first byte fed) the last
+ * switch to the alternate screen began, and where the last switch back
+ * ended (the byte after it); UINT64_MAX for one that never came. */
+void term_answer_alt_span(const term_answer_t *a, uint64_t *on_at,
+                          uint64_t *off_at);
 /* Replies given so far; *dropped (may be NULL): queries left unanswered
  * because the burst was spent. */
 uint64_t term_answer_count(const term_answer_t *a, uint64_t *dropped);

@@ -1788,7 +1788,7 @@ test('the screen view of a session survives output that crashes or hangs libvter
   }
 });
 
-test('a full-screen program on the alternate screen is shown as its screen, cut by rows over the budget', async () => {
+test('a full-screen program on the alternate screen is shown as its screen, cut by rows over the budget; its drawing is left out once it leaves', async () => {
   const { client } = await connect();
   try {
     // Draws on the alternate screen, rows out of order, one that could
@@ -1805,11 +1805,28 @@ test('a full-screen program on the alternate screen is shown as its screen, cut 
     assert.ok(r.original_token_count > r.output.length / 4, 'the count is of the bytes');
     const text = (await call(client, 'write_stdin', { session_id: r.session_id, chars: '' })).content[0].text;
     assert.doesNotMatch(text, /^Screen:/m, 'no new output: no screen');
-    // Leaving the screen: the bytes again.
-    const w = await write(client, { session_id: r.session_id, chars: 'bye\r', yield_time_ms: 5000 });
+    // Leaving the screen: the drawing (with the echo of bye) is left out
+    // for a marker naming its log bytes, from this poll's first to the
+    // end of the switch back; what follows is the bytes again.
+    const wr = await call(client, 'write_stdin', { session_id: r.session_id, chars: 'bye\r', yield_time_ms: 5000 });
+    const w = wr.structuredContent;
     assert.equal(w.exit_code, 0);
     assert.equal(w.screen, undefined);
-    assert.match(w.output, /after bye/);
+    const m = /^\[rein\] a full-screen program's display, log bytes (\d+)-(\d+), left out\nafter bye\r\n$/.exec(w.output);
+    assert.ok(m, JSON.stringify(w.output));
+    assert.equal(Number(m[2]) - Number(m[1]), 'bye\r\n'.length + '\x1b[?1049l'.length);
+    assert.match(wr.content[0].text, new RegExp(`^Screen: a full-screen program left the alternate screen; its display, log bytes ${m[1]}-${m[2]}, is left out$`, 'm'));
+    // Drawn and left in one poll: the output before it stays.
+    const once = await exec(client, {
+      cmd: "echo before; printf '\\033[?1049hDRAWN\\033[5;5Hmore\\033[?1049l'; echo after", tty: true,
+    });
+    assert.equal(once.output, "before\r\n[rein] a full-screen program's display, log bytes 8-39, left out\nafter\r\n");
+    // In a budget too small for the marker: the usual view of the bytes.
+    const tiny = await call(client, 'exec_command', {
+      cmd: "printf '\\033[?1049hDRAWN\\033[?1049l'; echo after", tty: true, max_output_tokens: 5,
+    });
+    assert.doesNotMatch(tiny.content[0].text, /^Screen:/m);
+    assert.equal(tiny.structuredContent.truncated, true);
 
     // Ten rows of 38 bytes in a budget of 90 tokens (360 bytes): the rows
     // from the top that fit with the marker for the rest; in 10 tokens,
