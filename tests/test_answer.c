@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/utf8.h"
 #include "harness.h"
 #include "term/answer.h"
 
@@ -277,20 +278,8 @@ static void first_row(const char *const *pieces, size_t n, buf_t *out)
         if (cell.chars[0] == 0)
             buf_append_byte(out, ' ');
         for (int k = 0; k < VTERM_MAX_CHARS_PER_CELL && cell.chars[k]; k++) {
-            uint32_t cp = cell.chars[k];
-            char u[3];
-            size_t m = 0;
-            if (cp < 0x80) {
-                u[m++] = (char)cp;
-            } else if (cp < 0x800) {
-                u[m++] = (char)(0xC0 | (cp >> 6));
-                u[m++] = (char)(0x80 | (cp & 0x3F));
-            } else { /* nothing here is past the BMP */
-                u[m++] = (char)(0xE0 | (cp >> 12));
-                u[m++] = (char)(0x80 | ((cp >> 6) & 0x3F));
-                u[m++] = (char)(0x80 | (cp & 0x3F));
-            }
-            buf_append(out, u, m);
+            char u[UTF8_SEQ_MAX];
+            buf_append(out, u, utf8_encode(cell.chars[k], u));
         }
     }
     while (out->len && out->p[out->len - 1] == ' ')
@@ -325,6 +314,13 @@ TEST(answer_model_gets_characters_whole_across_reads)
      * a read of its own. */
     ROW("                   e\xcc\x81\xcc\x82\xcc\x83\xcc\x84\xcc\x85",
         "\033[1;20H", "e\xcc\x81\xcc\x82\xcc\x83\xcc\x84", "\xcc\x85");
+    /* At the edge: six code points of four bytes, 24 bytes (U+1D400 and
+     * the musical combining marks U+1D167..9, U+1D185..6). */
+#define M4 "\xf0\x9d\x90\x80\xf0\x9d\x85\xa7\xf0\x9d\x85\xa8" \
+           "\xf0\x9d\x85\xa9\xf0\x9d\x86\x85"
+    ROW("                   " M4 "\xf0\x9d\x86\x86", "\033[1;20H", M4,
+        "\xf0\x9d\x86\x86");
+#undef M4
     /* DEC line drawing applies to ASCII after a non-ASCII character too
      * (libvterm 0.1.4 applied it up to the first one of a write). */
     ROW("\xe2\x94\x80\xe4\xb8\xad\xe2\x94\x80\xe2\x94\x82",

@@ -2,6 +2,7 @@
  * of ill-formed input (maximal subparts), chunk splits, the held tail, the
  * ASCII fast path's edges; and agreement with a slow reference decoder. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/utf8.h"
 #include "harness.h"
@@ -369,4 +370,27 @@ TEST(utf8_decode_view_no_copy_when_valid)
     ASSERT_OK(utf8_decode_view(&d, "\xFF", 1, &scratch, &text, &len));
     ASSERT_MEM(text, len, UTF8_REPLACEMENT, UTF8_REPLACEMENT_LEN);
     buf_free(&scratch);
+}
+
+/* The encoder at each length's edges; what has no encoding is U+FFFD. */
+TEST(utf8_encode_edges)
+{
+    static const struct {
+        uint32_t cp;
+        const char *want;
+    } v[] = {
+        {0x00, "\0"}, {0x7F, "\x7F"}, {0x80, "\xC2\x80"},
+        {0x7FF, "\xDF\xBF"}, {0x800, "\xE0\xA0\x80"},
+        {0xD7FF, "\xED\x9F\xBF"}, {0xD800, R}, {0xDFFF, R},
+        {0xE000, "\xEE\x80\x80"}, {0xFFFF, "\xEF\xBF\xBF"},
+        {0x10000, "\xF0\x90\x80\x80"}, {0x10FFFF, "\xF4\x8F\xBF\xBF"},
+        {0x110000, R}, {0xFFFFFFFF, R},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        char u[UTF8_SEQ_MAX];
+        size_t n = utf8_encode(v[i].cp, u);
+        size_t want = v[i].cp ? strlen(v[i].want) : 1;
+        ASSERT_MEM(u, n, v[i].want, want);
+        ASSERT_EQ(utf8_valid_prefix(u, n), n);
+    }
 }

@@ -85,6 +85,10 @@ typedef void (*utf8_sink_fn)(const char *text, size_t len, void *data);
 int utf8_forward(utf8_dec_t *d, const void *data, size_t n, buf_t *scratch,
                  utf8_sink_fn fn, void *fn_data);
 
+/* Encodes code point cp as UTF-8 into out and returns the length (1..4);
+ * a surrogate or a value past U+10FFFF becomes U+FFFD. */
+size_t utf8_encode(uint32_t cp, char out[UTF8_SEQ_MAX]);
+
 /* The length of the longest prefix of p[0..n) that is complete, valid UTF-8.
  * Equals n exactly when the whole of p is valid (no incomplete tail). */
 size_t utf8_valid_prefix(const void *p, size_t n);

@@ -1056,29 +1056,8 @@ static size_t screen_row(VTermScreen *scr, int r, int cols, buf_t *out)
             continue;
         }
         for (int k = 0; k < VTERM_MAX_CHARS_PER_CELL && cell.chars[k]; k++) {
-            uint32_t cp = cell.chars[k];
-            char u[4];
-            size_t m;
-            if (cp < 0x80) {
-                u[0] = (char)cp;
-                m = 1;
-            } else if (cp < 0x800) {
-                u[0] = (char)(0xC0 | (cp >> 6));
-                u[1] = (char)(0x80 | (cp & 0x3F));
-                m = 2;
-            } else if (cp < 0x10000) {
-                u[0] = (char)(0xE0 | (cp >> 12));
-                u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-                u[2] = (char)(0x80 | (cp & 0x3F));
-                m = 3;
-            } else {
-                u[0] = (char)(0xF0 | (cp >> 18));
-                u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-                u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-                u[3] = (char)(0x80 | (cp & 0x3F));
-                m = 4;
-            }
-            buf_append(out, u, m);
+            char u[UTF8_SEQ_MAX];
+            buf_append(out, u, utf8_encode(cell.chars[k], u));
         }
         keep = out->len;
         if (cell.width > 1)

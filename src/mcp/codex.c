@@ -65,6 +65,10 @@
 #define CODEX_CHUNK_ID_BYTES 3
 /* A session URI: "rein://session/<int64>/log". */
 #define CODEX_URI_MAX 64
+/* A tail-only view or a cut screen has its marker only in a budget of at
+ * least this many times the marker's length: in a smaller one the marker
+ * would take the room of what it is about. */
+#define CODEX_MARKER_BUDGET_FACTOR 4
 /* The marker of a tail-only view, when even the condensed one is too big:
  * a line of its own, so no line of the command's is glued to it. */
 #define CODEX_TAIL_MARKER "[rein] output over budget; the tail follows.\n"
@@ -474,7 +478,7 @@ static void codex_escape_lines(buf_t *out, const char *p, size_t n)
 static void codex_tail_only(buf_t *text, size_t budget)
 {
     size_t mlen = strlen(CODEX_TAIL_MARKER), esc = strlen(EMIT_ESCAPE);
-    bool marker = budget >= 4 * mlen;
+    bool marker = budget >= CODEX_MARKER_BUDGET_FACTOR * mlen;
     size_t room = marker ? budget - mlen : budget;
     if (room > text->len)
         room = text->len;
@@ -531,10 +535,11 @@ static long codex_screen_view(session_t *s, size_t budget, buf_t *out,
     long left_out = 0;
     if (v.len > budget) {
         /* Whole rows while they and the marker for the rest fit; in a
-         * budget too small to spend on a marker (as codex_tail_only
-         * judges it), the rows alone. */
+         * budget too small to spend on a marker, the rows alone. */
         int m = snprintf(NULL, 0, CODEX_SCREEN_MARKER, n, n, n);
-        size_t mlen = m > 0 && budget >= 4 * (size_t)m ? (size_t)m : 0;
+        size_t mlen = m > 0 && budget >= CODEX_MARKER_BUDGET_FACTOR * (size_t)m
+                          ? (size_t)m
+                          : 0;
         size_t at = 0;
         unsigned kept = 0;
         while (kept < n) {

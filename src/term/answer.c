@@ -581,7 +581,7 @@ static void rep(term_answer_t *a)
     VTermPos p0, p1;
     vt_settle(a);
     vterm_state_get_cursorpos(a->state, &p0);
-    vt_write(a, a->last, a->nlast);
+    vterm_input_write(a->vt, a->last, a->nlast);
     vterm_state_get_cursorpos(a->state, &p1);
     if (p1.row != p0.row || p1.col <= p0.col)
         return; /* no width, or the row ended */

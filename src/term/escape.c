@@ -35,6 +35,7 @@
 #include <stdlib.h>
 
 #include "base/buf.h"
+#include "base/utf8.h"
 #include "rein.h"
 
 #define ESC_BYTE 0x1B
@@ -45,7 +46,6 @@
 #define ESC_SURROGATE_HIGH_MIN 0xD800u
 #define ESC_SURROGATE_LOW_MIN 0xDC00u
 #define ESC_SURROGATE_MAX 0xDFFFu
-#define ESC_UTF8_MAX 4
 
 static int esc_hexval(unsigned char c)
 {
@@ -79,32 +79,6 @@ static bool esc_hex_exact(const unsigned char *p, size_t avail, size_t ndig,
 static bool esc_is_surrogate(uint32_t cp)
 {
     return cp >= ESC_SURROGATE_HIGH_MIN && cp <= ESC_SURROGATE_MAX;
-}
-
-/* Encodes a scalar value (not a surrogate, <= 10FFFF) as UTF-8 into o;
- * returns the length. */
-static size_t esc_utf8(uint32_t cp, unsigned char o[ESC_UTF8_MAX])
-{
-    if (cp < 0x80) {
-        o[0] = (unsigned char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        o[0] = (unsigned char)(0xC0 | cp >> 6);
-        o[1] = (unsigned char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (unsigned char)(0xE0 | cp >> 12);
-        o[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-        o[2] = (unsigned char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    o[0] = (unsigned char)(0xF0 | cp >> 18);
-    o[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
-    o[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-    o[3] = (unsigned char)(0x80 | (cp & 0x3F));
-    return 4;
 }
 
 /*
@@ -209,8 +183,8 @@ int rein_unescape(const char *in, size_t len, char **out, size_t *out_len)
         } else if (c == 'u') {
             size_t used = esc_parse_u(p + i + 1, len - i - 1, &v);
             if (used) {
-                unsigned char u[ESC_UTF8_MAX];
-                rc = buf_append(&b, u, esc_utf8(v, u));
+                char u[UTF8_SEQ_MAX];
+                rc = buf_append(&b, u, utf8_encode(v, u));
                 i += 1 + used;
             } else {
                 rc = buf_append(&b, p + i, 2);

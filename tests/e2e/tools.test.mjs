@@ -1836,6 +1836,11 @@ test('a full-screen program on the alternate screen is shown as its screen, cut 
     for (const [tokens, want, header] of [
       [90, [0, 1, 2, 3, 4, 5, 6].map(row).join('') +
         '[rein] rows 8-10 of 10 of the screen not shown; read_output view=screen shows them\n', 'rows 8-10'],
+      // At the edge: 84 tokens are four times the marker's 84 bytes
+      // (CODEX_MARKER_BUDGET_FACTOR); a token less has no room for it.
+      [84, [0, 1, 2, 3, 4, 5].map(row).join('') +
+        '[rein] rows 7-10 of 10 of the screen not shown; read_output view=screen shows them\n', 'rows 7-10'],
+      [83, [0, 1, 2, 3, 4, 5, 6, 7].map(row).join(''), 'rows 9-10'],
       [10, row(0), 'rows 2-10'],
     ]) {
       const c = await call(client, 'exec_command', {
