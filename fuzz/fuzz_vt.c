@@ -7,7 +7,12 @@
  * chunking changes nothing (same line
  * count and text bytes as one feed); the squasher never exceeds its input
  * cap by more than its mandatory markers and ends every line in '\n'.
+ * The terminal's view (vtview.h), taken after every chunk, is valid UTF-8
+ * each time and counts every byte; for text that nothing draws over (no
+ * control byte but LF, no `[` that could make a marker look-alike), the
+ * takes joined are the one take of the whole.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +21,7 @@
 #include "base/utf8.h"
 #include "squash/squash.h"
 #include "squash/vt.h"
+#include "squash/vtview.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -58,6 +64,28 @@ static void fz_run(const uint8_t *p, size_t n, size_t chunk, struct fz *f)
     vt_free(vt);
 }
 
+/* The view of p[0..n) taken after every chunk, joined into *out. */
+static void fz_view(const uint8_t *p, size_t n, size_t chunk, buf_t *out)
+{
+    vtview_t *v;
+    buf_t t = BUF_INIT;
+    if (vtview_new(&v) < 0)
+        abort();
+    for (size_t i = 0; i < n; i += chunk) {
+        buf_reset(&t);
+        if (vtview_feed(v, p + i, n - i < chunk ? n - i : chunk) < 0 ||
+            vtview_take(v, &t, NULL) < 0)
+            abort();
+        if (utf8_valid_prefix(t.p ? t.p : "", t.len) != t.len)
+            abort();
+        buf_append(out, t.p ? t.p : "", t.len);
+    }
+    if (vtview_offset(v) != n)
+        abort();
+    buf_free(&t);
+    vtview_free(v);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
@@ -70,6 +98,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fz_run(p, n, chunk, &b);
     if (a.lines != b.lines || a.bytes != b.bytes || a.hash != b.hash)
         abort();
+
+    buf_t whole = BUF_INIT, parts = BUF_INIT;
+    fz_view(p, n, n ? n : 1, &whole);
+    fz_view(p, n, chunk, &parts);
+    bool plain = true;
+    for (size_t i = 0; i < n && plain; i++)
+        plain = p[i] == '\n' || (p[i] >= 0x20 && p[i] != 0x7f && p[i] != '[');
+    if (plain && (whole.len != parts.len ||
+                  memcmp(whole.p ? whole.p : "", parts.p ? parts.p : "",
+                         whole.len) != 0))
+        abort();
+    buf_free(&whole);
+    buf_free(&parts);
 
     sq_opts_t o;
     memset(&o, 0, sizeof o);

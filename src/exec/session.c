@@ -32,6 +32,8 @@
 #include "base/loop.h"
 #include "base/utf8.h"
 #include "exec/awaiting.h"
+#include "squash/vt.h"
+#include "squash/vtview.h"
 #include "supervise/sup.h"
 #include "term/answer.h"
 #include "term/ptyio.h"
@@ -71,6 +73,8 @@ struct session {
      * (term/answer.h), and the screen, once asked for (a screen model
      * that answers nothing). */
     term_answer_t *ans, *screen;
+    /* The text a tty's output shows, for results (squash/vtview.h). */
+    vtview_t *view;
 
     /* the waiter */
     session_wake_fn wake_fn;
@@ -80,6 +84,9 @@ struct session {
     uint64_t t_wake, t_deadline, t_tick, t_free;
     session_pattern_t *re; /* wait_for */
     buf_t window;
+    /* On a tty, wait_for reads the text the terminal shows, as results
+     * do (vtview.h): this stripper's ended lines go to the window. */
+    vt_t *match_vt;
     char wait_error[SESSION_PATTERN_ERR_MAX]; /* SESSION_WAKE_PATTERN's */
     bool detect_input;
     uint64_t wait_bytes0, wait_t0, progress_ms, last_progress;
@@ -112,6 +119,8 @@ static void session_clear_wait(session_t *s)
     s->t_wake = s->t_deadline = s->t_tick = 0;
     session_pattern_free(s->re);
     s->re = NULL;
+    vt_free(s->match_vt);
+    s->match_vt = NULL;
     buf_free(&s->window);
     s->wake_fn = NULL;
     s->wake_data = NULL;
@@ -131,6 +140,7 @@ static void session_free(session_t *s)
         }
     term_answer_free(s->ans);
     term_answer_free(s->screen);
+    vtview_free(s->view);
     headtail_free(s->ht);
     free(s->command);
     free(s->cwd);
@@ -282,16 +292,48 @@ static void session_match(session_t *s, const void *p, size_t n)
 {
     if (!s->re || s->wake_due)
         return;
-    if (buf_append(&s->window, p, n) < 0)
+    /* On a tty the window holds the lines as shown, and the line in
+     * progress is matched as it stands, then taken off again: it may yet
+     * be drawn over. */
+    size_t ended = 0;
+    if (s->match_vt) {
+        const char *t;
+        bool binary;
+        if (vt_feed(s->match_vt, p, n, 0) < 0)
+            return;
+        ended = s->window.len;
+        size_t k = vt_pending(s->match_vt, &t, &binary);
+        if (buf_append(&s->window, t, binary ? 0 : k) < 0)
+            return;
+    } else if (buf_append(&s->window, p, n) < 0) {
         return;
+    }
     int rc = session_pattern_match(s->re, s->window.p, s->window.len,
                                    s->wait_error, sizeof s->wait_error);
+    if (s->match_vt) {
+        s->window.len = ended;
+        if (s->window.p)
+            s->window.p[ended] = '\0';
+    }
     if (s->window.len > SESSION_MATCH_WINDOW)
         buf_consume(&s->window, s->window.len - SESSION_MATCH_WINDOW);
     if (rc > 0)
         session_wake(s, SESSION_WAKE_MATCH);
     else if (rc < 0) /* it would cost as much at every read: given up */
         session_wake(s, SESSION_WAKE_PATTERN);
+}
+
+/* A line the tty's stripper ended, for wait_for's window; a binary one
+ * is no text to match. */
+static int session_match_line(const sq_line_t *l, void *data)
+{
+    session_t *s = data;
+    if (l->kind == SQ_LINE_BINARY && !l->len)
+        return 0;
+    if (buf_append(&s->window, l->text, l->len) < 0 ||
+        (!l->more && buf_append_byte(&s->window, '\n') < 0))
+        return -ENOMEM;
+    return 0;
 }
 
 static VTerm *session_screen_model(session_t *s);
@@ -446,8 +488,9 @@ int session_spawn(session_store_t *st, const session_spawn_opts_t *o,
     s->cwd = o->cwd ? strdup(o->cwd) : NULL;
     if (!s->command || (o->cwd && !s->cwd) ||
         headtail_new(st->headtail_cap, &s->ht) < 0 ||
-        (o->tty && term_answer_new(s->cols, s->rows, session_answer, s,
-                                   &s->ans) < 0))
+        (o->tty && (term_answer_new(s->cols, s->rows, session_answer, s,
+                                    &s->ans) < 0 ||
+                    vtview_new(&s->view) < 0)))
         goto fail;
     rein_run_opts_t ro = {
         .argv = o->argv,
@@ -484,6 +527,7 @@ int session_spawn(session_store_t *st, const session_spawn_opts_t *o,
     return 0;
 fail:
     term_answer_free(s->ans);
+    vtview_free(s->view);
     headtail_free(s->ht);
     free(s->command);
     free(s->cwd);
@@ -948,8 +992,13 @@ int session_wait(session_t *s, const session_wait_opts_t *o,
     s->wait_error[0] = '\0';
     if (o->wait_for) {
         int rc = session_pattern_new(o->wait_for, true, &s->re, NULL, 0);
-        if (rc < 0)
+        if (rc == 0 && s->tty)
+            rc = vt_new(session_match_line, s, &s->match_vt);
+        if (rc < 0) {
+            session_pattern_free(s->re);
+            s->re = NULL;
             return rc;
+        }
     }
     s->wake_fn = fn;
     s->wake_data = data;
@@ -973,6 +1022,8 @@ int session_wait(session_t *s, const session_wait_opts_t *o,
                 head = pending.len; /* one contiguous stretch */
             session_match(s, pending.p, head);
             if (head < pending.len && !s->wake_due) {
+                if (s->match_vt)
+                    vt_skip(s->match_vt, 0, 0);
                 buf_reset(&s->window);
                 session_match(s, pending.p + head, pending.len - head);
             }
@@ -1097,6 +1148,11 @@ int session_screen(session_t *s, buf_t *out)
 bool session_alt_screen(const session_t *s)
 {
     return s->ans && term_answer_alt(s->ans);
+}
+
+vtview_t *session_view(session_t *s)
+{
+    return s->view;
 }
 
 bool session_alt_span(const session_t *s, uint64_t *on_at, uint64_t *off_at)

@@ -38,6 +38,7 @@
 
 #include "base/buf.h"
 #include "rein.h"
+#include "squash/vtview.h"
 
 /* Sessions held at once, and how many of the most recently used are never
  * pruned (Codex's MAX_SESSIONS and LRU_PROTECTED_COUNT). */
@@ -272,6 +273,10 @@ int session_screen(session_t *s, buf_t *out);
  * screen: a full-screen program's display (term_answer_alt).  False for a
  * pipe session. */
 bool session_alt_screen(const session_t *s);
+/* A TTY session's view of its output as the text the terminal shows
+ * (squash/vtview.h), for its results to feed or step over, every byte in
+ * order; NULL for a pipe session. */
+vtview_t *session_view(session_t *s);
 /* Where in the log a TTY session's program last switched to its alternate
  * screen and back (term_answer_alt_span: UINT64_MAX for one that never
  * came).  False for a pipe session. */

@@ -565,54 +565,58 @@ static long codex_screen_view(session_t *s, size_t budget, buf_t *out,
 }
 
 /*
- * The output of a poll in which a full-screen program left its screen
- * (vim after :wq, less after q): what it drew there, cursor moves and
- * fragments of redraws, is left out for a marker naming its log bytes,
- * and the output before it (when the program started it in this poll)
- * and after it is kept, its lines escaped as raw lines are.  Only when
- * the poll's bytes are all at hand (raw, nothing over the buffer) and the
- * view fits budget; then it replaces *out, sets *cut_a and *cut_b (the
- * log bytes left out) and returns true.
+ * The output of a TTY poll whose bytes are all at hand (raw, nothing over
+ * the buffer), as the terminal shows it: the session's view (vtview.h)
+ * fed the poll's bytes, colours and other escape sequences gone, a line
+ * drawn over in its final frame.  *hid says whether the terminal kept
+ * anything of them from view.  In a poll in which a full-screen program
+ * left its screen (vim after :wq, less after q), what it drew there,
+ * cursor moves and fragments of redraws, is stepped over for a marker
+ * naming its log bytes (*cut_a, *cut_b; *left set), and the text before
+ * (when the program started in this poll) and after it is kept.  Every
+ * byte of the poll is fed to the view or stepped over.  0 or -ENOMEM.
  */
-static bool codex_left_screen_view(session_t *s, const buf_t *raw,
-                                   const session_chunk_t *ch, size_t budget,
-                                   buf_t *out, uint64_t *cut_a,
-                                   uint64_t *cut_b)
+static int codex_tty_text(session_t *s, const buf_t *raw,
+                          const session_chunk_t *ch, buf_t *out, bool *hid,
+                          bool *left, uint64_t *cut_a, uint64_t *cut_b)
 {
-    uint64_t on, off;
-    if (!session_tty(s) || session_alt_screen(s) || ch->omitted ||
-        raw->len != ch->bytes || !session_alt_span(s, &on, &off) ||
-        off <= ch->from || off > ch->from + ch->bytes)
-        return false;
-    uint64_t a = on > ch->from && on < off ? on : ch->from;
-    size_t before = (size_t)(a - ch->from), after = (size_t)(off - ch->from);
-    buf_t text = BUF_INIT, v = BUF_INIT;
-    utf8_dec_t d;
-    utf8_init(&d);
-    bool ok = utf8_decode(&d, raw->p, before, &text) == 0 &&
-              utf8_finish(&d, &text) == 0;
-    if (ok) {
-        codex_escape_lines(&v, text.p ? text.p : "", text.len);
-        if (v.len && v.p[v.len - 1] != '\n')
-            buf_append_byte(&v, '\n');
-        buf_printf(&v, CODEX_LEFT_SCREEN_MARKER, a, off);
-        buf_reset(&text);
-        /* A character cut at the end stays held for the next poll, as
-         * the session holds it. */
-        ok = utf8_decode(&d, raw->p + after, raw->len - after, &text) == 0;
-        if (ok)
-            codex_escape_lines(&v, text.p ? text.p : "", text.len);
+    vtview_t *v = session_view(s);
+    const char *p = raw->p ? raw->p : "";
+    uint64_t at = vtview_offset(v), on, off;
+    bool hid_after = false;
+    int rc = 0;
+    *hid = *left = false;
+    /* Bytes no result took are stepped over, so offsets stay the log's. */
+    if (at < ch->from)
+        rc = vtview_skip(v, ch->from - at, 0);
+    *left = !session_alt_screen(s) && session_alt_span(s, &on, &off) &&
+            off > ch->from && off <= ch->from + raw->len;
+    if (rc == 0 && *left) {
+        uint64_t a = on > ch->from && on < off ? on : ch->from;
+        size_t before = (size_t)(a - ch->from), after = (size_t)(off - ch->from);
+        rc = vtview_feed(v, p, before);
+        if (rc == 0)
+            rc = vtview_take(v, out, hid);
+        if (rc == 0 && out->len && out->p[out->len - 1] != '\n')
+            rc = buf_append_byte(out, '\n');
+        if (rc == 0)
+            rc = buf_printf(out, CODEX_LEFT_SCREEN_MARKER, a, off);
+        if (rc == 0)
+            rc = vtview_skip(v, off - a,
+                             buf_count(p + before, after - before, '\n'));
+        if (rc == 0)
+            rc = vtview_feed(v, p + after, raw->len - after);
+        if (rc == 0)
+            rc = vtview_take(v, out, &hid_after);
+        *cut_a = a;
+        *cut_b = off;
+    } else if (rc == 0) {
+        rc = vtview_feed(v, p, raw->len);
+        if (rc == 0)
+            rc = vtview_take(v, out, hid);
     }
-    buf_free(&text);
-    if (!ok || v.len > budget) {
-        buf_free(&v);
-        return false;
-    }
-    buf_free(out);
-    *out = v;
-    *cut_a = a;
-    *cut_b = off;
-    return true;
+    *hid = *hid || hid_after;
+    return rc;
 }
 
 /*
@@ -872,10 +876,24 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
                                               &cut_from)
                           : -ENOENT;
     bool screen = screen_cut >= 0;
-    /* One that left its screen in this poll: its drawing, left out. */
+    /* A terminal's output as the text it shows, when the poll's bytes
+     * are all at hand and that text fits; else the usual views, and the
+     * terminal's view steps over the bytes. */
+    vtview_t *view = session_view(s);
     uint64_t left_a = 0, left_b = 0;
-    bool left = !screen && codex_left_screen_view(s, &raw, &ch, x->budget,
-                                                  &out, &left_a, &left_b);
+    bool left = false, hid = false, as_shown = false;
+    buf_t vtext = BUF_INIT;
+    if (view && !screen && !ch.omitted && raw.len == ch.bytes)
+        as_shown = codex_tty_text(s, &raw, &ch, &vtext, &hid, &left, &left_a,
+                                  &left_b) == 0 &&
+                   vtext.len <= x->budget;
+    else if (view && vtview_offset(view) < ch.from + ch.bytes)
+        vtview_skip(view, ch.from + ch.bytes - vtview_offset(view),
+                    ch.newlines);
+    if (!as_shown && view) {
+        left = hid = false;
+        vtview_unshow(view); /* the line in progress was not seen */
+    }
     /* The buffer dropped a middle: take every byte from the log instead,
      * so a hazard there is not lost with it. */
     buf_t cond = BUF_INIT;
@@ -904,7 +922,11 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
         out = cond;
         truncated = true;
         omitted = ch.bytes > out.len ? ch.bytes - out.len : 1;
-    } else if (left) {
+    } else if (as_shown) {
+        buf_free(&cond);
+        buf_free(&out);
+        out = vtext;
+        vtext = (buf_t)BUF_INIT;
         truncated = false;
     } else if (ch.omitted) {
         /* Not even that (a budget too small for the facts alone, or no
@@ -987,6 +1009,12 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
                    omitted, ch.from, ch.from + ch.bytes,
                    ch.lines_before + 1);
     }
+    if (hid)
+        buf_printf(&text,
+                   "Terminal: the output as the terminal shows it; escape "
+                   "sequences and text drawn over are not shown (the log, "
+                   "bytes %" PRIu64 "-%" PRIu64 ", holds them)\n",
+                   ch.from, ch.from + ch.bytes);
     if (ch.omitted && scan == 0)
         buf_printf(&text,
                    "Omitted: %" PRIu64 " bytes over the 1 MiB buffer; the "
@@ -1065,6 +1093,7 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
 
     mcp_call_result_n(x->call, sc, text.p ? text.p : "", text.len);
     buf_free(&out);
+    buf_free(&vtext);
     buf_free(&raw);
     buf_free(&prompt);
     buf_free(&text);

@@ -65,6 +65,9 @@ struct vt {
     uint64_t lines;          /* lines delivered (cut pieces count once)
                                 or skipped */
     uint64_t text_bytes;
+    uint64_t hidden;         /* escape, string and other control bytes
+                                swallowed (vt_hidden) */
+    uint64_t frames_total;   /* frames overwritten, on every line */
     uint64_t last_ms;
     buf_t scratch;           /* UTF-8 repair of an ill-formed line */
 };
@@ -279,6 +282,7 @@ static int vt_print(vt_t *vt, const unsigned char *p, size_t n,
             }
     if (vt->rewound) {
         vt->frames++;
+        vt->frames_total++;
         vt->rewound = false;
     }
     vt->partial_sent = false;
@@ -594,12 +598,15 @@ int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms)
                 break;
             case 0x1b:
                 vt->state = VT_ESC;
+                vt->hidden++;
                 break;
             case 0x07: /* BEL: a bell is not content */
             case 0x7f:
+                vt->hidden++;
                 break;
             default:
                 vt->ctl++;
+                vt->hidden++;
                 break;
             }
             if (rc < 0)
@@ -608,6 +615,7 @@ int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms)
         }
         case VT_ESC:
             c = *p++;
+            vt->hidden++;
             vt->nparams = 0;
             vt->param_open = false;
             vt->priv = 0;
@@ -636,11 +644,13 @@ int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms)
             break;
         case VT_ESC_INTER:
             c = *p++;
+            vt->hidden++;
             if (c < 0x20 || c > 0x2f)
                 vt->state = VT_GROUND;
             break;
         case VT_CSI:
             c = *p++;
+            vt->hidden++;
             if (c >= '0' && c <= '9') {
                 if (!vt->param_open) {
                     /* past VT_PARAMS_MAX a parameter is parsed, not kept */
@@ -688,9 +698,11 @@ int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms)
             while (q < lim && *q != 0x1b && !(vt->str_osc && *q == 0x07))
                 q++;
             vt->str_len += (size_t)(q - p);
+            vt->hidden += (uint64_t)(q - p);
             p = q;
             if (q < lim) {
                 c = *p++;
+                vt->hidden++;
                 vt->state = c == 0x07 ? VT_GROUND : VT_STR_ESC;
             } else if (vt->str_len >= VT_STRING_MAX) {
                 vt->state = VT_GROUND;
@@ -701,6 +713,7 @@ int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms)
             c = *p;
             if (c == '\\') {
                 p++;
+                vt->hidden++;
                 vt->state = VT_GROUND;
             } else {
                 vt->state = VT_ESC; /* a new escape ends the string */
@@ -713,6 +726,22 @@ out:
     if (rc < 0)
         vt->raw_off = base + len;
     return rc;
+}
+
+size_t vt_pending(const vt_t *vt, const char **text, bool *binary)
+{
+    *text = vt->line.p ? vt->line.p : "";
+    /* the ratio vt_deliver judges an ended line by */
+    *binary = vt->ctl * VT_BINARY_CTL_RATIO > vt->ctl + vt->line.len;
+    return vt->line.len;
+}
+
+void vt_hidden(const vt_t *vt, uint64_t *bytes, uint64_t *frames)
+{
+    if (bytes)
+        *bytes = vt->hidden;
+    if (frames)
+        *frames = vt->frames_total;
 }
 
 int vt_tick(vt_t *vt, uint64_t now_ms)

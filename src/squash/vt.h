@@ -33,6 +33,7 @@
 #ifndef REIN_SQUASH_VT_H
 #define REIN_SQUASH_VT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -85,6 +86,16 @@ int vt_skip(vt_t *vt, uint64_t bytes, uint64_t lines);
  * size of the stripped output, the denominator of the token ratio). */
 void vt_counts(const vt_t *vt, uint64_t *raw_bytes, uint64_t *lines,
                uint64_t *text_bytes);
+/* The current line, not yet ended, as it stands: *text receives its
+ * bytes (valid until the next feed; they may end inside a character and
+ * are ill-formed where the output was) and *binary whether it would come
+ * out BINARY if it ended now.  Returns its length. */
+size_t vt_pending(const vt_t *vt, const char **text, bool *binary);
+/* What the stripper has kept from view so far: the bytes of escape
+ * sequences, strings and other control bytes it swallowed (BEL, DEL and
+ * C0 bytes other than LF, CR, BS and TAB), and the frames of lines that
+ * were drawn over (each redraw of a line counts once). */
+void vt_hidden(const vt_t *vt, uint64_t *bytes, uint64_t *frames);
 void vt_free(vt_t *vt);
 
 #endif

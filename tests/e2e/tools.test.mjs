@@ -1788,6 +1788,50 @@ test('the screen view of a session survives output that crashes or hangs libvter
   }
 });
 
+test('a terminal\'s output is shown as the terminal shows it: no colours, a progress bar at its last frame, a prompt then only what it grew', async () => {
+  const { client } = await connect();
+  try {
+    const cmd = "printf '\\033[1;31merror:\\033[0m it broke\\n'; printf 'dl 10%%\\rdl 100%%\\n'; read -p 'Name: ' n; echo \"hi $n\"";
+    const r = await call(client, 'exec_command', { cmd, tty: true });
+    const sc = r.structuredContent;
+    assert.equal(sc.awaiting_input, true);
+    assert.equal(sc.output, 'error: it broke\ndl 100%\nName: ');
+    assert.match(r.content[0].text, /^Terminal: the output as the terminal shows it; escape sequences and text drawn over are not shown \(the log, bytes 0-\d+, holds them\)$/m);
+    // The answer: the prompt is not shown again, only what follows it;
+    // nothing was hidden, so no Terminal line.
+    const wr = await call(client, 'write_stdin', { session_id: sc.session_id, chars: 'bob\r', yield_time_ms: 5000 });
+    assert.equal(wr.structuredContent.exit_code, 0);
+    assert.equal(wr.structuredContent.output, 'bob\nhi bob\n');
+    assert.doesNotMatch(wr.content[0].text, /^Terminal:/m);
+    // The log keeps every byte as it was written.
+    const log = await call(client, 'read_output', { session_id: sc.session_id, offset: 0, length: 4096 });
+    assert.match(log.structuredContent.output, /^\x1b\[1;31merror:\x1b\[0m it broke\r\ndl 10%\rdl 100%\r\nName: bob\r\nhi bob\r\n$/);
+    // Condensed over the budget, the prompt's line was not seen as it
+    // stands: the answer's result gives it whole.
+    const big = await exec(client, { cmd: "seq 1 3000; read -p 'Name: ' n; echo \"hi $n\"", tty: true, max_output_tokens: 100 });
+    assert.equal(big.truncated, true);
+    const ans = await write(client, { session_id: big.session_id, chars: 'ann\r', yield_time_ms: 5000 });
+    assert.equal(ans.output, 'Name: ann\nhi ann\n');
+    // wait_for reads the same text: a match across colour codes with `$`
+    // at a CRLF line end; a line in progress, as it stands after a redraw.
+    for (const [cmd, wait_for, want] of [
+      ["sleep 0.2; printf 'ready: \\033[1mport\\033[0m 8080\\n'; exec sleep 30", 'ready: port \\d+$', 'ready: port 8080\n'],
+      ["sleep 0.2; printf 'step 1/2\\rstep 2/2 ok'; exec sleep 30", '^step 2/2 ok$', 'step 2/2 ok'],
+    ]) {
+      const t0 = Date.now();
+      const m = await exec(client, { cmd, tty: true, wait_for, yield_time_ms: 20000 });
+      assert.ok(Date.now() - t0 < 10000, `${wait_for}: returned after ${Date.now() - t0} ms`);
+      assert.equal(m.output, want);
+      await call(client, 'kill_session', { session_id: m.session_id });
+    }
+    // On pipes the bytes are given as they are, as Codex gives them.
+    const pipe = await exec(client, { cmd: "printf '\\033[31mred\\033[0m a\\rb\\n'" });
+    assert.equal(pipe.output, '\x1b[31mred\x1b[0m a\rb\n');
+  } finally {
+    await client.close();
+  }
+});
+
 test('a full-screen program on the alternate screen is shown as its screen, cut by rows over the budget; its drawing is left out once it leaves', async () => {
   const { client } = await connect();
   try {
@@ -1812,7 +1856,7 @@ test('a full-screen program on the alternate screen is shown as its screen, cut 
     const w = wr.structuredContent;
     assert.equal(w.exit_code, 0);
     assert.equal(w.screen, undefined);
-    const m = /^\[rein\] a full-screen program's display, log bytes (\d+)-(\d+), left out\nafter bye\r\n$/.exec(w.output);
+    const m = /^\[rein\] a full-screen program's display, log bytes (\d+)-(\d+), left out\nafter bye\n$/.exec(w.output);
     assert.ok(m, JSON.stringify(w.output));
     assert.equal(Number(m[2]) - Number(m[1]), 'bye\r\n'.length + '\x1b[?1049l'.length);
     assert.match(wr.content[0].text, new RegExp(`^Screen: a full-screen program left the alternate screen; its display, log bytes ${m[1]}-${m[2]}, is left out$`, 'm'));
@@ -1820,7 +1864,7 @@ test('a full-screen program on the alternate screen is shown as its screen, cut 
     const once = await exec(client, {
       cmd: "echo before; printf '\\033[?1049hDRAWN\\033[5;5Hmore\\033[?1049l'; echo after", tty: true,
     });
-    assert.equal(once.output, "before\r\n[rein] a full-screen program's display, log bytes 8-39, left out\nafter\r\n");
+    assert.equal(once.output, "before\n[rein] a full-screen program's display, log bytes 8-39, left out\nafter\n");
     // In a budget too small for the marker: the usual view of the bytes.
     const tiny = await call(client, 'exec_command', {
       cmd: "printf '\\033[?1049hDRAWN\\033[?1049l'; echo after", tty: true, max_output_tokens: 5,

@@ -1,0 +1,64 @@
+/*
+ * vtview.h — a terminal's output as the text it shows, poll by poll.
+ *
+ * A program on a terminal colours its words, redraws its progress bar in
+ * place and hides the cursor while it works; rein gives it a real terminal
+ * type, so the bytes it writes are full of escape sequences that a
+ * terminal acts on and a reader of the bytes has to see through.  A view
+ * feeds those bytes through the VT stripper (vt.h) and gives, at each
+ * take, what they put on the terminal since the last one:
+ *
+ *   - each line ended since, as the terminal showed it when it ended:
+ *     colours and other escape sequences gone, a line drawn over (CR, BS,
+ *     erase, a cursor move) only in its final frame, CRLF as one ending;
+ *   - the line still being written, as it stands: a prompt, a progress
+ *     bar at its latest frame.  When the next take finds that line grown
+ *     from what was shown (more text after a prompt, the echo of what was
+ *     typed), it gives only the new text, so each character is read once;
+ *     when the line was drawn over, it gives the line again whole;
+ *   - a line that is mostly control bytes (a binary file on the
+ *     terminal) as the squasher's binary marker, `[rein] binary N bytes
+ *     (bytes A-B)`, never as the bytes.
+ *
+ * Lines that could pass for a marker are shown after `[raw] `
+ * (emit_raw_escaped).  Byte offsets are the stream's: a view must be fed,
+ * or stepped over (vtview_skip), every byte of the stream in order, from
+ * its first.  Vertical moves are not modelled (vt.h): a program that
+ * redraws several lines in place shows each redraw as new lines, and one
+ * that draws a whole screen belongs to libvterm (term/answer.h).
+ */
+#ifndef REIN_SQUASH_VTVIEW_H
+#define REIN_SQUASH_VTVIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+
+typedef struct vtview vtview_t;
+
+/* A view of a stream from its first byte.  0 or -ENOMEM. */
+int vtview_new(vtview_t **out);
+/* NULL is a no-op. */
+void vtview_free(vtview_t *v);
+/* Feeds the stream's next n bytes.  0 or -ENOMEM. */
+int vtview_feed(vtview_t *v, const void *data, size_t n);
+/* Steps over the stream's next `bytes` bytes, holding `lines` newlines,
+ * that the reader saw another way (a screen, a condensed view): nothing
+ * of them, nor of the line in progress before them, is shown; the line
+ * after them starts afresh.  0 or -ENOMEM. */
+int vtview_skip(vtview_t *v, uint64_t bytes, uint64_t lines);
+/* The stream offset of the next byte to feed. */
+uint64_t vtview_offset(const vtview_t *v);
+/* Appends to out what the bytes fed since the last take show (above);
+ * *hid (may be NULL) receives whether the terminal kept anything of them
+ * from view: an escape sequence or other control byte swallowed, a frame
+ * drawn over.  0 or -ENOMEM. */
+int vtview_take(vtview_t *v, buf_t *out, bool *hid);
+
+/* The last take was not shown to the reader (a condensed view was):
+ * the next one gives the line in progress whole, not only what it grew. */
+void vtview_unshow(vtview_t *v);
+
+#endif
