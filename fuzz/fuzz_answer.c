@@ -60,10 +60,14 @@ static uint64_t fz_screen_hash(term_answer_t *a)
         abort();
     h = (h ^ (uint64_t)pos.row) * 1099511628211ull;
     h = (h ^ (uint64_t)pos.col) * 1099511628211ull;
-    uint64_t on, off;
-    term_answer_alt_span(a, &on, &off);
-    h = (h ^ on) * 1099511628211ull;
-    h = (h ^ off) * 1099511628211ull;
+    uint64_t sp[TERM_ANSWER_ALT_SPANS][2];
+    size_t ns = term_answer_alt_spans(a, 0, sp, TERM_ANSWER_ALT_SPANS);
+    for (size_t i = 0; i < ns; i++) {
+        if (sp[i][0] >= sp[i][1] || (i && sp[i][0] < sp[i - 1][1]))
+            abort(); /* each ends after it starts, in order, apart */
+        h = (h ^ sp[i][0]) * 1099511628211ull;
+        h = (h ^ sp[i][1]) * 1099511628211ull;
+    }
     return (h ^ term_answer_alt(a)) * 1099511628211ull;
 }
 

@@ -229,33 +229,60 @@ TEST(answer_alternate_screen_is_followed)
     expect_alt("\033]0;[?1049h\a", false);        /* in a title */
 }
 
-/* Where the last switches to and from the alternate screen are in the
- * output, at every split: from the ESC of the one, to the byte after the
- * other; a switch to a screen already up moves nothing. */
-TEST(answer_alternate_screen_span_is_in_output_offsets)
+/* Where the stays on the alternate screen are in the output, at every
+ * split: from the ESC of the switch to it, to the byte after the switch
+ * back; a switch to a screen already up moves nothing, and a stay still
+ * going is none. */
+TEST(answer_alternate_screen_spans_are_in_output_offsets)
 {
     const char *s = "ab\033[?1049hXY\033[?47h\033[?1049lcd\033[?25l";
     for (size_t step = 0; step <= strlen(s); step++) {
         term_answer_t *a;
-        uint64_t on, off;
+        uint64_t sp[4][2];
         ASSERT_OK(term_answer_new(80, 24, NULL, NULL, &a));
-        term_answer_alt_span(a, &on, &off);
-        ASSERT_EQ(on, UINT64_MAX);
-        ASSERT_EQ(off, UINT64_MAX);
+        ASSERT_EQ(term_answer_alt_spans(a, 0, sp, 4), 0);
         feed_steps(a, s, step);
-        term_answer_alt_span(a, &on, &off);
-        ASSERT_EQ(on, 2);
-        ASSERT_EQ(off, 26);
+        ASSERT_EQ(term_answer_alt_spans(a, 0, sp, 4), 1);
+        ASSERT_EQ(sp[0][0], 2);
+        ASSERT_EQ(sp[0][1], 26);
         feed_steps(a, "\033c", 0); /* RIS, with no screen up */
-        term_answer_alt_span(a, &on, &off);
-        ASSERT_EQ(on, 2);
-        ASSERT_EQ(off, 26);
+        ASSERT_EQ(term_answer_alt_spans(a, 0, sp, 4), 1);
         feed_steps(a, "\033[?1047hz\033c", step % 3); /* 36..47 */
-        term_answer_alt_span(a, &on, &off);
-        ASSERT_EQ(on, 36);
-        ASSERT_EQ(off, 47);
+        ASSERT_EQ(term_answer_alt_spans(a, 0, sp, 4), 2);
+        ASSERT_EQ(sp[1][0], 36);
+        ASSERT_EQ(sp[1][1], 47);
+        /* Only those that ended after the offset given, and at most max. */
+        ASSERT_EQ(term_answer_alt_spans(a, 26, sp, 4), 1);
+        ASSERT_EQ(sp[0][0], 36);
+        ASSERT_EQ(term_answer_alt_spans(a, 25, sp, 1), 1);
+        ASSERT_EQ(sp[0][0], 2);
+        ASSERT_EQ(term_answer_alt_spans(a, 47, sp, 4), 0);
+        feed_steps(a, "\033[?1049hstill up", 0);
+        ASSERT_EQ(term_answer_alt_spans(a, 0, sp, 4), 2);
         term_answer_free(a);
     }
+}
+
+/* The last TERM_ANSWER_ALT_SPANS stays are kept: one more, and the first
+ * is gone. */
+TEST(answer_alternate_screen_spans_keep_the_last_at_their_limit)
+{
+    term_answer_t *a;
+    static uint64_t sp[TERM_ANSWER_ALT_SPANS + 1][2];
+    const char *stay = "x\033[?1049hy\033[?1049l"; /* 18 bytes */
+    ASSERT_OK(term_answer_new(80, 24, NULL, NULL, &a));
+    for (unsigned i = 0; i < TERM_ANSWER_ALT_SPANS; i++)
+        feed_steps(a, stay, 0);
+    ASSERT_EQ(term_answer_alt_spans(a, 0, sp, TERM_ANSWER_ALT_SPANS + 1),
+              TERM_ANSWER_ALT_SPANS);
+    ASSERT_EQ(sp[0][0], 1);
+    ASSERT_EQ(sp[TERM_ANSWER_ALT_SPANS - 1][1], 18 * TERM_ANSWER_ALT_SPANS);
+    feed_steps(a, stay, 0);
+    ASSERT_EQ(term_answer_alt_spans(a, 0, sp, TERM_ANSWER_ALT_SPANS + 1),
+              TERM_ANSWER_ALT_SPANS);
+    ASSERT_EQ(sp[0][0], 18 + 1);
+    ASSERT_EQ(sp[TERM_ANSWER_ALT_SPANS - 1][1], 18 * (TERM_ANSWER_ALT_SPANS + 1));
+    term_answer_free(a);
 }
 
 /* Feeds the pieces to a fresh 20x3 screen model and returns its first

@@ -1155,13 +1155,11 @@ vtview_t *session_view(session_t *s)
     return s->view;
 }
 
-bool session_alt_span(const session_t *s, uint64_t *on_at, uint64_t *off_at)
+size_t session_alt_spans(const session_t *s, uint64_t after,
+                         uint64_t (*spans)[2], size_t max)
 {
-    if (!s->ans)
-        return false;
     /* The model is fed every byte from the first, as the log is. */
-    term_answer_alt_span(s->ans, on_at, off_at);
-    return true;
+    return s->ans ? term_answer_alt_spans(s->ans, after, spans, max) : 0;
 }
 
 /* A TTY session's row at the cursor, up to the cursor, from the screen:

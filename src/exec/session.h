@@ -277,11 +277,12 @@ bool session_alt_screen(const session_t *s);
  * (squash/vtview.h), for its results to feed or step over, every byte in
  * order; NULL for a pipe session. */
 vtview_t *session_view(session_t *s);
-/* Where in the log a TTY session's program last switched to its alternate
- * screen and back (term_answer_alt_span: UINT64_MAX for one that never
- * came).  False for a pipe session. */
-bool session_alt_span(const session_t *s, uint64_t *on_at,
-                      uint64_t *off_at);
+/* The stays of a TTY session's program on its alternate screen that
+ * ended after log offset `after`, oldest first (term_answer_alt_spans:
+ * spans[i][0] where the switch to it began, spans[i][1] the byte after the
+ * switch back); 0 for a pipe session.  Returns how many. */
+size_t session_alt_spans(const session_t *s, uint64_t after,
+                         uint64_t (*spans)[2], size_t max);
 /* Resizes a TTY session (and its screen).  0 or a negative code. */
 int session_resize(session_t *s, unsigned cols, unsigned rows);
 /* The terminal's size as last set (clamped). */

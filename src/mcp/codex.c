@@ -59,6 +59,7 @@
 #include "squash/router.h"
 #include "squash/squash.h"
 #include "supervise/sup.h"
+#include "term/answer.h"
 #include "term/keys.h"
 
 /* Bytes of the random chunk id (6 hex digits). */
@@ -569,53 +570,54 @@ static long codex_screen_view(session_t *s, size_t budget, buf_t *out,
  * the buffer), as the terminal shows it: the session's view (vtview.h)
  * fed the poll's bytes, colours and other escape sequences gone, a line
  * drawn over in its final frame.  *hid says whether the terminal kept
- * anything of them from view.  In a poll in which a full-screen program
- * left its screen (vim after :wq, less after q), what it drew there,
+ * anything of them from view.  Where a full-screen program left its
+ * screen in this poll (vim after :wq, less after q), what it drew there,
  * cursor moves and fragments of redraws, is stepped over for a marker
- * naming its log bytes (*cut_a, *cut_b; *left set), and the text before
- * (when the program started in this poll) and after it is kept.  Every
- * byte of the poll is fed to the view or stepped over.  0 or -ENOMEM.
+ * naming its log bytes (cuts[i], *ncuts of them, at most
+ * TERM_ANSWER_ALT_SPANS), and the text between is kept; a stay that began
+ * in an earlier poll is cut from this poll's first byte.  Every byte of
+ * the poll is fed to the view or stepped over.  0 or -ENOMEM.
  */
 static int codex_tty_text(session_t *s, const buf_t *raw,
                           const session_chunk_t *ch, buf_t *out, bool *hid,
-                          bool *left, uint64_t *cut_a, uint64_t *cut_b)
+                          uint64_t (*cuts)[2], size_t *ncuts)
 {
     vtview_t *v = session_view(s);
     const char *p = raw->p ? raw->p : "";
-    uint64_t at = vtview_offset(v), on, off;
-    bool hid_after = false;
+    uint64_t at = vtview_offset(v), end = ch->from + raw->len;
+    size_t pos = 0;
     int rc = 0;
-    *hid = *left = false;
+    *hid = false;
     /* Bytes no result took are stepped over, so offsets stay the log's. */
     if (at < ch->from)
         rc = vtview_skip(v, ch->from - at, 0);
-    *left = !session_alt_screen(s) && session_alt_span(s, &on, &off) &&
-            off > ch->from && off <= ch->from + raw->len;
-    if (rc == 0 && *left) {
-        uint64_t a = on > ch->from && on < off ? on : ch->from;
-        size_t before = (size_t)(a - ch->from), after = (size_t)(off - ch->from);
-        rc = vtview_feed(v, p, before);
+    size_t n = session_alt_spans(s, ch->from, cuts, TERM_ANSWER_ALT_SPANS);
+    *ncuts = 0;
+    for (size_t i = 0; rc == 0 && i < n && cuts[i][1] <= end; i++) {
+        uint64_t a = cuts[i][0] > ch->from + pos ? cuts[i][0] : ch->from + pos;
+        size_t before = (size_t)(a - ch->from), after = (size_t)(cuts[i][1] - ch->from);
+        bool h = false;
+        rc = vtview_feed(v, p + pos, before - pos);
         if (rc == 0)
-            rc = vtview_take(v, out, hid);
+            rc = vtview_take(v, out, &h);
         if (rc == 0 && out->len && out->p[out->len - 1] != '\n')
             rc = buf_append_byte(out, '\n');
         if (rc == 0)
-            rc = buf_printf(out, CODEX_LEFT_SCREEN_MARKER, a, off);
+            rc = buf_printf(out, CODEX_LEFT_SCREEN_MARKER, a, cuts[i][1]);
         if (rc == 0)
-            rc = vtview_skip(v, off - a,
+            rc = vtview_skip(v, after - before,
                              buf_count(p + before, after - before, '\n'));
-        if (rc == 0)
-            rc = vtview_feed(v, p + after, raw->len - after);
-        if (rc == 0)
-            rc = vtview_take(v, out, &hid_after);
-        *cut_a = a;
-        *cut_b = off;
-    } else if (rc == 0) {
-        rc = vtview_feed(v, p, raw->len);
-        if (rc == 0)
-            rc = vtview_take(v, out, hid);
+        cuts[(*ncuts)++][0] = a;
+        pos = after;
+        *hid = *hid || h;
     }
-    *hid = *hid || hid_after;
+    if (rc == 0) {
+        bool h = false;
+        rc = vtview_feed(v, p + pos, raw->len - pos);
+        if (rc == 0)
+            rc = vtview_take(v, out, &h);
+        *hid = *hid || h;
+    }
     return rc;
 }
 
@@ -880,18 +882,20 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
      * are all at hand and that text fits; else the usual views, and the
      * terminal's view steps over the bytes. */
     vtview_t *view = session_view(s);
-    uint64_t left_a = 0, left_b = 0;
-    bool left = false, hid = false, as_shown = false;
+    uint64_t cuts[TERM_ANSWER_ALT_SPANS][2];
+    size_t ncuts = 0;
+    bool hid = false, as_shown = false;
     buf_t vtext = BUF_INIT;
     if (view && !screen && !ch.omitted && raw.len == ch.bytes)
-        as_shown = codex_tty_text(s, &raw, &ch, &vtext, &hid, &left, &left_a,
-                                  &left_b) == 0 &&
+        as_shown = codex_tty_text(s, &raw, &ch, &vtext, &hid, cuts,
+                                  &ncuts) == 0 &&
                    vtext.len <= x->budget;
     else if (view && vtview_offset(view) < ch.from + ch.bytes)
         vtview_skip(view, ch.from + ch.bytes - vtview_offset(view),
                     ch.newlines);
     if (!as_shown && view) {
-        left = hid = false;
+        ncuts = 0;
+        hid = false;
         vtview_unshow(view); /* the line in progress was not seen */
     }
     /* The buffer dropped a middle: take every byte from the log instead,
@@ -995,12 +999,21 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
             buf_printf(&text, "; rows %u-%u not shown (over "
                               "max_output_tokens)", cut_from, rows);
         buf_printf(&text, "\n");
-    } else if (left) {
+    } else if (ncuts == 1) {
         buf_printf(&text,
                    "Screen: a full-screen program left the alternate "
                    "screen; its display, log bytes %" PRIu64 "-%" PRIu64
                    ", is left out\n",
-                   left_a, left_b);
+                   cuts[0][0], cuts[0][1]);
+    } else if (ncuts) {
+        buf_printf(&text,
+                   "Screen: full-screen programs left the alternate screen "
+                   "%zu times; their displays, log bytes",
+                   ncuts);
+        for (size_t i = 0; i < ncuts; i++)
+            buf_printf(&text, "%s %" PRIu64 "-%" PRIu64, i ? "," : "",
+                       cuts[i][0], cuts[i][1]);
+        buf_printf(&text, ", are left out\n");
     } else if (truncated) {
         buf_printf(&text,
                    "Truncated: %" PRIu64 " bytes not shown (over "

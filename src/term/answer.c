@@ -77,9 +77,13 @@ struct term_answer {
     bool origin;   /* DECOM: cursor reports relative to the region */
     bool alt;      /* the alternate screen is up (modes 47, 1047, 1049) */
     /* Stream offsets: the bytes fed before this feed, the byte being
-     * scanned, the last ESC, and the last switches to the alternate
-     * screen (its ESC) and back (the byte after it; term_answer_alt_span). */
-    uint64_t fed_total, at, esc_at, alt_on_at, alt_off_at;
+     * scanned, the last ESC, and the last switch to the alternate screen
+     * (its ESC). */
+    uint64_t fed_total, at, esc_at, alt_on_at;
+    /* The last stays on it, a ring (term_answer_alt_spans), and how many
+     * ended in all. */
+    uint64_t spans[TERM_ANSWER_ALT_SPANS][2];
+    uint64_t nspans;
     char last[UTF8_SEQ_MAX]; /* the last character printed, for REP */
     size_t nlast;
     bool designating; /* in ESC ( and the like: a character set follows */
@@ -125,7 +129,7 @@ int term_answer_new(unsigned cols, unsigned rows, term_answer_fn fn,
     vterm_state_reset(a->state, 1);
     a->cols = cols;
     a->rows = rows;
-    a->alt_on_at = a->alt_off_at = UINT64_MAX;
+    a->alt_on_at = UINT64_MAX;
     a->fn = fn;
     a->data = data;
     *out = a;
@@ -182,11 +186,21 @@ bool term_answer_alt(const term_answer_t *a)
     return a->alt;
 }
 
-void term_answer_alt_span(const term_answer_t *a, uint64_t *on_at,
-                          uint64_t *off_at)
+size_t term_answer_alt_spans(const term_answer_t *a, uint64_t after,
+                             uint64_t (*spans)[2], size_t max)
 {
-    *on_at = a->alt_on_at;
-    *off_at = a->alt_off_at;
+    uint64_t kept = a->nspans < TERM_ANSWER_ALT_SPANS ? a->nspans
+                                                      : TERM_ANSWER_ALT_SPANS;
+    uint64_t i = a->nspans - kept;
+    /* They end in order: skip those that ended by `after`. */
+    while (i < a->nspans && a->spans[i % TERM_ANSWER_ALT_SPANS][1] <= after)
+        i++;
+    size_t n = 0;
+    for (; i < a->nspans && n < max; i++, n++) {
+        spans[n][0] = a->spans[i % TERM_ANSWER_ALT_SPANS][0];
+        spans[n][1] = a->spans[i % TERM_ANSWER_ALT_SPANS][1];
+    }
+    return n;
 }
 
 uint64_t term_answer_count(const term_answer_t *a, uint64_t *dropped)
@@ -269,10 +283,13 @@ static bool csi_default(const struct csi *c)
  * byte being scanned. */
 static void alt_switch(term_answer_t *a, bool on)
 {
-    if (on && !a->alt)
+    if (on && !a->alt) {
         a->alt_on_at = a->esc_at;
-    else if (!on && a->alt)
-        a->alt_off_at = a->at + 1;
+    } else if (!on && a->alt) {
+        uint64_t *sp = a->spans[a->nspans++ % TERM_ANSWER_ALT_SPANS];
+        sp[0] = a->alt_on_at;
+        sp[1] = a->at + 1;
+    }
     a->alt = on;
 }
 

@@ -64,6 +64,10 @@
 #define TERM_ANSWER_TAIL_MAX 24
 /* The most a REP (CSI n b) repeats; a row is shorter. */
 #define TERM_ANSWER_REP_MAX 65535u
+/* Stays on the alternate screen remembered (term_answer_alt_spans): more
+ * than a model's poll sees in any real session (a pager or an editor
+ * opened and closed this many times between two reads). */
+#define TERM_ANSWER_ALT_SPANS 64
 /* The longest reply. */
 #define TERM_ANSWER_REPLY_MAX 64
 
@@ -95,11 +99,13 @@ VTerm *term_answer_vterm(term_answer_t *a);
  * screen (DECSET 47, 1047 or 1049, not reset since): the screen full-screen
  * programs (vim, less, watch, fzf) draw on and leave when they end. */
 bool term_answer_alt(const term_answer_t *a);
-/* Where in the output (byte offsets from the first byte fed) the last
- * switch to the alternate screen began, and where the last switch back
- * ended (the byte after it); UINT64_MAX for one that never came. */
-void term_answer_alt_span(const term_answer_t *a, uint64_t *on_at,
-                          uint64_t *off_at);
+/* The stays on the alternate screen that ended after output offset
+ * `after` (byte offsets from the first byte fed), oldest first, into
+ * spans[i][0] (the ESC of the switch to it) and spans[i][1] (the byte
+ * after the switch back): at most max, and only the last
+ * TERM_ANSWER_ALT_SPANS of them are kept.  Returns how many. */
+size_t term_answer_alt_spans(const term_answer_t *a, uint64_t after,
+                             uint64_t (*spans)[2], size_t max);
 /* Replies given so far; *dropped (may be NULL): queries left unanswered
  * because the burst was spent. */
 uint64_t term_answer_count(const term_answer_t *a, uint64_t *dropped);

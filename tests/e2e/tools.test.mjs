@@ -1865,6 +1865,13 @@ test('a full-screen program on the alternate screen is shown as its screen, cut 
       cmd: "echo before; printf '\\033[?1049hDRAWN\\033[5;5Hmore\\033[?1049l'; echo after", tty: true,
     });
     assert.equal(once.output, "before\n[rein] a full-screen program's display, log bytes 8-39, left out\nafter\n");
+    // Twice in one poll: each drawing is left out, the text between kept.
+    const twice = await call(client, 'exec_command', {
+      cmd: "echo before; printf '\\033[?1049hONE\\033[?1049l'; echo mid; printf '\\033[?1049hTWO\\033[?1049l'; echo after", tty: true,
+    });
+    assert.equal(twice.structuredContent.output, "before\n[rein] a full-screen program's display, log bytes 8-27, left out\n" +
+      "mid\n[rein] a full-screen program's display, log bytes 32-51, left out\nafter\n");
+    assert.match(twice.content[0].text, /^Screen: full-screen programs left the alternate screen 2 times; their displays, log bytes 8-27, 32-51, are left out$/m);
     // In a budget too small for the marker: the usual view of the bytes.
     const tiny = await call(client, 'exec_command', {
       cmd: "printf '\\033[?1049hDRAWN\\033[?1049l'; echo after", tty: true, max_output_tokens: 5,
