@@ -344,6 +344,50 @@ TEST(loggrep_reads_nothing_past_size)
     close(fd);
 }
 
+/* A terminal's log (as_shown): lines matched and shown as the terminal
+ * showed them, the same forward and back; a line of control bytes
+ * matches nothing; numbers stay the log's.  Read as bytes, the coloured
+ * line does not match. */
+TEST(loggrep_a_terminal_log_is_searched_as_it_was_shown)
+{
+    const char *d = "\033[1;31merror:\033[0m it broke\r\n"
+                    "dl 10%\rdl 100%\r\n"
+                    "\001\002\003\004\005\006\016\017\020\021\022x\r\n"
+                    "\033]0;title\007plain: ok\r\n";
+    int fd = write_log("tty", d, strlen(d));
+    uint64_t size = strlen(d);
+    for (int back = 0; back < 2; back++) {
+        struct {
+            const char *pattern, *want;
+        } c[] = {
+            {"error: it broke$", "1: error: it broke\n"},
+            {"^dl \\d+%$", "2: dl 100%\n"},
+            {"^.?$|x", ""},
+            {"^\\w+: ", "1: error: it broke\n4: plain: ok\n"},
+        };
+        for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+            buf_t out = BUF_INIT;
+            log_grep_t g = {.pattern = c[i].pattern, .hi = size, .size = size,
+                            .tail = back ? 9 : LOG_GREP_ALL,
+                            .budget = SIZE_MAX,
+                            .time_ms = LOG_GREP_NO_TIME_LIMIT,
+                            .as_shown = true};
+            grep_ok(fd, &g, &out);
+            ASSERT_MEM(out.p ? out.p : "", out.len, c[i].want,
+                       strlen(c[i].want));
+            buf_free(&out);
+        }
+        buf_t raw = BUF_INIT;
+        log_grep_t g = {.pattern = "error: it", .hi = size, .size = size,
+                        .tail = back ? 9 : LOG_GREP_ALL, .budget = SIZE_MAX,
+                        .time_ms = LOG_GREP_NO_TIME_LIMIT};
+        grep_ok(fd, &g, &raw);
+        ASSERT_EQ(raw.len, 0);
+        buf_free(&raw);
+    }
+    close(fd);
+}
+
 /* log_line_end: where the last line that starts before a byte ends. */
 TEST(loggrep_line_end)
 {

@@ -21,6 +21,7 @@
 
 #include "base/loop.h"
 #include "exec/session.h"
+#include "squash/vt.h"
 #include "rein.h"
 
 /* Reads n bytes at off, all of them unless the file ends first; the bytes
@@ -133,8 +134,38 @@ static size_t line_text_len(const char *line, size_t l)
     return l;
 }
 
+/* A terminal's line as it showed it (log_grep_t.as_shown). */
+struct as_shown {
+    vt_t *vt;
+    buf_t text;
+    bool binary; /* control bytes, no text to match */
+};
+
+static int as_shown_line(const sq_line_t *l, void *data)
+{
+    struct as_shown *sh = data;
+    sh->binary = l->kind == SQ_LINE_BINARY && !l->len;
+    return buf_append(&sh->text, l->text, l->len);
+}
+
+/* Replaces *line, *l by the text the terminal showed for that line: the
+ * stripper ends it and starts the next from its ground state, so each
+ * line reads the same however the search reaches it.  0 or -ENOMEM. */
+static int as_shown(struct as_shown *sh, const char **line, size_t *l)
+{
+    buf_reset(&sh->text);
+    sh->binary = false;
+    int rc = vt_feed(sh->vt, *line, *l, 0);
+    if (rc == 0)
+        rc = vt_skip(sh->vt, 0, 0);
+    *line = sh->text.p ? sh->text.p : "";
+    *l = sh->text.len;
+    return rc;
+}
+
 static int grep_forward(int fd, log_grep_t *g, session_pattern_t *re,
-                        buf_t *out, char *err, size_t errlen)
+                        struct as_shown *sh, buf_t *out, char *err,
+                        size_t errlen)
 {
     int rc = 0;
     struct fwd_reader *rd = malloc(sizeof *rd);
@@ -164,6 +195,10 @@ static int grep_forward(int fd, log_grep_t *g, session_pattern_t *re,
             continue;
         const char *line = lb.p ? lb.p : "";
         size_t l = line_text_len(line, lb.len);
+        if (sh && (rc = as_shown(sh, &line, &l)) < 0)
+            goto out;
+        if (sh && sh->binary)
+            continue;
         /* A pattern that reaches its limit on one line would cost as much
          * on every other: the grep ends there, saying where. */
         char why[SESSION_PATTERN_ERR_MAX];
@@ -293,7 +328,8 @@ static int digits(uint64_t x)
 }
 
 static int grep_backward(int fd, log_grep_t *g, session_pattern_t *re,
-                         buf_t *out, char *err, size_t errlen)
+                         struct as_shown *sh, buf_t *out, char *err,
+                         size_t errlen)
 {
     int rc = 0;
     struct rev_reader *r = malloc(sizeof *r);
@@ -354,7 +390,11 @@ static int grep_backward(int fd, log_grep_t *g, session_pattern_t *re,
             }
             size_t l = line_text_len(line, have);
             char why[SESSION_PATTERN_ERR_MAX];
-            rc = session_pattern_match(re, line, l, why, sizeof why);
+            if (sh && (rc = as_shown(sh, &line, &l)) < 0)
+                goto out;
+            rc = sh && sh->binary
+                     ? 0
+                     : session_pattern_match(re, line, l, why, sizeof why);
             if (rc < 0) {
                 uint64_t before;
                 int crc = count_lines(r, &sg, ls, &before);
@@ -443,15 +483,23 @@ out:
 int log_grep(int fd, log_grep_t *g, buf_t *out, char *err, size_t errlen)
 {
     session_pattern_t *re = NULL;
+    struct as_shown sh = {NULL, BUF_INIT, false};
     int rc = session_pattern_new(g->pattern, false, &re, err, errlen);
     if (rc < 0)
         return rc;
+    if (g->as_shown && (rc = vt_new(as_shown_line, &sh, &sh.vt)) < 0)
+        goto out;
     g->from = g->lo;
     g->to = g->hi;
     g->stopped = g->stopped_line = g->found = 0;
     g->truncated = false;
-    rc = g->tail == LOG_GREP_ALL ? grep_forward(fd, g, re, out, err, errlen)
-                                 : grep_backward(fd, g, re, out, err, errlen);
+    struct as_shown *shp = g->as_shown ? &sh : NULL;
+    rc = g->tail == LOG_GREP_ALL
+             ? grep_forward(fd, g, re, shp, out, err, errlen)
+             : grep_backward(fd, g, re, shp, out, err, errlen);
+out:
+    vt_free(sh.vt);
+    buf_free(&sh.text);
     session_pattern_free(re);
     return rc;
 }

@@ -55,6 +55,11 @@ typedef struct log_grep {
     bool hole;           /* [ha, hb) was dropped from the log */
     uint64_t ha, hb;
     uint64_t time_ms; /* the most it runs; 0: one line a call */
+    /* A terminal's log: each line is matched and shown as the terminal
+     * showed it (squash/vt.h: escape sequences gone, a line drawn over at
+     * its final frame), as results show it (vtview.h); a line of control
+     * bytes matches nothing.  Numbers and offsets stay the log's. */
+    bool as_shown;
     /* Out. */
     uint64_t from, to; /* the lines searched are those that start here */
     /* Where it stopped for time (0 when it did not): forward the first

@@ -2021,6 +2021,8 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
             .ha = ha,
             .hb = hb,
             .time_ms = cx->grep_time_ms,
+            /* A terminal's lines as results showed them to the model. */
+            .as_shown = sup_run_tty(cx->sup, id) == 1,
         };
         err[0] = '\0';
         if ((rc = log_grep(fd, &g, &raw, err, sizeof err)) < 0) {

@@ -2604,6 +2604,20 @@ size_t sup_run_known(rein_sup_t *s, int64_t id)
     return r ? r->known.n : 0;
 }
 
+int sup_run_tty(rein_sup_t *s, int64_t id)
+{
+    struct run *r = find_run(s, id);
+    if (r)
+        return r->tty;
+    run_record_t rec;
+    run_record_init(&rec);
+    int rc = s->reg ? registry_run_get(s->reg, id, &rec) : REIN_ENORUN;
+    if (rc == 0)
+        rc = rec.tty;
+    run_record_clear(&rec);
+    return rc < 0 ? REIN_ENORUN : rc;
+}
+
 int sup_live_runs(rein_sup_t *s, int64_t **ids, size_t *n)
 {
     run_record_t *recs = NULL;

@@ -116,6 +116,10 @@ const char *sup_logs_dir(const rein_sup_t *s);
  * an unknown run: after each scan, below max(SUP_KNOWN_SIFT_MIN, twice
  * those present at the last sift), however many the run ever had. */
 size_t sup_run_known(rein_sup_t *s, int64_t id);
+/* Whether run id ran on a terminal: 1 (tty), 0 (pipes), from the run
+ * itself while this supervisor holds it, else from its registry record;
+ * REIN_ENORUN for a run known to neither. */
+int sup_run_tty(rein_sup_t *s, int64_t id);
 /* The ids of every run not exited: this supervisor's and, from the
  * registry, every other owner's (a log retention must leave theirs alone
  * too); one may be listed twice.  free() *ids. */

@@ -1806,6 +1806,11 @@ test('a terminal\'s output is shown as the terminal shows it: no colours, a prog
     // The log keeps every byte as it was written.
     const log = await call(client, 'read_output', { session_id: sc.session_id, offset: 0, length: 4096 });
     assert.match(log.structuredContent.output, /^\x1b\[1;31merror:\x1b\[0m it broke\r\ndl 10%\rdl 100%\r\nName: bob\r\nhi bob\r\n$/);
+    // Its grep searches the lines as they were shown, forward and back.
+    for (const extra of [{}, { tail_lines: 5 }]) {
+      const g = await call(client, 'read_output', { session_id: sc.session_id, grep: '^(error: it broke|dl \\d+%)$', ...extra });
+      assert.equal(g.structuredContent.output, '1: error: it broke\n2: dl 100%\n');
+    }
     // Condensed over the budget, the prompt's line was not seen as it
     // stands: the answer's result gives it whole.
     const big = await exec(client, { cmd: "seq 1 3000; read -p 'Name: ' n; echo \"hi $n\"", tty: true, max_output_tokens: 100 });
