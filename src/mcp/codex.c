@@ -316,9 +316,10 @@ static const char read_schema[] =
     "grep_stopped_at, to search on back).\"},"
     "\"grep\":{\"type\":\"string\",\"description\":\"Only lines matching "
     "this regular expression, numbered; within offset/length when given.\"},"
-    "\"view\":{\"type\":\"string\",\"enum\":[\"log\",\"screen\"],"
-    "\"description\":\"log (default) or screen: the rendered terminal of a "
-    "tty session.\"},"
+    "\"view\":{\"type\":\"string\",\"enum\":[\"log\",\"text\",\"screen\"],"
+    "\"description\":\"log: the bytes (default for pipes); text: the lines "
+    "as the terminal showed them (default for a tty); screen: the rendered "
+    "terminal of a tty session.\"},"
     "\"max_output_tokens\":{\"type\":\"integer\",\"minimum\":0,"
     "\"description\":\"Output budget in tokens of 4 bytes (default "
     "10000).\"}}}";
@@ -1969,6 +1970,10 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
                                "No log for session %" JSON_INTEGER_FORMAT
                                " (unknown session).",
                                id);
+    /* A terminal's log reads as the terminal showed it, as its results
+     * did, unless the bytes are asked for. */
+    bool as_text = view ? !strcmp(view, "text")
+                        : sup_run_tty(cx->sup, id) == 1;
     if (grep && session_pattern_check(grep, err, sizeof err) < 0)
         return mcp_call_errorf(call, "`grep` is not a valid regular "
                                      "expression (%s).", err);
@@ -2021,8 +2026,7 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
             .ha = ha,
             .hb = hb,
             .time_ms = cx->grep_time_ms,
-            /* A terminal's lines as results showed them to the model. */
-            .as_shown = sup_run_tty(cx->sup, id) == 1,
+            .as_shown = as_text,
         };
         err[0] = '\0';
         if ((rc = log_grep(fd, &g, &raw, err, sizeof err)) < 0) {
@@ -2113,7 +2117,22 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
         }
     }
     close(fd);
-    to_utf8(&raw, &text);
+    vtview_t *tv = NULL;
+    if (as_text && !grep) {
+        /* The lines of the range as shown, from a terminal's ground state:
+         * a range that starts inside an escape sequence shows its rest. */
+        if ((rc = vtview_new(&tv)) < 0 ||
+            (rc = vtview_feed(tv, raw.p ? raw.p : "", raw.len)) < 0 ||
+            (rc = vtview_take(tv, &text, NULL)) < 0) {
+            vtview_free(tv);
+            buf_free(&raw);
+            buf_free(&text);
+            return rc;
+        }
+        vtview_free(tv);
+    } else {
+        to_utf8(&raw, &text);
+    }
     buf_free(&raw);
     if (text.len > budget) { /* U+FFFD is longer than the byte it replaces */
         text.len = utf8_cut(text.p, text.len, budget);
@@ -2125,7 +2144,8 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
                            text.p ? text.p : "", text.len, "offset",
                            (json_int_t)off, "length", (json_int_t)len,
                            "total_bytes", (json_int_t)size, "truncated",
-                           truncated, "log_path", path, "view", "log");
+                           truncated, "log_path", path, "view",
+                           as_text ? "text" : "log");
     if (sc && hole) {
         char d[64];
         snprintf(d, sizeof d, "%" PRIu64 "-%" PRIu64, ha, hb);
@@ -2138,6 +2158,9 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
     buf_printf(&t, "Log: %s\nRange: bytes %" PRIu64 "-%" PRIu64 " of %" PRIu64
                    "%s\n",
                path, off, off + len, size, truncated ? " (truncated)" : "");
+    if (as_text)
+        buf_printf(&t, "View: text, the lines as the terminal showed them "
+                       "(view=log gives the bytes)\n");
     /* The dropped lines were never counted, so a match past them has the
      * number of the lines kept, not of the stream: say so (of a grep, also
      * when it searched only lines after them). */

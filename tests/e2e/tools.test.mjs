@@ -1803,8 +1803,17 @@ test('a terminal\'s output is shown as the terminal shows it: no colours, a prog
     assert.equal(wr.structuredContent.exit_code, 0);
     assert.equal(wr.structuredContent.output, 'bob\nhi bob\n');
     assert.doesNotMatch(wr.content[0].text, /^Terminal:/m);
-    // The log keeps every byte as it was written.
-    const log = await call(client, 'read_output', { session_id: sc.session_id, offset: 0, length: 4096 });
+    // read_output gives the same text; the log keeps every byte as it was
+    // written, for view=log.
+    const txt = await call(client, 'read_output', { session_id: sc.session_id, tail_lines: 3 });
+    assert.equal(txt.structuredContent.view, 'text');
+    assert.equal(txt.structuredContent.output, 'dl 100%\nName: bob\nhi bob\n');
+    assert.match(txt.content[0].text, /^View: text, the lines as the terminal showed them \(view=log gives the bytes\)$/m);
+    const bad = await call(client, 'read_output', { session_id: sc.session_id, view: 'raw' });
+    assert.equal(bad.isError, true);
+    assert.match(bad.content[0].text, /`view` must be one of \["log","text","screen"\]/);
+    const log = await call(client, 'read_output', { session_id: sc.session_id, offset: 0, length: 4096, view: 'log' });
+    assert.equal(log.structuredContent.view, 'log');
     assert.match(log.structuredContent.output, /^\x1b\[1;31merror:\x1b\[0m it broke\r\ndl 10%\rdl 100%\r\nName: bob\r\nhi bob\r\n$/);
     // Its grep searches the lines as they were shown, forward and back.
     for (const extra of [{}, { tail_lines: 5 }]) {
