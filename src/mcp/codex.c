@@ -570,8 +570,8 @@ static long codex_screen_view(session_t *s, size_t budget, buf_t *out,
  * The output of a TTY poll whose bytes are all at hand (raw, nothing over
  * the buffer), as the terminal shows it: the session's view (vtview.h)
  * fed the poll's bytes, colours and other escape sequences gone, a line
- * drawn over in its final frame.  *hid says whether the terminal kept
- * anything of them from view.  Where a full-screen program left its
+ * drawn over in its final frame.  *drawn says whether any of them drew
+ * over or erased text, of which the view has only the last frame.  Where a full-screen program left its
  * screen in this poll (vim after :wq, less after q), what it drew there,
  * cursor moves and fragments of redraws, is stepped over for a marker
  * naming its log bytes (cuts[i], *ncuts of them, at most
@@ -580,7 +580,7 @@ static long codex_screen_view(session_t *s, size_t budget, buf_t *out,
  * the poll is fed to the view or stepped over.  0 or -ENOMEM.
  */
 static int codex_tty_text(session_t *s, const buf_t *raw,
-                          const session_chunk_t *ch, buf_t *out, bool *hid,
+                          const session_chunk_t *ch, buf_t *out, bool *drawn,
                           uint64_t (*cuts)[2], size_t *ncuts)
 {
     vtview_t *v = session_view(s);
@@ -588,7 +588,7 @@ static int codex_tty_text(session_t *s, const buf_t *raw,
     uint64_t at = vtview_offset(v), end = ch->from + raw->len;
     size_t pos = 0;
     int rc = 0;
-    *hid = false;
+    *drawn = false;
     /* Bytes no result took are stepped over, so offsets stay the log's. */
     if (at < ch->from)
         rc = vtview_skip(v, ch->from - at, 0);
@@ -610,14 +610,14 @@ static int codex_tty_text(session_t *s, const buf_t *raw,
                              buf_count(p + before, after - before, '\n'));
         cuts[(*ncuts)++][0] = a;
         pos = after;
-        *hid = *hid || h;
+        *drawn = *drawn || h;
     }
     if (rc == 0) {
         bool h = false;
         rc = vtview_feed(v, p + pos, raw->len - pos);
         if (rc == 0)
             rc = vtview_take(v, out, &h);
-        *hid = *hid || h;
+        *drawn = *drawn || h;
     }
     return rc;
 }
@@ -885,10 +885,10 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
     vtview_t *view = session_view(s);
     uint64_t cuts[TERM_ANSWER_ALT_SPANS][2];
     size_t ncuts = 0;
-    bool hid = false, as_shown = false;
+    bool drawn = false, as_shown = false;
     buf_t vtext = BUF_INIT;
     if (view && !screen && !ch.omitted && raw.len == ch.bytes)
-        as_shown = codex_tty_text(s, &raw, &ch, &vtext, &hid, cuts,
+        as_shown = codex_tty_text(s, &raw, &ch, &vtext, &drawn, cuts,
                                   &ncuts) == 0 &&
                    vtext.len <= x->budget;
     else if (view && vtview_offset(view) < ch.from + ch.bytes)
@@ -896,7 +896,7 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
                     ch.newlines);
     if (!as_shown && view) {
         ncuts = 0;
-        hid = false;
+        drawn = false;
         vtview_unshow(view); /* the line in progress was not seen */
     }
     /* The buffer dropped a middle: take every byte from the log instead,
@@ -1023,11 +1023,11 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
                    omitted, ch.from, ch.from + ch.bytes,
                    ch.lines_before + 1);
     }
-    if (hid)
+    if (drawn)
         buf_printf(&text,
-                   "Terminal: the output as the terminal shows it; escape "
-                   "sequences and text drawn over are not shown (the log, "
-                   "bytes %" PRIu64 "-%" PRIu64 ", holds them)\n",
+                   "Terminal: text drawn over (a progress bar, a redrawn "
+                   "line) is shown at its last frame; log bytes %" PRIu64
+                   "-%" PRIu64 " hold every frame\n",
                    ch.from, ch.from + ch.bytes);
     if (ch.omitted && scan == 0)
         buf_printf(&text,

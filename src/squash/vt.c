@@ -65,9 +65,7 @@ struct vt {
     uint64_t lines;          /* lines delivered (cut pieces count once)
                                 or skipped */
     uint64_t text_bytes;
-    uint64_t hidden;         /* escape, string and other control bytes
-                                swallowed (vt_hidden) */
-    uint64_t frames_total;   /* frames overwritten, on every line */
+    uint64_t drawn_over;     /* text written over or erased (vt_drawn_over) */
     uint64_t last_ms;
     buf_t scratch;           /* UTF-8 repair of an ill-formed line */
 };
@@ -282,7 +280,7 @@ static int vt_print(vt_t *vt, const unsigned char *p, size_t n,
             }
     if (vt->rewound) {
         vt->frames++;
-        vt->frames_total++;
+        vt->drawn_over++;
         vt->rewound = false;
     }
     vt->partial_sent = false;
@@ -364,12 +362,14 @@ static void vt_erase(vt_t *vt, unsigned mode)
             vt->line.len = vt->cur;
             vt->line.p[vt->line.len] = '\0';
             vt->rewound = true;
+            vt->drawn_over++;
         }
     } else if (mode == 1) {
         /* Blank the cells up to and including the cursor's (on an empty
          * line they are blank already). */
         if (!vt->line.len)
             return;
+        vt->drawn_over++;
         size_t col = vt_cursor_col(vt);
         size_t end = vt->cur;
         if (end < vt->line.len) {
@@ -390,8 +390,10 @@ static void vt_erase(vt_t *vt, unsigned mode)
             vt->rewound = true;
     } else {
         size_t col = vt_cursor_col(vt);
-        if (vt->line.len)
+        if (vt->line.len) {
             vt->rewound = true;
+            vt->drawn_over++;
+        }
         vt->line.len = 0;
         if (vt->line.p)
             vt->line.p[0] = '\0';
@@ -598,15 +600,12 @@ int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms)
                 break;
             case 0x1b:
                 vt->state = VT_ESC;
-                vt->hidden++;
                 break;
             case 0x07: /* BEL: a bell is not content */
             case 0x7f:
-                vt->hidden++;
                 break;
             default:
                 vt->ctl++;
-                vt->hidden++;
                 break;
             }
             if (rc < 0)
@@ -615,7 +614,6 @@ int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms)
         }
         case VT_ESC:
             c = *p++;
-            vt->hidden++;
             vt->nparams = 0;
             vt->param_open = false;
             vt->priv = 0;
@@ -644,13 +642,11 @@ int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms)
             break;
         case VT_ESC_INTER:
             c = *p++;
-            vt->hidden++;
             if (c < 0x20 || c > 0x2f)
                 vt->state = VT_GROUND;
             break;
         case VT_CSI:
             c = *p++;
-            vt->hidden++;
             if (c >= '0' && c <= '9') {
                 if (!vt->param_open) {
                     /* past VT_PARAMS_MAX a parameter is parsed, not kept */
@@ -698,11 +694,9 @@ int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms)
             while (q < lim && *q != 0x1b && !(vt->str_osc && *q == 0x07))
                 q++;
             vt->str_len += (size_t)(q - p);
-            vt->hidden += (uint64_t)(q - p);
             p = q;
             if (q < lim) {
                 c = *p++;
-                vt->hidden++;
                 vt->state = c == 0x07 ? VT_GROUND : VT_STR_ESC;
             } else if (vt->str_len >= VT_STRING_MAX) {
                 vt->state = VT_GROUND;
@@ -713,7 +707,6 @@ int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms)
             c = *p;
             if (c == '\\') {
                 p++;
-                vt->hidden++;
                 vt->state = VT_GROUND;
             } else {
                 vt->state = VT_ESC; /* a new escape ends the string */
@@ -736,12 +729,9 @@ size_t vt_pending(const vt_t *vt, const char **text, bool *binary)
     return vt->line.len;
 }
 
-void vt_hidden(const vt_t *vt, uint64_t *bytes, uint64_t *frames)
+uint64_t vt_drawn_over(const vt_t *vt)
 {
-    if (bytes)
-        *bytes = vt->hidden;
-    if (frames)
-        *frames = vt->frames_total;
+    return vt->drawn_over;
 }
 
 int vt_tick(vt_t *vt, uint64_t now_ms)

@@ -91,11 +91,10 @@ void vt_counts(const vt_t *vt, uint64_t *raw_bytes, uint64_t *lines,
  * are ill-formed where the output was) and *binary whether it would come
  * out BINARY if it ended now.  Returns its length. */
 size_t vt_pending(const vt_t *vt, const char **text, bool *binary);
-/* What the stripper has kept from view so far: the bytes of escape
- * sequences, strings and other control bytes it swallowed (BEL, DEL and
- * C0 bytes other than LF, CR, BS and TAB), and the frames of lines that
- * were drawn over (each redraw of a line counts once). */
-void vt_hidden(const vt_t *vt, uint64_t *bytes, uint64_t *frames);
+/* How often text was drawn over or erased so far, on any line: a
+ * character written where one stood (after CR, BS or a cursor move back),
+ * or an erase that took text away. */
+uint64_t vt_drawn_over(const vt_t *vt);
 void vt_free(vt_t *vt);
 
 #endif

@@ -25,7 +25,7 @@ struct vtview {
     bool in_piece;   /* a cut line's later pieces are coming */
     bool skipping;   /* vtview_skip: lines ended now are not shown */
     int err;         /* the first failure inside the line callback */
-    uint64_t hidden, frames; /* vt_hidden at the last take */
+    uint64_t drawn_over; /* vt_drawn_over at the last take */
 };
 
 /* Appends line text t[0..n) to out, or, when the line in progress was
@@ -104,7 +104,7 @@ int vtview_skip(vtview_t *v, uint64_t bytes, uint64_t lines)
     v->skipping = false;
     buf_reset(&v->shown);
     v->shown_esc = v->in_piece = false;
-    vt_hidden(v->vt, &v->hidden, &v->frames);
+    v->drawn_over = vt_drawn_over(v->vt);
     return rc;
 }
 
@@ -115,7 +115,7 @@ uint64_t vtview_offset(const vtview_t *v)
     return off;
 }
 
-int vtview_take(vtview_t *v, buf_t *out, bool *hid)
+int vtview_take(vtview_t *v, buf_t *out, bool *drawn_over)
 {
     int rc = v->err;
     if (rc == 0)
@@ -142,12 +142,10 @@ int vtview_take(vtview_t *v, buf_t *out, bool *hid)
         }
         buf_free(&text);
     }
-    uint64_t hidden, frames;
-    vt_hidden(v->vt, &hidden, &frames);
-    if (hid)
-        *hid = hidden != v->hidden || frames != v->frames;
-    v->hidden = hidden;
-    v->frames = frames;
+    uint64_t drawn = vt_drawn_over(v->vt);
+    if (drawn_over)
+        *drawn_over = drawn != v->drawn_over;
+    v->drawn_over = drawn;
     v->err = 0;
     return rc < 0 ? -ENOMEM : 0;
 }

@@ -52,10 +52,10 @@ int vtview_skip(vtview_t *v, uint64_t bytes, uint64_t lines);
 /* The stream offset of the next byte to feed. */
 uint64_t vtview_offset(const vtview_t *v);
 /* Appends to out what the bytes fed since the last take show (above);
- * *hid (may be NULL) receives whether the terminal kept anything of them
- * from view: an escape sequence or other control byte swallowed, a frame
- * drawn over.  0 or -ENOMEM. */
-int vtview_take(vtview_t *v, buf_t *out, bool *hid);
+ * *drawn_over (may be NULL) receives whether any of them drew over or
+ * erased text (vt_drawn_over): the view shows only the last frame of what
+ * they drew.  0 or -ENOMEM. */
+int vtview_take(vtview_t *v, buf_t *out, bool *drawn_over);
 
 /* The last take was not shown to the reader (a condensed view was):
  * the next one gives the line in progress whole, not only what it grew. */

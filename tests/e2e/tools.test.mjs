@@ -1796,9 +1796,9 @@ test('a terminal\'s output is shown as the terminal shows it: no colours, a prog
     const sc = r.structuredContent;
     assert.equal(sc.awaiting_input, true);
     assert.equal(sc.output, 'error: it broke\ndl 100%\nName: ');
-    assert.match(r.content[0].text, /^Terminal: the output as the terminal shows it; escape sequences and text drawn over are not shown \(the log, bytes 0-\d+, holds them\)$/m);
+    assert.match(r.content[0].text, /^Terminal: text drawn over \(a progress bar, a redrawn line\) is shown at its last frame; log bytes 0-\d+ hold every frame$/m);
     // The answer: the prompt is not shown again, only what follows it;
-    // nothing was hidden, so no Terminal line.
+    // nothing was drawn over, so no Terminal line.
     const wr = await call(client, 'write_stdin', { session_id: sc.session_id, chars: 'bob\r', yield_time_ms: 5000 });
     assert.equal(wr.structuredContent.exit_code, 0);
     assert.equal(wr.structuredContent.output, 'bob\nhi bob\n');
