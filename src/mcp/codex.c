@@ -572,13 +572,14 @@ static long codex_screen_view(session_t *s, size_t budget, buf_t *out,
  * the buffer), as the terminal shows it: the session's view (vtview.h)
  * fed the poll's bytes, colours and other escape sequences gone, a line
  * drawn over in its final frame.  *drawn says whether any of them drew
- * over or erased text, of which the view has only the last frame.  Where a full-screen program left its
- * screen in this poll (vim after :wq, less after q), what it drew there,
- * cursor moves and fragments of redraws, is stepped over for a marker
- * naming its log bytes (cuts[i], *ncuts of them, at most
- * TERM_ANSWER_ALT_SPANS), and the text between is kept; a stay that began
- * in an earlier poll is cut from this poll's first byte.  Every byte of
- * the poll is fed to the view or stepped over.  0 or -ENOMEM.
+ * over or erased text, of which the view has only the last frame.  Where
+ * a full-screen program left its screen in this poll (vim after :wq, less
+ * after q), what it drew there, cursor moves and fragments of redraws, is
+ * stepped over for a marker naming its log bytes (cuts[i], *ncuts of
+ * them, at most TERM_ANSWER_ALT_SPANS), and the text between is kept; a
+ * stay that began in an earlier poll is cut from this poll's first byte.
+ * Every byte of the poll is fed to the view or stepped over.  0 or
+ * -ENOMEM.
  */
 static int codex_tty_text(session_t *s, const buf_t *raw,
                           const session_chunk_t *ch, buf_t *out, bool *drawn,
@@ -596,8 +597,10 @@ static int codex_tty_text(session_t *s, const buf_t *raw,
     size_t n = session_alt_spans(s, ch->from, cuts, TERM_ANSWER_ALT_SPANS);
     *ncuts = 0;
     for (size_t i = 0; rc == 0 && i < n && cuts[i][1] <= end; i++) {
-        uint64_t a = cuts[i][0] > ch->from + pos ? cuts[i][0] : ch->from + pos;
-        size_t before = (size_t)(a - ch->from), after = (size_t)(cuts[i][1] - ch->from);
+        uint64_t a = cuts[i][0] > ch->from + pos ? cuts[i][0]
+                                                 : ch->from + pos;
+        size_t before = (size_t)(a - ch->from);
+        size_t after = (size_t)(cuts[i][1] - ch->from);
         bool h = false;
         rc = vtview_feed(v, p + pos, before - pos);
         if (rc == 0)
