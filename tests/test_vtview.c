@@ -220,3 +220,28 @@ TEST(vtview_a_line_over_the_limit_comes_in_pieces_joined)
     buf_free(&all);
     vtview_free(v);
 }
+
+/* A take of lines over VTVIEW_KEEP_BYTES gives their room back; one that
+ * fits keeps it for the next. */
+TEST(vtview_keeps_room_for_lines_up_to_its_limit)
+{
+    vtview_t *v;
+    buf_t out = BUF_INIT;
+    size_t n = VTVIEW_KEEP_BYTES;
+    char *line = malloc(n);
+    ASSERT_TRUE(line != NULL);
+    memset(line, 'a', n - 1);
+    line[n - 1] = '\n';
+    ASSERT_OK(vtview_new(&v));
+    /* n - 1 bytes of lines and the buffer's NUL: exactly the limit. */
+    feed_take(v, line + 1, n - 1, &out, NULL);
+    ASSERT_EQ(out.len, n - 1);
+    ASSERT_EQ(vtview_held(v), VTVIEW_KEEP_BYTES);
+    /* One byte more: over it, given back. */
+    feed_take(v, line, n, &out, NULL);
+    ASSERT_EQ(out.len, n);
+    ASSERT_EQ(vtview_held(v), 0);
+    free(line);
+    buf_free(&out);
+    vtview_free(v);
+}

@@ -120,7 +120,10 @@ int vtview_take(vtview_t *v, buf_t *out, bool *drawn_over)
     int rc = v->err;
     if (rc == 0)
         rc = buf_append(out, v->ended.p ? v->ended.p : "", v->ended.len);
-    buf_reset(&v->ended);
+    if (v->ended.cap > VTVIEW_KEEP_BYTES)
+        buf_free(&v->ended);
+    else
+        buf_reset(&v->ended);
     const char *t;
     bool binary;
     size_t n = vt_pending(v->vt, &t, &binary);
@@ -154,4 +157,9 @@ void vtview_unshow(vtview_t *v)
 {
     buf_reset(&v->shown);
     v->shown_esc = false;
+}
+
+size_t vtview_held(const vtview_t *v)
+{
+    return v->ended.cap;
 }

@@ -36,6 +36,11 @@
 
 #include "base/buf.h"
 
+/* Bytes of room a view keeps between takes for the lines it collects:
+ * a take of more (a flood between two polls) gives its memory back, so
+ * that 64 idle sessions do not each hold their largest poll. */
+#define VTVIEW_KEEP_BYTES (64u * 1024u)
+
 typedef struct vtview vtview_t;
 
 /* A view of a stream from its first byte.  0 or -ENOMEM. */
@@ -57,6 +62,9 @@ uint64_t vtview_offset(const vtview_t *v);
  * they drew.  0 or -ENOMEM. */
 int vtview_take(vtview_t *v, buf_t *out, bool *drawn_over);
 
+/* The bytes a view holds between takes for the lines it collects: at
+ * most VTVIEW_KEEP_BYTES. */
+size_t vtview_held(const vtview_t *v);
 /* The last take was not shown to the reader (a condensed view was):
  * the next one gives the line in progress whole, not only what it grew. */
 void vtview_unshow(vtview_t *v);
