@@ -205,12 +205,16 @@ TEST(vtview_a_line_over_the_limit_comes_in_pieces_joined)
     ASSERT_TRUE(line != NULL);
     memset(line, 'y', n);
     ASSERT_OK(vtview_new(&v));
-    /* A piece is out, the rest in progress: shown once ended. */
-    feed_take(v, line, n, &out, &drawn);
-    ASSERT_EQ(out.len, SQ_LINE_MAX);
+    /* A piece is out, the rest in progress: shown as it stands, then
+     * only what it grew. */
+    feed_take(v, line, n - 10, &out, &drawn);
+    ASSERT_EQ(out.len, n - 10);
+    buf_append(&all, out.p, out.len);
+    feed_take(v, line, 10, &out, &drawn);
+    ASSERT_EQ(out.len, 10);
     buf_append(&all, out.p, out.len);
     TAKE(v, "\n", &out, &drawn);
-    ASSERT_EQ(out.len, 1000 + 1);
+    ASSERT_STR(TEXT(out), "\n");
     buf_append(&all, out.p, out.len);
     ASSERT_EQ(all.len, n + 1);
     ASSERT_TRUE(memchr(all.p, 0x0a, all.len) == all.p + n);
@@ -219,6 +223,44 @@ TEST(vtview_a_line_over_the_limit_comes_in_pieces_joined)
     buf_free(&out);
     buf_free(&all);
     vtview_free(v);
+}
+
+/* The end of the stream ends the line in progress where it stands: a
+ * rest not shown yet comes, a binary one as its marker, and no line end
+ * is added. */
+TEST(vtview_finish_ends_the_line_in_progress)
+{
+    vtview_t *v;
+    buf_t out = BUF_INIT;
+    char bin[16];
+    ASSERT_OK(vtview_new(&v));
+    TAKE(v, "bye", &out, NULL);
+    ASSERT_STR(TEXT(out), "bye");
+    buf_reset(&out);
+    ASSERT_OK(vtview_finish(v));
+    ASSERT_OK(vtview_take(v, &out, NULL));
+    ASSERT_STR(TEXT(out), "");
+    vtview_free(v);
+
+    /* Fed and ended in one take: the line, without a line end. */
+    ASSERT_OK(vtview_new(&v));
+    ASSERT_OK(vtview_feed(v, "a\r\nb\x1b[1mc", 9));
+    ASSERT_OK(vtview_finish(v));
+    ASSERT_OK(vtview_take(v, &out, NULL));
+    ASSERT_STR(TEXT(out), "a\nbc");
+    buf_reset(&out);
+    vtview_free(v);
+
+    ASSERT_OK(vtview_new(&v));
+    memset(bin, 0x03, sizeof bin);
+    feed_take(v, bin, sizeof bin, &out, NULL);
+    ASSERT_STR(TEXT(out), "");
+    buf_reset(&out);
+    ASSERT_OK(vtview_finish(v));
+    ASSERT_OK(vtview_take(v, &out, NULL));
+    ASSERT_STR(TEXT(out), "[rein] binary 16 bytes (bytes 0-16)\n");
+    vtview_free(v);
+    buf_free(&out);
 }
 
 /* A take of lines over VTVIEW_KEEP_BYTES gives their room back; one that

@@ -578,12 +578,13 @@ static long codex_screen_view(session_t *s, size_t budget, buf_t *out,
  * stepped over for a marker naming its log bytes (cuts[i], *ncuts of
  * them, at most TERM_ANSWER_ALT_SPANS), and the text between is kept; a
  * stay that began in an earlier poll is cut from this poll's first byte.
- * Every byte of the poll is fed to the view or stepped over.  0 or
+ * Every byte of the poll is fed to the view or stepped over; the last
+ * poll (last: the program's output is over) ends the view.  0 or
  * -ENOMEM.
  */
 static int codex_tty_text(session_t *s, const buf_t *raw,
-                          const session_chunk_t *ch, buf_t *out, bool *drawn,
-                          uint64_t (*cuts)[2], size_t *ncuts)
+                          const session_chunk_t *ch, bool last, buf_t *out,
+                          bool *drawn, uint64_t (*cuts)[2], size_t *ncuts)
 {
     vtview_t *v = session_view(s);
     const char *p = raw->p ? raw->p : "";
@@ -619,6 +620,8 @@ static int codex_tty_text(session_t *s, const buf_t *raw,
     if (rc == 0) {
         bool h = false;
         rc = vtview_feed(v, p + pos, raw->len - pos);
+        if (rc == 0 && last) /* a last line a binary file left unended */
+            rc = vtview_finish(v);
         if (rc == 0)
             rc = vtview_take(v, out, &h);
         *drawn = *drawn || h;
@@ -892,8 +895,8 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
     bool drawn = false, as_shown = false;
     buf_t vtext = BUF_INIT;
     if (view && !screen && !ch.omitted && raw.len == ch.bytes)
-        as_shown = codex_tty_text(s, &raw, &ch, &vtext, &drawn, cuts,
-                                  &ncuts) == 0 &&
+        as_shown = codex_tty_text(s, &raw, &ch, !session_running(s), &vtext,
+                                  &drawn, cuts, &ncuts) == 0 &&
                    vtext.len <= x->budget;
     else if (view && vtview_offset(view) < ch.from + ch.bytes)
         vtview_skip(view, ch.from + ch.bytes - vtview_offset(view),

@@ -762,8 +762,9 @@ int vt_skip(vt_t *vt, uint64_t bytes, uint64_t lines)
 int vt_finish(vt_t *vt)
 {
     vt->state = VT_GROUND;
-    /* a cut line whose last piece was erased still ends (an empty piece) */
-    if (!vt->line.len && !vt->cut_active)
+    /* a cut line whose last piece was erased still ends (an empty piece),
+     * and so does a line of control bytes alone (a binary one) */
+    if (!vt->line.len && !vt->cut_active && !vt->ctl)
         return 0;
     return vt_end_line(vt, SQ_LINE_PARTIAL, vt->raw_off);
 }

@@ -30,10 +30,12 @@ struct vtview {
 
 /* Appends line text t[0..n) to out, or, when the line in progress was
  * shown and this text only grew from it, the part not shown yet.  A line
- * that must be escaped and was not shown escaped is given whole. */
-static int view_line_text(vtview_t *v, buf_t *out, const char *t, size_t n)
+ * that must be escaped and was not shown escaped is given whole; a later
+ * piece of a cut line (cont) goes on its line as it is. */
+static int view_line_text(vtview_t *v, buf_t *out, const char *t, size_t n,
+                          bool cont)
 {
-    bool esc = emit_raw_escaped(t, n);
+    bool esc = !cont && emit_raw_escaped(t, n);
     size_t from = 0;
     if (v->shown.len && v->shown.len <= n && esc == v->shown_esc &&
         memcmp(t, v->shown.p, v->shown.len) == 0)
@@ -56,11 +58,10 @@ static int view_on_line(const sq_line_t *l, void *data)
         v->in_piece = false;
         rc = emit_binary(&v->ended, l->raw_start, l->raw_end);
     } else {
-        /* A piece after a cut line's first goes on its line as it is. */
-        rc = v->in_piece ? buf_append(&v->ended, l->text, l->len)
-                         : view_line_text(v, &v->ended, l->text, l->len);
+        rc = view_line_text(v, &v->ended, l->text, l->len, v->in_piece);
         v->in_piece = l->more;
-        if (rc == 0 && !l->more)
+        /* The end of the stream ends a last line without adding one. */
+        if (rc == 0 && !l->more && l->kind != SQ_LINE_PARTIAL)
             rc = buf_append_byte(&v->ended, '\n');
     }
     if (rc < 0 && !v->err)
@@ -108,6 +109,12 @@ int vtview_skip(vtview_t *v, uint64_t bytes, uint64_t lines)
     return rc;
 }
 
+int vtview_finish(vtview_t *v)
+{
+    int rc = vt_finish(v->vt);
+    return rc < 0 ? rc : v->err;
+}
+
 uint64_t vtview_offset(const vtview_t *v)
 {
     uint64_t off;
@@ -127,7 +134,7 @@ int vtview_take(vtview_t *v, buf_t *out, bool *drawn_over)
     const char *t;
     bool binary;
     size_t n = vt_pending(v->vt, &t, &binary);
-    if (rc == 0 && n && !binary && !v->in_piece) {
+    if (rc == 0 && n && !binary) {
         /* A character still being written stays for the next take; bytes
          * that can never form one show as U+FFFD, as in ended lines. */
         buf_t text = BUF_INIT;
@@ -137,8 +144,8 @@ int vtview_take(vtview_t *v, buf_t *out, bool *drawn_over)
         if (rc == 0 && text.len &&
             !(text.len == v->shown.len &&
               memcmp(text.p, v->shown.p, text.len) == 0)) {
-            bool esc = emit_raw_escaped(text.p, text.len);
-            rc = view_line_text(v, out, text.p, text.len);
+            bool esc = !v->in_piece && emit_raw_escaped(text.p, text.len);
+            rc = view_line_text(v, out, text.p, text.len, v->in_piece);
             if (rc == 0)
                 rc = buf_append(&v->shown, text.p, text.len);
             v->shown_esc = esc;

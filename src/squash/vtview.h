@@ -54,6 +54,10 @@ int vtview_feed(vtview_t *v, const void *data, size_t n);
  * of them, nor of the line in progress before them, is shown; the line
  * after them starts afresh.  0 or -ENOMEM. */
 int vtview_skip(vtview_t *v, uint64_t bytes, uint64_t lines);
+/* Ends the stream: the line in progress ends where it stands, for the
+ * next take (a binary one as its marker, the rest of a cut line; no line
+ * end is added).  0 or -ENOMEM. */
+int vtview_finish(vtview_t *v);
 /* The stream offset of the next byte to feed. */
 uint64_t vtview_offset(const vtview_t *v);
 /* Appends to out what the bytes fed since the last take show (above);

@@ -1838,6 +1838,12 @@ test('a terminal\'s output is shown as the terminal shows it: no colours, a prog
       assert.equal(m.output, want);
       await call(client, 'kill_session', { session_id: m.session_id });
     }
+    // The last line of an output, unended: a line longer than the
+    // stripper holds comes whole, and control bytes as their marker.
+    const long = await exec(client, { cmd: "printf '%70000s' x", tty: true, max_output_tokens: 20000 });
+    assert.equal(long.output, ' '.repeat(69999) + 'x');
+    const bin = await exec(client, { cmd: "printf 'ok\\n\\001\\002\\003\\004'", tty: true });
+    assert.equal(bin.output, 'ok\n[rein] binary 4 bytes (bytes 4-8)\n');
     // On pipes the bytes are given as they are, as Codex gives them.
     const pipe = await exec(client, { cmd: "printf '\\033[31mred\\033[0m a\\rb\\n'" });
     assert.equal(pipe.output, '\x1b[31mred\x1b[0m a\rb\n');
