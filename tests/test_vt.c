@@ -304,6 +304,14 @@ TEST(vt_binary_lines_carry_their_range_and_text_only_if_repaired)
     ASSERT_EQ(g.line[1].raw_end, 14);
     ASSERT_STR(g.text[2], "more");
     got_free(&g);
+    /* SO and SI shift character sets, as `tput sgr0` does under screen,
+     * tmux and the linux console: nothing shown, not binary. */
+    RUN("ok\033[m\017\n\016x\017\n", &g);
+    ASSERT_EQ(g.n, 2);
+    ASSERT_EQ(g.line[0].kind, SQ_LINE_COMPLETE);
+    ASSERT_STR(g.text[0], "ok");
+    ASSERT_STR(g.text[1], "x");
+    got_free(&g);
     /* Invalid UTF-8 in mostly text: repaired, not binary. */
     RUN("caf\xe9 ok here\n", &g);
     ASSERT_EQ(g.line[0].kind, SQ_LINE_COMPLETE);

@@ -602,6 +602,8 @@ int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms)
                 vt->state = VT_ESC;
                 break;
             case 0x07: /* BEL: a bell is not content */
+            case 0x0e: /* SO and SI shift character sets: `tput sgr0` */
+            case 0x0f: /* ends in SI under screen, tmux and linux */
             case 0x7f:
                 break;
             default:
