@@ -81,6 +81,8 @@ static uint64_t fz_run(const uint8_t *p, size_t n, size_t chunk,
     if (term_answer_new(FZ_COLS, FZ_ROWS, fz_reply, replies, &ans) < 0 ||
         term_answer_new(FZ_COLS, FZ_ROWS, NULL, NULL, &scr) < 0)
         abort();
+    vterm_screen_enable_altscreen(vterm_obtain_screen(term_answer_vterm(scr)),
+                                  1);
     vterm_screen_reset(vterm_obtain_screen(term_answer_vterm(scr)), 1);
     size_t k = 0;
     for (size_t i = 0; i < n; i += chunk, k++) {

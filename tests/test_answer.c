@@ -232,7 +232,7 @@ TEST(answer_alternate_screen_is_followed)
 /* Where the stays on the alternate screen are in the output, at every
  * split: from the ESC of the switch to it, to the byte after the switch
  * back; a switch to a screen already up moves nothing, and a stay still
- * going is none. */
+ * going is none of them, but where the screen has been up since. */
 TEST(answer_alternate_screen_spans_are_in_output_offsets)
 {
     const char *s = "ab\033[?1049hXY\033[?47h\033[?1049lcd\033[?25l";
@@ -257,8 +257,10 @@ TEST(answer_alternate_screen_spans_are_in_output_offsets)
         ASSERT_EQ(term_answer_alt_spans(a, 25, sp, 1), 1);
         ASSERT_EQ(sp[0][0], 2);
         ASSERT_EQ(term_answer_alt_spans(a, 47, sp, 4), 0);
-        feed_steps(a, "\033[?1049hstill up", 0);
+        ASSERT_EQ(term_answer_alt_since(a), UINT64_MAX);
+        feed_steps(a, "\033[?1049hstill up", 0); /* from 47 */
         ASSERT_EQ(term_answer_alt_spans(a, 0, sp, 4), 2);
+        ASSERT_EQ(term_answer_alt_since(a), 47);
         term_answer_free(a);
     }
 }

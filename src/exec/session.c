@@ -1085,8 +1085,12 @@ static VTerm *session_screen_model(session_t *s)
     if (!s->screen) {
         if (term_answer_new(s->cols, s->rows, NULL, NULL, &s->screen) < 0)
             return NULL;
-        vterm_screen_reset(
-            vterm_obtain_screen(term_answer_vterm(s->screen)), 1);
+        VTermScreen *scr = vterm_obtain_screen(term_answer_vterm(s->screen));
+        /* Two buffers, as a terminal has: the alternate screen starts
+         * blank, whatever the normal one shows, and leaving it brings
+         * the normal one back. */
+        vterm_screen_enable_altscreen(scr, 1);
+        vterm_screen_reset(scr, 1);
         session_replay(s);
     }
     return term_answer_vterm(s->screen);
@@ -1153,6 +1157,11 @@ bool session_alt_screen(const session_t *s)
 vtview_t *session_view(session_t *s)
 {
     return s->view;
+}
+
+uint64_t session_alt_since(const session_t *s)
+{
+    return s->ans ? term_answer_alt_since(s->ans) : UINT64_MAX;
 }
 
 size_t session_alt_spans(const session_t *s, uint64_t after,

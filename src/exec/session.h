@@ -277,6 +277,10 @@ bool session_alt_screen(const session_t *s);
  * (squash/vtview.h), for its results to feed or step over, every byte in
  * order; NULL for a pipe session. */
 vtview_t *session_view(session_t *s);
+/* Where in the log a TTY session's program switched to the alternate
+ * screen it is on (term_answer_alt_since); UINT64_MAX when it is not on
+ * it, or for a pipe session. */
+uint64_t session_alt_since(const session_t *s);
 /* The stays of a TTY session's program on its alternate screen that
  * ended after log offset `after`, oldest first (term_answer_alt_spans:
  * spans[i][0] where the switch to it began, spans[i][1] the byte after the

@@ -83,6 +83,12 @@
 #define CODEX_LEFT_SCREEN_MARKER                                             \
     "[rein] a full-screen program's display, log bytes %" PRIu64           \
     "-%" PRIu64 ", left out\n"
+/* Between the text before a full-screen program's switch to the
+ * alternate screen, in the same poll, and the rows of that screen: the
+ * log bytes the screen was drawn with. */
+#define CODEX_SCREEN_FOLLOWS_MARKER                                          \
+    "[rein] a full-screen program's display, log bytes %" PRIu64           \
+    "-%" PRIu64 ", rendered:\n"
 /* Ids named in one `pruned` list. */
 #define CODEX_PRUNED_MAX 64
 /* The `Background:` line of a result whose command exited leaving
@@ -879,21 +885,49 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
     size_t before = out.len;
     uint64_t omitted = ch.omitted;
     bool truncated;
-    /* A full-screen program's display: the screen, not its bytes. */
-    unsigned rows = 0, cut_from = 0;
-    long screen_cut = session_tty(s) && ch.bytes && session_alt_screen(s)
-                          ? codex_screen_view(s, x->budget, &out, &rows,
-                                              &cut_from)
-                          : -ENOENT;
-    bool screen = screen_cut >= 0;
-    /* A terminal's output as the text it shows, when the poll's bytes
-     * are all at hand and that text fits; else the usual views, and the
-     * terminal's view steps over the bytes. */
     vtview_t *view = session_view(s);
     uint64_t cuts[TERM_ANSWER_ALT_SPANS][2];
     size_t ncuts = 0;
     bool drawn = false, as_shown = false;
-    buf_t vtext = BUF_INIT;
+    buf_t vtext = BUF_INIT, lead = BUF_INIT;
+    /* A full-screen program's display: the screen, not its bytes.  When
+     * the program switched to it in this poll, the text before the switch
+     * (`cmd; vim f`, the echo of `less f` at a shell's prompt) comes first,
+     * as the terminal showed it, when it leaves room for the screen. */
+    unsigned rows = 0, cut_from = 0;
+    bool on_screen = session_tty(s) && ch.bytes && session_alt_screen(s);
+    uint64_t since = on_screen ? session_alt_since(s) : UINT64_MAX;
+    bool led = false;
+    if (on_screen && since > ch.from && since < ch.from + ch.bytes &&
+        !ch.omitted && raw.len == ch.bytes) {
+        buf_t pre = raw;
+        pre.len = (size_t)(since - ch.from);
+        led = codex_tty_text(s, &pre, &ch, false, &lead, &drawn, cuts,
+                             &ncuts) == 0 &&
+              lead.len;
+        if (led && lead.p[lead.len - 1] != '\n')
+            buf_append_byte(&lead, '\n');
+        if (led)
+            buf_printf(&lead, CODEX_SCREEN_FOLLOWS_MARKER, since,
+                       ch.from + ch.bytes);
+        led = led && lead.len < x->budget;
+    }
+    size_t room = led ? x->budget - lead.len : x->budget;
+    long screen_cut = on_screen ? codex_screen_view(s, room, &out, &rows,
+                                                    &cut_from)
+                                : -ENOENT;
+    bool screen = screen_cut >= 0;
+    if (screen && led) {
+        buf_append(&lead, out.p ? out.p : "", out.len);
+        buf_free(&out);
+        out = lead;
+        lead = (buf_t)BUF_INIT;
+    }
+    led = led && screen;
+    bool lead_drawn = drawn;
+    /* A terminal's output as the text it shows, when the poll's bytes
+     * are all at hand and that text fits; else the usual views, and the
+     * terminal's view steps over the bytes. */
     if (view && !screen && !ch.omitted && raw.len == ch.bytes)
         as_shown = codex_tty_text(s, &raw, &ch, !session_running(s), &vtext,
                                   &drawn, cuts, &ncuts) == 0 &&
@@ -901,7 +935,9 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
     else if (view && vtview_offset(view) < ch.from + ch.bytes)
         vtview_skip(view, ch.from + ch.bytes - vtview_offset(view),
                     ch.newlines);
-    if (!as_shown && view) {
+    if (led) {
+        drawn = lead_drawn; /* the text before the screen was shown */
+    } else if (!as_shown && view) {
         ncuts = 0;
         drawn = false;
         vtview_unshow(view); /* the line in progress was not seen */
@@ -998,11 +1034,16 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
     if (x->yield_clamped)
         buf_printf(&text, "Yield time: %u ms (clamped)\n", x->yield_ms);
     if (screen) {
+        uint64_t at = led ? since : ch.from;
         buf_printf(&text,
                    "Screen: a full-screen program's display (the "
                    "alternate screen), rendered; its %" PRIu64 " bytes are "
                    "log bytes %" PRIu64 "-%" PRIu64,
-                   ch.bytes, ch.from, ch.from + ch.bytes);
+                   ch.from + ch.bytes - at, at, ch.from + ch.bytes);
+        if (led)
+            buf_printf(&text, ", after the output before it (log bytes "
+                              "%" PRIu64 "-%" PRIu64 ")",
+                       ch.from, since);
         if (screen_cut > 0)
             buf_printf(&text, "; rows %u-%u not shown (over "
                               "max_output_tokens)", cut_from, rows);
@@ -1115,6 +1156,7 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
     mcp_call_result_n(x->call, sc, text.p ? text.p : "", text.len);
     buf_free(&out);
     buf_free(&vtext);
+    buf_free(&lead);
     buf_free(&raw);
     buf_free(&prompt);
     buf_free(&text);

@@ -186,6 +186,11 @@ bool term_answer_alt(const term_answer_t *a)
     return a->alt;
 }
 
+uint64_t term_answer_alt_since(const term_answer_t *a)
+{
+    return a->alt ? a->alt_on_at : UINT64_MAX;
+}
+
 size_t term_answer_alt_spans(const term_answer_t *a, uint64_t after,
                              uint64_t (*spans)[2], size_t max)
 {

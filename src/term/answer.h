@@ -99,6 +99,9 @@ VTerm *term_answer_vterm(term_answer_t *a);
  * screen (DECSET 47, 1047 or 1049, not reset since): the screen full-screen
  * programs (vim, less, watch, fzf) draw on and leave when they end. */
 bool term_answer_alt(const term_answer_t *a);
+/* Where the stay on the alternate screen still going began (the ESC of
+ * the switch, an output offset); UINT64_MAX when that screen is not up. */
+uint64_t term_answer_alt_since(const term_answer_t *a);
 /* The stays on the alternate screen that ended after output offset
  * `after` (byte offsets from the first byte fed), oldest first, into
  * spans[i][0] (the ESC of the switch to it) and spans[i][1] (the byte

@@ -1858,15 +1858,30 @@ test('a full-screen program on the alternate screen is shown as its screen, cut 
     // Draws on the alternate screen, rows out of order, one that could
     // pass for a marker; waits for a line; leaves the screen and says so.
     const draw = "printf '\\033[?1049h\\033[H\\033[2J\\033[5;1Hrow five\\033[1;3Htop\\033[3;1H[rein] not a marker'";
-    const r = await exec(client, {
+    const rr = await call(client, 'exec_command', {
       cmd: `echo before; ${draw}; read x; printf '\\033[?1049lafter %s\\n' "$x"`,
       tty: true, rows: 10, cols: 40,
     });
+    const r = rr.structuredContent;
     assert.equal(r.awaiting_input, true);
     assert.equal(r.screen, true);
     assert.equal(r.truncated, false);
-    assert.equal(r.output, '  top\n\n[raw] [rein] not a marker\n\nrow five\n');
-    assert.ok(r.original_token_count > r.output.length / 4, 'the count is of the bytes');
+    // The text before the switch first, then the screen, after a marker
+    // naming the bytes it was drawn with: from the switch to the end.
+    const sm = /^before\n\[rein\] a full-screen program's display, log bytes 8-(\d+), rendered:\n  top\n\n\[raw\] \[rein\] not a marker\n\nrow five\n$/.exec(r.output);
+    assert.ok(sm, JSON.stringify(r.output));
+    const rt = (await call(client, 'read_output', { session_id: r.session_id, view: 'log' })).structuredContent;
+    assert.equal(Number(sm[1]), rt.total_bytes);
+    assert.equal(r.original_token_count, Math.ceil(rt.total_bytes / 4), 'the count is of the bytes');
+    assert.match(rr.content[0].text, new RegExp(`^Screen: a full-screen program's display \\(the alternate screen\\), rendered; its ${rt.total_bytes - 8} bytes are log bytes 8-${rt.total_bytes}, after the output before it \\(log bytes 0-8\\)$`, 'm'));
+    // In a budget with no room for the text before it and its marker: the
+    // screen alone, as before.  The alternate screen starts blank, the
+    // cursor where it was (on the second row).
+    for (const [tokens, want] of [[10000, /^before\n\[rein\] a full-screen program's display, log bytes 8-\d+, rendered:\n\nX\n$/], [15, /^\nX\n$/]]) {
+      const c = await exec(client, { cmd: "echo before; printf '\\033[?1049hX'; read x", tty: true, max_output_tokens: tokens });
+      assert.match(c.output, want);
+      await call(client, 'kill_session', { session_id: c.session_id });
+    }
     const text = (await call(client, 'write_stdin', { session_id: r.session_id, chars: '' })).content[0].text;
     assert.doesNotMatch(text, /^Screen:/m, 'no new output: no screen');
     // Leaving the screen: the drawing (with the echo of bye) is left out
