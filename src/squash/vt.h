@@ -11,7 +11,9 @@
  *   CR, BS, CHA/HPA (ESC[nG), CUF/CUB, EL (ESC[K, 1K, 2K), ED (ESC[J...)
  *   act on the current line; CUU/CUD mark the lines that follow as redraws;
  *   SGR colour is kept as line metadata (red / yellow / green); OSC, DCS,
- *   APC, PM and SOS strings and every other escape are swallowed.
+ *   APC, PM and SOS strings and every other escape are swallowed, and so
+ *   are BEL, DEL and the charset shifts SO and SI (`tput sgr0` ends in SI
+ *   under screen, tmux and the linux console).
  *
  * Lines come out through a callback as sq_line_t (squash.h):
  *   COMPLETE   ended by LF (CRLF is one ending, not an overwrite);
@@ -20,8 +22,10 @@
  *   PARTIAL    text with no newline for SQ_PARTIAL_MS (vt_tick) or at the
  *              end of the stream: maybe a prompt.  A partial line reported
  *              by vt_tick is reported again, whole, when its LF arrives;
- *   BINARY     a line whose bytes are mostly not text (NUL, C0 controls,
- *              invalid UTF-8): only its raw byte range, and no text when
+ *   BINARY     a line whose bytes are mostly not text (NUL, other C0
+ *              controls, invalid UTF-8; a line of control bytes alone too,
+ *              at the end of the stream): only its raw byte range, and no
+ *              text when
  *              control bytes made it binary; when ill-formed UTF-8 alone
  *              did, its repaired text (U+FFFD for each bad byte) comes
  *              with it, so the classifier can still show a hazard in it.
