@@ -321,6 +321,31 @@ TEST(sup_close_ends_a_live_run_as_shutdown)
     obs_free(&p);
 }
 
+/* Whether a run ran on a terminal: from the run while its supervisor
+ * holds it, from the registry for another supervisor of the same state
+ * dir (read_output asks it of sessions long gone); unknown ids are
+ * REIN_ENORUN. */
+TEST(sup_run_tty_from_the_run_or_its_record)
+{
+    rein_sup_t *s = open_sup("pgid", false);
+    struct obs t = {0}, p = {0};
+    spawn(s, &t, true, "echo up", NULL);
+    spawn(s, &p, false, "echo up", NULL);
+    drive(s, &t, NULL, 10000);
+    drive(s, &p, NULL, 10000);
+    ASSERT_EQ(sup_run_tty(s, t.id), 1);
+    ASSERT_EQ(sup_run_tty(s, p.id), 0);
+    ASSERT_EQ(sup_run_tty(s, 1), REIN_ENORUN);
+    rein_sup_t *other = open_sup("pgid", false);
+    ASSERT_EQ(sup_run_tty(other, t.id), 1);
+    ASSERT_EQ(sup_run_tty(other, p.id), 0);
+    ASSERT_EQ(sup_run_tty(other, p.id + 1000), REIN_ENORUN);
+    rein_sup_close(other);
+    rein_sup_close(s);
+    obs_free(&t);
+    obs_free(&p);
+}
+
 /* The count proc_helper sig-count printed for role, or -1. */
 static int count_of(const struct obs *o, const char *role)
 {
