@@ -924,7 +924,6 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
         lead = (buf_t)BUF_INIT;
     }
     led = led && screen;
-    bool lead_drawn = drawn;
     /* A terminal's output as the text it shows, when the poll's bytes
      * are all at hand and that text fits; else the usual views, and the
      * terminal's view steps over the bytes. */
@@ -935,9 +934,8 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
     else if (view && vtview_offset(view) < ch.from + ch.bytes)
         vtview_skip(view, ch.from + ch.bytes - vtview_offset(view),
                     ch.newlines);
-    if (led) {
-        drawn = lead_drawn; /* the text before the screen was shown */
-    } else if (!as_shown && view) {
+    /* The text before a screen was shown, with what it drew over. */
+    if (!led && !as_shown && view) {
         ncuts = 0;
         drawn = false;
         vtview_unshow(view); /* the line in progress was not seen */

@@ -134,6 +134,15 @@ static void vt_line_reset(vt_t *vt, uint64_t raw_end)
     vt->line_raw_start = raw_end;
 }
 
+/* Whether the line's first len bytes, with the control bytes seen on it,
+ * are binary (VT_BINARY_CTL_RATIO): judged on the text and control bytes
+ * only, not the raw range, so the same line comes out the same however
+ * its bytes were chunked. */
+static bool vt_binary(const vt_t *vt, size_t len)
+{
+    return vt->ctl * VT_BINARY_CTL_RATIO > vt->ctl + len;
+}
+
 /* Hands line[0, len) to the callback as one line or piece. */
 static int vt_deliver(vt_t *vt, size_t len, sq_line_kind_t kind, bool cut,
                       bool more, bool counted, uint64_t raw_end)
@@ -142,9 +151,7 @@ static int vt_deliver(vt_t *vt, size_t len, sq_line_kind_t kind, bool cut,
     memset(&l, 0, sizeof l);
     const char *text = vt->line.p ? vt->line.p : "";
     size_t raw_len = (size_t)(raw_end - vt->line_raw_start);
-    /* Judged on the text and control bytes only, not the raw range: the
-     * same line must come out the same however its bytes were chunked. */
-    bool binary = vt->ctl * VT_BINARY_CTL_RATIO > vt->ctl + len;
+    bool binary = vt_binary(vt, len);
     bool damaged = false; /* binary for ill-formed UTF-8 alone */
 
     if (!binary && utf8_valid_prefix(text, len) != len) {
@@ -726,8 +733,7 @@ out:
 size_t vt_pending(const vt_t *vt, const char **text, bool *binary)
 {
     *text = vt->line.p ? vt->line.p : "";
-    /* the ratio vt_deliver judges an ended line by */
-    *binary = vt->ctl * VT_BINARY_CTL_RATIO > vt->ctl + vt->line.len;
+    *binary = vt_binary(vt, vt->line.len);
     return vt->line.len;
 }
 

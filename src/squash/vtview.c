@@ -31,7 +31,9 @@ struct vtview {
 /* Appends line text t[0..n) to out, or, when the line in progress was
  * shown and this text only grew from it, the part not shown yet.  A line
  * that must be escaped and was not shown escaped is given whole; a later
- * piece of a cut line (cont) goes on its line as it is. */
+ * piece of a cut line (cont) goes on its line as it is.  Forgets what was
+ * shown, keeping in shown_esc whether this text was escaped (for a take
+ * that shows it as the line in progress). */
 static int view_line_text(vtview_t *v, buf_t *out, const char *t, size_t n,
                           bool cont)
 {
@@ -43,7 +45,7 @@ static int view_line_text(vtview_t *v, buf_t *out, const char *t, size_t n,
     else if (esc && buf_append_str(out, EMIT_ESCAPE) < 0)
         return -ENOMEM;
     buf_reset(&v->shown);
-    v->shown_esc = false;
+    v->shown_esc = esc;
     return buf_append(out, t + from, n - from);
 }
 
@@ -144,11 +146,9 @@ int vtview_take(vtview_t *v, buf_t *out, bool *drawn_over)
         if (rc == 0 && text.len &&
             !(text.len == v->shown.len &&
               memcmp(text.p, v->shown.p, text.len) == 0)) {
-            bool esc = !v->in_piece && emit_raw_escaped(text.p, text.len);
             rc = view_line_text(v, out, text.p, text.len, v->in_piece);
             if (rc == 0)
                 rc = buf_append(&v->shown, text.p, text.len);
-            v->shown_esc = esc;
         }
         buf_free(&text);
     }
