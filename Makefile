@@ -163,8 +163,10 @@ FUZZ_BUILD := build-fuzz
 FUZZ_CC ?= clang
 # The same warnings as every build: a harness that no longer matches a
 # struct it fills must not compile into one that aborts at once.
+# -MMD: an object older than a header it reads is built again, as in the
+# other builds (a struct grown under a stale object reads past its end).
 FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Isrc $(WARN) \
-               -fsanitize=fuzzer-no-link,address,undefined
+               -fsanitize=fuzzer-no-link,address,undefined -MMD -MP
 FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o)
 FUZZ_BINS := $(FUZZ_SRCS:fuzz/%.c=$(FUZZ_BUILD)/%)
 FUZZ_SECONDS ?= 30
@@ -180,6 +182,8 @@ $(FUZZ_BUILD)/librein.a: $(FUZZ_LIB_OBJS)
 $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_BUILD)/librein.a
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< \
 	    $(FUZZ_BUILD)/librein.a $(PKG_LIBS) -lutil -pthread
+
+-include $(FUZZ_LIB_OBJS:.o=.d) $(FUZZ_BINS:=.d)
 
 fuzz: $(FUZZ_BINS)
 

@@ -4,6 +4,9 @@
  * The first byte picks the chunk size.  Checked: every line is valid
  * UTF-8 and at most SQ_LINE_MAX bytes; the pieces of a cut line come in
  * a row, each but the last with `more`, and the last always comes;
+ * every byte is in one line's range (pieces of one share it), the
+ * lines' ranges in order; a line
+ * stands on a row that gave one already, the next new row, or aside;
  * chunking changes nothing (same line
  * count and text bytes as one feed); the squasher never exceeds its input
  * cap by more than its mandatory markers and ends every line in '\n'.
@@ -28,6 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 struct fz {
     uint64_t lines, bytes, hash;
     uint64_t more; /* the line whose next piece is due, 0: none */
+    uint64_t raw_start, raw_end; /* the last line's bytes */
+    uint64_t rows;    /* rows that gave a line */
 };
 
 static int fz_line(const sq_line_t *l, void *d)
@@ -41,6 +46,17 @@ static int fz_line(const sq_line_t *l, void *d)
         abort();
     if ((l->more && !l->cut) || (f->more && l->lineno != f->more))
         abort();
+    /* Pieces cut from one repaired line share its range (vt_deliver). */
+    if ((l->raw_start != f->raw_end &&
+         !(f->more && l->raw_start == f->raw_start)) ||
+        l->raw_end < l->raw_start)
+        abort();
+    f->raw_start = l->raw_start;
+    f->raw_end = l->raw_end;
+    if (l->row != SQ_ROW_ASIDE && l->row > f->rows)
+        abort();
+    if (l->row == f->rows)
+        f->rows++;
     f->more = l->more ? l->lineno : 0;
     f->lines++;
     f->bytes += l->len;
@@ -93,7 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t chunk = (size_t)data[0] % 17 + 1;
     const uint8_t *p = data + 1;
     size_t n = size - 1;
-    struct fz a = {0, 0, 0, 0}, b = {0, 0, 0, 0};
+    struct fz a = {0}, b = {0};
     fz_run(p, n, n ? n : 1, &a);
     fz_run(p, n, chunk, &b);
     if (a.lines != b.lines || a.bytes != b.bytes || a.hash != b.hash)

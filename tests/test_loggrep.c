@@ -346,14 +346,16 @@ TEST(loggrep_reads_nothing_past_size)
 
 /* A terminal's log (as_shown): lines matched and shown as the terminal
  * showed them, the same forward and back; a line of control bytes
- * matches nothing; numbers stay the log's.  Read as bytes, the coloured
+ * matches nothing; a line that moves up and draws its row again shows
+ * its last frame; numbers stay the log's.  Read as bytes, the coloured
  * line does not match. */
 TEST(loggrep_a_terminal_log_is_searched_as_it_was_shown)
 {
     const char *d = "\033[1;31merror:\033[0m it broke\r\n"
                     "dl 10%\rdl 100%\r\n"
                     "\001\002\003\004\005\006\016\017\020\021\022x\r\n"
-                    "\033]0;title\007plain: ok\r\n";
+                    "\033]0;title\007plain: ok\r\n"
+                    "fetch 1/3\033[A\rfetch 3/3\r\n";
     int fd = write_log("tty", d, strlen(d));
     uint64_t size = strlen(d);
     for (int back = 0; back < 2; back++) {
@@ -364,6 +366,7 @@ TEST(loggrep_a_terminal_log_is_searched_as_it_was_shown)
             {"^dl \\d+%$", "2: dl 100%\n"},
             {"^.?$|x", ""},
             {"^\\w+: ", "1: error: it broke\n4: plain: ok\n"},
+            {"^fetch", "5: fetch 3/3\n"},
         };
         for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
             buf_t out = BUF_INIT;

@@ -2,7 +2,8 @@
  * test_vt.c — the VT stripper and line buffer: CR/CRLF, spinners redrawn
  * with CHA + EL, progress bars, BS, erase modes, OSC/DCS strings, SGR
  * colour metadata, partial lines, long-line cuts at the edge, binary lines,
- * and that any chunking gives the same lines.
+ * rows drawn again after moves up (kept text, reach, erase below, rows
+ * aside, saved cursors), and that any chunking gives the same lines.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,6 +207,200 @@ TEST(vt_cursor_up_marks_redraws)
     ASSERT_EQ(g.line[2].kind, SQ_LINE_OVERWRITE);
     ASSERT_EQ(g.line[3].kind, SQ_LINE_OVERWRITE);
     ASSERT_EQ(g.line[4].kind, SQ_LINE_COMPLETE);
+    got_free(&g);
+}
+
+/* A row drawn again comes out again, whole, with its row: the text it
+ * kept where the new text did not reach; a row the cursor only passed
+ * through does not; every byte stays in one line's range. */
+TEST(vt_a_row_drawn_again_comes_out_with_its_row_and_kept_text)
+{
+    struct got g = {0};
+    RUN("a: 10%\nb: 20%\nc\n\x1b[3A\x1b[4G50%\n\n\x1b[2K done\nd\n", &g);
+    ASSERT_EQ(g.n, 6);
+    static const char *const text[] = {"a: 10%", "b: 20%", "c", "a: 50%",
+                                       " done", "d"};
+    static const uint64_t row[] = {0, 1, 2, 0, 2, 3};
+    for (size_t i = 0; i < 6; i++) {
+        ASSERT_STR(g.text[i], text[i]);
+        ASSERT_EQ(g.line[i].row, row[i]);
+        ASSERT_EQ(g.line[i].raw_start, i ? g.line[i - 1].raw_end : 0);
+        ASSERT_EQ(g.line[i].kind,
+                  i == 3 || i == 4 ? SQ_LINE_OVERWRITE : SQ_LINE_COMPLETE);
+    }
+    ASSERT_EQ(g.line[3].frames, 1);
+    got_free(&g);
+    /* Erased and drawn again the same: nothing changed, nothing comes. */
+    RUN("a\nb\n\x1b[2A\x1b[2Ka\n\x1b[2Kb!\n", &g);
+    ASSERT_EQ(g.n, 3);
+    ASSERT_STR(g.text[2], "b!");
+    ASSERT_EQ(g.line[2].row, 1);
+    got_free(&g);
+}
+
+/* RI, NEL, CPL, CNL, and a cursor saved and restored, each with CSI and
+ * ESC forms where a terminal has both. */
+TEST(vt_every_vertical_move_lands_on_its_row)
+{
+    struct got g = {0};
+    RUN("a\nb\n\x1bMB\x1b" "E\x1b[2FA\x1b[1E\x1b[s\x1b[1Bc\x1b[u!\n"
+        "\x1b" "7\x1b[3A\x1b[2Kx\x1b" "8y\n", &g);
+    static const char *const text[] = {"a", "b", "B", "A", "c", "!", "x", "y"};
+    static const uint64_t row[] = {0, 1, 1, 0, 2, 1, 0, 2};
+    ASSERT_EQ(g.n, 8);
+    for (size_t i = 0; i < 8; i++) {
+        ASSERT_STR(g.text[i], text[i]);
+        ASSERT_EQ(g.line[i].row, row[i]);
+    }
+    /* Nothing saved: a restore goes to column 1 and stays on the row. */
+    RUN("ab\x1b" "8c\n", &g);
+    ASSERT_STR(g.text[8], "cb");
+    ASSERT_EQ(g.line[8].row, 0);
+    got_free(&g);
+}
+
+/* The last line only, for inputs of more lines than a got holds. */
+struct last {
+    char text[VT_ROW_KEEP_MAX + 8];
+    size_t len;
+    uint64_t row;
+};
+
+static int last_line(const sq_line_t *l, void *data)
+{
+    struct last *t = data;
+    t->len = l->len < sizeof t->text ? l->len : sizeof t->text;
+    memcpy(t->text, l->text, t->len);
+    t->row = l->row;
+    return 0;
+}
+
+static void run_last(const buf_t *in, const char *then, struct last *t)
+{
+    vt_t *vt;
+    memset(t, 0, sizeof *t);
+    ASSERT_OK(vt_new(last_line, t, &vt));
+    ASSERT_OK(vt_feed(vt, in->p, in->len, 0));
+    ASSERT_OK(vt_feed(vt, then, strlen(then), 0));
+    ASSERT_OK(vt_finish(vt));
+    vt_free(vt);
+}
+
+/* A move up reaches VT_ROWS_BACK rows back and stops there. */
+TEST(vt_a_move_up_reaches_its_limit_and_stops)
+{
+    buf_t in = BUF_INIT;
+    struct last t;
+    char up[32];
+    for (unsigned i = 0; i < VT_ROWS_BACK + 5; i++)
+        buf_printf(&in, "L%u\n", i);
+    snprintf(up, sizeof up, "\x1b[%uAX\n", VT_ROWS_BACK - 1);
+    run_last(&in, up, &t);
+    ASSERT_EQ(t.row, 6);
+    ASSERT_EQ(t.len, 2);
+    ASSERT_MEM(t.text, 2, "X6", 2);
+    snprintf(up, sizeof up, "\x1b[%uAX\n", VT_ROWS_BACK);
+    run_last(&in, up, &t);
+    ASSERT_EQ(t.row, 5);
+    ASSERT_MEM(t.text, 2, "X5", 2);
+    snprintf(up, sizeof up, "\x1b[%uAX\n", VT_ROWS_BACK + 1);
+    run_last(&in, up, &t);
+    ASSERT_EQ(t.row, 5);
+    ASSERT_MEM(t.text, 2, "X5", 2);
+    buf_free(&in);
+}
+
+/* The ring keeps a row of VT_ROW_KEEP_MAX bytes, not one more; a row
+ * stays whole while VT_ROWS_KEEP_BYTES hold it and the rows after it,
+ * and resumes blank once a byte more came. */
+TEST(vt_kept_row_text_at_its_limits)
+{
+    buf_t in = BUF_INIT;
+    struct last t;
+    for (size_t i = 0; i < VT_ROW_KEEP_MAX; i++)
+        buf_append_byte(&in, 'k');
+    buf_append_byte(&in, '\n');
+    run_last(&in, "\x1b[AZ\n", &t);
+    ASSERT_EQ(t.len, VT_ROW_KEEP_MAX);
+    ASSERT_MEM(t.text, 3, "Zkk", 3);
+    buf_reset(&in);
+    for (size_t i = 0; i <= VT_ROW_KEEP_MAX; i++)
+        buf_append_byte(&in, 'k');
+    buf_append_byte(&in, '\n');
+    run_last(&in, "\x1b[AZ\n", &t);
+    ASSERT_EQ(t.len, 1);
+
+    /* Row 0, then 16 rows of 1000 bytes: all of it is exactly the ring. */
+    size_t first = VT_ROWS_KEEP_BYTES - 16 * 1000;
+    for (int extra = 0; extra < 2; extra++) {
+        buf_reset(&in);
+        for (size_t i = 0; i < first + (size_t)extra; i++)
+            buf_append_byte(&in, 'f');
+        buf_append_byte(&in, '\n');
+        for (int r = 0; r < 16; r++) {
+            for (int i = 0; i < 1000; i++)
+                buf_append_byte(&in, 'r');
+            buf_append_byte(&in, '\n');
+        }
+        run_last(&in, "\x1b[17AZ\n", &t);
+        ASSERT_EQ(t.row, 0);
+        ASSERT_EQ(t.len, extra ? 1 : first);
+        /* the next row is whole either way */
+        run_last(&in, "\x1b[16AZ\n", &t);
+        ASSERT_EQ(t.row, 1);
+        ASSERT_EQ(t.len, 1000);
+    }
+    buf_free(&in);
+}
+
+/* ED 0 blanks the rows below the cursor (each that showed text comes out
+ * empty) and a row aside; ED 2 the row aside only.  A move to an absolute
+ * row goes aside, and a line feed from there to the next new row. */
+TEST(vt_erase_below_blanks_rows_and_the_row_aside)
+{
+    struct got g = {0};
+    RUN("one\ntwo\nthree\n\x1b[3A\x1b[JONE\n", &g);
+    ASSERT_EQ(g.n, 6);
+    ASSERT_STR(g.text[3], "");
+    ASSERT_EQ(g.line[3].row, 1);
+    ASSERT_STR(g.text[4], "");
+    ASSERT_EQ(g.line[4].row, 2);
+    ASSERT_EQ(g.line[4].kind, SQ_LINE_OVERWRITE);
+    ASSERT_STR(g.text[5], "ONE");
+    ASSERT_EQ(g.line[5].row, 0);
+    got_free(&g);
+
+    RUN("x\n\x1b" "7\x1b[30;1Hbar 1\x1b" "8y\n"
+        "\x1b" "7\x1b[30;1Hbar 2\x1b" "8z\n\x1b[J"
+        "\x1b[5;1Hclear\nafter\n\x1b[2J", &g);
+    static const char *const text[] = {"x", "bar 1", "y", "bar 2", "z", "",
+                                       "clear", "after", ""};
+    static const uint64_t row[] = {0, SQ_ROW_ASIDE, 1, SQ_ROW_ASIDE, 2,
+                                   SQ_ROW_ASIDE, SQ_ROW_ASIDE, 3,
+                                   SQ_ROW_ASIDE};
+    ASSERT_EQ(g.n, 9);
+    for (size_t i = 0; i < 9; i++) {
+        ASSERT_STR(g.text[i], text[i]);
+        ASSERT_EQ(g.line[i].row, row[i]);
+    }
+    got_free(&g);
+}
+
+/* After a skip no move goes back above the line that follows it. */
+TEST(vt_no_move_goes_back_over_a_skip)
+{
+    struct got g = {0};
+    vt_t *vt;
+    ASSERT_OK(vt_new(got_line, &g, &vt));
+    ASSERT_OK(vt_feed(vt, "a\nb\n", 4, 0));
+    ASSERT_OK(vt_skip(vt, 10, 1));
+    ASSERT_OK(vt_feed(vt, "\x1b[5AX\n", 6, 0));
+    ASSERT_OK(vt_finish(vt));
+    vt_free(vt);
+    ASSERT_EQ(g.n, 3);
+    ASSERT_STR(g.text[2], "X");
+    ASSERT_EQ(g.line[2].row, 2);
+    ASSERT_EQ(g.line[2].kind, SQ_LINE_COMPLETE);
     got_free(&g);
 }
 

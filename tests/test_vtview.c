@@ -3,16 +3,21 @@
  * colours and progress frames gone, a line in progress shown and then only
  * what it grew, a line drawn over shown again whole, characters split
  * between feeds, binary lines as markers, marker look-alikes escaped,
- * skipped bytes, lines cut at SQ_LINE_MAX, and when it says text was
- * drawn over.
+ * skipped bytes, lines cut at SQ_LINE_MAX, when it says text was drawn
+ * over, and rows drawn again after a move up: in place within a take,
+ * back in their place after one, blank rows held, a status bar aside, and
+ * real tools that redraw their last lines (jest, vitest, pnpm, yarn).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/buf.h"
 #include "harness.h"
 #include "squash/squash.h"
+#include "squash/vt.h"
 #include "squash/vtview.h"
+#include "tutil.h"
 
 /* Feeds lit, then takes: the text in *out (reset first), *drawn set. */
 static void feed_take(vtview_t *v, const char *p, size_t n, buf_t *out,
@@ -263,19 +268,19 @@ TEST(vtview_finish_ends_the_line_in_progress)
     buf_free(&out);
 }
 
-/* A take of lines over VTVIEW_KEEP_BYTES gives their room back; one that
+/* A take of rows over VTVIEW_KEEP_BYTES gives their room back; one that
  * fits keeps it for the next. */
 TEST(vtview_keeps_room_for_lines_up_to_its_limit)
 {
     vtview_t *v;
     buf_t out = BUF_INIT;
-    size_t n = VTVIEW_KEEP_BYTES;
+    size_t n = VTVIEW_KEEP_BYTES + 1;
     char *line = malloc(n);
     ASSERT_TRUE(line != NULL);
     memset(line, 'a', n - 1);
     line[n - 1] = '\n';
     ASSERT_OK(vtview_new(&v));
-    /* n - 1 bytes of lines and the buffer's NUL: exactly the limit. */
+    /* A row of n - 2 bytes and the buffer's NUL: exactly the limit. */
     feed_take(v, line + 1, n - 1, &out, NULL);
     ASSERT_EQ(out.len, n - 1);
     ASSERT_EQ(vtview_held(v), VTVIEW_KEEP_BYTES);
@@ -286,4 +291,183 @@ TEST(vtview_keeps_room_for_lines_up_to_its_limit)
     free(line);
     buf_free(&out);
     vtview_free(v);
+}
+
+/* A program that redraws its last lines (docker's build steps) shows
+ * each row at its last frame, once. */
+TEST(vtview_rows_drawn_again_show_their_last_frame_once)
+{
+    vtview_t *v;
+    buf_t out = BUF_INIT, in = BUF_INIT;
+    bool drawn;
+    ASSERT_OK(vtview_new(&v));
+    buf_append_str(&in, "Step 1/3 : FROM debian\r\n");
+    for (int i = 1; i <= 5; i++) {
+        if (i > 1)
+            buf_append_str(&in, "\x1b[3A");
+        buf_printf(&in, "\x1b[2K => a %d0%%\r\n\x1b[2K => b %d5%%\r\n"
+                        "\x1b[2K => c %d2%%\r\n", i, i, i);
+    }
+    buf_append_str(&in, "Done\r\n");
+    feed_take(v, in.p, in.len, &out, &drawn);
+    ASSERT_STR(TEXT(out), "Step 1/3 : FROM debian\n => a 50%\n => b 55%\n"
+                          " => c 52%\nDone\n");
+    ASSERT_TRUE(drawn);
+    /* A frame the program left partly drawn shows what the screen does:
+     * the new first row, the old rows under it. */
+    TAKE(v, "x\r\ny\r\n\x1b[2A\x1b[2KX", &out, &drawn);
+    ASSERT_STR(TEXT(out), "X\ny\n");
+    ASSERT_TRUE(drawn);
+    buf_free(&in);
+    buf_free(&out);
+    vtview_free(v);
+}
+
+/* A row an earlier take showed, drawn again, is shown again in its place
+ * among the rows of this take, not where its redraw came (jest erases
+ * its status line, writes above it and draws it again below). */
+TEST(vtview_a_row_drawn_again_after_a_take_comes_back_in_its_place)
+{
+    vtview_t *v;
+    buf_t out = BUF_INIT;
+    bool drawn;
+    ASSERT_OK(vtview_new(&v));
+    TAKE(v, "a\r\n\r\nRUNS\r\n", &out, &drawn);
+    ASSERT_STR(TEXT(out), "a\n\nRUNS\n");
+    ASSERT_FALSE(drawn);
+    TAKE(v, "\x1b[K\x1b[1A\x1b[K\x1b[1Ab\r\n\r\nRUNS\r\n", &out, &drawn);
+    ASSERT_STR(TEXT(out), "b\n\nRUNS\n");
+    ASSERT_TRUE(drawn);
+    /* The cursor only passing over rows shows nothing again, nor do rows
+     * erased and drawn the same (Ink draws its whole frame each time). */
+    TAKE(v, "\x1b[3A\x1b[3B", &out, &drawn);
+    ASSERT_STR(TEXT(out), "");
+    ASSERT_FALSE(drawn);
+    TAKE(v, "\x1b[3A\x1b[2Kb\r\n\x1b[2K\r\n\x1b[2KRUNS!\r\n", &out, &drawn);
+    ASSERT_STR(TEXT(out), "RUNS!\n");
+    buf_free(&out);
+    vtview_free(v);
+}
+
+/* Rows a program erased to draw its frame again, at and below the
+ * cursor, show nothing until written, or until the cursor moves past
+ * them (they were empty lines after all). */
+TEST(vtview_blank_rows_at_and_below_the_cursor_wait)
+{
+    vtview_t *v;
+    buf_t out = BUF_INIT;
+    bool drawn;
+    ASSERT_OK(vtview_new(&v));
+    TAKE(v, "a\r\nb\r\nc\r\n\x1b[3A\x1b[J", &out, &drawn);
+    ASSERT_STR(TEXT(out), "");
+    ASSERT_TRUE(drawn);
+    TAKE(v, "A\r\n", &out, &drawn);
+    ASSERT_STR(TEXT(out), "A\n");
+    TAKE(v, "\r\nC\r\n", &out, &drawn);
+    ASSERT_STR(TEXT(out), "\nC\n");
+    /* Erased and never written again: never shown. */
+    TAKE(v, "\x1b[2A\x1b[J", &out, &drawn);
+    ASSERT_OK(vtview_finish(v));
+    TAKE(v, "", &out, &drawn);
+    ASSERT_STR(TEXT(out), "");
+    buf_free(&out);
+    vtview_free(v);
+}
+
+/* A status bar drawn at an absolute row (apt's) stands aside: one row at
+ * its last frame where it first came, gone once erased. */
+TEST(vtview_a_status_bar_aside_shows_its_last_frame_until_erased)
+{
+    vtview_t *v;
+    buf_t out = BUF_INIT;
+    bool drawn;
+    static const char bars[] =
+        "x\r\n\x1b" "7\x1b[30;0fProgress: [ 20%]\x1b" "8y\r\n"
+        "\x1b" "7\x1b[30;0fProgress: [ 60%]\x1b" "8z\r\n";
+    ASSERT_OK(vtview_new(&v));
+    TAKE(v, bars, &out, &drawn);
+    ASSERT_STR(TEXT(out), "x\nProgress: [ 60%]\ny\nz\n");
+    ASSERT_TRUE(drawn);
+    TAKE(v, "\x1b[J", &out, &drawn);
+    ASSERT_STR(TEXT(out), "");
+    vtview_free(v);
+    /* Erased in the same take: never shown. */
+    ASSERT_OK(vtview_new(&v));
+    buf_reset(&out);
+    ASSERT_OK(vtview_feed(v, bars, sizeof bars - 1));
+    ASSERT_OK(vtview_feed(v, "\x1b[J", 3));
+    ASSERT_OK(vtview_take(v, &out, &drawn));
+    ASSERT_STR(TEXT(out), "x\ny\nz\n");
+    buf_free(&out);
+    vtview_free(v);
+}
+
+/* The view of a fixture's bytes, taken after every `chunk` bytes (0:
+ * once), joined. */
+static void view_fixture(const char *name, size_t chunk, buf_t *out)
+{
+    char path[1024];
+    buf_t raw = BUF_INIT;
+    vtview_t *v;
+    snprintf(path, sizeof path, "%s/../tests/fixtures/%s", test_build_dir(),
+             name);
+    ASSERT_TRUE(tu_read_file(path, &raw));
+    ASSERT_OK(vtview_new(&v));
+    buf_reset(out);
+    if (!chunk)
+        chunk = raw.len;
+    for (size_t i = 0; i < raw.len; i += chunk) {
+        ASSERT_OK(vtview_feed(v, raw.p + i,
+                              raw.len - i < chunk ? raw.len - i : chunk));
+        ASSERT_OK(vtview_take(v, out, NULL));
+    }
+    ASSERT_OK(vtview_finish(v));
+    ASSERT_OK(vtview_take(v, out, NULL));
+    vtview_free(v);
+    buf_free(&raw);
+}
+
+static size_t count_of(const buf_t *b, const char *s)
+{
+    size_t n = 0;
+    for (const char *p = TEXT(*b); (p = strstr(p, s)); p++)
+        n++;
+    return n;
+}
+
+/* Real tools that redraw their last lines read as the screen they left
+ * (checked against tmux's rendering of the same bytes): no status line
+ * they erased, each progress line once, at its end. */
+TEST(vtview_real_tools_that_redraw_read_as_the_screen_they_left)
+{
+    buf_t out = BUF_INIT;
+    view_fixture("jest/fail_pty.out", 0, &out);
+    ASSERT_EQ(count_of(&out, "RUNS"), 0);
+    ASSERT_EQ(count_of(&out, "Determining test suites"), 0);
+    ASSERT_TRUE(strstr(TEXT(out), "options.\n FAIL  jt/math.test.js\n"
+                                  "  \xe2\x97\x8f math \xe2\x80\xba mean "
+                                  "of three\n\n    expect(") != NULL);
+    view_fixture("vitest/fail_pty.out", 0, &out);
+    ASSERT_EQ(count_of(&out, "[queued]"), 0);
+    ASSERT_EQ(count_of(&out, "Test Files"), 1);
+    view_fixture("pnpm/install_pty.out", 0, &out);
+    ASSERT_EQ(count_of(&out, "Progress:"), 1);
+    ASSERT_TRUE(strncmp(TEXT(out), "Packages are hard linked", 24) == 0);
+    ASSERT_TRUE(strstr(TEXT(out), "\nPackages: +2\n++\nProgress: resolved 2,"
+                                  " reused 2, downloaded 0, added 2, done\n")
+                != NULL);
+    view_fixture("yarn/install_pty.out", 0, &out);
+    ASSERT_EQ(count_of(&out, "----"), 0);
+    ASSERT_EQ(count_of(&out, "===="), 0);
+    view_fixture("apt/install_pty.out", 0, &out);
+    ASSERT_EQ(count_of(&out, "Progress: ["), 0);
+    ASSERT_TRUE(strstr(TEXT(out), "\nUnpacking sl (5.02-1+b1) ...\nSetting up")
+                != NULL);
+    /* Taken as polls would, every 300 bytes: every error line still
+     * shows, and the RUNS line only where a take found it standing (4
+     * times; shown as lines, each of its draws and erases made 11). */
+    view_fixture("jest/fail_pty.out", 300, &out);
+    ASSERT_TRUE(count_of(&out, "RUNS") <= 4);
+    ASSERT_TRUE(strstr(TEXT(out), "Received: 2.3333333333333335") != NULL);
+    buf_free(&out);
 }

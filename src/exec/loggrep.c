@@ -138,13 +138,25 @@ static size_t line_text_len(const char *line, size_t l)
 struct as_shown {
     vt_t *vt;
     buf_t text;
-    bool binary; /* control bytes, no text to match */
+    bool binary;   /* control bytes, no text to match */
+    bool any;      /* a row gave text to this line ... */
+    uint64_t row;  /* ... this one, from text.p + from on */
+    size_t from;
 };
 
+/* A row drawn again within the line (a cursor move up and back) stands
+ * for what it showed before: its last frame is the text. */
 static int as_shown_line(const sq_line_t *l, void *data)
 {
     struct as_shown *sh = data;
     sh->binary = l->kind == SQ_LINE_BINARY && !l->len;
+    if (sh->any && l->row == sh->row && !l->cut) {
+        sh->text.len = sh->from;
+    } else if (!l->cut || !sh->any) {
+        sh->row = l->row;
+        sh->from = sh->text.len;
+    }
+    sh->any = true;
     return buf_append(&sh->text, l->text, l->len);
 }
 
@@ -154,7 +166,7 @@ static int as_shown_line(const sq_line_t *l, void *data)
 static int as_shown(struct as_shown *sh, const char **line, size_t *l)
 {
     buf_reset(&sh->text);
-    sh->binary = false;
+    sh->binary = sh->any = false;
     int rc = vt_feed(sh->vt, *line, *l, 0);
     if (rc == 0)
         rc = vt_skip(sh->vt, 0, 0);
@@ -483,7 +495,7 @@ out:
 int log_grep(int fd, log_grep_t *g, buf_t *out, char *err, size_t errlen)
 {
     session_pattern_t *re = NULL;
-    struct as_shown sh = {NULL, BUF_INIT, false};
+    struct as_shown sh = {.vt = NULL, .text = BUF_INIT};
     int rc = session_pattern_new(g->pattern, false, &re, err, errlen);
     if (rc < 0)
         return rc;

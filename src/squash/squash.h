@@ -49,6 +49,10 @@ typedef struct sq_line {
     uint64_t raw_start;   /* byte offset in the raw stream where it began */
     uint64_t raw_end;     /* ... and where it ended (exclusive) */
     uint32_t frames;      /* overwrite frames collapsed into this line */
+    /* The terminal row it stands on, counted from the stream's first
+     * (vt.h): a line on a row that already gave one redraws it; rows
+     * reached by an absolute move are all SQ_ROW_ASIDE. */
+    uint64_t row;
     bool cut;             /* a line longer than SQ_LINE_MAX, or (from the
                              stripper, vt.h) a piece of one */
     bool more;            /* a piece with more of its line to come */
@@ -66,6 +70,10 @@ typedef struct sq_line {
  * it and, past its first piece, all that is held of it, however long it
  * is (docs/markers.md). */
 #define SQ_LINE_MAX (64u * 1024u)
+/* The row of text drawn after an absolute cursor move (a status bar at
+ * the bottom of the screen, text after a clear): the stripper does not
+ * know the screen's rows, so these stand aside from the rows it counts. */
+#define SQ_ROW_ASIDE UINT64_MAX
 /* A line shown longer than SQ_LINE_SHOW_MAX (or over SQ_LINE_MAX) is shown
  * as its first and its last SQ_LINE_SHOW_EDGE bytes (at UTF-8
  * boundaries), each after a `cut` marker, with an `omitted part of line`

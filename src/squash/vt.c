@@ -10,10 +10,13 @@
  * the whole UTF-8 sequence under the cursor, so a frame drawn over a wider
  * one never leaves half a character behind.
  *
- * Columns are code points: a wide (CJK) character counts as one.  Vertical
- * moves are not modelled (there is no screen here; rein's libvterm screen is
- * elsewhere): a cursor-up marks the lines that follow as redraws, which the
- * classifier then treats as progress.
+ * Columns are code points: a wide (CJK) character counts as one.  Rows are
+ * counted, not drawn: there is no screen here (rein's libvterm screen is
+ * elsewhere), only the row the cursor is on, how many rows lines came
+ * from, and the text of the last few in a ring (`kept`), read back when
+ * the cursor returns to one.  A row is handed out when the cursor leaves
+ * it, if it shows something not handed out yet; a row drawn again comes
+ * out as OVERWRITE, which the classifier treats as progress.
  */
 #include "squash/vt.h"
 
@@ -34,6 +37,35 @@ enum vt_state {
     VT_STR_ESC,   /* ESC inside a string: ST (ESC \) or a new escape */
 };
 
+/* One row's text in the ring: bytes [at, at + len) of everything the
+ * ring was given, intact while fewer than VT_ROWS_KEEP_BYTES followed. */
+struct vt_slot {
+    uint64_t row;
+    uint64_t at;
+    uint32_t len;
+    uint32_t ctl;
+    uint8_t colours;
+    bool valid;
+};
+
+/* Slots for every row a move reaches, a power of two (a mask, not a
+ * division, per line). */
+#define VT_ROW_SLOTS 256u
+_Static_assert(VT_ROW_SLOTS >= VT_ROWS_BACK + 1, "a slot per row in reach");
+_Static_assert((VT_ROW_SLOTS & (VT_ROW_SLOTS - 1)) == 0, "a power of two");
+
+struct vt_kept {
+    uint64_t head;                     /* bytes given to the ring */
+    struct vt_slot slot[VT_ROW_SLOTS]; /* row r in slot r % VT_ROW_SLOTS */
+    char ring[VT_ROWS_KEEP_BYTES];     /* not cleared: only slots say what
+                                          of it holds a row */
+};
+
+static struct vt_slot *vt_slot(struct vt_kept *k, uint64_t row)
+{
+    return &k->slot[row & (VT_ROW_SLOTS - 1)];
+}
+
 /* SGR colour bits for foreground and background, merged per line. */
 struct vt {
     vt_line_fn fn;
@@ -50,7 +82,20 @@ struct vt {
     bool partial_sent; /* vt_tick reported this text already */
     bool cut_active;   /* this line already gave out cut pieces */
     size_t ctl;        /* control bytes on this line */
-    unsigned redraw;   /* lines still to come that redraw earlier ones */
+
+    /* Rows (vt.h): the current line is row `row`; lines came from rows
+     * below `rows`.  A row below `rows` was resumed (row_old) and comes
+     * out again only if it changed (row_dirty, and vt_row_changed). */
+    uint64_t row;
+    uint64_t rows;
+    uint64_t row_floor;  /* no move goes above this (set by vt_skip) */
+    bool row_old;
+    bool row_dirty;
+    uint64_t saved_row;  /* ESC 7 / ESC[s */
+    size_t saved_col;
+    bool saved;
+    bool aside_shown;    /* a row aside gave text that no erase took */
+    struct vt_kept *kept; /* the last rows' text, made at the first row */
 
     unsigned params[VT_PARAMS_MAX];
     unsigned nparams;
@@ -87,6 +132,7 @@ void vt_free(vt_t *vt)
         return;
     buf_free(&vt->line);
     buf_free(&vt->scratch);
+    free(vt->kept);
     free(vt);
 }
 
@@ -143,6 +189,13 @@ static bool vt_binary(const vt_t *vt, size_t len)
     return vt->ctl * VT_BINARY_CTL_RATIO > vt->ctl + len;
 }
 
+/* Whether the current line is drawn over a row the screen showed
+ * already: one resumed, or one aside (drawn over whatever stood there). */
+static bool vt_redraws(const vt_t *vt)
+{
+    return vt->row_old || vt->row == SQ_ROW_ASIDE;
+}
+
 /* Hands line[0, len) to the callback as one line or piece. */
 static int vt_deliver(vt_t *vt, size_t len, sq_line_kind_t kind, bool cut,
                       bool more, bool counted, uint64_t raw_end)
@@ -178,7 +231,7 @@ static int vt_deliver(vt_t *vt, size_t len, sq_line_kind_t kind, bool cut,
         kind = SQ_LINE_BINARY;
     } else if (damaged) {
         kind = SQ_LINE_BINARY; /* with its repaired text, for the classifier */
-    } else if (kind == SQ_LINE_COMPLETE && (vt->frames || vt->redraw)) {
+    } else if (kind == SQ_LINE_COMPLETE && (vt->frames || vt_redraws(vt))) {
         kind = SQ_LINE_OVERWRITE;
     }
     l.kind = kind;
@@ -186,7 +239,8 @@ static int vt_deliver(vt_t *vt, size_t len, sq_line_kind_t kind, bool cut,
     l.lineno = vt->lines + 1;
     l.raw_start = vt->line_raw_start;
     l.raw_end = raw_end;
-    l.frames = vt->frames ? vt->frames : (vt->redraw ? 1 : 0);
+    l.frames = vt->frames ? vt->frames : (vt_redraws(vt) ? 1 : 0);
+    l.row = vt->row;
     l.cut = cut;
     if (counted)
         vt->text_bytes += binary || damaged ? raw_len : len + 1;
@@ -208,18 +262,6 @@ static int vt_deliver(vt_t *vt, size_t len, sq_line_kind_t kind, bool cut,
     l.len = len;
     l.more = more;
     return vt->fn(&l, vt->data);
-}
-
-/* The line ends (LF, or the end of the stream for a partial one). */
-static int vt_end_line(vt_t *vt, sq_line_kind_t kind, uint64_t raw_end)
-{
-    int rc = vt_deliver(vt, vt->line.len, kind, vt->cut_active, false, true,
-                        raw_end);
-    vt->lines++;
-    if (vt->redraw)
-        vt->redraw--;
-    vt_line_reset(vt, raw_end);
-    return rc;
 }
 
 /* The line reached SQ_LINE_MAX: hands out a piece, cut at a character
@@ -291,6 +333,7 @@ static int vt_print(vt_t *vt, const unsigned char *p, size_t n,
         vt->rewound = false;
     }
     vt->partial_sent = false;
+    vt->row_dirty = true;
     if (vt->pad) {
         /* The cursor sits past the end: the cells between are blank. */
         size_t room = SQ_LINE_MAX > vt->line.len ? SQ_LINE_MAX - vt->line.len : 0;
@@ -370,6 +413,7 @@ static void vt_erase(vt_t *vt, unsigned mode)
             vt->line.p[vt->line.len] = '\0';
             vt->rewound = true;
             vt->drawn_over++;
+            vt->row_dirty = true;
         }
     } else if (mode == 1) {
         /* Blank the cells up to and including the cursor's (on an empty
@@ -377,6 +421,7 @@ static void vt_erase(vt_t *vt, unsigned mode)
         if (!vt->line.len)
             return;
         vt->drawn_over++;
+        vt->row_dirty = true;
         size_t col = vt_cursor_col(vt);
         size_t end = vt->cur;
         if (end < vt->line.len) {
@@ -400,6 +445,7 @@ static void vt_erase(vt_t *vt, unsigned mode)
         if (vt->line.len) {
             vt->rewound = true;
             vt->drawn_over++;
+            vt->row_dirty = true;
         }
         vt->line.len = 0;
         if (vt->line.p)
@@ -407,6 +453,174 @@ static void vt_erase(vt_t *vt, unsigned mode)
         vt->cur = 0;
         vt->pad = col < VT_PAD_MAX ? col : VT_PAD_MAX;
     }
+}
+
+/* Keeps the current row's text in the ring for a move back to it, or
+ * marks its slot empty (a row too long, or handed out in pieces).  0 or
+ * -ENOMEM. */
+static int vt_keep_row(vt_t *vt)
+{
+    if (vt->row == SQ_ROW_ASIDE)
+        return 0;
+    if (!vt->kept) {
+        /* The ring's pages are touched only as rows reach them. */
+        if (!(vt->kept = malloc(sizeof *vt->kept)))
+            return -ENOMEM;
+        vt->kept->head = 0;
+        memset(vt->kept->slot, 0, sizeof vt->kept->slot);
+    }
+    struct vt_kept *k = vt->kept;
+    struct vt_slot *s = vt_slot(k, vt->row);
+    s->row = vt->row;
+    s->valid = !vt->cut_active && vt->line.len <= VT_ROW_KEEP_MAX;
+    if (!s->valid)
+        return 0;
+    size_t n = vt->line.len, pos = (size_t)(k->head % VT_ROWS_KEEP_BYTES);
+    if (n <= VT_ROWS_KEEP_BYTES - pos) {
+        if (n)
+            memcpy(k->ring + pos, vt->line.p, n);
+    } else {
+        size_t first = VT_ROWS_KEEP_BYTES - pos;
+        memcpy(k->ring + pos, vt->line.p, first);
+        memcpy(k->ring, vt->line.p + first, n - first);
+    }
+    s->at = k->head;
+    s->len = (uint32_t)n;
+    s->ctl = vt->ctl > UINT32_MAX ? UINT32_MAX : (uint32_t)vt->ctl;
+    s->colours = (uint8_t)vt->colours;
+    k->head += n;
+    return 0;
+}
+
+/* Hands out the current row as it stands (kind: COMPLETE, or PARTIAL at
+ * the end of the stream) and keeps its text. */
+static int vt_end_row(vt_t *vt, sq_line_kind_t kind, uint64_t raw_end)
+{
+    int rc = vt_deliver(vt, vt->line.len, kind, vt->cut_active, false, true,
+                        raw_end);
+    if (rc == 0)
+        rc = vt_keep_row(vt);
+    vt->lines++;
+    /* a row drawn again; a row aside over text aside before it */
+    if (vt->row_old || (vt->row == SQ_ROW_ASIDE && vt->aside_shown))
+        vt->drawn_over++;
+    if (vt->row != SQ_ROW_ASIDE && vt->row >= vt->rows)
+        vt->rows = vt->row + 1;
+    if (vt->row == SQ_ROW_ASIDE)
+        vt->aside_shown = true;
+    return rc;
+}
+
+/* Whether a resumed row shows other text than when it was handed out:
+ * one erased and drawn again the same (an Ink or log-update program
+ * draws its whole frame each time) has not changed. */
+static bool vt_row_changed(const vt_t *vt)
+{
+    struct vt_kept *k = vt->kept;
+    const struct vt_slot *s = k ? vt_slot(k, vt->row) : NULL;
+    if (!vt->row_dirty)
+        return false;
+    if (!s || !s->valid || s->row != vt->row || s->len != vt->line.len ||
+        s->ctl != vt->ctl || k->head - s->at > VT_ROWS_KEEP_BYTES)
+        return true;
+    if (!s->len)
+        return false; /* empty then and now */
+    size_t pos = (size_t)(s->at % VT_ROWS_KEEP_BYTES);
+    size_t first = s->len < VT_ROWS_KEEP_BYTES - pos
+                       ? s->len : VT_ROWS_KEEP_BYTES - pos;
+    return memcmp(vt->line.p, k->ring + pos, first) != 0 ||
+           memcmp(vt->line.p + first, k->ring, s->len - first) != 0;
+}
+
+/* Whether the row the cursor is on shows something not handed out yet:
+ * a resumed row that changed; a new one (or one aside) with text, control
+ * bytes or earlier pieces; with lf, a new one even empty (an empty line
+ * is a line). */
+static bool vt_row_pending(const vt_t *vt, bool lf)
+{
+    if (vt->row_old)
+        return vt_row_changed(vt);
+    return (lf && vt->row != SQ_ROW_ASIDE) || vt->line.len ||
+           vt->cut_active || vt->ctl;
+}
+
+/* The row a relative move counts from: a row aside stands below the
+ * others, where the next new one would. */
+static uint64_t vt_row_base(const vt_t *vt)
+{
+    return vt->row == SQ_ROW_ASIDE ? vt->rows : vt->row;
+}
+
+/* Puts the cursor on row `to`, column col, as a line starting at raw
+ * offset raw_end: a row lines came from resumes from its kept text (or
+ * blank, if the ring no longer holds it), any other starts empty. */
+static void vt_enter_row(vt_t *vt, uint64_t to, size_t col, uint64_t raw_end)
+{
+    vt_line_reset(vt, raw_end);
+    vt->row = to;
+    vt->row_old = to != SQ_ROW_ASIDE && to < vt->rows;
+    vt->row_dirty = false;
+    struct vt_kept *k = vt->kept;
+    struct vt_slot *s = k ? vt_slot(k, to) : NULL;
+    if (vt->row_old && s && s->valid && s->row == to &&
+        k->head - s->at <= VT_ROWS_KEEP_BYTES &&
+        buf_reserve(&vt->line, s->len) == 0) {
+        size_t pos = (size_t)(s->at % VT_ROWS_KEEP_BYTES);
+        size_t first = s->len < VT_ROWS_KEEP_BYTES - pos
+                           ? s->len : VT_ROWS_KEEP_BYTES - pos;
+        memcpy(vt->line.p, k->ring + pos, first);
+        memcpy(vt->line.p + first, k->ring, s->len - first);
+        vt->line.len = s->len;
+        vt->line.p[vt->line.len] = '\0';
+        vt->ctl = s->ctl;
+        vt->colours = s->colours;
+    }
+    vt_move_col(vt, col);
+    /* What is printed over the resumed text draws over it. */
+    vt->rewound = vt->cur < vt->line.len;
+}
+
+/* Moves the cursor to row `to` (a line feed: lf), column col.  The row
+ * left is handed out if it shows something new (vt_row_pending); a move
+ * stops at the top of the rows it may reach (VT_ROWS_BACK back, none
+ * above a skip) and at the first new row below them. */
+static int vt_move_row(vt_t *vt, uint64_t to, size_t col, bool lf,
+                       uint64_t raw_end)
+{
+    int rc = 0;
+    bool out = vt_row_pending(vt, lf);
+    if (out)
+        rc = vt_end_row(vt, SQ_LINE_COMPLETE, raw_end);
+    if (to != SQ_ROW_ASIDE) {
+        uint64_t top = vt->rows > VT_ROWS_BACK ? vt->rows - VT_ROWS_BACK : 0;
+        if (top < vt->row_floor)
+            top = vt->row_floor;
+        if (to < top)
+            to = top;
+        if (to > vt->rows)
+            to = vt->rows;
+    }
+    if (!out && to == vt->row) {
+        vt_move_col(vt, col); /* nowhere else to go: the row stays as is */
+        return rc;
+    }
+    /* Every byte is in one line's range: bytes of a row left without a
+     * line go to the next line that comes out. */
+    vt_enter_row(vt, to, col, out ? raw_end : vt->line_raw_start);
+    return rc;
+}
+
+/* A line feed (LF, VT, FF, IND): the row below, at column col. */
+static int vt_line_feed(vt_t *vt, size_t col, uint64_t raw_end)
+{
+    if (vt->row == vt->rows && !col) {
+        /* The common case, a line ended on a new row: the next is new. */
+        int rc = vt_end_row(vt, SQ_LINE_COMPLETE, raw_end);
+        vt_line_reset(vt, raw_end);
+        vt->row = vt->rows;
+        return rc;
+    }
+    return vt_move_row(vt, vt_row_base(vt) + 1, col, true, raw_end);
 }
 
 /* An xterm 256-colour or truecolour value, as one of ours (or 0). */
@@ -495,6 +709,73 @@ static unsigned vt_param(const vt_t *vt, unsigned i, unsigned dflt)
     return i < vt->nparams && vt->params[i] ? vt->params[i] : dflt;
 }
 
+/* ESC 7, ESC[s: remembers the cursor's row and column. */
+static void vt_save_cursor(vt_t *vt)
+{
+    vt->saved_row = vt->row;
+    vt->saved_col = vt_cursor_col(vt);
+    vt->saved = true;
+}
+
+/* ESC 8, ESC[u: back to the remembered row and column (a row further back
+ * than a move reaches, the top one it does), or to column 1 when nothing
+ * was remembered. */
+static int vt_restore_cursor(vt_t *vt, uint64_t raw_end)
+{
+    if (!vt->saved) {
+        vt_move_col(vt, 0);
+        return 0;
+    }
+    return vt_move_row(vt, vt->saved_row, vt->saved_col, false, raw_end);
+}
+
+/* Hands out row r, not the cursor's, blanked by an erase: an empty
+ * redraw, so that a reader drops what it showed there.  It holds no
+ * bytes: the erase is the cursor's line's, which comes out later. */
+static int vt_blank_row(vt_t *vt, uint64_t r)
+{
+    sq_line_t l;
+    memset(&l, 0, sizeof l);
+    l.text = "";
+    l.kind = SQ_LINE_OVERWRITE;
+    l.lineno = ++vt->lines;
+    l.raw_start = l.raw_end = vt->line_raw_start;
+    l.frames = 1;
+    l.row = r;
+    vt->text_bytes++;
+    vt->drawn_over++;
+    return vt->fn(&l, vt->data);
+}
+
+/* ED 0 and ED 2 (ESC[J, ESC[2J) blank the row aside, where a status bar
+ * stands at the bottom of the screen (apt's); ED 0 also blanks the rows
+ * below the cursor, each that showed text coming out again, empty.  0 or
+ * the callback's negative return. */
+static int vt_erase_below(vt_t *vt, unsigned mode)
+{
+    int rc = 0;
+    if (vt->aside_shown && vt->row != SQ_ROW_ASIDE) {
+        vt->aside_shown = false;
+        rc = vt_blank_row(vt, SQ_ROW_ASIDE);
+    }
+    if (mode != 0 || vt->row == SQ_ROW_ASIDE)
+        return rc;
+    for (uint64_t r = vt->row + 1; rc == 0 && r < vt->rows; r++) {
+        struct vt_slot *s = vt->kept ? vt_slot(vt->kept, r) : NULL;
+        if (r + VT_ROWS_BACK < vt->rows ||
+            (s && s->row == r && s->valid && !s->len))
+            continue; /* out of reach, or blank already */
+        if (s) {
+            s->row = r;
+            s->valid = true;
+            s->len = s->ctl = 0;
+            s->colours = 0;
+        }
+        rc = vt_blank_row(vt, r);
+    }
+    return rc;
+}
+
 /* A CSI sequence ended with final byte f. */
 static int vt_csi(vt_t *vt, unsigned char f, uint64_t raw_end)
 {
@@ -510,8 +791,11 @@ static int vt_csi(vt_t *vt, unsigned char f, uint64_t raw_end)
         break;
     case 'H':
     case 'f':
-        vt_move_col(vt, vt_param(vt, 1, 1) - 1);
-        break;
+        return vt_move_row(vt, SQ_ROW_ASIDE, vt_param(vt, 1, 1) - 1, false,
+                           raw_end);
+    case 'd':
+        return vt_move_row(vt, SQ_ROW_ASIDE, vt_cursor_col(vt), false,
+                           raw_end);
     case 'C': {
         size_t col = vt_cursor_col(vt) + vt_param(vt, 0, 1);
         vt_move_col(vt, col);
@@ -528,32 +812,47 @@ static int vt_csi(vt_t *vt, unsigned char f, uint64_t raw_end)
     case 'J': {
         unsigned m = vt_param(vt, 0, 0);
         vt_erase(vt, m >= 2 ? 2 : m);
+        if (m != 1)
+            return vt_erase_below(vt, m);
         break;
     }
-    case 'A':
-    case 'F': {
-        /* Up: what follows redraws lines already delivered.  Text in
-         * progress stays on the screen: deliver it as a redraw itself. */
-        unsigned n = vt_param(vt, 0, 1);
-        if (vt->line.len) {
-            vt->redraw++;
-            int rc = vt_end_line(vt, SQ_LINE_COMPLETE, raw_end);
-            if (rc < 0)
-                return rc;
-        }
-        vt->redraw = vt->redraw + n > VT_PARAM_VALUE_MAX ? VT_PARAM_VALUE_MAX
-                                                         : vt->redraw + n;
-        if (f == 'F')
-            vt_move_col(vt, 0);
-        break;
+    case 'A': /* CUU */
+    case 'F': { /* CPL: and to column 1 */
+        uint64_t at = vt_row_base(vt), n = vt_param(vt, 0, 1);
+        return vt_move_row(vt, at > n ? at - n : 0,
+                           f == 'F' ? 0 : vt_cursor_col(vt), false, raw_end);
     }
-    case 'E':
-        vt_move_col(vt, 0);
+    case 'B': /* CUD */
+    case 'e': /* VPR */
+    case 'E': /* CNL: and to column 1 */
+        return vt_move_row(vt, vt_row_base(vt) + vt_param(vt, 0, 1),
+                           f == 'E' ? 0 : vt_cursor_col(vt), false, raw_end);
+    case 's':
+        vt_save_cursor(vt);
         break;
+    case 'u':
+        return vt_restore_cursor(vt, raw_end);
     default:
         break;
     }
     return 0;
+}
+
+/* ESC 8, ESC M, ESC D or ESC E (c). */
+static int vt_esc_move(vt_t *vt, unsigned char c, uint64_t raw_end)
+{
+    uint64_t at = vt_row_base(vt);
+    switch (c) {
+    case '8':
+        return vt_restore_cursor(vt, raw_end);
+    case 'M':
+        return vt_move_row(vt, at ? at - 1 : 0, vt_cursor_col(vt), false,
+                           raw_end);
+    case 'D':
+        return vt_line_feed(vt, vt_cursor_col(vt), raw_end);
+    default:
+        return vt_line_feed(vt, 0, raw_end);
+    }
 }
 
 int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms)
@@ -584,7 +883,7 @@ int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms)
             case '\n':
             case '\v':
             case '\f':
-                rc = vt_end_line(vt, SQ_LINE_COMPLETE, here);
+                rc = vt_line_feed(vt, 0, here);
                 break;
             case '\r':
                 if (vt->line.len && vt->cur)
@@ -615,6 +914,7 @@ int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms)
                 break;
             default:
                 vt->ctl++;
+                vt->row_dirty = true;
                 break;
             }
             if (rc < 0)
@@ -644,6 +944,19 @@ int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms)
                 break;
             case 0x1b:
                 break; /* ESC ESC: the first one is dropped */
+            case '7': /* DECSC */
+                vt_save_cursor(vt);
+                vt->state = VT_GROUND;
+                break;
+            case '8': /* DECRC */
+            case 'M': /* RI: a row up */
+            case 'D': /* IND: a row down, as a line feed */
+            case 'E': /* NEL: the same, to column 1 */
+                vt->state = VT_GROUND;
+                rc = vt_esc_move(vt, c, base + (uint64_t)(p - start));
+                if (rc < 0)
+                    goto out;
+                break;
             default:
                 vt->state = c >= 0x20 && c <= 0x2f ? VT_ESC_INTER : VT_GROUND;
                 break;
@@ -685,8 +998,7 @@ int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms)
             } else if (c < 0x20 && c != 0x1b) {
                 /* C0 inside CSI acts immediately; stay in CSI, as xterm. */
                 if (c == '\n') {
-                    rc = vt_end_line(vt, SQ_LINE_COMPLETE,
-                                     base + (uint64_t)(p - start));
+                    rc = vt_line_feed(vt, 0, base + (uint64_t)(p - start));
                     if (rc < 0)
                         goto out;
                 }
@@ -737,6 +1049,13 @@ size_t vt_pending(const vt_t *vt, const char **text, bool *binary)
     return vt->line.len;
 }
 
+bool vt_cursor_row(const vt_t *vt, uint64_t *row, bool *fresh)
+{
+    *row = vt->row;
+    *fresh = vt->row != SQ_ROW_ASIDE && vt->row >= vt->rows;
+    return vt_row_pending(vt, false);
+}
+
 uint64_t vt_drawn_over(const vt_t *vt)
 {
     return vt->drawn_over;
@@ -744,7 +1063,9 @@ uint64_t vt_drawn_over(const vt_t *vt)
 
 int vt_tick(vt_t *vt, uint64_t now_ms)
 {
-    if (!vt->line.len || vt->partial_sent || now_ms - vt->last_ms < SQ_PARTIAL_MS)
+    /* A row drawn over (resumed, or aside) is no prompt waiting. */
+    if (!vt->line.len || vt->partial_sent || vt_redraws(vt) ||
+        now_ms - vt->last_ms < SQ_PARTIAL_MS)
         return 0;
     vt->partial_sent = true;
     return vt_deliver(vt, vt->line.len, SQ_LINE_PARTIAL, vt->cut_active,
@@ -755,15 +1076,17 @@ int vt_skip(vt_t *vt, uint64_t bytes, uint64_t lines)
 {
     int rc = 0;
     vt->state = VT_GROUND;
-    if (vt->line.len || vt->cut_active)
-        rc = vt_end_line(vt, SQ_LINE_COMPLETE, vt->raw_off);
-    /* Whatever the skipped bytes set (colours, redraws, a cursor) is
-     * unknown: the line after them starts from a clean state. */
+    if (vt->row_old ? vt_row_changed(vt) : vt->line.len || vt->cut_active)
+        rc = vt_end_row(vt, SQ_LINE_COMPLETE, vt->raw_off);
+    /* Whatever the skipped bytes set (colours, rows, a cursor) is
+     * unknown: the line after them starts from a clean state, on a new
+     * row that no move goes back above. */
     vt->fg = vt->bg = 0;
-    vt->redraw = 0;
     vt->raw_off += bytes;
     vt->lines += lines;
-    vt_line_reset(vt, vt->raw_off);
+    vt->row_floor = vt->rows;
+    vt->saved = vt->aside_shown = false;
+    vt_enter_row(vt, vt->rows, 0, vt->raw_off);
     return rc;
 }
 
@@ -771,8 +1094,12 @@ int vt_finish(vt_t *vt)
 {
     vt->state = VT_GROUND;
     /* a cut line whose last piece was erased still ends (an empty piece),
-     * and so does a line of control bytes alone (a binary one) */
-    if (!vt->line.len && !vt->cut_active && !vt->ctl)
+     * and so does a line of control bytes alone (a binary one); a row
+     * drawn again ends as the row it is, not as a partial line */
+    if (!vt_row_pending(vt, false))
         return 0;
-    return vt_end_line(vt, SQ_LINE_PARTIAL, vt->raw_off);
+    int rc = vt_end_row(vt, vt_redraws(vt) ? SQ_LINE_COMPLETE
+                                           : SQ_LINE_PARTIAL, vt->raw_off);
+    vt_enter_row(vt, vt->rows, 0, vt->raw_off);
+    return rc;
 }

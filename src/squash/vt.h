@@ -9,7 +9,17 @@
  * as the terminal would have shown it at the moment it was finished:
  *
  *   CR, BS, CHA/HPA (ESC[nG), CUF/CUB, EL (ESC[K, 1K, 2K), ED (ESC[J...)
- *   act on the current line; CUU/CUD mark the lines that follow as redraws;
+ *   act on the current line;
+ *   CUU/CUD/CPL/CNL/VPR, RI (ESC M), IND and NEL (ESC D, ESC E) and the
+ *   cursor's save and restore (ESC 7/8, ESC[s/u) move between rows: a
+ *   program that redraws its last few lines (docker, pnpm, jest, any Ink
+ *   or log-update UI) goes back up to rows it drew and writes over them,
+ *   and each row it changes comes out again, whole, with its row number
+ *   (sq_line_t.row), so a reader can put the new text where the old was.
+ *   ED 0 (ESC[J) also blanks the rows below the cursor.  A move to an
+ *   absolute row (CUP, HVP, VPA) goes aside (SQ_ROW_ASIDE): the screen's
+ *   height, and so which row it names, is not known here.  Rows are
+ *   lines: a line wider than the terminal counts as one row;
  *   SGR colour is kept as line metadata (red / yellow / green); OSC, DCS,
  *   APC, PM and SOS strings and every other escape are swallowed, and so
  *   are BEL, DEL and the charset shifts SO and SI (`tput sgr0` ends in SI
@@ -17,8 +27,9 @@
  *
  * Lines come out through a callback as sq_line_t (squash.h):
  *   COMPLETE   ended by LF (CRLF is one ending, not an overwrite);
- *   OVERWRITE  a line that was redrawn (CR, CHA, BS, erase, cursor up): only
- *              its final frame comes out, `frames` counts the ones dropped;
+ *   OVERWRITE  a line that was redrawn (CR, CHA, BS, erase), or a row
+ *              drawn again after a move back up to it: only its final
+ *              frame comes out, `frames` counts the ones dropped;
  *   PARTIAL    text with no newline for SQ_PARTIAL_MS (vt_tick) or at the
  *              end of the stream: maybe a prompt.  A partial line reported
  *              by vt_tick is reported again, whole, when its LF arrives;
@@ -63,6 +74,17 @@
 #define VT_BINARY_CTL_RATIO 10
 #define VT_BINARY_BAD_RATIO 4
 
+/* The most rows a move up goes back: the tallest terminal rein gives a
+ * program (REIN_PTY_MAX_ROWS); a move further stops at that row. */
+#define VT_ROWS_BACK 200u
+/* The text of the rows drawn last is kept in this many bytes, so that a
+ * move back onto a row resumes it as the terminal shows it (a program
+ * that rewrites a number in the middle of a row keeps the rest).  A row
+ * longer than VT_ROW_KEEP_MAX, or one whose bytes later rows took,
+ * resumes blank. */
+#define VT_ROWS_KEEP_BYTES (16u * 1024u)
+#define VT_ROW_KEEP_MAX (2u * 1024u)
+
 typedef struct vt vt_t;
 
 /* Receives each line; the text is valid only during the call.  A negative
@@ -81,8 +103,9 @@ int vt_tick(vt_t *vt, uint64_t now_ms);
 int vt_finish(vt_t *vt);
 /* Steps over `bytes` raw bytes holding `lines` lines that are not fed
  * (squash_skip): pending text is delivered as a line first, the escape
- * state and colours start afresh, and the next line is numbered after the
- * skipped ones, its offsets counted past them.  0 or the callback's
+ * state and colours start afresh, the next line is numbered after the
+ * skipped ones, its offsets counted past them, and it starts a new row
+ * that no move goes back above (what the skipped bytes drew is unknown).  0 or the callback's
  * negative return. */
 int vt_skip(vt_t *vt, uint64_t bytes, uint64_t lines);
 /* Stream totals: raw bytes fed or skipped, lines delivered or skipped
@@ -95,9 +118,15 @@ void vt_counts(const vt_t *vt, uint64_t *raw_bytes, uint64_t *lines,
  * are ill-formed where the output was) and *binary whether it would come
  * out BINARY if it ended now.  Returns its length. */
 size_t vt_pending(const vt_t *vt, const char **text, bool *binary);
+/* Where the line in progress stands: *row receives the cursor's row
+ * (SQ_ROW_ASIDE after an absolute move), *fresh whether no line came
+ * from that row yet (it is below all that did).  Returns whether the row
+ * shows something not handed out yet: text on a new row or one aside, or
+ * a change to a row drawn before. */
+bool vt_cursor_row(const vt_t *vt, uint64_t *row, bool *fresh);
 /* How often text was drawn over or erased so far, on any line: a
  * character written where one stood (after CR, BS or a cursor move back),
- * or an erase that took text away. */
+ * an erase that took text away, or a row drawn again. */
 uint64_t vt_drawn_over(const vt_t *vt);
 void vt_free(vt_t *vt);
 

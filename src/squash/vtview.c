@@ -2,8 +2,12 @@
  * vtview.c — a terminal's output as the text it shows (see vtview.h).
  *
  * The stripper does the terminal's work; this file only decides what of
- * it a take gives.  Ended lines collect in `ended` as the stripper hands
- * them over.  The line in progress is read from the stripper at the take
+ * it a take gives.  The rows lines came from since the last take are held
+ * in hand (`rows`, their text in `arena`) in the order they are shown, so
+ * that a row drawn again (vt.h: a program that goes back up and redraws
+ * its last lines) replaces its text where it stands rather than adding
+ * lines.  A row no move can reach any more is final: it leaves the hand
+ * for `ended`.  The line in progress is read from the stripper at the take
  * and remembered in `shown`, so that the next take can tell whether the
  * line only grew (give the new text) or was drawn over (give it whole).
  */
@@ -17,54 +21,209 @@
 #include "squash/emit.h"
 #include "squash/vt.h"
 
+/* The most rows held in hand: every row a move reaches, and one aside. */
+#define VIEW_ROWS (VT_ROWS_BACK + 1u)
+
+/* A row in hand: its text is arena[off, off + len). */
+typedef struct {
+    uint64_t row;
+    size_t off, len;
+    bool marker; /* a binary line's marker: shown as it is, never escaped */
+    bool open;   /* no line end: more pieces come, or the stream ended */
+} view_row_t;
+
 struct vtview {
     vt_t *vt;
-    buf_t ended;     /* what lines ended since the last take show */
-    buf_t shown;     /* the line in progress as the last take gave it */
-    bool shown_esc;  /* ... after EMIT_ESCAPE */
-    bool in_piece;   /* a cut line's later pieces are coming */
-    bool skipping;   /* vtview_skip: lines ended now are not shown */
-    int err;         /* the first failure inside the line callback */
+    buf_t ended;      /* what rows out of reach show, ready to give */
+    buf_t arena;      /* the text of the rows in hand */
+    size_t live;      /* ... of it that rows still use */
+    view_row_t *rows; /* a ring of VIEW_ROWS: the rows in hand, in order */
+    size_t first, nrows;
+    uint64_t seen;    /* rows below this gave a line already */
+    buf_t shown;      /* the line in progress as the last take gave it */
+    uint64_t shown_row;
+    bool shown_esc;   /* ... after EMIT_ESCAPE */
+    bool in_piece;    /* a cut line's later pieces are coming ... */
+    view_row_t *piece; /* ... for this row in hand */
+    bool skipping;    /* vtview_skip: lines ended now are not shown */
+    int err;          /* the first failure inside the line callback */
     uint64_t drawn_over; /* vt_drawn_over at the last take */
 };
 
-/* Appends line text t[0..n) to out, or, when the line in progress was
- * shown and this text only grew from it, the part not shown yet.  A line
- * that must be escaped and was not shown escaped is given whole; a later
- * piece of a cut line (cont) goes on its line as it is.  Forgets what was
- * shown, keeping in shown_esc whether this text was escaped (for a take
- * that shows it as the line in progress). */
-static int view_line_text(vtview_t *v, buf_t *out, const char *t, size_t n,
-                          bool cont)
+static view_row_t *view_row(vtview_t *v, size_t i)
 {
-    bool esc = !cont && emit_raw_escaped(t, n);
+    return &v->rows[(v->first + i) % VIEW_ROWS];
+}
+
+/* A row's text in the arena (which a take may have given back: rows
+ * carried over it are empty). */
+static const char *view_text(const vtview_t *v, const view_row_t *r)
+{
+    return v->arena.p ? v->arena.p + r->off : "";
+}
+
+/* Appends a row's text t[0..n) to out as shown: after EMIT_ESCAPE when it
+ * could pass for a marker (a marker itself never), then a line end (nl).
+ * The first row given after a take that showed a line in progress is
+ * that line's continuation: when it is the same row and only grew, only
+ * the part not shown yet is given.  0 or -ENOMEM. */
+static int view_emit(vtview_t *v, buf_t *out, uint64_t row, const char *t,
+                     size_t n, bool marker, bool nl)
+{
+    bool esc = !marker && emit_raw_escaped(t, n);
     size_t from = 0;
-    if (v->shown.len && v->shown.len <= n && esc == v->shown_esc &&
-        memcmp(t, v->shown.p, v->shown.len) == 0)
-        from = v->shown.len;
-    else if (esc && buf_append_str(out, EMIT_ESCAPE) < 0)
+    if (v->shown.len) {
+        if (row == v->shown_row && v->shown.len <= n &&
+            esc == v->shown_esc && memcmp(t, v->shown.p, v->shown.len) == 0)
+            from = v->shown.len;
+        buf_reset(&v->shown);
+    }
+    if (!from && esc && buf_append_str(out, EMIT_ESCAPE) < 0)
         return -ENOMEM;
-    buf_reset(&v->shown);
-    v->shown_esc = esc;
-    return buf_append(out, t + from, n - from);
+    if (buf_append(out, t + from, n - from) < 0)
+        return -ENOMEM;
+    return nl ? buf_append_byte(out, '\n') : 0;
+}
+
+/* Appends row r in hand to out as shown (text t[0..n): its own, or the
+ * line in progress on it).  A blank row aside is nothing: an erased
+ * status bar. */
+static int view_give(vtview_t *v, buf_t *out, const view_row_t *r,
+                     const char *t, size_t n)
+{
+    if (r->row == SQ_ROW_ASIDE && !n)
+        return 0;
+    return view_emit(v, out, r->row, t, n, r->marker, !r->open);
+}
+
+/* Gives the oldest row in hand to `ended`. */
+static int view_flush_one(vtview_t *v)
+{
+    view_row_t *r = view_row(v, 0);
+    int rc = view_give(v, &v->ended, r, view_text(v, r), r->len);
+    v->live -= r->len;
+    v->first = (v->first + 1) % VIEW_ROWS;
+    v->nrows--;
+    if (v->piece == r)
+        v->piece = NULL;
+    return rc;
+}
+
+/* Copies the rows in hand to a fresh arena once most of the old one is
+ * text that rows replaced or gave away. */
+static int view_compact(vtview_t *v)
+{
+    if (v->arena.len < 4096 || v->arena.len / 2 < v->live)
+        return 0;
+    buf_t a = BUF_INIT;
+    if (buf_reserve(&a, v->live) < 0)
+        return -ENOMEM;
+    for (size_t i = 0; i < v->nrows; i++) {
+        view_row_t *r = view_row(v, i);
+        size_t off = a.len;
+        buf_append(&a, view_text(v, r), r->len); /* reserved */
+        r->off = off;
+    }
+    buf_free(&v->arena);
+    v->arena = a;
+    return 0;
+}
+
+/* The row in hand that shows row `row`, or NULL. */
+static view_row_t *view_find(vtview_t *v, uint64_t row)
+{
+    for (size_t i = v->nrows; i-- > 0;)
+        if (view_row(v, i)->row == row)
+            return view_row(v, i);
+    return NULL;
+}
+
+/* Makes room in hand for row `row`, not in hand, where the screen shows
+ * it: after the rows above it, so that a row drawn again after an
+ * earlier take showed it comes back in its place among the rest.  A row
+ * aside has no place: it goes at the end, and the rows before it stay
+ * before it. */
+static view_row_t *view_insert(vtview_t *v, uint64_t row)
+{
+    size_t at = v->nrows;
+    while (row != SQ_ROW_ASIDE && at) {
+        uint64_t before = view_row(v, at - 1)->row;
+        if (before == SQ_ROW_ASIDE || before < row)
+            break;
+        at--;
+    }
+    for (size_t i = v->nrows; i > at; i--)
+        *view_row(v, i) = *view_row(v, i - 1);
+    v->nrows++;
+    view_row_t *r = view_row(v, at);
+    r->row = row;
+    return r;
+}
+
+/* Takes a row's text t[0..n) in hand: over the row's earlier text where
+ * that is still in hand, else as a new row in its place (view_insert;
+ * flushing the oldest first when the hand is full).  A later piece of a cut line (cont) goes
+ * on the end of its row. */
+static int view_hold(vtview_t *v, const sq_line_t *l, const char *t,
+                     size_t n, bool marker, bool cont)
+{
+    view_row_t *r = v->piece;
+    if (cont && r) {
+        /* Nothing came between the pieces: its text ends the arena. */
+        v->live += n;
+        r->len += n;
+        r->open = l->more || l->kind == SQ_LINE_PARTIAL;
+        return buf_append(&v->arena, t, n);
+    }
+    bool redraw = l->row == SQ_ROW_ASIDE || l->row < v->seen;
+    if (l->row != SQ_ROW_ASIDE && l->row >= v->seen)
+        v->seen = l->row + 1;
+    if (redraw && (r = view_find(v, l->row)) != NULL) {
+        v->live -= r->len;
+        r->len = 0;
+    } else {
+        if (!v->rows && !(v->rows = calloc(VIEW_ROWS, sizeof *v->rows)))
+            return -ENOMEM;
+        if (v->nrows == VIEW_ROWS) {
+            int rc = view_flush_one(v);
+            if (rc < 0)
+                return rc;
+        }
+        r = view_insert(v, l->row);
+    }
+    int rc = view_compact(v);
+    if (rc < 0)
+        return rc;
+    r->off = v->arena.len;
+    r->len = n;
+    r->marker = marker;
+    r->open = l->more || l->kind == SQ_LINE_PARTIAL;
+    v->live += n;
+    v->piece = r;
+    return buf_append(&v->arena, t, n);
 }
 
 static int view_on_line(const sq_line_t *l, void *data)
 {
     vtview_t *v = data;
     int rc = 0;
-    if (v->skipping)
+    if (v->skipping) {
+        if (l->row != SQ_ROW_ASIDE && l->row >= v->seen)
+            v->seen = l->row + 1;
         return 0;
+    }
     if (l->kind == SQ_LINE_BINARY && !l->len) {
-        buf_reset(&v->shown);
+        buf_t m = BUF_INIT;
         v->in_piece = false;
-        rc = emit_binary(&v->ended, l->raw_start, l->raw_end);
+        rc = emit_binary(&m, l->raw_start, l->raw_end);
+        if (rc == 0 && m.len && m.p[m.len - 1] == '\n')
+            m.len--;
+        if (rc == 0)
+            rc = view_hold(v, l, m.p ? m.p : "", m.len, true, false);
+        buf_free(&m);
     } else {
-        rc = view_line_text(v, &v->ended, l->text, l->len, v->in_piece);
+        rc = view_hold(v, l, l->text, l->len, false, v->in_piece);
         v->in_piece = l->more;
-        /* The end of the stream ends a last line without adding one. */
-        if (rc == 0 && !l->more && l->kind != SQ_LINE_PARTIAL)
-            rc = buf_append_byte(&v->ended, '\n');
     }
     if (rc < 0 && !v->err)
         v->err = rc;
@@ -90,7 +249,9 @@ void vtview_free(vtview_t *v)
         return;
     vt_free(v->vt);
     buf_free(&v->ended);
+    buf_free(&v->arena);
     buf_free(&v->shown);
+    free(v->rows);
     free(v);
 }
 
@@ -100,15 +261,69 @@ int vtview_feed(vtview_t *v, const void *data, size_t n)
     return rc < 0 ? rc : v->err;
 }
 
+/* Whether row `row` (its text n bytes long) is blank and not above the
+ * cursor's (crow): the screen shows nothing there yet, so a take gives
+ * nothing (a program that erased its last lines to draw them again). */
+static bool view_blank_below(uint64_t row, size_t n, uint64_t crow)
+{
+    return !n && row != SQ_ROW_ASIDE && crow != SQ_ROW_ASIDE && row >= crow;
+}
+
+/* Drops the first `given` rows in hand, which a take gave; the rest are
+ * blank (view_blank_below; the cursor's may hold text the line in
+ * progress erased) and stay, text-less, for the next take.  The
+ * arena's room is given back past VTVIEW_KEEP_BYTES. */
+static void view_drop(vtview_t *v, size_t given)
+{
+    v->first = (v->first + given) % VIEW_ROWS;
+    v->nrows -= given;
+    for (size_t i = 0; i < v->nrows; i++)
+        view_row(v, i)->off = view_row(v, i)->len = 0;
+    v->live = 0;
+    v->piece = NULL;
+    if (v->arena.cap > VTVIEW_KEEP_BYTES)
+        buf_free(&v->arena);
+    else
+        buf_reset(&v->arena);
+}
+
+/* How many rows in hand a take gives: all but the blank rows at the end
+ * from the cursor's row crow down (cur: the row in hand the line in
+ * progress stands on, its text n bytes long).  The screen shows nothing
+ * there yet; such a row is given once written, or once the cursor moved
+ * past it (an empty line after all). */
+static size_t view_to_give(vtview_t *v, uint64_t crow, const view_row_t *cur,
+                           size_t n)
+{
+    size_t end = v->nrows;
+    while (end) {
+        const view_row_t *r = view_row(v, end - 1);
+        if (!view_blank_below(r->row, r == cur ? n : r->len, crow))
+            break;
+        end--;
+    }
+    return end;
+}
+
 int vtview_skip(vtview_t *v, uint64_t bytes, uint64_t lines)
 {
+    uint64_t crow;
+    bool fresh;
+    vt_cursor_row(v->vt, &crow, &fresh);
     v->skipping = true;
     int rc = vt_skip(v->vt, bytes, lines);
     v->skipping = false;
+    /* The rows in hand are shown as they stand, but for blank ones below
+     * the cursor: no move reaches them from the far side of the skipped
+     * bytes. */
+    for (size_t n = view_to_give(v, crow, NULL, 0); rc == 0 && n; n--)
+        rc = view_flush_one(v);
+    view_drop(v, 0);
+    v->first = v->nrows = 0;
     buf_reset(&v->shown);
     v->shown_esc = v->in_piece = false;
     v->drawn_over = vt_drawn_over(v->vt);
-    return rc;
+    return rc < 0 ? rc : v->err;
 }
 
 int vtview_finish(vtview_t *v)
@@ -133,25 +348,47 @@ int vtview_take(vtview_t *v, buf_t *out, bool *drawn_over)
         buf_free(&v->ended);
     else
         buf_reset(&v->ended);
+
+    /* The line in progress, as it stands, if it shows something new. */
     const char *t;
-    bool binary;
+    bool binary, fresh;
+    uint64_t crow;
     size_t n = vt_pending(v->vt, &t, &binary);
-    if (rc == 0 && n && !binary) {
+    bool pending = vt_cursor_row(v->vt, &crow, &fresh) && !binary;
+    buf_t text = BUF_INIT;
+    if (rc == 0 && pending && n) {
         /* A character still being written stays for the next take; bytes
          * that can never form one show as U+FFFD, as in ended lines. */
-        buf_t text = BUF_INIT;
         utf8_dec_t d;
         utf8_init(&d);
         rc = utf8_decode(&d, t, n, &text);
-        if (rc == 0 && text.len &&
-            !(text.len == v->shown.len &&
-              memcmp(text.p, v->shown.p, text.len) == 0)) {
-            rc = view_line_text(v, out, text.p, text.len, v->in_piece);
-            if (rc == 0)
-                rc = buf_append(&v->shown, text.p, text.len);
-        }
-        buf_free(&text);
     }
+    const char *pt = text.p ? text.p : "";
+    view_row_t *cur = pending && !fresh ? view_find(v, crow) : NULL;
+
+    size_t end = view_to_give(v, crow, cur, text.len);
+    for (size_t i = 0; rc == 0 && i < end; i++) {
+        view_row_t *r = view_row(v, i);
+        if (r == cur)
+            rc = view_give(v, out, r, pt, text.len);
+        else
+            rc = view_give(v, out, r, view_text(v, r), r->len);
+    }
+    if (rc == 0 && !cur && text.len) {
+        /* A new row, or one aside, may grow: it has no line end yet, and
+         * the next take gives only what it grew.  A row drawn before
+         * (shown in an earlier take) is given whole, as a row. */
+        bool open = fresh || crow == SQ_ROW_ASIDE;
+        bool esc = emit_raw_escaped(pt, text.len);
+        rc = view_emit(v, out, crow, pt, text.len, false, !open);
+        if (rc == 0 && open) {
+            rc = buf_append(&v->shown, pt, text.len);
+            v->shown_row = crow;
+            v->shown_esc = esc;
+        }
+    }
+    buf_free(&text);
+    view_drop(v, end);
     uint64_t drawn = vt_drawn_over(v->vt);
     if (drawn_over)
         *drawn_over = drawn != v->drawn_over;
@@ -168,5 +405,5 @@ void vtview_unshow(vtview_t *v)
 
 size_t vtview_held(const vtview_t *v)
 {
-    return v->ended.cap;
+    return v->ended.cap + v->arena.cap;
 }

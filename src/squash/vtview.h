@@ -11,6 +11,11 @@
  *   - each line ended since, as the terminal showed it when it ended:
  *     colours and other escape sequences gone, a line drawn over (CR, BS,
  *     erase, a cursor move) only in its final frame, CRLF as one ending;
+ *   - each row a program went back up to and drew again (vt.h) in its
+ *     place, at its last frame, once: a take gives the screen's rows in
+ *     order, a row that an earlier take gave among them again where it
+ *     stands; blank rows at and below the cursor (a frame erased to be
+ *     drawn again) wait until written, or passed by the cursor;
  *   - the line still being written, as it stands: a prompt, a progress
  *     bar at its latest frame.  When the next take finds that line grown
  *     from what was shown (more text after a prompt, the echo of what was
@@ -23,9 +28,8 @@
  * Lines that could pass for a marker are shown after `[raw] `
  * (emit_raw_escaped).  Byte offsets are the stream's: a view must be fed,
  * or stepped over (vtview_skip), every byte of the stream in order, from
- * its first.  Vertical moves are not modelled (vt.h): a program that
- * redraws several lines in place shows each redraw as new lines, and one
- * that draws a whole screen belongs to libvterm (term/answer.h).
+ * its first.  A program that draws a whole screen belongs to libvterm
+ * (term/answer.h).
  */
 #ifndef REIN_SQUASH_VTVIEW_H
 #define REIN_SQUASH_VTVIEW_H

@@ -1788,6 +1788,36 @@ test('the screen view of a session survives output that crashes or hangs libvter
   }
 });
 
+test('a terminal program that redraws its last lines shows them at their last frame, and a later poll the rows it changed, in their places', async () => {
+  const { client } = await connect();
+  try {
+    // docker's build steps: three rows drawn five times over, then Done.
+    const frames = "for i in 1 2 3 4 5; do [ $i -gt 1 ] && printf '\\033[3A'; " +
+      "printf '\\033[2K => a %d0%%\\n\\033[2K => b %d5%%\\n\\033[2K => c %d2%%\\n' $i $i $i; done; echo Done";
+    const r = await call(client, 'exec_command', { cmd: `echo 'Step 1/3'; ${frames}`, tty: true });
+    assert.equal(r.structuredContent.exit_code, 0);
+    assert.equal(r.structuredContent.output, 'Step 1/3\n => a 50%\n => b 55%\n => c 52%\nDone\n');
+    assert.match(r.content[0].text, /^Terminal: text drawn over/m);
+    // jest's status line: erased in the next poll, a line written above
+    // it and the status drawn again below.  That poll gives the rows that
+    // changed, in their places, not in the order they were drawn.
+    const s = await exec(client, {
+      cmd: "printf 'a\\n\\nRUNS\\n'; read -s x; printf '\\033[K\\033[1A\\033[K\\033[1Ab\\n\\nRUNS\\n'",
+      tty: true,
+    });
+    assert.equal(s.awaiting_input, true);
+    assert.equal(s.output, 'a\n\nRUNS\n');
+    const w = await write(client, { session_id: s.session_id, chars: '\r', yield_time_ms: 10000 });
+    assert.equal(w.exit_code, 0);
+    assert.equal(w.output, 'b\n\nRUNS\n');
+    // The whole log as text: the screen the program left.
+    const t = await call(client, 'read_output', { session_id: s.session_id });
+    assert.equal(t.structuredContent.output, 'a\nb\n\nRUNS\n');
+  } finally {
+    await client.close();
+  }
+});
+
 test('a terminal\'s output is shown as the terminal shows it: no colours, a progress bar at its last frame, a prompt then only what it grew', async () => {
   const { client } = await connect();
   try {
