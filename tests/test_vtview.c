@@ -323,6 +323,28 @@ TEST(vtview_rows_drawn_again_show_their_last_frame_once)
     vtview_free(v);
 }
 
+/* More rows in one take than the hand holds: the oldest are given as
+ * they leave reach, the last ones still take their redraws in place. */
+TEST(vtview_a_take_of_more_rows_than_a_move_reaches)
+{
+    vtview_t *v;
+    buf_t out = BUF_INIT, in = BUF_INIT, want = BUF_INIT;
+    for (int i = 0; i < 500; i++) {
+        buf_printf(&in, "line %d\r\n", i);
+        buf_printf(&want, i >= 497 ? "LINE %d\n" : "line %d\n", i);
+    }
+    buf_append_str(&in, "\x1b[3A");
+    for (int i = 497; i < 500; i++)
+        buf_printf(&in, "\x1b[2KLINE %d\r\n", i);
+    ASSERT_OK(vtview_new(&v));
+    feed_take(v, in.p, in.len, &out, NULL);
+    ASSERT_STR(TEXT(out), want.p);
+    buf_free(&in);
+    buf_free(&want);
+    buf_free(&out);
+    vtview_free(v);
+}
+
 /* A row an earlier take showed, drawn again, is shown again in its place
  * among the rows of this take, not where its redraw came (jest erases
  * its status line, writes above it and draws it again below). */

@@ -49,21 +49,89 @@ struct vt_slot {
 };
 
 /* Slots for every row a move reaches, a power of two (a mask, not a
- * division, per line). */
+ * division, per line).  Slots and ring start small and double as rows
+ * come, so that a session that printed a line holds a few hundred bytes
+ * for it, not the whole ring (64 idle sessions, bench_serve.c). */
 #define VT_ROW_SLOTS 256u
+#define VT_KEPT_MIN_SLOTS 16u
+#define VT_KEPT_MIN_BYTES 1024u
 _Static_assert(VT_ROW_SLOTS >= VT_ROWS_BACK + 1, "a slot per row in reach");
 _Static_assert((VT_ROW_SLOTS & (VT_ROW_SLOTS - 1)) == 0, "a power of two");
+_Static_assert((VT_ROWS_KEEP_BYTES & (VT_ROWS_KEEP_BYTES - 1)) == 0,
+               "a power of two");
 
 struct vt_kept {
-    uint64_t head;                     /* bytes given to the ring */
-    struct vt_slot slot[VT_ROW_SLOTS]; /* row r in slot r % VT_ROW_SLOTS */
-    char ring[VT_ROWS_KEEP_BYTES];     /* not cleared: only slots say what
-                                          of it holds a row */
+    uint64_t head;        /* bytes given to the ring */
+    size_t size;          /* ring bytes: doubled before it would wrap, up
+                             to VT_ROWS_KEEP_BYTES; it wraps only then */
+    size_t nslots;        /* doubled as rows come, up to VT_ROW_SLOTS */
+    struct vt_slot *slot; /* row r in slot r % nslots */
+    char *ring;           /* not cleared: only slots say what holds a row */
 };
 
-static struct vt_slot *vt_slot(struct vt_kept *k, uint64_t row)
+static struct vt_slot *vt_slot(const struct vt_kept *k, uint64_t row)
 {
-    return &k->slot[row & (VT_ROW_SLOTS - 1)];
+    return &k->slot[row & (k->nslots - 1)];
+}
+
+/* The slot of row `row` if it holds the row's text, still in the ring. */
+static const struct vt_slot *vt_kept_row(const struct vt_kept *k,
+                                         uint64_t row)
+{
+    const struct vt_slot *s = k ? vt_slot(k, row) : NULL;
+    return s && s->valid && s->row == row && k->head - s->at <= k->size
+               ? s : NULL;
+}
+
+/* Where a kept row's text starts in the ring, and how much of it comes
+ * before the ring's end (*first; the rest is at its start). */
+static size_t vt_kept_at(const struct vt_kept *k, const struct vt_slot *s,
+                         size_t *first)
+{
+    size_t pos = (size_t)(s->at & (k->size - 1));
+    *first = s->len < k->size - pos ? s->len : k->size - pos;
+    return pos;
+}
+
+static void vt_kept_free(struct vt_kept *k)
+{
+    if (k) {
+        free(k->slot);
+        free(k->ring);
+        free(k);
+    }
+}
+
+/* Room in k for row `row` of n bytes: more slots once rows pass them,
+ * a larger ring before this text would wrap it.  0 or -ENOMEM. */
+static int vt_kept_grow(struct vt_kept *k, uint64_t row, size_t n)
+{
+    size_t ns = k->nslots;
+    while (ns < VT_ROW_SLOTS && row >= ns)
+        ns *= 2;
+    if (ns != k->nslots) {
+        struct vt_slot *sl = calloc(ns, sizeof *sl);
+        if (!sl)
+            return -ENOMEM;
+        for (size_t i = 0; i < k->nslots; i++)
+            if (k->slot[i].valid)
+                sl[k->slot[i].row & (ns - 1)] = k->slot[i];
+        free(k->slot);
+        k->slot = sl;
+        k->nslots = ns;
+    }
+    size_t size = k->size;
+    while (size < VT_ROWS_KEEP_BYTES && k->head + n > size)
+        size *= 2;
+    if (size != k->size) {
+        /* Nothing wrapped yet: the text keeps its offsets. */
+        char *r = realloc(k->ring, size);
+        if (!r)
+            return -ENOMEM;
+        k->ring = r;
+        k->size = size;
+    }
+    return 0;
 }
 
 /* SGR colour bits for foreground and background, merged per line. */
@@ -132,7 +200,7 @@ void vt_free(vt_t *vt)
         return;
     buf_free(&vt->line);
     buf_free(&vt->scratch);
-    free(vt->kept);
+    vt_kept_free(vt->kept);
     free(vt);
 }
 
@@ -463,24 +531,32 @@ static int vt_keep_row(vt_t *vt)
     if (vt->row == SQ_ROW_ASIDE)
         return 0;
     if (!vt->kept) {
-        /* The ring's pages are touched only as rows reach them. */
-        if (!(vt->kept = malloc(sizeof *vt->kept)))
+        struct vt_kept *k = calloc(1, sizeof *k);
+        if (!k || !(k->slot = calloc(VT_KEPT_MIN_SLOTS, sizeof *k->slot)) ||
+            !(k->ring = malloc(VT_KEPT_MIN_BYTES))) {
+            vt_kept_free(k);
             return -ENOMEM;
-        vt->kept->head = 0;
-        memset(vt->kept->slot, 0, sizeof vt->kept->slot);
+        }
+        k->nslots = VT_KEPT_MIN_SLOTS;
+        k->size = VT_KEPT_MIN_BYTES;
+        vt->kept = k;
     }
     struct vt_kept *k = vt->kept;
+    bool keep = !vt->cut_active && vt->line.len <= VT_ROW_KEEP_MAX;
+    size_t n = vt->line.len;
+    if (keep && vt_kept_grow(k, vt->row, n) < 0)
+        return -ENOMEM;
     struct vt_slot *s = vt_slot(k, vt->row);
     s->row = vt->row;
-    s->valid = !vt->cut_active && vt->line.len <= VT_ROW_KEEP_MAX;
-    if (!s->valid)
+    s->valid = keep;
+    if (!keep)
         return 0;
-    size_t n = vt->line.len, pos = (size_t)(k->head % VT_ROWS_KEEP_BYTES);
-    if (n <= VT_ROWS_KEEP_BYTES - pos) {
+    size_t pos = (size_t)(k->head & (k->size - 1));
+    if (n <= k->size - pos) {
         if (n)
             memcpy(k->ring + pos, vt->line.p, n);
     } else {
-        size_t first = VT_ROWS_KEEP_BYTES - pos;
+        size_t first = k->size - pos;
         memcpy(k->ring + pos, vt->line.p, first);
         memcpy(k->ring, vt->line.p + first, n - first);
     }
@@ -516,18 +592,15 @@ static int vt_end_row(vt_t *vt, sq_line_kind_t kind, uint64_t raw_end)
  * draws its whole frame each time) has not changed. */
 static bool vt_row_changed(const vt_t *vt)
 {
-    struct vt_kept *k = vt->kept;
-    const struct vt_slot *s = k ? vt_slot(k, vt->row) : NULL;
     if (!vt->row_dirty)
         return false;
-    if (!s || !s->valid || s->row != vt->row || s->len != vt->line.len ||
-        s->ctl != vt->ctl || k->head - s->at > VT_ROWS_KEEP_BYTES)
+    const struct vt_kept *k = vt->kept;
+    const struct vt_slot *s = vt_kept_row(k, vt->row);
+    if (!s || s->len != vt->line.len || s->ctl != vt->ctl)
         return true;
     if (!s->len)
         return false; /* empty then and now */
-    size_t pos = (size_t)(s->at % VT_ROWS_KEEP_BYTES);
-    size_t first = s->len < VT_ROWS_KEEP_BYTES - pos
-                       ? s->len : VT_ROWS_KEEP_BYTES - pos;
+    size_t first, pos = vt_kept_at(k, s, &first);
     return memcmp(vt->line.p, k->ring + pos, first) != 0 ||
            memcmp(vt->line.p + first, k->ring, s->len - first) != 0;
 }
@@ -560,14 +633,10 @@ static void vt_enter_row(vt_t *vt, uint64_t to, size_t col, uint64_t raw_end)
     vt->row = to;
     vt->row_old = to != SQ_ROW_ASIDE && to < vt->rows;
     vt->row_dirty = false;
-    struct vt_kept *k = vt->kept;
-    struct vt_slot *s = k ? vt_slot(k, to) : NULL;
-    if (vt->row_old && s && s->valid && s->row == to &&
-        k->head - s->at <= VT_ROWS_KEEP_BYTES &&
-        buf_reserve(&vt->line, s->len) == 0) {
-        size_t pos = (size_t)(s->at % VT_ROWS_KEEP_BYTES);
-        size_t first = s->len < VT_ROWS_KEEP_BYTES - pos
-                           ? s->len : VT_ROWS_KEEP_BYTES - pos;
+    const struct vt_kept *k = vt->kept;
+    const struct vt_slot *s = vt->row_old ? vt_kept_row(k, to) : NULL;
+    if (s && buf_reserve(&vt->line, s->len) == 0) {
+        size_t first, pos = vt_kept_at(k, s, &first);
         memcpy(vt->line.p, k->ring + pos, first);
         memcpy(vt->line.p + first, k->ring, s->len - first);
         vt->line.len = s->len;
@@ -761,7 +830,11 @@ static int vt_erase_below(vt_t *vt, unsigned mode)
     if (mode != 0 || vt->row == SQ_ROW_ASIDE)
         return rc;
     for (uint64_t r = vt->row + 1; rc == 0 && r < vt->rows; r++) {
-        struct vt_slot *s = vt->kept ? vt_slot(vt->kept, r) : NULL;
+        struct vt_slot *s = NULL;
+        if (vt->kept && (rc = vt_kept_grow(vt->kept, r, 0)) < 0)
+            return rc;
+        if (vt->kept)
+            s = vt_slot(vt->kept, r);
         if (r + VT_ROWS_BACK < vt->rows ||
             (s && s->row == r && s->valid && !s->len))
             continue; /* out of reach, or blank already */

@@ -21,8 +21,10 @@
 #include "squash/emit.h"
 #include "squash/vt.h"
 
-/* The most rows held in hand: every row a move reaches, and one aside. */
+/* The most rows held in hand: every row a move reaches, and one aside.
+ * The hand starts with room for VIEW_ROWS_MIN and doubles as rows come. */
 #define VIEW_ROWS (VT_ROWS_BACK + 1u)
+#define VIEW_ROWS_MIN 16u
 
 /* A row in hand: its text is arena[off, off + len). */
 typedef struct {
@@ -37,8 +39,8 @@ struct vtview {
     buf_t ended;      /* what rows out of reach show, ready to give */
     buf_t arena;      /* the text of the rows in hand */
     size_t live;      /* ... of it that rows still use */
-    view_row_t *rows; /* a ring of VIEW_ROWS: the rows in hand, in order */
-    size_t first, nrows;
+    view_row_t *rows; /* a ring of cap: the rows in hand, in order */
+    size_t cap, first, nrows;
     uint64_t seen;    /* rows below this gave a line already */
     buf_t shown;      /* the line in progress as the last take gave it */
     uint64_t shown_row;
@@ -52,7 +54,7 @@ struct vtview {
 
 static view_row_t *view_row(vtview_t *v, size_t i)
 {
-    return &v->rows[(v->first + i) % VIEW_ROWS];
+    return &v->rows[(v->first + i) % v->cap];
 }
 
 /* A row's text in the arena (which a take may have given back: rows
@@ -102,7 +104,7 @@ static int view_flush_one(vtview_t *v)
     view_row_t *r = view_row(v, 0);
     int rc = view_give(v, &v->ended, r, view_text(v, r), r->len);
     v->live -= r->len;
-    v->first = (v->first + 1) % VIEW_ROWS;
+    v->first = (v->first + 1) % v->cap;
     v->nrows--;
     if (v->piece == r)
         v->piece = NULL;
@@ -126,6 +128,28 @@ static int view_compact(vtview_t *v)
     }
     buf_free(&v->arena);
     v->arena = a;
+    return 0;
+}
+
+/* Room in hand for one row more, up to VIEW_ROWS (past it the oldest
+ * is given to `ended`).  0 or -ENOMEM. */
+static int view_room(vtview_t *v)
+{
+    if (v->nrows < v->cap || v->cap == VIEW_ROWS)
+        return 0;
+    size_t cap = v->cap ? v->cap * 2 : VIEW_ROWS_MIN;
+    if (cap > VIEW_ROWS)
+        cap = VIEW_ROWS;
+    view_row_t *rows = malloc(cap * sizeof *rows);
+    if (!rows)
+        return -ENOMEM;
+    for (size_t i = 0; i < v->nrows; i++)
+        rows[i] = *view_row(v, i);
+    free(v->rows);
+    v->rows = rows;
+    v->cap = cap;
+    v->first = 0;
+    v->piece = NULL; /* set again by the hold that made room */
     return 0;
 }
 
@@ -178,21 +202,17 @@ static int view_hold(vtview_t *v, const sq_line_t *l, const char *t,
     bool redraw = l->row == SQ_ROW_ASIDE || l->row < v->seen;
     if (l->row != SQ_ROW_ASIDE && l->row >= v->seen)
         v->seen = l->row + 1;
+    int rc = 0;
     if (redraw && (r = view_find(v, l->row)) != NULL) {
         v->live -= r->len;
         r->len = 0;
     } else {
-        if (!v->rows && !(v->rows = calloc(VIEW_ROWS, sizeof *v->rows)))
-            return -ENOMEM;
-        if (v->nrows == VIEW_ROWS) {
-            int rc = view_flush_one(v);
-            if (rc < 0)
-                return rc;
-        }
+        if ((rc = view_room(v)) < 0 ||
+            (v->nrows == VIEW_ROWS && (rc = view_flush_one(v)) < 0))
+            return rc;
         r = view_insert(v, l->row);
     }
-    int rc = view_compact(v);
-    if (rc < 0)
+    if ((rc = view_compact(v)) < 0)
         return rc;
     r->off = v->arena.len;
     r->len = n;
@@ -275,7 +295,7 @@ static bool view_blank_below(uint64_t row, size_t n, uint64_t crow)
  * arena's room is given back past VTVIEW_KEEP_BYTES. */
 static void view_drop(vtview_t *v, size_t given)
 {
-    v->first = (v->first + given) % VIEW_ROWS;
+    v->first = v->cap ? (v->first + given) % v->cap : 0;
     v->nrows -= given;
     for (size_t i = 0; i < v->nrows; i++)
         view_row(v, i)->off = view_row(v, i)->len = 0;
