@@ -371,6 +371,43 @@ TEST(vtview_a_row_drawn_again_after_a_take_comes_back_in_its_place)
     vtview_free(v);
 }
 
+/* Drawing its frame again, a program changed two rows with one between
+ * them that it drew the same: a take gives the two and the row between,
+ * one piece of the screen, and nothing of the rows drawn the same around
+ * them; so whether it overwrote its rows or erased them first (log-update
+ * erases every row, then draws them all). */
+TEST(vtview_a_take_gives_the_rows_that_changed_as_one_piece_of_the_screen)
+{
+    static const char *const redraw[] = {
+        /* in place */
+        "\x1b[5A\rA 2\x1b[K\r\n\rB same\x1b[K\r\n\rC 2\x1b[K\r\n"
+        "\r\x1b[K\r\n\rD same\x1b[K\r\n",
+        /* log-update */
+        "\x1b[2K\x1b[1A\x1b[2K\x1b[1A\x1b[2K\x1b[1A\x1b[2K\x1b[1A\x1b[2K"
+        "\x1b[1A\x1b[2K\x1b[GA 2\r\nB same\r\nC 2\r\n\r\nD same\r\n",
+    };
+    for (size_t k = 0; k < 2; k++) {
+        vtview_t *v;
+        buf_t out = BUF_INIT;
+        bool drawn;
+        ASSERT_OK(vtview_new(&v));
+        TAKE(v, "header\r\nA 1\r\nB same\r\nC 1\r\n\r\nD same\r\n", &out,
+             &drawn);
+        feed_take(v, redraw[k], strlen(redraw[k]), &out, &drawn);
+        ASSERT_STR(TEXT(out), "A 2\nB same\nC 2\n");
+        ASSERT_TRUE(drawn);
+        /* Nothing changed: nothing given. */
+        feed_take(v, redraw[k], strlen(redraw[k]), &out, &drawn);
+        ASSERT_STR(TEXT(out), "");
+        /* A row given, then a line in progress below the rows drawn the
+         * same: the rows between come with them. */
+        TAKE(v, "\x1b[5AA 3\x1b[5E> ", &out, &drawn);
+        ASSERT_STR(TEXT(out), "A 3\nB same\nC 2\n\nD same\n> ");
+        buf_free(&out);
+        vtview_free(v);
+    }
+}
+
 /* Rows a program erased to draw its frame again, at and below the
  * cursor, show nothing until written, or until the cursor moves past
  * them (they were empty lines after all). */

@@ -248,13 +248,19 @@ static void vt_line_reset(vt_t *vt, uint64_t raw_end)
     vt->line_raw_start = raw_end;
 }
 
-/* Whether the line's first len bytes, with the control bytes seen on it,
- * are binary (VT_BINARY_CTL_RATIO): judged on the text and control bytes
- * only, not the raw range, so the same line comes out the same however
- * its bytes were chunked. */
+/* Whether a line of len text bytes and ctl control bytes is binary
+ * (VT_BINARY_CTL_RATIO): judged on the text and control bytes only, not
+ * the raw range, so the same line comes out the same however its bytes
+ * were chunked. */
+static bool vt_binary_count(size_t ctl, size_t len)
+{
+    return ctl * VT_BINARY_CTL_RATIO > ctl + len;
+}
+
+/* The same for the current line's first len bytes. */
 static bool vt_binary(const vt_t *vt, size_t len)
 {
-    return vt->ctl * VT_BINARY_CTL_RATIO > vt->ctl + len;
+    return vt_binary_count(vt->ctl, len);
 }
 
 /* Whether the current line is drawn over a row the screen showed
@@ -1127,6 +1133,25 @@ bool vt_cursor_row(const vt_t *vt, uint64_t *row, bool *fresh)
     *row = vt->row;
     *fresh = vt->row != SQ_ROW_ASIDE && vt->row >= vt->rows;
     return vt_row_pending(vt, false);
+}
+
+int vt_row_text(const vt_t *vt, uint64_t row, buf_t *out)
+{
+    if (row == vt->row && row != SQ_ROW_ASIDE) {
+        if (vt_binary(vt, vt->line.len))
+            return 0;
+        return buf_append(out, vt->line.p ? vt->line.p : "", vt->line.len)
+                   < 0 ? -ENOMEM : 1;
+    }
+    const struct vt_kept *k = vt->kept;
+    const struct vt_slot *s = row == SQ_ROW_ASIDE ? NULL : vt_kept_row(k, row);
+    if (!s || vt_binary_count(s->ctl, s->len))
+        return 0;
+    size_t first, pos = vt_kept_at(k, s, &first);
+    if (buf_append(out, k->ring + pos, first) < 0 ||
+        buf_append(out, k->ring, s->len - first) < 0)
+        return -ENOMEM;
+    return 1;
 }
 
 uint64_t vt_drawn_over(const vt_t *vt)

@@ -52,6 +52,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/buf.h"
 #include "squash/squash.h"
 
 /* The most bytes of an OSC/DCS/APC/PM/SOS string swallowed before the
@@ -124,6 +125,12 @@ size_t vt_pending(const vt_t *vt, const char **text, bool *binary);
  * shows something not handed out yet: text on a new row or one aside, or
  * a change to a row drawn before. */
 bool vt_cursor_row(const vt_t *vt, uint64_t *row, bool *fresh);
+/* Appends to out the text row `row` shows now, as the stripper keeps it
+ * (VT_ROWS_KEEP_BYTES): its bytes as the line held them, which may be
+ * ill-formed where the output was.  Returns 1; 0 when the row's text is
+ * not kept (a row too long, one later rows' text took the place of, a
+ * row aside, a binary one), or -ENOMEM. */
+int vt_row_text(const vt_t *vt, uint64_t row, buf_t *out);
 /* How often text was drawn over or erased so far, on any line: a
  * character written where one stood (after CR, BS or a cursor move back),
  * an erase that took text away, or a row drawn again. */

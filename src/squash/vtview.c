@@ -26,6 +26,18 @@
 #define VIEW_ROWS (VT_ROWS_BACK + 1u)
 #define VIEW_ROWS_MIN 16u
 
+/* What takes gave for the rows in reach, to tell a row drawn again the
+ * same (VIEW_GIVEN_MIN slots, doubled as rows pass them, up to
+ * VIEW_GIVEN_MAX, a power of two above VIEW_ROWS). */
+#define VIEW_GIVEN_MIN 16u
+#define VIEW_GIVEN_MAX 256u
+_Static_assert(VIEW_GIVEN_MAX >= VIEW_ROWS, "a slot per row in reach");
+
+typedef struct {
+    uint64_t row;
+    uint64_t hash; /* of the text given, 0: none */
+} view_given_t;
+
 /* A row in hand: its text is arena[off, off + len). */
 typedef struct {
     uint64_t row;
@@ -50,6 +62,8 @@ struct vtview {
     bool skipping;    /* vtview_skip: lines ended now are not shown */
     int err;          /* the first failure inside the line callback */
     uint64_t drawn_over; /* vt_drawn_over at the last take */
+    view_given_t *given; /* row r in given[r % ngiven] */
+    size_t ngiven;
 };
 
 static view_row_t *view_row(vtview_t *v, size_t i)
@@ -87,15 +101,64 @@ static int view_emit(vtview_t *v, buf_t *out, uint64_t row, const char *t,
     return nl ? buf_append_byte(out, '\n') : 0;
 }
 
+/* A row's text as a number: FNV-1a, never 0 (0 is no text given). */
+static uint64_t view_hash(const char *t, size_t n, bool marker)
+{
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)marker;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)t[i]) * 1099511628211ull;
+    return h ? h : 1;
+}
+
+/* Whether a take gave row `row` with this text, ended (a row, not a line
+ * in progress), and no take gave it otherwise since. */
+static bool view_was_given(const vtview_t *v, uint64_t row, const char *t,
+                           size_t n, bool marker)
+{
+    if (!v->ngiven || row == SQ_ROW_ASIDE)
+        return false;
+    const view_given_t *g = &v->given[row & (v->ngiven - 1)];
+    return g->hash && g->row == row && g->hash == view_hash(t, n, marker);
+}
+
+/* Notes that a take gave row `row` with this text (hash 0: as a line in
+ * progress, which says nothing of the row's text to come).  0 or
+ * -ENOMEM. */
+static int view_note_given(vtview_t *v, uint64_t row, uint64_t hash)
+{
+    if (row == SQ_ROW_ASIDE)
+        return 0;
+    size_t n = v->ngiven ? v->ngiven : VIEW_GIVEN_MIN;
+    while (n < VIEW_GIVEN_MAX && row >= n)
+        n *= 2;
+    if (n != v->ngiven) {
+        view_given_t *g = calloc(n, sizeof *g);
+        if (!g)
+            return -ENOMEM;
+        for (size_t i = 0; i < v->ngiven; i++)
+            if (v->given[i].hash)
+                g[v->given[i].row & (n - 1)] = v->given[i];
+        free(v->given);
+        v->given = g;
+        v->ngiven = n;
+    }
+    v->given[row & (n - 1)] = (view_given_t){row, hash};
+    return 0;
+}
+
 /* Appends row r in hand to out as shown (text t[0..n): its own, or the
- * line in progress on it).  A blank row aside is nothing: an erased
- * status bar. */
+ * line in progress on it), noting what was given.  A blank row aside is
+ * nothing: an erased status bar. */
 static int view_give(vtview_t *v, buf_t *out, const view_row_t *r,
                      const char *t, size_t n)
 {
     if (r->row == SQ_ROW_ASIDE && !n)
         return 0;
-    return view_emit(v, out, r->row, t, n, r->marker, !r->open);
+    int rc = view_emit(v, out, r->row, t, n, r->marker, !r->open);
+    if (rc == 0)
+        rc = view_note_given(v, r->row,
+                             r->open ? 0 : view_hash(t, n, r->marker));
+    return rc;
 }
 
 /* Gives the oldest row in hand to `ended`. */
@@ -272,6 +335,7 @@ void vtview_free(vtview_t *v)
     buf_free(&v->arena);
     buf_free(&v->shown);
     free(v->rows);
+    free(v->given);
     free(v);
 }
 
@@ -279,6 +343,37 @@ int vtview_feed(vtview_t *v, const void *data, size_t n)
 {
     int rc = vt_feed(v->vt, data, n, 0);
     return rc < 0 ? rc : v->err;
+}
+
+/* Gives the rows of the screen strictly between row `from`, given last
+ * (SQ_ROW_ASIDE: none), and row `to`, as the stripper keeps them: rows
+ * no take gave again since, between two that it gives.  A row whose text
+ * is not kept (vt_row_text) is left out.  0 or -ENOMEM. */
+static int view_fill(vtview_t *v, buf_t *out, uint64_t from, uint64_t to)
+{
+    if (from == SQ_ROW_ASIDE || to == SQ_ROW_ASIDE || to <= from + 1)
+        return 0;
+    if (to - from - 1 > VT_ROWS_BACK) /* out of reach: kept by nothing */
+        from = to - VT_ROWS_BACK - 1;
+    buf_t raw = BUF_INIT, text = BUF_INIT;
+    int rc = 0;
+    for (uint64_t row = from + 1; rc == 0 && row < to; row++) {
+        buf_reset(&raw);
+        buf_reset(&text);
+        if ((rc = vt_row_text(v->vt, row, &raw)) <= 0)
+            continue;
+        utf8_dec_t d;
+        utf8_init(&d);
+        if ((rc = utf8_decode(&d, raw.p ? raw.p : "", raw.len, &text)) < 0 ||
+            (rc = utf8_finish(&d, &text)) < 0)
+            break;
+        const char *t = text.p ? text.p : "";
+        if ((rc = view_emit(v, out, row, t, text.len, false, true)) == 0)
+            rc = view_note_given(v, row, view_hash(t, text.len, false));
+    }
+    buf_free(&raw);
+    buf_free(&text);
+    return rc < 0 ? rc : 0;
 }
 
 /* Whether row `row` (its text n bytes long) is blank and not above the
@@ -386,13 +481,33 @@ int vtview_take(vtview_t *v, buf_t *out, bool *drawn_over)
     const char *pt = text.p ? text.p : "";
     view_row_t *cur = pending && !fresh ? view_find(v, crow) : NULL;
 
+    /* The rows given: from the first that shows what no take gave there
+     * to the last, and every row of the screen between them (a take gives
+     * one piece of the screen); rows a take gave the same are not given
+     * again outside that piece. */
     size_t end = view_to_give(v, crow, cur, text.len);
-    for (size_t i = 0; rc == 0 && i < end; i++) {
+    size_t first = end, last = 0;
+    for (size_t i = 0; i < end; i++) {
         view_row_t *r = view_row(v, i);
+        if (!r->open && (r == cur ? view_was_given(v, r->row, pt, text.len,
+                                                   false)
+                                  : view_was_given(v, r->row, view_text(v, r),
+                                                   r->len, r->marker)))
+            continue;
+        if (first == end)
+            first = i;
+        last = i;
+    }
+    uint64_t prev = SQ_ROW_ASIDE; /* the last row given, unless aside */
+    for (size_t i = first; rc == 0 && i < end && i <= last; i++) {
+        view_row_t *r = view_row(v, i);
+        if ((rc = view_fill(v, out, prev, r->row)) < 0)
+            break;
         if (r == cur)
             rc = view_give(v, out, r, pt, text.len);
         else
             rc = view_give(v, out, r, view_text(v, r), r->len);
+        prev = r->row != SQ_ROW_ASIDE ? r->row : prev;
     }
     if (rc == 0 && !cur && text.len) {
         /* A new row, or one aside, may grow: it has no line end yet, and
@@ -400,7 +515,13 @@ int vtview_take(vtview_t *v, buf_t *out, bool *drawn_over)
          * (shown in an earlier take) is given whole, as a row. */
         bool open = fresh || crow == SQ_ROW_ASIDE;
         bool esc = emit_raw_escaped(pt, text.len);
-        rc = view_emit(v, out, crow, pt, text.len, false, !open);
+        if (first < end)
+            rc = view_fill(v, out, prev, crow);
+        if (rc == 0)
+            rc = view_emit(v, out, crow, pt, text.len, false, !open);
+        if (rc == 0)
+            rc = view_note_given(v, crow,
+                                 open ? 0 : view_hash(pt, text.len, false));
         if (rc == 0 && open) {
             rc = buf_append(&v->shown, pt, text.len);
             v->shown_row = crow;
@@ -421,6 +542,9 @@ void vtview_unshow(vtview_t *v)
 {
     buf_reset(&v->shown);
     v->shown_esc = false;
+    /* Nothing the take gave reached the reader: no row is known to it. */
+    if (v->given)
+        memset(v->given, 0, v->ngiven * sizeof *v->given);
 }
 
 size_t vtview_held(const vtview_t *v)

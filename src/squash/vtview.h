@@ -12,10 +12,13 @@
  *     colours and other escape sequences gone, a line drawn over (CR, BS,
  *     erase, a cursor move) only in its final frame, CRLF as one ending;
  *   - each row a program went back up to and drew again (vt.h) in its
- *     place, at its last frame, once: a take gives the screen's rows in
- *     order, a row that an earlier take gave among them again where it
- *     stands; blank rows at and below the cursor (a frame erased to be
- *     drawn again) wait until written, or passed by the cursor;
+ *     place, at its last frame, once: a take gives the rows that changed
+ *     since a take gave them as one piece of the screen, from the first
+ *     to the last in screen order, the rows between them as they stand
+ *     (kept by the stripper, vt_row_text), and nothing of the rows drawn
+ *     the same around them; blank rows at and below the cursor (a frame
+ *     erased to be drawn again) wait until written, or passed by the
+ *     cursor;
  *   - the line still being written, as it stands: a prompt, a progress
  *     bar at its latest frame.  When the next take finds that line grown
  *     from what was shown (more text after a prompt, the echo of what was
