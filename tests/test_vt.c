@@ -383,6 +383,10 @@ TEST(vt_erase_below_blanks_rows_and_the_row_aside)
         ASSERT_STR(g.text[i], text[i]);
         ASSERT_EQ(g.line[i].row, row[i]);
     }
+    /* Text aside redraws only text aside that no erase took. */
+    ASSERT_EQ(g.line[1].kind, SQ_LINE_COMPLETE);
+    ASSERT_EQ(g.line[3].kind, SQ_LINE_OVERWRITE);
+    ASSERT_EQ(g.line[6].kind, SQ_LINE_COMPLETE);
     got_free(&g);
 }
 

@@ -38,7 +38,7 @@ enum vt_state {
 };
 
 /* One row's text in the ring: bytes [at, at + len) of everything the
- * ring was given, intact while fewer than VT_ROWS_KEEP_BYTES followed. */
+ * ring was given, intact while no more than the ring's size followed. */
 struct vt_slot {
     uint64_t row;
     uint64_t at;
@@ -264,10 +264,11 @@ static bool vt_binary(const vt_t *vt, size_t len)
 }
 
 /* Whether the current line is drawn over a row the screen showed
- * already: one resumed, or one aside (drawn over whatever stood there). */
+ * already: one resumed, or one aside over text aside before it (a status
+ * bar drawn again; the first text after a clear is no redraw). */
 static bool vt_redraws(const vt_t *vt)
 {
-    return vt->row_old || vt->row == SQ_ROW_ASIDE;
+    return vt->row_old || (vt->row == SQ_ROW_ASIDE && vt->aside_shown);
 }
 
 /* Hands line[0, len) to the callback as one line or piece. */
@@ -583,8 +584,7 @@ static int vt_end_row(vt_t *vt, sq_line_kind_t kind, uint64_t raw_end)
     if (rc == 0)
         rc = vt_keep_row(vt);
     vt->lines++;
-    /* a row drawn again; a row aside over text aside before it */
-    if (vt->row_old || (vt->row == SQ_ROW_ASIDE && vt->aside_shown))
+    if (vt_redraws(vt))
         vt->drawn_over++;
     if (vt->row != SQ_ROW_ASIDE && vt->row >= vt->rows)
         vt->rows = vt->row + 1;
