@@ -413,7 +413,8 @@ static size_t view_to_give(vtview_t *v, uint64_t crow, const view_row_t *cur,
     size_t end = v->nrows;
     while (end) {
         const view_row_t *r = view_row(v, end - 1);
-        if (!view_blank_below(r->row, r == cur ? n : r->len, crow))
+        size_t len = cur && r == cur ? n : r->len;
+        if (!view_blank_below(r->row, len, crow))
             break;
         end--;
     }
