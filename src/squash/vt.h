@@ -106,8 +106,8 @@ int vt_finish(vt_t *vt);
  * (squash_skip): pending text is delivered as a line first, the escape
  * state and colours start afresh, the next line is numbered after the
  * skipped ones, its offsets counted past them, and it starts a new row
- * that no move goes back above (what the skipped bytes drew is unknown).  0 or the callback's
- * negative return. */
+ * that no move goes back above (what the skipped bytes drew is unknown).
+ * 0 or the callback's negative return. */
 int vt_skip(vt_t *vt, uint64_t bytes, uint64_t lines);
 /* Stream totals: raw bytes fed or skipped, lines delivered or skipped
  * (pieces of a cut line count once) and the bytes of delivered text plus one newline each (the

@@ -249,8 +249,8 @@ static view_row_t *view_insert(vtview_t *v, uint64_t row)
 
 /* Takes a row's text t[0..n) in hand: over the row's earlier text where
  * that is still in hand, else as a new row in its place (view_insert;
- * flushing the oldest first when the hand is full).  A later piece of a cut line (cont) goes
- * on the end of its row. */
+ * flushing the oldest first when the hand is full).  A later piece of a
+ * cut line (cont) goes on the end of its row. */
 static int view_hold(vtview_t *v, const sq_line_t *l, const char *t,
                      size_t n, bool marker, bool cont)
 {
