@@ -93,6 +93,17 @@ static size_t vt_kept_at(const struct vt_kept *k, const struct vt_slot *s,
     return pos;
 }
 
+/* Appends kept row s's text to out.  0 or -ENOMEM. */
+static int vt_kept_text(const struct vt_kept *k, const struct vt_slot *s,
+                        buf_t *out)
+{
+    size_t first, pos = vt_kept_at(k, s, &first);
+    if (buf_append(out, k->ring + pos, first) < 0 ||
+        buf_append(out, k->ring, s->len - first) < 0)
+        return -ENOMEM;
+    return 0;
+}
+
 static void vt_kept_free(struct vt_kept *k)
 {
     if (k) {
@@ -558,6 +569,8 @@ static int vt_keep_row(vt_t *vt)
     s->valid = keep;
     if (!keep)
         return 0;
+    /* Per line, so one copy in the common case, where the text does not
+     * wrap (reading it back, vt_kept_at, is for moves only). */
     size_t pos = (size_t)(k->head & (k->size - 1));
     if (n <= k->size - pos) {
         if (n)
@@ -641,14 +654,11 @@ static void vt_enter_row(vt_t *vt, uint64_t to, size_t col, uint64_t raw_end)
     vt->row_dirty = false;
     const struct vt_kept *k = vt->kept;
     const struct vt_slot *s = vt->row_old ? vt_kept_row(k, to) : NULL;
-    if (s && buf_reserve(&vt->line, s->len) == 0) {
-        size_t first, pos = vt_kept_at(k, s, &first);
-        memcpy(vt->line.p, k->ring + pos, first);
-        memcpy(vt->line.p + first, k->ring, s->len - first);
-        vt->line.len = s->len;
-        vt->line.p[vt->line.len] = '\0';
+    if (s && vt_kept_text(k, s, &vt->line) == 0) {
         vt->ctl = s->ctl;
         vt->colours = s->colours;
+    } else if (s) {
+        vt_line_reset(vt, raw_end); /* without memory it resumes blank */
     }
     vt_move_col(vt, col);
     /* What is printed over the resumed text draws over it. */
@@ -833,17 +843,16 @@ static int vt_erase_below(vt_t *vt, unsigned mode)
         vt->aside_shown = false;
         rc = vt_blank_row(vt, SQ_ROW_ASIDE);
     }
-    if (mode != 0 || vt->row == SQ_ROW_ASIDE)
+    if (mode != 0 || vt->row == SQ_ROW_ASIDE || vt->row + 1 >= vt->rows)
+        return rc;
+    /* Moves keep the cursor within VT_ROWS_BACK rows of the last: every
+     * row below it is in reach, with a slot of its own. */
+    if (vt->kept && (rc = vt_kept_grow(vt->kept, vt->rows - 1, 0)) < 0)
         return rc;
     for (uint64_t r = vt->row + 1; rc == 0 && r < vt->rows; r++) {
-        struct vt_slot *s = NULL;
-        if (vt->kept && (rc = vt_kept_grow(vt->kept, r, 0)) < 0)
-            return rc;
-        if (vt->kept)
-            s = vt_slot(vt->kept, r);
-        if (r + VT_ROWS_BACK < vt->rows ||
-            (s && s->row == r && s->valid && !s->len))
-            continue; /* out of reach, or blank already */
+        struct vt_slot *s = vt->kept ? vt_slot(vt->kept, r) : NULL;
+        if (s && s->row == r && s->valid && !s->len)
+            continue; /* blank already */
         if (s) {
             s->row = r;
             s->valid = true;
@@ -1147,11 +1156,7 @@ int vt_row_text(const vt_t *vt, uint64_t row, buf_t *out)
     const struct vt_slot *s = row == SQ_ROW_ASIDE ? NULL : vt_kept_row(k, row);
     if (!s || vt_binary_count(s->ctl, s->len))
         return 0;
-    size_t first, pos = vt_kept_at(k, s, &first);
-    if (buf_append(out, k->ring + pos, first) < 0 ||
-        buf_append(out, k->ring, s->len - first) < 0)
-        return -ENOMEM;
-    return 1;
+    return vt_kept_text(k, s, out) < 0 ? -ENOMEM : 1;
 }
 
 uint64_t vt_drawn_over(const vt_t *vt)
