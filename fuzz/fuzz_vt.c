@@ -9,7 +9,9 @@
  * stands on a row that gave one already, the next new row, or aside;
  * chunking changes nothing (same line
  * count and text bytes as one feed); the squasher never exceeds its input
- * cap by more than its mandatory markers and ends every line in '\n'.
+ * cap by more than its mandatory markers and ends every line in '\n';
+ * streamed, with quiet spells between chunks, it sends whole lines and
+ * counts what it sent.
  * The terminal's view (vtview.h), taken after every chunk, is valid UTF-8
  * each time and counts every byte; for text that nothing draws over (no
  * control byte but LF, no `[` that could make a marker look-alike), the
@@ -65,6 +67,14 @@ static int fz_line(const sq_line_t *l, void *d)
     f->hash = (f->hash ^ (uint64_t)l->kind) * 1099511628211ull;
     f->hash = (f->hash ^ (uint64_t)l->more) * 1099511628211ull;
     return 0;
+}
+
+/* The squasher's sink: each send is one or more whole lines. */
+static void fz_collect(const char *text, size_t len, void *data)
+{
+    if (!len || text[len - 1] != '\n')
+        abort();
+    buf_append(data, text, len);
 }
 
 static void fz_run(const uint8_t *p, size_t n, size_t chunk, struct fz *f)
@@ -139,6 +149,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     if (out.len && out.p[out.len - 1] != '\n')
         abort();
+    buf_free(&out);
+
+    /* Streamed, fed in chunks with quiet spells between some of them
+     * (a small output's lines wait, then go out): every send is whole
+     * lines, and the counts add up. */
+    squash_t *sq;
+    if (squash_new(&o, fz_collect, &out, &sq) < 0)
+        abort();
+    uint64_t now = 0;
+    for (size_t i = 0; i < n; i += chunk) {
+        if (squash_feed(sq, p + i, n - i < chunk ? n - i : chunk, now) < 0)
+            abort();
+        now += p[i] & 1 ? SQ_QUIET_MS : 1;
+        if (squash_tick(sq, now) < 0)
+            abort();
+    }
+    if (squash_finish(sq, 1, 0, now) < 0)
+        abort();
+    sq_stats_t st;
+    squash_stats(sq, &st);
+    if (st.out_bytes != out.len || st.omitted > st.raw_lines)
+        abort();
+    squash_free(sq);
     buf_free(&out);
     return 0;
 }

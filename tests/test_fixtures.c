@@ -231,7 +231,9 @@ TEST(fixtures_npm_then_make_each_tool_keeps_its_grammar)
          * is gone */
         tu_condense(set, cmds[0], &raw, !deferred, 0, 2, &out);
         ASSERT_CONTAINS(out.p, npm_dedup);
-        ASSERT_TRUE(strstr(out.p, make_outcomes[0]) == NULL);
+        /* (streamed, this small output shows every line, noise aside) */
+        if (deferred)
+            ASSERT_TRUE(strstr(out.p, make_outcomes[0]) == NULL);
         tu_condense(set, cmds[1], &raw, !deferred, 0, 2, &out);
         ASSERT_TRUE(strstr(out.p, npm_dedup) == NULL);
         ASSERT_CONTAINS(out.p, make_outcomes[0]);

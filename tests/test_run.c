@@ -597,6 +597,36 @@ TEST(run_hazard_is_shown_before_the_command_ends)
     buf_free(&out);
 }
 
+/* A small output (SQ_SMALL_LINES) is shown whole: the lines a condensed
+ * stream drops wait for the next hazard, for SQ_QUIET_MS without output
+ * (a server's lines before it waits for requests), or for the end, and
+ * come in their order.  A short failure used to show its error line
+ * alone, and a quiet server nothing until it exited. */
+TEST(run_small_output_is_shown_whole_and_quiet_lines_come_out)
+{
+    setup();
+    char fifo[PATH_MAX];
+    snprintf(fifo, sizeof fifo, "%s/release", test_tmpdir());
+    ASSERT_EQ(mkfifo(fifo, 0600), 0);
+    const char *argv[] = {rein_path(), helper_path(), "quiet", fifo, NULL};
+    pid_t pid;
+    int pidfd;
+    int out_fd = rein_start_piped(argv, &pid, &pidfd);
+    buf_t out = BUF_INIT;
+    /* The command is blocked on the FIFO, quiet: its lines come out. */
+    expect_fd(out_fd, &out, "listening on 3000\n");
+    ASSERT_STR(out.p, "starting\nlistening on 3000\n");
+    int w = open(fifo, O_WRONLY | O_CLOEXEC);
+    ASSERT_TRUE(w >= 0);
+    close(w);
+    ASSERT_EQ(rein_finish(pid, pidfd, out_fd, &out), 1);
+    const char *whole = "starting\nlistening on 3000\nx.c:1:1: error: boom\n"
+                        "after\n[rein] exit 1 ";
+    ASSERT_TRUE(!strncmp(out.p, whole, strlen(whole)));
+    ASSERT_NOT_CONTAINS(out.p, "[rein] omitted");
+    buf_free(&out);
+}
+
 TEST(run_forwards_sigint_to_the_child)
 {
     setup();

@@ -75,7 +75,50 @@ static void check_lines(const buf_t *out, const char *raw)
     pcre2_code_free(re);
 }
 
+/* Past SQ_SMALL_LINES a stream is condensed: a hazard goes out the
+ * moment its line completes, alone; the summary follows at the end. */
 TEST(squash_streams_hazards_before_the_end)
+{
+    sq_opts_t o = {.command = "make", .log_path = "/tmp/x.log"};
+    buf_t out = BUF_INIT, in = BUF_INIT;
+    squash_t *sq;
+    ASSERT_OK(squash_new(&o, collect, &out, &sq));
+    for (int i = 0; i < SQ_SMALL_LINES; i++)
+        ASSERT_OK(buf_printf(&in, "%s %c\n", i % 2 ? "compiling" : "linking",
+                             'a' + i % 26));
+    ASSERT_OK(buf_append_str(&in, "src/a.c:3:4: error: boom\n"));
+    ASSERT_OK(squash_feed(sq, in.p, in.len, 0));
+    ASSERT_STR(out.p, "src/a.c:3:4: error: boom\n");
+    const char *more = "compiling c\nBuild finished: 1 error\n";
+    ASSERT_OK(squash_feed(sq, more, strlen(more), 10));
+    ASSERT_OK(buf_append_str(&in, more));
+    ASSERT_OK(squash_tick(sq, 10 + SQ_QUIET_MS)); /* not small: held */
+    ASSERT_STR(out.p, "src/a.c:3:4: error: boom\n");
+    ASSERT_OK(squash_finish(sq, 2, 2310, 20));
+    ASSERT_CONTAINS(out.p, "[rein] exit 2 · 2.31s · 43 lines\n");
+    ASSERT_CONTAINS(out.p, "Build finished: 1 error\n");
+    ASSERT_CONTAINS(out.p, "[rein] log /tmp/x.log\n");
+    sq_stats_t st;
+    squash_stats(sq, &st);
+    ASSERT_EQ(st.raw_lines, 43);
+    ASSERT_EQ(st.errors, 1);
+    ASSERT_EQ(st.outcomes, 1);
+    ASSERT_EQ(st.omitted, 41);
+    ASSERT_EQ(st.out_bytes, out.len);
+    check_lines(&out, in.p);
+    ASSERT_EQ(squash_feed(sq, "x", 1, 30), -EINVAL);
+    squash_free(sq);
+    squash_free(NULL);
+    buf_free(&out);
+    buf_free(&in);
+}
+
+/* While an output is small its stream shows all of it, in order: the
+ * lines a condensed stream would drop wait, and go out ahead of the next
+ * hazard, after SQ_QUIET_MS without output, or at the end before the
+ * summary.  A five-line traceback used to come without the lines above
+ * it, and a server's `Listening on` never came. */
+TEST(squash_stream_of_a_small_output_shows_it_whole)
 {
     sq_opts_t o = {.command = "make", .log_path = "/tmp/x.log"};
     buf_t out = BUF_INIT;
@@ -83,25 +126,64 @@ TEST(squash_streams_hazards_before_the_end)
     ASSERT_OK(squash_new(&o, collect, &out, &sq));
     const char *in = "compiling a\ncompiling b\nsrc/a.c:3:4: error: boom\n";
     ASSERT_OK(squash_feed(sq, in, strlen(in), 0));
-    ASSERT_STR(out.p, "src/a.c:3:4: error: boom\n");
-    const char *more = "compiling c\nBuild finished: 1 error\n";
+    ASSERT_STR(out.p, in);
+    const char *more = "linking\nBuild finished: 1 error\n";
     ASSERT_OK(squash_feed(sq, more, strlen(more), 10));
-    ASSERT_OK(squash_finish(sq, 2, 2310, 20));
-    ASSERT_CONTAINS(out.p, "[rein] exit 2 · 2.31s · 5 lines\n");
-    ASSERT_CONTAINS(out.p, "Build finished: 1 error\n");
-    ASSERT_CONTAINS(out.p, "[rein] omitted 3 lines\n");
-    ASSERT_CONTAINS(out.p, "[rein] log /tmp/x.log\n");
+    ASSERT_OK(squash_tick(sq, 10 + SQ_QUIET_MS - 1)); /* not yet quiet */
+    ASSERT_STR(out.p, in);
+    ASSERT_OK(squash_tick(sq, 10 + SQ_QUIET_MS));
+    ASSERT_STR(out.p, "compiling a\ncompiling b\nsrc/a.c:3:4: error: boom\n"
+                      "linking\nBuild finished: 1 error\n");
+    ASSERT_OK(squash_tick(sq, 20 + SQ_QUIET_MS)); /* nothing more to send */
+    ASSERT_OK(squash_feed(sq, "done\n", 5, 30 + SQ_QUIET_MS));
+    ASSERT_OK(squash_finish(sq, 2, 2310, 40 + SQ_QUIET_MS));
+    /* Nothing dropped: no omitted marker, no log marker. */
+    ASSERT_STR(out.p, "compiling a\ncompiling b\nsrc/a.c:3:4: error: boom\n"
+                      "linking\nBuild finished: 1 error\ndone\n"
+                      "[rein] exit 2 · 2.31s · 6 lines\n");
     sq_stats_t st;
     squash_stats(sq, &st);
-    ASSERT_EQ(st.raw_lines, 5);
-    ASSERT_EQ(st.errors, 1);
-    ASSERT_EQ(st.outcomes, 1);
+    ASSERT_EQ(st.omitted, 0);
     ASSERT_EQ(st.out_bytes, out.len);
-    check_lines(&out, "compiling a\ncompiling b\nsrc/a.c:3:4: error: boom\ncompiling c\n"
-                      "Build finished: 1 error\n");
-    ASSERT_EQ(squash_feed(sq, "x", 1, 30), -EINVAL);
     squash_free(sq);
-    squash_free(NULL);
+
+    /* The edges: a hazard as line SQ_SMALL_LINES brings every line above
+     * it; as the line after, none (the output is no longer small). */
+    for (int extra = 0; extra < 2; extra++) {
+        buf_t raw = BUF_INIT;
+        buf_reset(&out);
+        ASSERT_OK(squash_new(&o, collect, &out, &sq));
+        for (int i = 1; i < SQ_SMALL_LINES + extra; i++)
+            ASSERT_OK(buf_printf(&raw, "%s step\n", i % 2 ? "odd" : "even"));
+        ASSERT_OK(buf_append_str(&raw, "src/b.c:1:1: error: late\n"));
+        ASSERT_OK(squash_feed(sq, raw.p, raw.len, 0));
+        ASSERT_STR(out.p, extra ? "src/b.c:1:1: error: late\n" : raw.p);
+        squash_free(sq);
+        buf_free(&raw);
+    }
+
+    /* ... and SQ_WHOLE_BYTES_MAX: lines of exactly that many bytes in all
+     * (newlines counted) are small; one byte more is not. */
+    for (int extra = 0; extra < 2; extra++) {
+        buf_t raw = BUF_INIT;
+        buf_reset(&out);
+        ASSERT_OK(squash_new(&o, collect, &out, &sq));
+        const char *err = "src/c.c:1:1: error: big\n";
+        size_t line = SQ_WHOLE_BYTES_MAX / 8; /* 8 lines, the error last */
+        for (int i = 0; i < 7; i++) {
+            for (size_t k = 0; k + 1 < line + (i == 0 ? (size_t)extra : 0); k++)
+                ASSERT_OK(buf_append(&raw, i % 2 ? "x" : "y", 1));
+            ASSERT_OK(buf_append_str(&raw, "\n"));
+        }
+        for (size_t k = strlen(err); k < line; k++)
+            ASSERT_OK(buf_append(&raw, " ", 1));
+        ASSERT_OK(buf_append_str(&raw, err));
+        ASSERT_EQ(raw.len, SQ_WHOLE_BYTES_MAX + (size_t)extra);
+        ASSERT_OK(squash_feed(sq, raw.p, raw.len, 0));
+        ASSERT_INT(out.len, ==, extra ? line : raw.len);
+        squash_free(sq);
+        buf_free(&raw);
+    }
     buf_free(&out);
 }
 
@@ -116,7 +198,7 @@ TEST(squash_noise_marker_counts_only_dropped_lines)
     ASSERT_OK(squash_new(&o, collect, &out, &sq));
     ASSERT_OK(squash_feed(sq, "line1\nline2\nline3\n", 18, 0));
     ASSERT_OK(squash_finish(sq, 0, 0, 0));
-    ASSERT_STR(out.p, "[rein] exit 0 · 3 lines\nline1\nline2\nline3\n");
+    ASSERT_STR(out.p, "line1\nline2\nline3\n[rein] exit 0 · 3 lines\n");
     squash_free(sq);
 
     buf_t in = BUF_INIT;
@@ -735,10 +817,7 @@ TEST(squash_include_chain_goes_with_its_diagnostic)
         ASSERT_OK(squash_finish(sq, 1, 0, 0));
         squash_free(sq);
         check_lines(&out, in.p);
-        if (!streamed)
-            ASSERT_CONTAINS(out.p, chain_a);
-        else /* streamed, it is the first line out */
-            ASSERT_TRUE(!strncmp(out.p, chain_a + 1, strlen(chain_a + 1)));
+        ASSERT_CONTAINS(out.p, chain_a);
         ASSERT_CONTAINS(out.p, "      | ^~~~~~~\n"
                                "In file included from inc/vec.h:3,\n"
                                "                 from src/b.c:1:\n"
@@ -752,7 +831,20 @@ TEST(squash_include_chain_goes_with_its_diagnostic)
         /* The folded copies' chains and the lone one are noise: 1 + 3 × 2 */
         ASSERT_NOT_CONTAINS(out.p, "src/d.c");
         ASSERT_NOT_CONTAINS(out.p, "src/lone.c");
-        ASSERT_CONTAINS(out.p, "[rein] noise 36 lines (tool 7, repeat 29)\n");
+        if (!streamed) {
+            ASSERT_CONTAINS(out.p, "[rein] noise 36 lines (tool 7, repeat "
+                                   "29)\n");
+        } else {
+            /* Streamed, the output was still small (SQ_SMALL_LINES) when
+             * the first error came: every line before it but noise went
+             * out ahead of it, the near-duplicates too, as a fallback
+             * tail shows them. */
+            ASSERT_TRUE(!strncmp(out.p, "compiling unit 0 of 30\n", 23));
+            ASSERT_CONTAINS(out.p, "compiling unit 29 of 30\n"
+                                   "compilation of lone skipped"
+                                   "\nIn file included from inc/vec.h:3,");
+            ASSERT_CONTAINS(out.p, "[rein] noise 7 lines (tool 7)\n");
+        }
     }
 
     /* Under a budget the chain is a line its error owns: never shown
@@ -2057,9 +2149,21 @@ TEST(squash_held_excerpt_is_shown_only_with_its_caret)
     ASSERT_OK(squash_feed(sq, b, strlen(b), 0));
     ASSERT_OK(squash_finish(sq, 1, 0, 0));
     squash_free(sq);
+    /* a small output's stream shows it whole, in its order */
+    ASSERT_CONTAINS(out.p, "x.c:2:1: error: no excerpt\nstill unknown\n"
+                           "[rein] exit 1");
+    ASSERT_NOT_CONTAINS(out.p, "[rein] omitted");
+    /* past SQ_SMALL_LINES the line no caret follows is omitted */
+    buf_reset(&out);
+    ASSERT_OK(squash_new(&o, collect, &out, &sq));
+    for (int i = 0; i < SQ_SMALL_LINES; i++)
+        ASSERT_OK(squash_feed(sq, "building\n", 9, 0));
+    ASSERT_OK(squash_feed(sq, b, strlen(b), 0));
+    ASSERT_OK(squash_finish(sq, 1, 0, 0));
+    squash_free(sq);
     ASSERT_CONTAINS(out.p, "x.c:2:1: error: no excerpt\n[rein] exit 1");
     ASSERT_NOT_CONTAINS(out.p, "still unknown");
-    ASSERT_CONTAINS(out.p, "[rein] omitted 1 line\n");
+    ASSERT_CONTAINS(out.p, "[rein] omitted 2 lines\n"); /* + 39 repeats */
 
     /* held when the view skips: not the excerpt of anything */
     buf_reset(&out);

@@ -12,7 +12,9 @@
  * Two ways out:
  *   streaming (default): each hazard line is sent the moment it completes;
  *     at the end the exit marker, the remaining items, the repeat markers
- *     and the counts follow;
+ *     and the counts follow.  While the output is small, every line but
+ *     noise is sent, no later than the next line streamed, a quiet spell
+ *     or the end (sq_release);
  *   deferred (budget, cap_to_input, or asked for): at the end, the exit
  *     marker heads the output, every item in line order with each gap
  *     marked in place.  With a budget the items are chosen by priority
@@ -246,6 +248,19 @@ struct squash {
     buf_t whole;
     size_t whole_raw;   /* its lines' bytes as printed (no escape prefix) */
     bool whole_ok, whole_shown;
+    /* A streamed view of an output still small (at most SQ_SMALL_LINES
+     * lines and SQ_WHOLE_BYTES_MAX bytes so far) shows all of it but its
+     * noise.  The lines not streamed the moment they complete (unknown
+     * lines, in the ring; outcomes, prompts, a dedup group's first line
+     * and binary runs, among the items) wait, and go out in line order
+     * ahead of the next line streamed, after SQ_QUIET_MS without output,
+     * or at the end, before the exit marker (sq_release).  Once the output
+     * passes either bound, the lines waiting are the condensed view's, as
+     * every later one. */
+    bool small;
+    size_t small_bytes;
+    size_t released;       /* the items before this index are all out */
+    uint64_t last_feed_ms; /* when the last bytes came (squash_feed) */
 
     uint64_t noise[CLS_NOISE_REASONS];
     uint64_t hazards, errors, warnings, outcomes, prompts;
@@ -732,6 +747,56 @@ static int sq_stream(squash_t *sq, struct sq_item *it)
     return rc;
 }
 
+/* Sends what the stream of a small output holds (see `small`), in line
+ * order: the items not streamed yet, and the unknown lines in the ring,
+ * each made a tail item as it goes.  Those are added after the items
+ * walked, which is why the walk holds indices, never pointers.  Called
+ * before a line is streamed (ahead of its item being added, so that the
+ * items keep their order and a hazard's index its meaning), after a
+ * quiet spell, and at the end. */
+static int sq_release(squash_t *sq)
+{
+    if (sq->deferred || !sq->small)
+        return 0;
+    size_t end = sq->nitems, i = sq->released, r = 0;
+    int rc = 0;
+    while (rc == 0 && (i < end || r < sq->ringn)) {
+        if (i < end && sq->items[i].emitted) {
+            i++;
+            continue;
+        }
+        const struct sq_tail *t =
+            r < sq->ringn ? &sq->ring[(sq->ringhead + r) % sq->ringcap] : NULL;
+        struct sq_item *it;
+        if (t && (i == end || t->lineno < sq->items[i].lineno)) {
+            sq_line_t l = sq_tail_line(t);
+            r++;
+            if ((rc = sq_item_add(sq, &l, SQ_R_TAIL, UINT32_MAX, &it)) < 0)
+                break;
+        } else {
+            it = &sq->items[i++]; /* i < end: the loop's condition */
+        }
+        rc = sq_stream(sq, it);
+    }
+    /* The lines sent leave the ring: the fallback tail at the end is
+     * made of the lines after them. */
+    sq->ringn = sq->ringhead = 0;
+    sq->released = sq->nitems;
+    return rc;
+}
+
+/* Whether the output is still small for its stream (see `small`), with
+ * one more complete line. */
+static void sq_small_count(squash_t *sq, const sq_line_t *l)
+{
+    if (!sq->small)
+        return;
+    sq->small_bytes += l->len + 1;
+    if (l->lineno > SQ_SMALL_LINES || l->cut || l->split ||
+        sq->small_bytes > SQ_WHOLE_BYTES_MAX)
+        sq->small = false;
+}
+
 /* Adds a line to its group, of which the view shows `show` members.
  * exact: the group is of identical lines (its marker still shows the
  * template), for hazards: two diagnostics that differ in a name or a
@@ -905,7 +970,9 @@ static int sq_unfold(squash_t *sq, const sq_line_t *cont, size_t margin)
     const struct sq_tail *f = &sq->folded;
     sq_line_t head = sq_tail_line(f);
     struct sq_item *it;
-    int rc = sq_item_add(sq, &head, SQ_R_HAZARD, sq->folded_group, &it);
+    int rc = sq_release(sq);
+    if (rc == 0)
+        rc = sq_item_add(sq, &head, SQ_R_HAZARD, sq->folded_group, &it);
     if (rc < 0)
         return rc;
     it->warning = sq->folded_warning;
@@ -1032,6 +1099,7 @@ static int sq_line(squash_t *sq, const sq_line_t *l)
     int rc = 0;
     if (sq->whole_ok && (rc = sq_whole_add(sq, l)) < 0)
         return rc;
+    sq_small_count(sq, l);
     cls_result_t r;
     if ((rc = classify_line(sq->cls, l, &r)) < 0 ||
         (rc = sq_held_release(sq, &r)) < 0)
@@ -1106,6 +1174,8 @@ static int sq_prompt_stream(squash_t *sq, const sq_line_t *l)
             line = sq_tail_line(&t);
     }
     if (rc == 0)
+        rc = sq_release(sq);
+    if (rc == 0)
         rc = emit_prompt(&sq->out);
     if (rc == 0 && (line.split || line.len > SQ_LINE_SHOW_MAX))
         rc = sq_long_render(sq, &line, &sq->out, NULL);
@@ -1158,7 +1228,8 @@ static int sq_take(squash_t *sq, const sq_line_t *l, cls_result_t r)
                 sq->st.omitted++;
                 return 0;
             }
-            if ((rc = sq_item_add(sq, l, SQ_R_CONT, UINT32_MAX, &it)) < 0)
+            if ((rc = sq_release(sq)) < 0 ||
+                (rc = sq_item_add(sq, l, SQ_R_CONT, UINT32_MAX, &it)) < 0)
                 return rc;
             it->head = sq->last_head;
             /* weighed past a margin drawn before it (r.margin) */
@@ -1198,7 +1269,8 @@ static int sq_take(squash_t *sq, const sq_line_t *l, cls_result_t r)
                 return rc;
             return sq_fold_keep(sq, l, group, key, r.warning);
         }
-        if ((rc = sq_lead_claim(sq, leads)) < 0 ||
+        if ((rc = sq_release(sq)) < 0 ||
+            (rc = sq_lead_claim(sq, leads)) < 0 ||
             (rc = sq_item_add(sq, l, SQ_R_HAZARD, group, &it)) < 0)
             return rc;
         it->warning = r.warning;
@@ -1306,6 +1378,7 @@ int squash_new(const sq_opts_t *opts, sq_emit_fn emit, void *data,
     sq->structured = sq->ng && !strcmp(grammar_category(sq->gs[0]),
                                        "structured");
     sq->whole_ok = sq->deferred;
+    sq->small = !sq->deferred;
     if ((rc = vt_new(sq_on_line, sq, &sq->vt)) < 0 ||
         (rc = classify_new_set(sq->gs, sq->ng, &sq->cls)) < 0 || (rc = dedup_new(&sq->dd)) < 0)
         goto fail;
@@ -1356,6 +1429,8 @@ int squash_feed(squash_t *sq, const void *data, size_t len, uint64_t now_ms)
 {
     if (sq->finished)
         return -EINVAL;
+    if (len)
+        sq->last_feed_ms = now_ms;
     return vt_feed(sq->vt, data, len, now_ms);
 }
 
@@ -1363,7 +1438,10 @@ int squash_tick(squash_t *sq, uint64_t now_ms)
 {
     if (sq->finished)
         return -EINVAL;
-    return vt_tick(sq->vt, now_ms);
+    int rc = vt_tick(sq->vt, now_ms);
+    if (rc == 0 && now_ms - sq->last_feed_ms >= SQ_QUIET_MS)
+        rc = sq_release(sq);
+    return rc;
 }
 
 int squash_skip(squash_t *sq, uint64_t bytes, uint64_t lines)
@@ -2284,6 +2362,9 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
     vt_counts(sq->vt, &raw_bytes, &lines, &text_bytes);
     sq->st.raw_bytes = raw_bytes;
     sq->st.raw_lines = lines;
+    /* A small output's stream ends with all of it, then the summary. */
+    if ((rc = sq_release(sq)) < 0)
+        return rc;
 
     /* The fallback tail: for output with nothing known in it, and for a
      * failure that no error line explains, whose last lines most often do

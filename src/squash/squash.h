@@ -133,8 +133,16 @@ typedef struct sq_opts {
  * shows every one, as the tool printed it. */
 #define SQ_OUTCOME_SHOW 2
 /* An output of at most this many lines in which nothing was classified is
- * shown whole (minus noise); a longer one shows its last tail_lines. */
+ * shown whole (minus noise); a longer one shows its last tail_lines.  A
+ * streamed view shows the whole of an output of at most this many lines
+ * (and SQ_WHOLE_BYTES_MAX bytes), noise aside, whatever was classified:
+ * the lines not streamed at once wait for the next line streamed, for
+ * SQ_QUIET_MS without output, or for the end, and go out in their order,
+ * before it (rein run's five-line traceback keeps the lines above it). */
 #define SQ_SMALL_LINES 40
+/* No output for this long: the lines a streamed view of a small output
+ * holds go out (a server's `Listening on :3000` before it waits). */
+#define SQ_QUIET_MS 2000
 /* The fallback tail when opts.tail_lines is 0. */
 #define SQ_TAIL_DEFAULT 5
 /* A deferred view of an output of at most this many bytes (VT-stripped,

@@ -10,6 +10,10 @@
  *   termhelper hazard FIFO
  *                      prints an error line, then blocks reading FIFO until
  *                      the test opens and closes it, prints done, exits 0.
+ *   termhelper quiet FIFO
+ *                      prints two plain lines, then blocks reading FIFO
+ *                      as hazard does, then prints an error line and one
+ *                      more, exits 1.
  *   termhelper rawpoll FIFO
  *                      puts its terminal in raw mode, prints READY, then
  *                      polls the terminal and FIFO together, with no
@@ -373,6 +377,15 @@ int main(int argc, char **argv)
             ;
         say("done\n");
         return 0;
+    }
+    if (argc >= 3 && !strcmp(argv[1], "quiet")) {
+        say("starting\nlistening on 3000\n");
+        int fd = open(argv[2], O_RDONLY | O_CLOEXEC);
+        char b[64];
+        while (fd >= 0 && read(fd, b, sizeof b) > 0)
+            ;
+        say("x.c:1:1: error: boom\nafter\n");
+        return 1;
     }
     if (argc >= 3 && !strcmp(argv[1], "rawpoll")) {
         struct termios saved, t;
