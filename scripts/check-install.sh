@@ -22,7 +22,11 @@ int main(void)
     return r.exit_code;
 }
 C
-cc -o "$prefix/hello" "$prefix/hello.c" $(pkg-config --cflags --libs rein)
+# Under `make SAN=1 check` the library installed is the sanitizer build,
+# and a program linked with it needs the sanitizers' runtimes.
+san=
+[ "${SAN:-0}" = 1 ] && san="-fsanitize=address,undefined"
+cc $san -o "$prefix/hello" "$prefix/hello.c" $(pkg-config --cflags --libs rein)
 out=$("$prefix/hello")
 [ "$out" = "installed" ] || { echo "check-install: got '$out'" >&2; exit 1; }
 [ -f "$prefix/share/man/man1/rein.1" ] && [ -x "$prefix/bin/rein" ] || { echo "check-install: missing files" >&2; exit 1; }

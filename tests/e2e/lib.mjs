@@ -5,12 +5,17 @@
 // SDK hides: malformed JSON, batches, ids, requests before initialize).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 export const REIN_BIN =
   process.env.REIN_BIN ?? fileURLToPath(new URL('../../build/rein', import.meta.url));
+
+// Whether REIN_BIN is an AddressSanitizer build (`make SAN=1`): its
+// runtime's entry point is named in the binary.
+export const REIN_ASAN = readFileSync(REIN_BIN).includes('__asan_init');
 
 // The longest a test waits for one line before failing.
 const LINE_TIMEOUT_MS = 5000;
