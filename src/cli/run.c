@@ -127,6 +127,17 @@
 /* The tail of the current output line kept to re-show a prompt when the
  * view switches to verbatim mid-line. */
 #define RUN_LINE_TAIL_MAX 4096
+/* The condensed view on a terminal shows a status line, `[rein] running
+ * · 1m05s · 1400 lines`, rewritten in place and erased before anything
+ * else is written, so that a quiet minute is not taken for a hang: from
+ * RUN_STATUS_AFTER_MS into the run, at most every RUN_STATUS_EVERY_MS,
+ * cut to one column less than the terminal's width (a full row would
+ * leave the cursor where a carriage return no longer erases it), and
+ * not at all on a terminal narrower than RUN_STATUS_MIN_COLS.  Never in a
+ * pipe or a file, never with --json, --raw or --context. */
+#define RUN_STATUS_AFTER_MS 2000
+#define RUN_STATUS_EVERY_MS 1000
+#define RUN_STATUS_MIN_COLS 20
 /* Size of a PTY when neither stdin nor stdout is a terminal. */
 #define RUN_DEFAULT_COLS 120
 #define RUN_DEFAULT_ROWS 40
@@ -223,6 +234,8 @@ struct run {
     bool verbatim; /* bytes go straight to stdout */
     bool sq_muted; /* the squasher's output is no longer shown */
     bool out_nl;   /* the last byte written ended a line */
+    bool status_shown;  /* the status line is on the terminal now */
+    uint64_t status_ms; /* when it was last drawn; 0: never */
     squash_t *sq;
     /* rein is the child's only terminal (no real one both shows the
      * output and types into the input): its queries are answered here
@@ -264,6 +277,47 @@ static void run_write_fd(int fd, const char *p, size_t n)
     }
 }
 
+/* Erases the status line (RUN_STATUS_AFTER_MS) if it is shown: the
+ * cursor is on its row, and the row is the one the next output starts. */
+static void run_status_clear(struct run *r)
+{
+    if (!r->status_shown)
+        return;
+    r->status_shown = false;
+    run_write_fd(STDOUT_FILENO, "\r\033[K", 4);
+}
+
+/* Draws the status line when it is due: on a terminal showing the
+ * condensed view, with nothing of the command's left mid-line there (a
+ * prompt), and the terminal cooked (a raw one is the program's; without
+ * echo, a password is being typed). */
+static void run_status_draw(struct run *r)
+{
+    uint64_t now = loop_clock_ms();
+    struct winsize ws;
+    if (r->mode != MODE_CONDENSED || !r->out_tty || r->verbatim ||
+        r->done || !r->out_nl || r->term != TERM_COOKED ||
+        now - r->start_ms < RUN_STATUS_AFTER_MS ||
+        (r->status_ms && now - r->status_ms < RUN_STATUS_EVERY_MS) ||
+        ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) < 0 ||
+        ws.ws_col < RUN_STATUS_MIN_COLS)
+        return;
+    buf_t b = BUF_INIT;
+    if (buf_append_str(&b, "\r\033[K") == 0 &&
+        emit_running(&b, now - r->start_ms, r->raw_lines) == 0) {
+        /* Every character of it is one column wide. */
+        size_t end = 4, cols = 0;
+        for (; end < b.len; end++)
+            if (((unsigned char)b.p[end] & 0xC0) != 0x80 &&
+                ++cols == ws.ws_col)
+                break;
+        run_write_fd(STDOUT_FILENO, b.p, end);
+        r->status_shown = true;
+        r->status_ms = now;
+    }
+    buf_free(&b);
+}
+
 /* Everything the person sees goes through here (or into --json). */
 static void run_out(struct run *r, const char *p, size_t n)
 {
@@ -275,6 +329,7 @@ static void run_out(struct run *r, const char *p, size_t n)
             r->err = -ENOMEM;
         return;
     }
+    run_status_clear(r);
     run_write_fd(STDOUT_FILENO, p, n);
 }
 
@@ -772,6 +827,7 @@ static void run_on_tick(loop_t *l, uint64_t id, void *data)
     (void)id;
     struct run *r = data;
     squash_tick(r->sq, loop_clock_ms());
+    run_status_draw(r);
     loop_timer_add(l, RUN_TICK_MS, run_on_tick, r, &r->tick_timer);
 }
 
@@ -1411,6 +1467,7 @@ int cli_run(int argc, char **argv, bool shorthand)
         goto nomem;
     r.sq_muted = r.verbatim;
     rc = run_loop(&r);
+    run_status_clear(&r);
     run_term_restore(&r);
     if (rc < 0) {
         /* run_free's rein_sup_close ends the child: never left behind. */

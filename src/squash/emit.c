@@ -209,6 +209,21 @@ int emit_background_hangup(buf_t *out)
                                "terminal's hangup as it exited\n");
 }
 
+int emit_running(buf_t *out, uint64_t elapsed_ms, uint64_t lines)
+{
+    uint64_t s = elapsed_ms / 1000;
+    int rc = s < 60     ? buf_printf(out, EMIT_PREFIX "running · %" PRIu64 "s", s)
+             : s < 3600 ? buf_printf(out, EMIT_PREFIX "running · %" PRIu64
+                                              "m%02" PRIu64 "s", s / 60, s % 60)
+                        : buf_printf(out, EMIT_PREFIX "running · %" PRIu64
+                                              "h%02" PRIu64 "m", s / 3600,
+                                     s / 60 % 60);
+    if (rc == 0)
+        rc = buf_printf(out, " · %" PRIu64 " line%s", lines,
+                        lines == 1 ? "" : "s");
+    return rc;
+}
+
 int emit_danger(buf_t *out, const char *command, const char *pattern,
                 const char *decision)
 {

@@ -83,6 +83,11 @@ int emit_background(buf_t *out);
  * session's leader) exited, killed jobs of it that did not ignore it
  * (`server &` in `sh -c`). */
 int emit_background_hangup(buf_t *out);
+/* [rein] running · 1m05s · 1400 lines — `rein run`'s status line on a
+ * terminal (rewritten in place, erased before anything else is written):
+ * how long the command has run and the lines it wrote.  No newline: the
+ * caller draws it.  The time is whole seconds: `42s`, `3m05s`, `2h07m`. */
+int emit_running(buf_t *out, uint64_t elapsed_ms, uint64_t lines);
 /* [rein] danger CMD (pattern: ID) — DECISION — a dangerous command line
  * and what was decided (`not run`, `confirmed, running`, ...; or, in the
  * question `rein run` asks on the terminal, what the pattern means).  The

@@ -14,6 +14,8 @@
  *                      prints two plain lines, then blocks reading FIFO
  *                      as hazard does, then prints an error line and one
  *                      more, exits 1.
+ *   termhelper slow N MS
+ *                      prints "step I" N times, MS ms apart, exits 0.
  *   termhelper rawpoll FIFO
  *                      puts its terminal in raw mode, prints READY, then
  *                      polls the terminal and FIFO together, with no
@@ -71,6 +73,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 static void say(const char *s)
@@ -386,6 +389,18 @@ int main(int argc, char **argv)
             ;
         say("x.c:1:1: error: boom\nafter\n");
         return 1;
+    }
+    if (argc >= 4 && !strcmp(argv[1], "slow")) {
+        int n = atoi(argv[2]), ms = atoi(argv[3]);
+        for (int i = 1; i <= n; i++) {
+            char line[32];
+            snprintf(line, sizeof line, "step %d\n", i);
+            say(line);
+            struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+            while (nanosleep(&ts, &ts) < 0)
+                ;
+        }
+        return 0;
     }
     if (argc >= 3 && !strcmp(argv[1], "rawpoll")) {
         struct termios saved, t;
