@@ -11,8 +11,9 @@
  * UTF-8, multiline capture and its limits, outcomes and progress finals,
  * prompts, structure (blank, decoration, hints, near-duplicates, diffs
  * bypassing them), a compound command's several grammars (no noise
- * rule hides a hazard), and clang's gutterless excerpt, taken by its
- * place under the gcc grammar.
+ * rule hides a hazard), clang's gutterless excerpt, taken by its
+ * place under the gcc grammar, and HCL diagnostics (terraform), boxed
+ * and plain.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -884,6 +885,85 @@ TEST(classify_report_and_block_limits_at_their_edges)
     ASSERT_FALSE(cl(&s, "PASS src/a.test.js").cont); /* ends the block */
     snprintf(l, sizeof l, "%*s\xe2\x97\x8f math \xe2\x80\xba adds", CLS_INDENT_MAX + 1, "");
     ASSERT_FALSE(cl(&s, l).kind == CLS_HAZARD);
+    classify_free(s.c);
+}
+
+/* HCL diagnostics (terraform, OpenTofu), which no grammar knows: in its
+ * box, `│ Error:` owns every `│` line up to and with the `╵` (weighed past
+ * the box's side), and the line after the box is judged afresh; plain
+ * (-no-color), `Error:` owns the blank, the `on` line and the source lines
+ * under it, a blank, and the message up to the blank after it; a bare
+ * `Error:` with no `on` line after its blank owns that blank only, and one
+ * with indented lines under it owns them as a stack.  The capture of a box
+ * that never closes stops at CLS_HCL_MAX lines.  ShellCheck's `In x.sh line
+ * 3:` owns the source line under it, and its findings stay hazards of
+ * their own.  Each used to own nothing, and a view dropped `on main.tf
+ * line 7` and the message. */
+TEST(classify_hcl_diagnostics_own_their_location_and_message)
+{
+    struct cl s = {0};
+    ASSERT_OK(classify_new(NULL, &s.c));
+    EXPECT(&s, "\xe2\x95\xb7", CLS_UNKNOWN, false); /* ╷ */
+    cls_result_t r = cl(&s, "\xe2\x94\x82 Error: Unsupported argument");
+    ASSERT_TRUE(r.kind == CLS_HAZARD && !r.cont && !r.warning);
+    r = cl(&s, "\xe2\x94\x82 ");
+    ASSERT_TRUE(r.cont);
+    ASSERT_EQ(r.margin, 4);
+    r = cl(&s, "\xe2\x94\x82   on main.tf line 11, in resource \"x\" \"b\":");
+    ASSERT_TRUE(r.cont);
+    ASSERT_EQ(r.margin, 4);
+    ASSERT_TRUE(cl(&s, "\xe2\x94\x82   11:   bogus = 1").cont);
+    r = cl(&s, "\xe2\x94\x82");
+    ASSERT_TRUE(r.cont);
+    ASSERT_EQ(r.margin, 3);
+    ASSERT_TRUE(cl(&s, "\xe2\x94\x82 An argument named \"bogus\" is not expected here.").cont);
+    r = cl(&s, "\xe2\x95\xb5"); /* ╵ */
+    ASSERT_TRUE(r.cont);
+    ASSERT_EQ(r.margin, 0);
+    ASSERT_FALSE(cl(&s, "\xe2\x94\x82 after the box").cont);
+    r = cl(&s, "\xe2\x94\x82 Warning: Deprecated attribute");
+    ASSERT_TRUE(r.kind == CLS_HAZARD && r.warning);
+    ASSERT_TRUE(cl(&s, "\xe2\x94\x82 more").cont);
+    ASSERT_FALSE(cl(&s, "Plan: 1 to add").cont); /* no `╵`: ends before */
+
+    /* plain */
+    ASSERT_EQ(cl(&s, "Error: Reference to undeclared local value").kind, CLS_HAZARD);
+    ASSERT_TRUE(cl(&s, "").cont);
+    ASSERT_TRUE(cl(&s, "  on main.tf line 14, in output \"o\":").cont);
+    ASSERT_TRUE(cl(&s, "  14:   value = local.nope").cont);
+    ASSERT_TRUE(cl(&s, "").cont);
+    ASSERT_TRUE(cl(&s, "A local value with the name \"nope\" has not been").cont);
+    ASSERT_TRUE(cl(&s, "declared.").cont);
+    ASSERT_FALSE(cl(&s, "").cont);
+    ASSERT_FALSE(cl(&s, "Success! The configuration is valid.").cont);
+    /* a message right under the source lines; the next head ends it */
+    ASSERT_EQ(cl(&s, "Warning: Argument is deprecated").kind, CLS_HAZARD);
+    ASSERT_TRUE(cl(&s, "").cont);
+    ASSERT_TRUE(cl(&s, "  on a.tf line 2:").cont);
+    ASSERT_TRUE(cl(&s, "Use the new one.").cont);
+    r = cl(&s, "Error: Unsupported argument");
+    ASSERT_TRUE(r.kind == CLS_HAZARD && !r.cont);
+    /* not an HCL diagnostic: no `on` line after the blank */
+    ASSERT_TRUE(cl(&s, "").cont);
+    ASSERT_FALSE(cl(&s, "Usage: tool [options]").cont);
+    /* nor one with a stack under it */
+    ASSERT_EQ(cl(&s, "Error: boom").kind, CLS_HAZARD);
+    ASSERT_TRUE(cl(&s, "    at f (/app/a.js:1:2)").cont);
+    ASSERT_TRUE(cl(&s, "    at g (/app/a.js:3:4)").cont);
+    ASSERT_FALSE(cl(&s, "done").cont);
+
+    /* a box that never closes */
+    ASSERT_EQ(cl(&s, "\xe2\x94\x82 Error: open").kind, CLS_HAZARD);
+    for (int i = 0; i < CLS_HCL_MAX; i++)
+        ASSERT_TRUE(cl(&s, "\xe2\x94\x82 text").cont);
+    ASSERT_FALSE(cl(&s, "\xe2\x94\x82 text").cont);
+
+    /* ShellCheck */
+    r = cl(&s, "In deploy.sh line 3:");
+    ASSERT_TRUE(r.kind == CLS_HAZARD && r.warning);
+    ASSERT_TRUE(cl(&s, "rm -rf $DIR/*").cont);
+    r = cl(&s, "       ^-------^ SC2115 (warning): Use \"${var:?}\".");
+    ASSERT_TRUE(r.kind == CLS_HAZARD && !r.cont && r.warning);
     classify_free(s.c);
 }
 

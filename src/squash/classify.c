@@ -52,6 +52,8 @@ enum cls_ml {
     CLS_ML_DEEPER_GAPS, /* the same, and blank lines between them */
     CLS_ML_VALGRIND,    /* `==N==` lines with something after the prefix */
     CLS_ML_SANITIZER,   /* everything up to its `SUMMARY: ` line */
+    CLS_ML_BOX,         /* an HCL diagnostic's `│` lines, to its `╵` */
+    CLS_ML_HCL,         /* a plain HCL diagnostic, by steps (cls_ml_hcl) */
 };
 
 /* Where a grammar capture with a gutterless excerpt (multiline.excerpt,
@@ -80,6 +82,7 @@ struct classify {
                                   universal `file:line:col:` diagnostic) */
     enum cls_expect ml_expect; /* ... and where it stands */
     size_t ml_caret_indent;    /* CLS_EX_FIXIT: the caret line's */
+    unsigned ml_step;          /* CLS_ML_HCL: where it stands */
     bool ml_warning;
     const char *ml_source, *ml_id;
     uint64_t prev_hash;
@@ -398,6 +401,39 @@ static bool cls_indented_location(const char *s, size_t n)
  * node's `AssertionError [ERR_ASSERTION]: 4 == -1`.  An indented one (a
  * test runner's failure detail) must have its colon: a bare indented
  * `Error` may be any word. */
+/* The left side of the box terraform and OpenTofu draw a diagnostic in
+ * (`╷`, then `│ Error: ...` and its lines, then `╵`). */
+#define CLS_BOX_SIDE "\xe2\x94\x82" /* │ U+2502 */
+#define CLS_BOX_END "\xe2\x95\xb5"  /* ╵ U+2575 */
+
+/* The bytes of a box's side opening a line, with the blank after it: 4,
+ * or 3 for the side alone (a blank line of the box); 0: none. */
+static size_t cls_box_side(const char *s, size_t n)
+{
+    if (!cls_prefix(s, n, CLS_BOX_SIDE))
+        return 0;
+    return n > 3 && s[3] == ' ' ? 4 : 3;
+}
+
+/* An HCL diagnostic's head: `Error: ` or `Warning: `, then its summary. */
+static bool cls_hcl_head(const char *s, size_t n)
+{
+    return cls_prefix(s, n, "Error: ") || cls_prefix(s, n, "Warning: ");
+}
+
+/* Where an HCL diagnostic is: `  on main.tf line 7, in resource "a" "b":`
+ * (indented; `on`, a path, ` line `, a number). */
+static bool cls_hcl_on(const char *s, size_t n)
+{
+    size_t i = cls_indent(s, n);
+    if (!i || !cls_prefix(s + i, n - i, "on "))
+        return false;
+    for (i += 3; i + 7 <= n; i++)
+        if (!memcmp(s + i, " line ", 6) && cls_digit((unsigned char)s[i + 6]))
+            return true;
+    return false;
+}
+
 static bool cls_exception(const char *s, size_t n, bool indented,
                           struct cls_hit *h)
 {
@@ -432,7 +468,9 @@ static bool cls_exception(const char *s, size_t n, bool indented,
         h->warning = true;
     else
         return false;
-    h->ml = CLS_ML_INDENTED;
+    /* a bare `Error: ` may open an HCL diagnostic (cls_ml_hcl), which
+     * takes a stack's frames under it as CLS_ML_INDENTED does */
+    h->ml = !indented && cls_hcl_head(s, n) ? CLS_ML_HCL : CLS_ML_INDENTED;
     h->ml_max = CLS_TRACE_MAX;
     h->id = "exception";
     return true;
@@ -1253,6 +1291,10 @@ static int cls_test_report(const char *s, size_t n, size_t ind, struct cls_hit *
         h->has_loc = true;
         h->loc_off = 3;
         h->loc_len = l;
+        /* the source line it names, under it; the findings below that
+         * are hazards of their own */
+        h->ml = CLS_ML_UNTIL_BLANK;
+        h->ml_max = 1;
         return 1;
     case '=':
         if (ind || !(m = cls_pid_prefix(t, tn)))
@@ -1434,16 +1476,20 @@ static bool cls_universal_line(const char *s, size_t n, unsigned colours,
     if (k) {
         h->warning = k == 2;
         h->id = k == 2 ? "warning-word" : "error-word";
+        h->ml_max = CLS_CC_CONTEXT_MAX;
         /* rustc: `error[E0308]: ...` is followed by its excerpt */
         if (cls_prefix(t, tn, "error[") || cls_prefix(t, tn, "error:") ||
             cls_prefix(t, tn, "warning:") || cls_prefix(t, tn, "warning[")) {
             h->ml = CLS_ML_CC;
+        } else if (cls_box_side(s, n) == 4 && cls_hcl_head(s + 4, n - 4)) {
+            /* terraform's diagnostic in its box: the box is its */
+            h->ml = CLS_ML_BOX;
+            h->ml_max = CLS_HCL_MAX;
         } else if (ind == 0) {
             /* `--- FAIL: TestX` then `    x_test.go:8: got 3`; `npm ERR!`
              * blocks; a log line and its indented detail */
             h->ml = CLS_ML_INDENTED;
         }
-        h->ml_max = CLS_CC_CONTEXT_MAX;
         return true;
     }
     if (colours & SQ_COLOUR_RED)
@@ -1476,6 +1522,54 @@ static bool cls_universal_hazard(const char *s, size_t n, unsigned colours,
     h->ml = CLS_ML_NONE;
     h->loc_off += pre;
     return true;
+}
+
+/*
+ * The plain form of an HCL diagnostic (terraform -no-color):
+ *
+ *   Error: Reference to undeclared input variable
+ *
+ *     on main.tf line 7, in resource "terraform_data" "a":
+ *      7:     x = var.undefined_var
+ *
+ *   An input variable with the name "undefined_var" has not been declared.
+ *
+ * taken by steps: the blank under the head, the `on` line and the source
+ * lines indented under it, a blank, then the message up to the blank
+ * after it (or the next diagnostic's head).  Without its `on` line after
+ * the blank it is not one, and the capture ends there.  Lines indented
+ * right under the head are a stack's frames (node's `Error: x` then
+ * `    at f (a.js:1:2)`): from there the capture is CLS_ML_INDENTED.
+ */
+static int cls_ml_hcl(classify_t *c, const char *s, size_t n, bool blank,
+                      size_t ind)
+{
+    switch (c->ml_step) {
+    case 0: /* under the head */
+        if (!blank && ind) {
+            c->ml = CLS_ML_INDENTED;
+            return 1;
+        }
+        c->ml_step = 1;
+        return blank;
+    case 1: /* after the blank: where it is */
+        c->ml_step = 2;
+        return cls_hcl_on(s, n);
+    case 2: /* the source lines under it */
+        if (blank) {
+            c->ml_step = 3;
+            return 1;
+        }
+        if (ind)
+            return 1;
+        c->ml_step = 4; /* a message with no blank before it */
+        return !cls_hcl_head(s, n);
+    case 3: /* after the source lines: the message */
+        c->ml_step = 4;
+        return !blank && !ind && !cls_hcl_head(s, n);
+    default: /* the message, up to the blank after it */
+        return !blank && !cls_hcl_head(s, n);
+    }
 }
 
 /* Continuation of a built-in capture: 1 belongs, 0 ends before the line;
@@ -1553,6 +1647,14 @@ static int cls_ml_builtin(classify_t *c, const char *s, size_t n, bool *last)
         return !blank && ind > c->ml_indent;
     case CLS_ML_DEEPER_GAPS:
         return blank || ind > c->ml_indent;
+    case CLS_ML_BOX:
+        if (cls_prefix(s, n, CLS_BOX_END)) {
+            *last = true;
+            return 1;
+        }
+        return cls_box_side(s, n) > 0;
+    case CLS_ML_HCL:
+        return cls_ml_hcl(c, s, n, blank, ind);
     case CLS_ML_VALGRIND: {
         size_t p = cls_pid_prefix(s, n);
         return p && !cls_blank(s + p, n - p);
@@ -1945,6 +2047,7 @@ static void cls_take_hit(classify_t *c, const sq_line_t *line,
         c->ml_id = h->id;
         c->ml_excerpt = h->excerpt;
         c->ml_expect = h->excerpt ? CLS_EX_EXCERPT : CLS_EX_NONE;
+        c->ml_step = 0;
     }
 }
 
@@ -1988,9 +2091,12 @@ static int cls_line(classify_t *c, const sq_line_t *line, cls_result_t *r,
             cls_set(r, CLS_HAZARD, c->ml_source, c->ml_id);
             r->cont = true;
             r->confirms = confirms;
-            /* a line drawn in its hazard's margin is weighed past it */
+            /* a line drawn in its hazard's margin is weighed past it,
+             * and a box's line past the box's side */
             if (c->ml_margin && cls_pymargin(s, n) == c->ml_margin)
                 r->margin = c->ml_margin;
+            else if (c->ml == CLS_ML_BOX)
+                r->margin = cls_box_side(s, n);
             r->warning = c->ml_warning;
             if (last || --c->ml_left == 0)
                 c->ml = CLS_ML_NONE;

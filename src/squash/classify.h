@@ -36,7 +36,11 @@
  *          rspec's `Failure/Error:` and `rspec ./x_spec.rb:12 #`, ctest's
  *          `***Failed` and `1 - name (Failed)`; git's `CONFLICT (...):`,
  *          `Automatic merge failed`, `! [rejected]`; ShellCheck's `^--
- *          SC2086 (info):` and `In x.sh line 3:`; valgrind's errors and
+ *          SC2086 (info):` and `In x.sh line 3:` with the source line
+ *          under it; HCL diagnostics (terraform, OpenTofu): `Error:` or
+ *          `Warning:` owning its `on main.tf line 7` block and message,
+ *          in a `│` box up to its `╵`, or plain up to the blank after
+ *          the message; valgrind's errors and
  *          nonzero counts (`==N== Invalid read`, `ERROR SUMMARY: 3
  *          errors`, not `0 errors`) owning their `==N==` stacks; the
  *          sanitizers' reports up to their `SUMMARY:`; `exit status 1`,
@@ -90,6 +94,11 @@
  * failure mark (`✕ name`), jest's `●` block.  A failure's diff or stack
  * fits; a capture that never meets its end cannot own a whole run. */
 #define CLS_TEST_DETAIL_MAX 60
+/* Lines an HCL diagnostic captures at most (terraform's and OpenTofu's
+ * `Error: ...` with its `on main.tf line 7` block and message, in a box
+ * or plain): one ends at its box's `╵` or the blank after its message
+ * long before; the bound is for a box that never closes. */
+#define CLS_HCL_MAX 60
 
 typedef enum cls_kind {
     CLS_UNKNOWN = 0,
