@@ -394,6 +394,34 @@ TEST(classify_outcome_length_limit_at_its_edge)
 
 /* What a process or a tool says as it fails, in its own words rather than
  * with an error word: each form, and the harmless lines beside it. */
+/* glog's and klog's level letter (kubectl, Kubernetes, Go and C++
+ * servers): E and F errors, W a warning, I none (its words still count);
+ * Go's and node's lower-case texts of failed calls; `refused`. */
+TEST(classify_glog_levels_and_lower_case_errno_texts)
+{
+    struct cl s = {0};
+    ASSERT_OK(classify_new(NULL, &s.c));
+    EXPECT(&s, "E1124 07:51:39.309454   21704 memcache.go:265] \"Unhandled\"",
+           CLS_HAZARD, false);
+    EXPECT(&s, "F1124 07:51:39.309454 1 main.go:9] cannot start", CLS_HAZARD, false);
+    EXPECT(&s, "W1124 07:51:39.309454 1 x.go:9] slow", CLS_HAZARD, true);
+    EXPECT(&s, "W20261124 07:51:39.309454 1 x.cc:9] slow", CLS_HAZARD, true);
+    EXPECT(&s, "I1124 07:51:39.309454 1 x.go:9] started", CLS_UNKNOWN, false);
+    EXPECT(&s, "I1124 07:51:39.309454 1 x.go:9] ERROR in y", CLS_HAZARD, false);
+    EXPECT(&s, "E1124 07:51:39 1 x.go:9] no fraction", CLS_UNKNOWN, false);
+    EXPECT(&s, "E1124 notatime", CLS_UNKNOWN, false);
+    EXPECT(&s, "dial tcp 127.0.0.1:8080: connect: connection refused",
+           CLS_HAZARD, false);
+    EXPECT(&s, "lookup registry.example.com on 10.0.0.53:53: no such host",
+           CLS_HAZARD, false);
+    EXPECT(&s, "open /etc/app.conf: no such file or directory", CLS_HAZARD, false);
+    EXPECT(&s, "read tcp 10.0.0.2:443: i/o timeout", CLS_HAZARD, false);
+    EXPECT(&s, "The connection to the server localhost:8080 was refused - "
+               "did you specify the right host or port?", CLS_HAZARD, false);
+    EXPECT(&s, "refusedconnections 0", CLS_UNKNOWN, false);
+    classify_free(s.c);
+}
+
 TEST(classify_deaths_and_tools_own_error_forms)
 {
     struct cl s = {0};

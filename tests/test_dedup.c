@@ -3,7 +3,8 @@
  * paths become {}), the template length edge, groups that keep every
  * line and location, the group limit and the recycling of groups shown
  * whole past it, and the caps on what one group keeps (runs of lines,
- * distinct locations) at their edges.
+ * distinct locations) at their edges, and the time stamps that open log
+ * lines.
  */
 #include <stdio.h>
 
@@ -33,6 +34,49 @@ TEST(dedup_templates_replace_variable_tokens)
     ASSERT_EQ(tmpl("a 1 b", NULL), tmpl("a 22 b", NULL));
     ASSERT_TRUE(tmpl("a 1 b", NULL) != tmpl("a 1 c", NULL));
     buf_free(&t);
+}
+
+/* The time stamp opening a log line, with the blanks after it: what a
+ * hazard's exact group skips (squash.c), so that one message logged again
+ * and again is one group. */
+TEST(dedup_stamp_len_knows_log_time_stamps)
+{
+    static const struct {
+        const char *line;
+        size_t len;
+    } v[] = {
+        {"2026-11-22T10:00:01.001Z ERROR db: reset", 25},
+        {"2026-11-22T10:00:01Z x", 21},
+        {"2026-11-22T10:00:01+01:00 x", 26},
+        {"2026-11-22T10:00:01.5-0800 x", 27},
+        {"2026-11-22 10:00:01,123 ERROR x", 24},
+        {"2026-11-22 10:00:01\tx", 20},
+        {"[2026-11-22 10:00:01] error: x", 22},
+        {"[10:00:01.123]   x", 17},
+        {"10:00:01 error: x", 9},
+        {"Nov 22 10:00:01 host sshd[42]: x", 16},
+        {"Nov  2 10:00:01 host x", 16},
+        {"E1124 07:51:39.309454   21704 memcache.go:265] x", 30},
+        {"W20261124 07:51:39.309454 7 a.cc:1] x", 28},
+        {"2026-11-22T10:00:01Z", 20}, /* nothing after it */
+        /* not stamps */
+        {"2026-11-22x10:00:01 x", 0},
+        {"2026-11-22T10:00 x", 0},
+        {"10:00 x", 0},
+        {"10:00:01x", 0},
+        {"[10:00:01 x", 0},
+        {"Nox 22 10:00:01 x", 0},
+        {"E1124 07:51:39.309454 memcache.go:265] x", 0},
+        {"X1124 07:51:39.309454 1 a.go:1] x", 0},
+        {"error: x", 0},
+        {"", 0},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        size_t got = dedup_stamp_len(v[i].line, strlen(v[i].line));
+        if (got != v[i].len)
+            test_fail(__FILE__, __LINE__, "\"%s\": %zu, want %zu", v[i].line,
+                      got, v[i].len);
+    }
 }
 
 TEST(dedup_template_text_is_capped_but_hash_sees_everything)

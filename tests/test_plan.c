@@ -37,6 +37,7 @@
 #include "base/utf8.h"
 #include "harness.h"
 #include "squash/classify.h"
+#include "squash/dedup.h"
 #include "squash/emit.h"
 #include "squash/grammar.h"
 #include "squash/squash.h"
@@ -147,13 +148,25 @@ struct seen {
 /* Whether line L is a member of a repeat group the view names: listed by
  * its marker, or a hazard whose text (an exact group's template) is that
  * of a marker counting members it does not list. */
+/* Whether tmpl[0..tn) is the name an exact hazard group gives line t:
+ * the line itself, or `{} ` and the line past its time stamp
+ * (dedup_stamp_len: copies of one logged message are one group). */
+static bool group_names(const char *tmpl, size_t tn, const char *t, size_t n)
+{
+    if (tn == n && !memcmp(tmpl, t, n))
+        return true;
+    size_t st = dedup_stamp_len(t, n);
+    return st && tn == n - st + 3 && !memcmp(tmpl, "{} ", 3) &&
+           !memcmp(tmpl + 3, t + st, n - st);
+}
+
 static bool seen_grouped(const struct ref *r, const struct seen *s, size_t L)
 {
     if (s->listed[L])
         return true;
     for (size_t i = 0; r->l[L].hazard && i < s->nmore; i++)
-        if (s->more_len[i] == r->l[L].len &&
-            !memcmp(s->more_tmpl[i], r->text.p + r->l[L].off, r->l[L].len))
+        if (group_names(s->more_tmpl[i], s->more_len[i],
+                        r->text.p + r->l[L].off, r->l[L].len))
             return true;
     return false;
 }
@@ -168,12 +181,19 @@ static bool text_has_line(const buf_t *text, const char *t, size_t n)
         size_t len = (size_t)(e - p);
         if ((len == n && !memcmp(p, t, n)) ||
             (head && len >= head && !memcmp(p, t, head) &&
-             p - text->p >= 7 && !memcmp(p - 7, " bytes\n", 7)) ||
-            (len > n + 16 && !strncmp(p, "[rein] repeat ", 14) &&
-             memmem(p, len, t, n) && (p = strstr(p, "× \"")) &&
-             !memcmp(p + strlen("× \""), t, n) &&
-             !strncmp(p + strlen("× \"") + n, "\" (line", 7)))
+             p - text->p >= 7 && !memcmp(p - 7, " bytes\n", 7)))
             return true;
+        const char *q = strncmp(p, "[rein] repeat ", 14)
+                            ? NULL
+                            : memmem(p, len, "× \"", strlen("× \""));
+        if (q) {
+            const char *tm = q + strlen("× \""), *l = NULL;
+            for (const char *x = tm;
+                 (x = memmem(x, (size_t)(e - x), "\" (line", 7)); x++)
+                l = x;
+            if (l && group_names(tm, (size_t)(l - tm), t, n))
+                return true;
+        }
     }
     return false;
 }

@@ -1965,6 +1965,43 @@ TEST_T(squash_many_diagnostics_under_a_budget_in_linear_time, SCALE_TIMEOUT_S)
  * budget took the room of the distinct errors.  The group of line 7 may
  * have been recycled for a later line (all its members were shown): then
  * its copies make a group of their own, and line 7 is shown on its own. */
+/* One message logged again and again, each copy with its own time stamp
+ * (dedup_stamp_len), is one group: its first SQ_HAZARD_SHOW copies, then a
+ * repeat marker that shows the stamp as `{}`; a message that differs past
+ * its stamp stays apart.  200 copies used to be 200 lines of the view. */
+TEST(squash_hazards_differing_only_in_their_time_stamp_fold)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    for (int i = 0; i < 200; i++)
+        ASSERT_OK(buf_printf(&in, "2026-11-22T10:%02d:%02d.%03dZ ERROR db: "
+                                  "connection reset by peer at store.py:211\n",
+                             i / 60, i % 60, i));
+    ASSERT_OK(buf_append_str(&in, "2026-11-22T11:00:00.000Z ERROR db: pool "
+                                  "exhausted at store.py:90\n"));
+    sq_opts_t o = {.command = "python3 svc.py", .log_path = "/l"};
+    for (int streamed = 0; streamed < 2; streamed++) {
+        buf_reset(&out);
+        if (streamed) {
+            squash_t *sq;
+            ASSERT_OK(squash_new(&o, collect, &out, &sq));
+            ASSERT_OK(squash_feed(sq, in.p, in.len, 0));
+            ASSERT_OK(squash_finish(sq, 1, 0, 0));
+            squash_free(sq);
+        } else {
+            ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+        }
+        check_lines(&out, in.p);
+        ASSERT_CONTAINS(out.p, "10:00:02.002Z ERROR db: connection reset");
+        ASSERT_NOT_CONTAINS(out.p, "10:00:03.003Z");
+        ASSERT_CONTAINS(out.p, "[rein] repeat 200\xc3\x97 \"{} ERROR db: "
+                               "connection reset by peer at store.py:211\" "
+                               "(lines 1-200)\n");
+        ASSERT_CONTAINS(out.p, "11:00:00.000Z ERROR db: pool exhausted");
+    }
+    buf_free(&in);
+    buf_free(&out);
+}
+
 TEST_T(squash_copies_past_the_group_cap_still_fold, SCALE_TIMEOUT_S)
 {
     size_t n = DEDUP_GROUPS_MAX + 100, copies = 4000;

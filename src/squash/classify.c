@@ -509,6 +509,10 @@ static const struct cls_word cls_err_anywhere[] = {
     /* musl's and glibc's assert(): `Assertion failed: n == 3 (t.c: ...)`,
      * `prog: t.c:42: f: Assertion `n == 3' failed.` */
     CLS_W("Assertion failed"), CLS_WO("Assertion `"),
+    /* a request turned down: kubectl's `The connection to the server
+     * localhost:8080 was refused - did you specify the right host or
+     * port?`, `Connection refused`, `request refused` */
+    CLS_W("refused"),
     /* a child's nonzero status as a runner reports it: go's `exit status
      * 1`, `Command failed with exit code 1`, `[0] x exited with code 1` */
     CLS_WN("exit status"), CLS_WN("exit code"), CLS_WN("exited with code"),
@@ -528,6 +532,16 @@ static const struct cls_word cls_err_errno[] = {
     CLS_W("Text file busy"), CLS_W("Device or resource busy"),
     CLS_W("Could not resolve host"), CLS_W("Name or service not known"),
     CLS_W("Temporary failure in name resolution"),
+    /* Go's (and node's) texts of the same errors, in lower case: `dial
+     * tcp 127.0.0.1:8080: connect: connection refused`, `lookup x on
+     * 10.0.0.53:53: no such host`, `open x: no such file or directory` */
+    CLS_W("connection refused"), CLS_W("connection reset by peer"),
+    CLS_W("connection timed out"), CLS_W("network is unreachable"),
+    CLS_W("no route to host"), CLS_W("address already in use"),
+    CLS_W("too many open files"), CLS_W("no space left on device"),
+    CLS_W("read-only file system"), CLS_W("no such host"),
+    CLS_W("i/o timeout"), CLS_W("no such file or directory"),
+    CLS_W("permission denied"), CLS_W("operation not permitted"),
     {NULL, 0, false, false},
 };
 static const struct cls_word cls_warn_anywhere[] = {
@@ -890,10 +904,57 @@ static bool cls_failing_count(const char *s, size_t n)
 
 /* The rules for what a process or a tool says as it fails, in its own
  * form rather than with an error word. */
+/* The severity of a glog / klog line (Kubernetes, kubectl, many Go and
+ * C++ servers): `E1124 07:51:39.309454   21704 memcache.go:265] msg`, a
+ * letter (Info, Warning, Error, Fatal), the date as mmdd (glog's newer
+ * yyyymmdd too), the time with its fraction, the thread id and the
+ * `file:line]`.  'E', 'F' or 'W' when the line has that prefix, else 0. */
+static char cls_glog_level(const char *s, size_t n)
+{
+    if (n < 16 || !s[0] || !strchr("IWEF", s[0]))
+        return 0;
+    size_t i = 1, d = 1;
+    while (i < n && cls_digit((unsigned char)s[i]))
+        i++;
+    if ((i - d != 4 && i - d != 8) || i >= n || s[i] != ' ')
+        return 0;
+    /* hh:mm:ss.frac */
+    for (int k = 0; k < 3; k++) {
+        size_t j = ++i;
+        while (i < n && cls_digit((unsigned char)s[i]))
+            i++;
+        if (i - j != 2 || i >= n || s[i] != (k < 2 ? ':' : '.'))
+            return 0;
+    }
+    size_t j = ++i;
+    while (i < n && cls_digit((unsigned char)s[i]))
+        i++;
+    if (i == j || i >= n || s[i] != ' ')
+        return 0;
+    while (i < n && s[i] == ' ')
+        i++;
+    j = i;
+    while (i < n && cls_digit((unsigned char)s[i]))
+        i++;
+    if (i == j || i >= n || s[i] != ' ')
+        return 0;
+    /* file:line] */
+    const char *b = memchr(s + i, ']', n - i < 256 ? n - i : 256);
+    if (!b || b == s + i + 1 || !cls_digit((unsigned char)b[-1]))
+        return 0;
+    return s[0] == 'I' ? 0 : s[0];
+}
+
 static bool cls_tool_report(const char *s, size_t n, size_t scan,
                             struct cls_hit *h)
 {
     size_t ind = cls_indent(s, n);
+    char lv = ind ? 0 : cls_glog_level(s, n);
+    if (lv) {
+        h->id = "glog";
+        h->warning = lv == 'W';
+        return true;
+    }
     if (cls_death(s, scan)) {
         h->id = "signal";
         return true;

@@ -45,6 +45,8 @@
  *          errors`, not `0 errors`) owning their `==N==` stacks; the
  *          sanitizers' reports up to their `SUMMARY:`; `exit status 1`,
  *          `exit code 1`, `exited with code 1`;
+ *        - glog's and klog's level letter (`E1124 07:51:39.309454 21704
+ *          x.go:265] ...`: E and F errors, W a warning);
  *        - error / warning words at line start (`error:`, `E:`, `FAIL`)
  *          and anywhere (`ERROR`, `WARN`, `fatal:`, `Error 2`, the
  *          linker's `undefined reference to`, shells' `syntax error near

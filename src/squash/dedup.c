@@ -66,6 +66,101 @@ static inline uint64_t dedup_fnv(uint64_t h, const void *p, size_t n)
     return h;
 }
 
+/* i + k when s holds exactly k digits at i (and no more), else 0. */
+static size_t dd_digits(const char *s, size_t n, size_t i, size_t k)
+{
+    size_t j = i;
+    while (j < n && s[j] >= '0' && s[j] <= '9')
+        j++;
+    return j - i == k ? j : 0;
+}
+
+/* `hh:mm:ss`, then a fraction after `.` or `,`: its end, or 0. */
+static size_t dd_time(const char *s, size_t n, size_t i)
+{
+    for (int k = 0; k < 3; k++) {
+        if (!(i = dd_digits(s, n, i, 2)))
+            return 0;
+        if (k < 2) {
+            if (i >= n || s[i] != ':')
+                return 0;
+            i++;
+        }
+    }
+    if (i + 1 < n && (s[i] == '.' || s[i] == ',') && s[i + 1] >= '0' &&
+        s[i + 1] <= '9') {
+        i++;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+    }
+    return i;
+}
+
+size_t dedup_stamp_len(const char *s, size_t n)
+{
+    static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+    size_t i = 0, t = 0;
+    bool br = n && s[0] == '[';
+    if (br)
+        i = 1;
+    size_t d;
+    if (!br && n > 6 && strchr("IWEF", s[0]) && s[0] &&
+        ((d = dd_digits(s, n, 1, 4)) || (d = dd_digits(s, n, 1, 8))) &&
+        d < n && s[d] == ' ' && (t = dd_time(s, n, d + 1))) {
+        /* glog: then the thread id */
+        size_t k = t;
+        while (k < n && s[k] == ' ')
+            k++;
+        size_t id = k;
+        while (k < n && s[k] >= '0' && s[k] <= '9')
+            k++;
+        t = k > id ? k : 0;
+    } else if ((d = dd_digits(s, n, i, 4)) && d < n && s[d] == '-' &&
+               (d = dd_digits(s, n, d + 1, 2)) && d < n && s[d] == '-' &&
+               (d = dd_digits(s, n, d + 1, 2)) && d < n &&
+               (s[d] == 'T' || s[d] == ' ') && (t = dd_time(s, n, d + 1))) {
+        /* ISO 8601: then `Z` or an offset */
+        if (t < n && s[t] == 'Z') {
+            t++;
+        } else if (t < n && (s[t] == '+' || s[t] == '-')) {
+            size_t e, f;
+            if ((e = dd_digits(s, n, t + 1, 4)))
+                t = e; /* +0800 */
+            else if ((e = dd_digits(s, n, t + 1, 2)))
+                t = e < n && s[e] == ':' && (f = dd_digits(s, n, e + 1, 2))
+                        ? f /* +08:00 */
+                        : e; /* +08 */
+        }
+    } else if (i + 4 < n && s[i + 3] == ' ') {
+        /* syslog: `Nov 22 10:00:01`, `Nov  2 10:00:01` */
+        for (size_t m = 0; m < 36 && !t; m += 3)
+            if (!memcmp(s + i, months + m, 3)) {
+                size_t k = i + 4;
+                if (k < n && s[k] == ' ')
+                    k++;
+                size_t e = k;
+                while (e < n && e - k < 3 && s[e] >= '0' && s[e] <= '9')
+                    e++;
+                if (e > k && e - k <= 2 && e < n && s[e] == ' ')
+                    t = dd_time(s, n, e + 1);
+            }
+    } else {
+        t = dd_time(s, n, i);
+    }
+    if (!t)
+        return 0;
+    if (br) {
+        if (t >= n || s[t] != ']')
+            return 0;
+        t++;
+    }
+    if (t < n && s[t] != ' ' && s[t] != '\t')
+        return 0;
+    while (t < n && (s[t] == ' ' || s[t] == '\t'))
+        t++;
+    return t;
+}
+
 uint64_t dedup_template(const char *line, size_t len, buf_t *out)
 {
     return dedup_template_ex(line, len, out, NULL);

@@ -55,6 +55,15 @@ typedef struct dedup_run {
     uint64_t first, last;
 } dedup_run_t;
 
+/* The length of the time stamp that opens a log line, with the blanks
+ * after it, or 0: what tells copies of one message apart and nothing
+ * else.  `2026-11-22T10:00:01.001Z ` (a space or `T`, a fraction after `.`
+ * or `,`, `Z` or an offset), `2026-11-22 10:00:01,123 `, syslog's `Nov 22
+ * 10:00:01 `, a time alone (`10:00:01.5 `), any of them in brackets
+ * (`[2026-11-22 10:00:01] `), and glog's and klog's `E1124
+ * 07:51:39.309454   21704 ` (its level letter, date, time and thread). */
+size_t dedup_stamp_len(const char *s, size_t n);
+
 /* Writes line's template to out (replacing its contents) and returns the
  * template's 64-bit hash (FNV-1a over the whole templated line).  out may
  * be NULL when only the hash is wanted. */

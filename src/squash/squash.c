@@ -810,13 +810,25 @@ static int sq_group_add(squash_t *sq, const sq_line_t *l, const char *loc,
         /* FNV-1a over the text, from a basis of its own so that an exact
          * group never meets a template group in the table.  Its members
          * are one text, which the repeat marker names as it is: a `{}`
-         * would say that something varies. */
+         * would say that something varies.  A log line's time stamp is
+         * the one part that does, and says only when: copies of one
+         * message logged again and again are one group, and the marker
+         * shows the stamp as `{}`. */
+        size_t st = dedup_stamp_len(l->text, l->len);
         uint64_t h = SQ_EXACT_BASIS;
-        for (size_t i = 0; i < l->len; i++)
+        for (size_t i = st; i < l->len; i++)
             h = (h ^ (unsigned char)l->text[i]) * SQ_FNV_PRIME;
         if (hash)
             *hash = h;
-        return dedup_add(sq->dd, h, l->text, l->len,
+        if (!st)
+            return dedup_add(sq->dd, h, l->text, l->len,
+                             sq->line_base + l->lineno, loc, loclen, show,
+                             group);
+        buf_reset(&sq->tmpl);
+        if (buf_append_str(&sq->tmpl, "{} ") < 0 ||
+            buf_append(&sq->tmpl, l->text + st, l->len - st) < 0)
+            return -ENOMEM;
+        return dedup_add(sq->dd, h, sq->tmpl.p, sq->tmpl.len,
                          sq->line_base + l->lineno, loc, loclen, show,
                          group);
     }
