@@ -397,10 +397,6 @@ static bool cls_indented_location(const char *s, size_t n)
     return i > d && i + 1 < n && s[i] == ':' && s[i + 1] == ' ';
 }
 
-/* `SomeError: message`, `java.io.IOException`, `Uncaught TypeError: x`,
- * node's `AssertionError [ERR_ASSERTION]: 4 == -1`.  An indented one (a
- * test runner's failure detail) must have its colon: a bare indented
- * `Error` may be any word. */
 /* The left side of the box terraform and OpenTofu draw a diagnostic in
  * (`╷`, then `│ Error: ...` and its lines, then `╵`). */
 #define CLS_BOX_SIDE "\xe2\x94\x82" /* │ U+2502 */
@@ -434,6 +430,10 @@ static bool cls_hcl_on(const char *s, size_t n)
     return false;
 }
 
+/* `SomeError: message`, `java.io.IOException`, `Uncaught TypeError: x`,
+ * node's `AssertionError [ERR_ASSERTION]: 4 == -1`.  An indented one (a
+ * test runner's failure detail) must have its colon: a bare indented
+ * `Error` may be any word. */
 static bool cls_exception(const char *s, size_t n, bool indented,
                           struct cls_hit *h)
 {
@@ -902,8 +902,6 @@ static bool cls_failing_count(const char *s, size_t n)
            (e == n || !cls_wordish((unsigned char)s[e]));
 }
 
-/* The rules for what a process or a tool says as it fails, in its own
- * form rather than with an error word. */
 /* The severity of a glog / klog line (Kubernetes, kubectl, many Go and
  * C++ servers): `E1124 07:51:39.309454   21704 memcache.go:265] msg`, a
  * letter (Info, Warning, Error, Fatal), the date as mmdd (glog's newer
@@ -945,6 +943,8 @@ static char cls_glog_level(const char *s, size_t n)
     return s[0] == 'I' ? 0 : s[0];
 }
 
+/* The rules for what a process or a tool says as it fails, in its own
+ * form rather than with an error word. */
 static bool cls_tool_report(const char *s, size_t n, size_t scan,
                             struct cls_hit *h)
 {

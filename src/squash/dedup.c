@@ -104,7 +104,7 @@ size_t dedup_stamp_len(const char *s, size_t n)
     if (br)
         i = 1;
     size_t d;
-    if (!br && n > 6 && strchr("IWEF", s[0]) && s[0] &&
+    if (!br && n > 6 && s[0] && strchr("IWEF", s[0]) &&
         ((d = dd_digits(s, n, 1, 4)) || (d = dd_digits(s, n, 1, 8))) &&
         d < n && s[d] == ' ' && (t = dd_time(s, n, d + 1))) {
         /* glog: then the thread id */
