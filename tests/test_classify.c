@@ -712,6 +712,13 @@ static const char *const cl_harmless[] = {
     "Bail out of the loop early",
     "  \xe2\x9c\x93 renders item 0 (4 ms)",
     "  \xe2\x9c\x94 adds numbers",
+    /* a passed test's name, whatever words it holds */
+    "  \xe2\x9c\x93 handles connection refused (3 ms)",
+    "  \xe2\x9c\x93 returns ERROR code (1 ms)",
+    "    \xe2\x9c\x94 retries when permission denied (2ms)",
+    "\xe2\x88\x9a fails over with FAILED status",
+    "ok 3 - request refused by policy",
+    "ok 4 no such file or directory is reported",
     "2 \xc3\x97 3 = 6",
     "  \xe2\x9c\x95",
     "\xe2\x97\x8f nginx.service - A high performance web server",

@@ -397,6 +397,17 @@ static bool cls_indented_location(const char *s, size_t n)
     return i > d && i + 1 < n && s[i] == ':' && s[i + 1] == ' ';
 }
 
+/* A passed test as its runner marks it: `✓ name` (jest, vitest), `✔
+ * name` (node's spec reporter, mocha), `√ name`, TAP's `ok 3 - name`. */
+static bool cls_passed_test(const char *t, size_t tn)
+{
+    if (cls_prefix(t, tn, "\xe2\x9c\x93 ") || cls_prefix(t, tn, "\xe2\x9c\x94 ") ||
+        cls_prefix(t, tn, "\xe2\x88\x9a "))
+        return true;
+    return cls_prefix(t, tn, "ok ") && tn > 3 &&
+           (cls_digit((unsigned char)t[3]) || t[3] == '-');
+}
+
 /* The left side of the box terraform and OpenTofu draw a diagnostic in
  * (`╷`, then `│ Error: ...` and its lines, then `╵`). */
 #define CLS_BOX_SIDE "\xe2\x94\x82" /* │ U+2502 */
@@ -1528,6 +1539,10 @@ static bool cls_universal_line(const char *s, size_t n, unsigned colours,
     size_t scan = n < CLS_SCAN_MAX ? n : CLS_SCAN_MAX;
     if (cls_tool_report(s, n, scan, h))
         return true;
+    /* a test its runner says passed: the words of its name are no
+     * failure (`✓ handles connection refused`, `ok 3 - returns ERROR`) */
+    if (cls_passed_test(t, tn))
+        return false;
     int k = cls_keywords(s, scan);
     /* the end of a long line too: a message after a long payload; from a
      * little before the head's end when they overlap, so a word across

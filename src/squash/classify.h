@@ -55,6 +55,8 @@
  *          last CLS_SCAN_MAX bytes of a line;
  *        - all of these after a BuildKit step prefix (`#8 0.345 `) too;
  *        - red / yellow SGR colour plus an error / warning keyword;
+ *        - none of the words or colours in a test its runner marks passed
+ *          (`✓ handles connection refused`, `ok 3 - returns ERROR`);
  *        - the final frame of a progress line (kept), and summary lines
  *          (`added 125 packages`, `Ran 241 tests`, `3 passed, 1 failed`);
  *        - prompts, on partial lines;
