@@ -446,25 +446,33 @@ TEST(run_terminal_is_restored_after_raw_mode)
     buf_free(&t.out);
 }
 
-/* The status line of a run on a terminal (RUN_STATUS_AFTER_MS): each one
- * drawn is erased (CR, EL) before any line is written, and fits in one
- * column less than the terminal's width: at 20 columns (the least it is
- * drawn in, RUN_STATUS_MIN_COLS) it is `[rein] running · 2s`, 19 of them;
- * at 19 there is none.  The command takes 3 s, printing all the while, so
- * a status was due. */
+/* The status line of a run on a person's terminal (RUN_STATUS_AFTER_MS):
+ * each one drawn is erased (CR, EL) before any line is written, and fits
+ * in one column less than the terminal's width: at 20 columns (the least
+ * it is drawn in, RUN_STATUS_MIN_COLS) it is `[rein] running · 2s`, 19 of
+ * them; at 19 there is none, nor under TERM=dumb.  The command takes 3 s,
+ * printing all the while, so a status was due. */
 TEST(run_status_line_on_a_terminal_is_erased_before_output)
 {
     setup();
     const char *args[] = {"run", "--", helper_path(), "slow", "30", "100",
                           NULL};
-    for (unsigned cols = 20; cols >= 19; cols--) {
+    static const struct {
+        unsigned cols;
+        const char *term;
+        bool drawn;
+    } cases[] = {{20, "xterm-256color", true}, {19, "xterm-256color", false},
+                 {80, "dumb", false}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        unsigned cols = cases[c].cols;
+        ASSERT_EQ(setenv("TERM", cases[c].term, 1), 0);
         struct tty t;
         tty_start(&t, args, cols, 24);
         ASSERT_EQ(tty_finish(&t), 0);
         ASSERT_CONTAINS(t.out.p, "step 30\r\n[rein] exit 0 ");
         const char *st = "\r\033[K[rein] running";
         const char *p = strstr(t.out.p, st);
-        if (cols == 19) {
+        if (!cases[c].drawn) {
             ASSERT_TRUE(p == NULL);
             buf_free(&t.out);
             continue;
@@ -476,8 +484,8 @@ TEST(run_status_line_on_a_terminal_is_erased_before_output)
             ASSERT_TRUE(!strncmp(end, "\r\033[K", 4));
             ASSERT_TRUE(memchr(text, '\n', (size_t)(end - text)) == NULL);
             size_t width = 0;
-            for (const char *c = text; c < end; c++)
-                width += ((unsigned char)*c & 0xC0) != 0x80;
+            for (const char *q = text; q < end; q++)
+                width += ((unsigned char)*q & 0xC0) != 0x80;
             ASSERT_INT(width, ==, cols - 1);
             ASSERT_TRUE(!strncmp(text, "[rein] running \xc2\xb7 ", 18));
         }

@@ -127,14 +127,17 @@
 /* The tail of the current output line kept to re-show a prompt when the
  * view switches to verbatim mid-line. */
 #define RUN_LINE_TAIL_MAX 4096
-/* The condensed view on a terminal shows a status line, `[rein] running
- * · 1m05s · 1400 lines`, rewritten in place and erased before anything
- * else is written, so that a quiet minute is not taken for a hang: from
- * RUN_STATUS_AFTER_MS into the run, at most every RUN_STATUS_EVERY_MS,
- * cut to one column less than the terminal's width (a full row would
- * leave the cursor where a carriage return no longer erases it), and
- * not at all on a terminal narrower than RUN_STATUS_MIN_COLS.  Never in a
- * pipe or a file, never with --json, --raw or --context. */
+/* The condensed view on a person's terminal shows a status line,
+ * `[rein] running · 1m05s · 1400 lines`, rewritten in place and erased
+ * before anything else is written, so that a quiet minute is not taken
+ * for a hang: from RUN_STATUS_AFTER_MS into the run, at most every
+ * RUN_STATUS_EVERY_MS, cut to one column less than the terminal's width
+ * (a full row would leave the cursor where a carriage return no longer
+ * erases it), and not at all on a terminal narrower than
+ * RUN_STATUS_MIN_COLS.  A person's terminal: stdin and stdout both a
+ * terminal, and TERM set and not `dumb` (what a program that reads the
+ * bytes rather than a screen asks for; each frame would be text to it).
+ * Never in a pipe or a file, never with --json, --raw or --context. */
 #define RUN_STATUS_AFTER_MS 2000
 #define RUN_STATUS_EVERY_MS 1000
 #define RUN_STATUS_MIN_COLS 20
@@ -234,6 +237,7 @@ struct run {
     bool verbatim; /* bytes go straight to stdout */
     bool sq_muted; /* the squasher's output is no longer shown */
     bool out_nl;   /* the last byte written ended a line */
+    bool status_on;     /* a status line may be drawn (RUN_STATUS_*) */
     bool status_shown;  /* the status line is on the terminal now */
     uint64_t status_ms; /* when it was last drawn; 0: never */
     squash_t *sq;
@@ -295,8 +299,8 @@ static void run_status_draw(struct run *r)
 {
     uint64_t now = loop_clock_ms();
     struct winsize ws;
-    if (r->mode != MODE_CONDENSED || !r->out_tty || r->verbatim ||
-        r->done || !r->out_nl || r->term != TERM_COOKED ||
+    if (!r->status_on || r->verbatim || r->done || !r->out_nl ||
+        r->term != TERM_COOKED ||
         now - r->start_ms < RUN_STATUS_AFTER_MS ||
         (r->status_ms && now - r->status_ms < RUN_STATUS_EVERY_MS) ||
         ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) < 0 ||
@@ -1431,6 +1435,9 @@ int cli_run(int argc, char **argv, bool shorthand)
     status = CLI_EXIT_FAILURE;
     r.in_tty = isatty(STDIN_FILENO);
     r.out_tty = isatty(STDOUT_FILENO);
+    const char *term = getenv("TERM");
+    r.status_on = r.mode == MODE_CONDENSED && r.in_tty && r.out_tty && term &&
+                  *term && strcmp(term, "dumb") != 0;
     r.verbatim = r.mode == MODE_RAW || (r.mode != MODE_CONTEXT &&
                                         (r.view == ROUTER_PASSTHROUGH ||
                                          r.view == ROUTER_STRUCTURED ||
