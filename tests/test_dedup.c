@@ -67,6 +67,7 @@ TEST(dedup_stamp_len_knows_log_time_stamps)
         {"[10:00:01 x", 0},
         {"Nox 22 10:00:01 x", 0},
         {"E1124 07:51:39.309454 memcache.go:265] x", 0},
+        {"E1124 07:51:39 1 x.go:9] x", 0}, /* glog writes its fraction */
         {"X1124 07:51:39.309454 1 a.go:1] x", 0},
         {"error: x", 0},
         {"", 0},

@@ -618,25 +618,40 @@ TEST(run_exit_codes_are_the_commands_and_125_for_rein)
     buf_free(&err);
 }
 
+/* Starts `rein termhelper MODE FIFO`, its stdout on a pipe (as
+ * rein_start_piped), with FIFO made here: the command waits on it until
+ * fifo_release.  Returns the pipe's read end. */
+static int start_on_fifo(const char *mode, char fifo[PATH_MAX], pid_t *pid,
+                         int *pidfd)
+{
+    snprintf(fifo, PATH_MAX, "%s/release", test_tmpdir());
+    ASSERT_EQ(mkfifo(fifo, 0600), 0);
+    const char *argv[] = {rein_path(), helper_path(), mode, fifo, NULL};
+    return rein_start_piped(argv, pid, pidfd);
+}
+
+/* Lets a command that start_on_fifo started go on. */
+static void fifo_release(const char *fifo)
+{
+    int w = open(fifo, O_WRONLY | O_CLOEXEC);
+    ASSERT_TRUE(w >= 0);
+    close(w);
+}
+
 TEST(run_hazard_is_shown_before_the_command_ends)
 {
     setup();
     char fifo[PATH_MAX];
-    snprintf(fifo, sizeof fifo, "%s/release", test_tmpdir());
-    ASSERT_EQ(mkfifo(fifo, 0600), 0);
-    const char *argv[] = {rein_path(), helper_path(), "hazard", fifo, NULL};
     pid_t pid;
     int pidfd;
-    int out_fd = rein_start_piped(argv, &pid, &pidfd);
+    int out_fd = start_on_fifo("hazard", fifo, &pid, &pidfd);
     /* The command is blocked on the FIFO until we open it: whatever we
      * read now was emitted while it still runs. */
     buf_t out = BUF_INIT;
     expect_fd(out_fd, &out, "error: boom\n");
     ASSERT_TRUE(strstr(out.p, "done") == NULL);
     ASSERT_TRUE(strstr(out.p, "[rein] exit") == NULL);
-    int w = open(fifo, O_WRONLY | O_CLOEXEC);
-    ASSERT_TRUE(w >= 0);
-    close(w);
+    fifo_release(fifo);
     ASSERT_EQ(rein_finish(pid, pidfd, out_fd, &out), 0);
     /* The rest is shown or named as dropped, never silently lost. */
     ASSERT_TRUE(strstr(out.p, "done\n") || strstr(out.p, "[rein] omitted"));
@@ -653,19 +668,14 @@ TEST(run_small_output_is_shown_whole_and_quiet_lines_come_out)
 {
     setup();
     char fifo[PATH_MAX];
-    snprintf(fifo, sizeof fifo, "%s/release", test_tmpdir());
-    ASSERT_EQ(mkfifo(fifo, 0600), 0);
-    const char *argv[] = {rein_path(), helper_path(), "quiet", fifo, NULL};
     pid_t pid;
     int pidfd;
-    int out_fd = rein_start_piped(argv, &pid, &pidfd);
+    int out_fd = start_on_fifo("quiet", fifo, &pid, &pidfd);
     buf_t out = BUF_INIT;
     /* The command is blocked on the FIFO, quiet: its lines come out. */
     expect_fd(out_fd, &out, "listening on 3000\n");
     ASSERT_STR(out.p, "starting\nlistening on 3000\n");
-    int w = open(fifo, O_WRONLY | O_CLOEXEC);
-    ASSERT_TRUE(w >= 0);
-    close(w);
+    fifo_release(fifo);
     ASSERT_EQ(rein_finish(pid, pidfd, out_fd, &out), 1);
     const char *whole = "starting\nlistening on 3000\nx.c:1:1: error: boom\n"
                         "after\n[rein] exit 1 ";

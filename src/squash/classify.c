@@ -507,8 +507,7 @@ static const struct cls_word cls_err_anywhere[] = {
     CLS_W("error:"), CLS_W("Error:"), CLS_W("fatal:"), CLS_W("Fatal:"),
     CLS_W("error["), CLS_W("FATAL:"), CLS_W("Segmentation fault"),
     CLS_W("core dumped"), CLS_W("Traceback"), CLS_W("command not found"),
-    CLS_W("No such file or directory"), CLS_W("Permission denied"),
-    CLS_W("Operation not permitted"), CLS_W("Cannot find module"),
+    CLS_W("Cannot find module"),
     /* the linker: `main.c:(.text+0x1a): undefined reference to `f'` */
     CLS_W("undefined reference to"), CLS_W("multiple definition of"),
     CLS_WO("cannot find -l"), CLS_W("Undefined symbols for architecture"),
@@ -531,8 +530,13 @@ static const struct cls_word cls_err_anywhere[] = {
 };
 /* strerror() texts (and resolver failures) that only ever report a call
  * that failed, so a line quoting one is an error wherever it says it:
- * `touch: cannot touch 'x': Read-only file system`. */
+ * `touch: cannot touch 'x': Read-only file system`.  Their first letter
+ * matches in either case (cls_any_build): Go and node quote them in lower
+ * case, `dial tcp 127.0.0.1:8080: connect: connection refused`, `open x:
+ * no such file or directory`. */
 static const struct cls_word cls_err_errno[] = {
+    CLS_W("No such file or directory"), CLS_W("Permission denied"),
+    CLS_W("Operation not permitted"),
     CLS_W("Read-only file system"), CLS_W("No space left on device"),
     CLS_W("Disk quota exceeded"), CLS_W("Connection refused"),
     CLS_W("Connection timed out"), CLS_W("Connection reset by peer"),
@@ -543,16 +547,9 @@ static const struct cls_word cls_err_errno[] = {
     CLS_W("Text file busy"), CLS_W("Device or resource busy"),
     CLS_W("Could not resolve host"), CLS_W("Name or service not known"),
     CLS_W("Temporary failure in name resolution"),
-    /* Go's (and node's) texts of the same errors, in lower case: `dial
-     * tcp 127.0.0.1:8080: connect: connection refused`, `lookup x on
-     * 10.0.0.53:53: no such host`, `open x: no such file or directory` */
-    CLS_W("connection refused"), CLS_W("connection reset by peer"),
-    CLS_W("connection timed out"), CLS_W("network is unreachable"),
-    CLS_W("no route to host"), CLS_W("address already in use"),
-    CLS_W("too many open files"), CLS_W("no space left on device"),
-    CLS_W("read-only file system"), CLS_W("no such host"),
-    CLS_W("i/o timeout"), CLS_W("no such file or directory"),
-    CLS_W("permission denied"), CLS_W("operation not permitted"),
+    /* Go's own: `lookup x on 10.0.0.53:53: no such host`, `read tcp
+     * 10.0.0.2:443: i/o timeout` */
+    CLS_W("No such host"), CLS_W("I/o timeout"),
     {NULL, 0, false, false},
 };
 static const struct cls_word cls_warn_anywhere[] = {
@@ -591,16 +588,14 @@ static bool cls_nonzero_count(const char *s, size_t n, size_t i)
     return i > b && i > d && nonzero && (i == n || !cls_alnum((unsigned char)s[i]));
 }
 
-/* Does word w open s[i..n) as a whole word?  Every line meets a few
- * dozen of these tests, so the first two bytes are compared before the
- * call to memcmp, which most candidates never reach (each word has two
- * bytes at least). */
-static inline bool cls_word_at(const char *s, size_t n, size_t i,
-                               const struct cls_word *w)
+/* cls_word_at past the first byte, which the caller has matched: the
+ * index of anywhere-words (cls_any_tab) holds each word under its first
+ * byte, and a word of the errno list under that byte's other case too. */
+static inline bool cls_word_rest(const char *s, size_t n, size_t i,
+                                 const struct cls_word *w)
 {
     size_t l = w->len;
-    if (n - i < l || s[i] != w->w[0] || s[i + 1] != w->w[1] ||
-        memcmp(s + i + 2, w->w + 2, l - 2))
+    if (n - i < l || s[i + 1] != w->w[1] || memcmp(s + i + 2, w->w + 2, l - 2))
         return false;
     if (w->count)
         return cls_nonzero_count(s, n, i + l);
@@ -608,6 +603,16 @@ static inline bool cls_word_at(const char *s, size_t n, size_t i,
     if (w->open || last == ':' || last == '!' || last == '[')
         return true;
     return cls_right_ok(s, n, i + l);
+}
+
+/* Does word w open s[i..n) as a whole word?  Every line meets a few
+ * dozen of these tests, so the first two bytes are compared before the
+ * call to memcmp, which most candidates never reach (each word has two
+ * bytes at least). */
+static inline bool cls_word_at(const char *s, size_t n, size_t i,
+                               const struct cls_word *w)
+{
+    return n - i >= w->len && s[i] == w->w[0] && cls_word_rest(s, n, i, w);
 }
 
 /* The first bytes of the start words, filled by cls_any_build with the
@@ -638,25 +643,35 @@ struct cls_any {
 };
 #define CLS_NWORDS(a) (sizeof(a) / sizeof((a)[0]) - 1)
 #define CLS_ANY_MAX                                                          \
-    (CLS_NWORDS(cls_err_anywhere) + CLS_NWORDS(cls_err_errno) +              \
+    (CLS_NWORDS(cls_err_anywhere) + 2 * CLS_NWORDS(cls_err_errno) +          \
      CLS_NWORDS(cls_warn_anywhere))
 static struct cls_any cls_any_tab[CLS_ANY_MAX];
 static uint8_t cls_any_start[257]; /* byte c: entries [start[c], start[c+1]) */
 _Static_assert(CLS_ANY_MAX <= UINT8_MAX, "cls_any_start holds uint8_t");
+
+/* A letter's other case; the errno words all open with one. */
+static unsigned char cls_other_case(char c)
+{
+    return (unsigned char)(c ^ 0x20);
+}
 
 static void cls_any_build(void)
 {
     static const struct {
         const struct cls_word *list;
         bool warning;
+        bool fold; /* under the other case of its first letter too */
     } lists[] = {
-        {cls_err_anywhere, false}, {cls_err_errno, false},
-        {cls_warn_anywhere, true},
+        {cls_err_anywhere, false, false}, {cls_err_errno, false, true},
+        {cls_warn_anywhere, true, false},
     };
     unsigned count[256] = {0};
     for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++)
-        for (const struct cls_word *w = lists[l].list; w->w; w++)
+        for (const struct cls_word *w = lists[l].list; w->w; w++) {
             count[(unsigned char)w->w[0]]++;
+            if (lists[l].fold)
+                count[cls_other_case(w->w[0])]++;
+        }
     unsigned at = 0, fill[256];
     for (unsigned c = 0; c < 256; c++) {
         cls_any_start[c] = (uint8_t)at;
@@ -665,9 +680,12 @@ static void cls_any_build(void)
     }
     cls_any_start[256] = (uint8_t)at;
     for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++)
-        for (const struct cls_word *w = lists[l].list; w->w; w++)
-            cls_any_tab[fill[(unsigned char)w->w[0]]++] =
-                (struct cls_any){w, lists[l].warning};
+        for (const struct cls_word *w = lists[l].list; w->w; w++) {
+            struct cls_any a = {w, lists[l].warning};
+            cls_any_tab[fill[(unsigned char)w->w[0]]++] = a;
+            if (lists[l].fold)
+                cls_any_tab[fill[cls_other_case(w->w[0])]++] = a;
+        }
     for (const struct cls_word *w = cls_err_start; w->w; w++)
         cls_start_first[(unsigned char)w->w[0]] = true;
     for (const struct cls_word *w = cls_warn_start; w->w; w++)
@@ -686,7 +704,7 @@ static int cls_scan_words(const char *s, size_t n, size_t from, size_t to)
             continue;
         for (unsigned e = a; e < b; e++) {
             const struct cls_word *w = cls_any_tab[e].w;
-            if (!cls_word_at(s, n, p, w) || cls_zero(s, n, p, p + w->len))
+            if (!cls_word_rest(s, n, p, w) || cls_zero(s, n, p, p + w->len))
                 continue;
             if (!cls_any_tab[e].warning)
                 return 1;
@@ -914,44 +932,16 @@ static bool cls_failing_count(const char *s, size_t n)
 }
 
 /* The severity of a glog / klog line (Kubernetes, kubectl, many Go and
- * C++ servers): `E1124 07:51:39.309454   21704 memcache.go:265] msg`, a
- * letter (Info, Warning, Error, Fatal), the date as mmdd (glog's newer
- * yyyymmdd too), the time with its fraction, the thread id and the
- * `file:line]`.  'E', 'F' or 'W' when the line has that prefix, else 0. */
+ * C++ servers): its prefix (dedup_glog_len), then `file:line]`, as in
+ * `E1124 07:51:39.309454   21704 memcache.go:265] msg`.  'E', 'F' or 'W'
+ * when the line is one, else 0 (Info says nothing). */
 static char cls_glog_level(const char *s, size_t n)
 {
-    if (n < 16 || !s[0] || !strchr("IWEF", s[0]))
+    size_t g = dedup_glog_len(s, n);
+    if (!g || s[0] == 'I')
         return 0;
-    size_t i = 1, d = 1;
-    while (i < n && cls_digit((unsigned char)s[i]))
-        i++;
-    if ((i - d != 4 && i - d != 8) || i >= n || s[i] != ' ')
-        return 0;
-    /* hh:mm:ss.frac */
-    for (int k = 0; k < 3; k++) {
-        size_t j = ++i;
-        while (i < n && cls_digit((unsigned char)s[i]))
-            i++;
-        if (i - j != 2 || i >= n || s[i] != (k < 2 ? ':' : '.'))
-            return 0;
-    }
-    size_t j = ++i;
-    while (i < n && cls_digit((unsigned char)s[i]))
-        i++;
-    if (i == j || i >= n || s[i] != ' ')
-        return 0;
-    while (i < n && s[i] == ' ')
-        i++;
-    j = i;
-    while (i < n && cls_digit((unsigned char)s[i]))
-        i++;
-    if (i == j || i >= n || s[i] != ' ')
-        return 0;
-    /* file:line] */
-    const char *b = memchr(s + i, ']', n - i < 256 ? n - i : 256);
-    if (!b || b == s + i + 1 || !cls_digit((unsigned char)b[-1]))
-        return 0;
-    return s[0] == 'I' ? 0 : s[0];
+    const char *b = memchr(s + g, ']', n - g < 256 ? n - g : 256);
+    return b && b > s + g && cls_digit((unsigned char)b[-1]) ? s[0] : 0;
 }
 
 /* The rules for what a process or a tool says as it fails, in its own

@@ -96,26 +96,38 @@ static size_t dd_time(const char *s, size_t n, size_t i)
     return i;
 }
 
+size_t dedup_glog_len(const char *s, size_t n)
+{
+    size_t d, t;
+    if (n < 16 || !s[0] || !strchr("IWEF", s[0]) ||
+        !((d = dd_digits(s, n, 1, 4)) || (d = dd_digits(s, n, 1, 8))) ||
+        d >= n || s[d] != ' ' || !(t = dd_time(s, n, d + 1)) ||
+        t <= d + 9) /* glog always writes the fraction */
+        return 0;
+    while (t < n && s[t] == ' ')
+        t++;
+    size_t id = t;
+    while (t < n && s[t] >= '0' && s[t] <= '9')
+        t++;
+    if (t == id || t >= n || s[t] != ' ')
+        return 0;
+    while (t < n && s[t] == ' ')
+        t++;
+    return t;
+}
+
 size_t dedup_stamp_len(const char *s, size_t n)
 {
     static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+    size_t g = dedup_glog_len(s, n);
+    if (g)
+        return g;
     size_t i = 0, t = 0;
     bool br = n && s[0] == '[';
     if (br)
         i = 1;
     size_t d;
-    if (!br && n > 6 && s[0] && strchr("IWEF", s[0]) &&
-        ((d = dd_digits(s, n, 1, 4)) || (d = dd_digits(s, n, 1, 8))) &&
-        d < n && s[d] == ' ' && (t = dd_time(s, n, d + 1))) {
-        /* glog: then the thread id */
-        size_t k = t;
-        while (k < n && s[k] == ' ')
-            k++;
-        size_t id = k;
-        while (k < n && s[k] >= '0' && s[k] <= '9')
-            k++;
-        t = k > id ? k : 0;
-    } else if ((d = dd_digits(s, n, i, 4)) && d < n && s[d] == '-' &&
+    if ((d = dd_digits(s, n, i, 4)) && d < n && s[d] == '-' &&
                (d = dd_digits(s, n, d + 1, 2)) && d < n && s[d] == '-' &&
                (d = dd_digits(s, n, d + 1, 2)) && d < n &&
                (s[d] == 'T' || s[d] == ' ') && (t = dd_time(s, n, d + 1))) {

@@ -63,6 +63,12 @@ typedef struct dedup_run {
  * (`[2026-11-22 10:00:01] `), and glog's and klog's `E1124
  * 07:51:39.309454   21704 ` (its level letter, date, time and thread). */
 size_t dedup_stamp_len(const char *s, size_t n);
+/* The length of glog's and klog's prefix opening a line, with the blanks
+ * after it, or 0: its level letter (I, W, E, F), the date as mmdd or
+ * yyyymmdd, the time with its microseconds, and the thread id, as in
+ * `E1124 07:51:39.309454   21704 memcache.go:265] msg` (the classifier
+ * reads the level from it, dedup_stamp_len skips it). */
+size_t dedup_glog_len(const char *s, size_t n);
 
 /* Writes line's template to out (replacing its contents) and returns the
  * template's 64-bit hash (FNV-1a over the whole templated line).  out may

@@ -82,6 +82,18 @@ static void say(const char *s)
     (void)n;
 }
 
+/* Blocks until the FIFO at path has been opened for writing and closed
+ * again: the test's word that the command may go on. */
+static void wait_fifo(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char b[64];
+    while (fd >= 0 && read(fd, b, sizeof b) > 0)
+        ;
+    if (fd >= 0)
+        close(fd);
+}
+
 /* s with its C escapes decoded into out (at most size - 1 bytes). */
 static size_t unescape(const char *s, char *out, size_t size)
 {
@@ -374,19 +386,13 @@ int main(int argc, char **argv)
     }
     if (argc >= 3 && !strcmp(argv[1], "hazard")) {
         say("error: boom\n");
-        int fd = open(argv[2], O_RDONLY | O_CLOEXEC);
-        char b[64];
-        while (fd >= 0 && read(fd, b, sizeof b) > 0)
-            ;
+        wait_fifo(argv[2]);
         say("done\n");
         return 0;
     }
     if (argc >= 3 && !strcmp(argv[1], "quiet")) {
         say("starting\nlistening on 3000\n");
-        int fd = open(argv[2], O_RDONLY | O_CLOEXEC);
-        char b[64];
-        while (fd >= 0 && read(fd, b, sizeof b) > 0)
-            ;
+        wait_fifo(argv[2]);
         say("x.c:1:1: error: boom\nafter\n");
         return 1;
     }
