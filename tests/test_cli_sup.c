@@ -252,7 +252,7 @@ TEST(cli_kill_of_an_orphaned_run_reconciles_and_says_how_it_ended)
     ASSERT_OK(procfs_start_time(owner, &owner_start));
     ASSERT_OK(procfs_start_time(run, &run_start));
     tu_plant_t p = {owner_id, boot, owner, owner_start, 4102444800000,
-                    run, run_start};
+                    run, run_start, NULL, 0};
     char ids[32];
     snprintf(ids, sizeof ids, "%lld", (long long)tu_plant_run(dir, &p));
     tu_sleeper_stop(owner, owner_fd);
@@ -298,7 +298,7 @@ TEST(cli_reconcile_marks_a_foreign_boot_lost)
     snprintf(owner_id, sizeof owner_id, "%032d", 7);
     /* The run would be us: it must not be touched. */
     tu_plant_t p = {owner_id, "11111111-1111-1111-1111-111111111111", 1, 0,
-                    1, getpid(), 0};
+                    1, getpid(), 0, NULL, 0};
     tu_plant_run(dir, &p);
     buf_t out = BUF_INIT;
     const char *args[] = {"reconcile", NULL};

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -255,7 +256,7 @@ static int64_t plant(const char *boot_id, pid_t pid, uint64_t start)
     state_dir(dir, sizeof dir);
     snprintf(owner, sizeof owner, "%032x", (unsigned)pid);
     /* Lease long expired, no lock file, no process recorded: dead. */
-    tu_plant_t p = {owner, boot_id, 1, 0, 1, pid, start};
+    tu_plant_t p = {owner, boot_id, 1, 0, 1, pid, start, NULL, 0};
     return tu_plant_run(dir, &p);
 }
 
@@ -349,6 +350,146 @@ TEST_SOLO(reconcile_reused_pid_is_lost_and_never_signalled, TEST_DEFAULT_TIMEOUT
     tu_sleeper_stop(again, fd2);
 }
 
+/*
+ * A session left with two sleeps and no leader: a shell led it (spawned
+ * in a session of its own), started both, wrote their pids and exited.  Returns the session's id
+ * (the shell's pid, no process's now) and the sleeps with their start
+ * times.
+ */
+static pid_t leaderless_session(pid_t sleeps[2], uint64_t starts[2])
+{
+    char pidfile[PATH_MAX], script[3 * PATH_MAX + 128];
+    snprintf(pidfile, sizeof pidfile, "%s/sleeps", test_tmpdir());
+    snprintf(script, sizeof script,
+             "sleep 120 & a=$!; sleep 120 & echo \"$a $!\" > %s.tmp; "
+             "mv %s.tmp %s",
+             pidfile, pidfile, pidfile);
+    const char *argv[] = {"sh", "-c", script, NULL};
+    spawn_opts_t o;
+    spawn_opts_init(&o); /* a session of its own */
+    o.file = "/bin/sh";
+    o.argv = argv;
+    pid_t leader;
+    int code;
+    ASSERT_OK(spawn_start(&o, &leader, NULL, NULL));
+    ASSERT_OK(spawn_reap(leader, -1, &code)); /* the pidfile is written */
+    ASSERT_EQ(code, 0);
+    FILE *f = fopen(pidfile, "re");
+    ASSERT_TRUE(f != NULL);
+    long a = 0, b = 0;
+    ASSERT_EQ(fscanf(f, "%ld %ld", &a, &b), 2);
+    fclose(f);
+    sleeps[0] = (pid_t)a;
+    sleeps[1] = (pid_t)b;
+    for (int i = 0; i < 2; i++) {
+        procfs_stat_t st;
+        ASSERT_OK(procfs_read_stat(sleeps[i], &st));
+        ASSERT_EQ(st.session, leader);
+        starts[i] = st.start_time;
+    }
+    return leader;
+}
+
+/* Ends a sleep of leaderless_session through its pidfd, if still it. */
+static void leaderless_stop(pid_t pid, uint64_t start)
+{
+    ptree_t t;
+    ASSERT_OK(ptree_capture_pinned(pid, &t));
+    if (t.n && t.v[0].start_time == start)
+        ptree_signal_member(&t.v[0], SIGKILL);
+    ptree_free(&t);
+}
+
+/*
+ * The session a dead run led stays the run's while one of its members is
+ * known to be the run's; without one, a session of that id may be a new
+ * process's (the kernel frees the number once the run's whole session is
+ * gone).  Reconcile ends the session's members only with such an anchor.
+ */
+TEST(reconcile_ends_a_leaderless_session_only_through_a_known_member)
+{
+    char dir[PATH_MAX], boot[PROCFS_BOOT_ID_LEN];
+    state_dir(dir, sizeof dir);
+    ASSERT_OK(procfs_boot_id(boot));
+    for (int known = 0; known < 2; known++) {
+        pid_t sleeps[2];
+        uint64_t starts[2];
+        pid_t sid = leaderless_session(sleeps, starts);
+        uint64_t first = starts[0] < starts[1] ? starts[0] : starts[1];
+        /* A run of that id, started before both: with the first sleep
+         * recorded as its descendant, or (as after the id's reuse by
+         * someone else) with nothing of it known. */
+        char owner[REGISTRY_OWNER_ID_LEN];
+        snprintf(owner, sizeof owner, "%032x", 0xab00u + (unsigned)known);
+        tu_plant_t p = {owner, boot, 1, 0, 1, sid,
+                        first > 0 ? first - 1 : 0, NULL, 0};
+        int64_t id = tu_plant_run(dir, &p);
+        if (known) {
+            registry_t *reg;
+            ASSERT_OK(registry_open(dir, &reg));
+            ASSERT_OK(registry_descendant_add(reg, id, sleeps[0], starts[0]));
+            registry_close(reg);
+        }
+        rein_sup_t *s = open_sup("pgid");
+        if (known) {
+            ASSERT_EQ(reason_of(id), REIN_REASON_ORPHAN_REAPED);
+            ASSERT_FALSE(procfs_alive(sleeps[0], starts[0]));
+            ASSERT_FALSE(procfs_alive(sleeps[1], starts[1]));
+        } else {
+            ASSERT_EQ(reason_of(id), REIN_REASON_LOST);
+            ASSERT_TRUE(procfs_alive(sleeps[0], starts[0]));
+            ASSERT_TRUE(procfs_alive(sleeps[1], starts[1]));
+        }
+        rein_sup_close(s);
+        for (int i = 0; i < 2; i++)
+            leaderless_stop(sleeps[i], starts[i]);
+    }
+}
+
+/*
+ * An owner in another pid namespace (a container sharing the state dir)
+ * cannot be judged by its pid here: that pid names another process or
+ * none.  Its lock, held, says it lives, and its run is left alone; in our
+ * own namespace its process, gone, says it died, whoever holds the lock
+ * for a moment (a passing rein ps).
+ */
+TEST(reconcile_judges_an_owner_of_another_pid_namespace_by_its_lock)
+{
+    char dir[PATH_MAX], boot[PROCFS_BOOT_ID_LEN], lock[PATH_MAX];
+    state_dir(dir, sizeof dir);
+    ASSERT_OK(procfs_boot_id(boot));
+    snprintf(lock, sizeof lock, "%s/other.lock", test_tmpdir());
+    int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    ASSERT_INT(lfd, >=, 0);
+    ASSERT_OK(flock(lfd, LOCK_EX | LOCK_NB));
+    uint64_t ns;
+    ASSERT_OK(procfs_pid_ns(&ns));
+    for (int same = 0; same < 2; same++) {
+        int gone_fd, run_fd;
+        pid_t gone = tu_sleeper_start(&gone_fd), run = tu_sleeper_start(&run_fd);
+        uint64_t gone_start, run_start;
+        ASSERT_OK(procfs_start_time(gone, &gone_start));
+        ASSERT_OK(procfs_start_time(run, &run_start));
+        tu_sleeper_stop(gone, gone_fd); /* no process here has its pid */
+        char owner[REGISTRY_OWNER_ID_LEN];
+        snprintf(owner, sizeof owner, "%032x", 0xcd00u + (unsigned)same);
+        tu_plant_t p = {owner, boot, gone, gone_start, 1, run, run_start,
+                        lock, same ? ns : ns + 1};
+        int64_t id = tu_plant_run(dir, &p);
+        rein_sup_t *s = open_sup("pgid");
+        if (same) {
+            ASSERT_EQ(reason_of(id), REIN_REASON_ORPHAN_REAPED);
+            ASSERT_FALSE(procfs_alive(run, run_start));
+        } else {
+            ASSERT_EQ(reason_of(id), -1); /* still running: not touched */
+            ASSERT_TRUE(procfs_alive(run, run_start));
+        }
+        rein_sup_close(s);
+        tu_sleeper_stop(run, run_fd);
+    }
+    close(lfd);
+}
+
 /* With its lock file gone, an owner is dead once its process (pid and
  * start time) is, though its lease runs on, as rein ps judges it; while
  * that process lives, its run is never signalled. */
@@ -366,11 +507,11 @@ TEST(reconcile_owner_without_a_lock_file_is_dead_once_its_process_is)
     ASSERT_OK(procfs_start_time(b, &b_start));
     ASSERT_OK(procfs_start_time(getpid(), &my_start));
     tu_plant_t gone = {"d0000000000000000000000000000001", boot, dead,
-                       dead_start, 4102444800000, a, a_start};
+                       dead_start, 4102444800000, a, a_start, NULL, 0};
     int64_t orphan = tu_plant_run(dir, &gone);
     tu_sleeper_stop(dead, dead_fd); /* the owner dies; its lease runs on */
     tu_plant_t live = {"a0000000000000000000000000000002", boot, getpid(),
-                       my_start, 4102444800000, b, b_start};
+                       my_start, 4102444800000, b, b_start, NULL, 0};
     int64_t kept = tu_plant_run(dir, &live);
     rein_sup_t *s = open_sup("pgid");
     ASSERT_EQ(reason_of(orphan), REIN_REASON_ORPHAN_REAPED);

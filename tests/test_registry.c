@@ -231,8 +231,9 @@ static const char schema_v1[] =
 
 TEST(registry_migrates_schema_1_keeping_everything)
 {
-    _Static_assert(REGISTRY_SCHEMA_VERSION == 2,
-                   "schema_v1 is the version just before this one");
+    _Static_assert(REGISTRY_SCHEMA_VERSION == 3,
+                   "the checks below cover what each migration since 1 "
+                   "adds");
     char dir[PATH_MAX], db[TPATH];
     snprintf(dir, sizeof dir, "%s", test_tmpdir());
     snprintf(db, sizeof db, "%s/%s", dir, REGISTRY_FILE);
@@ -295,6 +296,7 @@ TEST(registry_migrates_schema_1_keeping_everything)
     ASSERT_OK(registry_owner_list(reg, &ov, &n));
     ASSERT_EQ(n, 1);
     ASSERT_STR(ov[0].id, OWNER_A);
+    ASSERT_EQ(ov[0].pid_ns, 0); /* 2 -> 3: unknown for an old owner */
     for (size_t i = 0; i < n; i++)
         owner_record_clear(&ov[i]);
     free(ov);
@@ -561,6 +563,20 @@ TEST(registry_owners_leases_and_steal)
     run_record_clear(&g);
     ASSERT_OK(registry_run_get(reg, a3, &g)); /* exited runs stay put */
     ASSERT_STR(g.owner, OWNER_A);
+    run_record_clear(&g);
+    /* The owner it was taken from (judged dead, but alive after all) can
+     * no longer write the run back; the new owner can. */
+    ASSERT_OK(registry_run_get(reg, a1, &g));
+    memcpy(g.owner, OWNER_A, sizeof g.owner);
+    g.state = RUN_EXITED;
+    ASSERT_EQ(registry_run_update(reg, &g), -ENOENT);
+    memcpy(g.owner, OWNER_B, sizeof g.owner);
+    g.state = RUN_RUNNING;
+    ASSERT_OK(registry_run_update(reg, &g));
+    run_record_clear(&g);
+    ASSERT_OK(registry_run_get(reg, a1, &g));
+    ASSERT_STR(g.owner, OWNER_B);
+    ASSERT_EQ(g.state, RUN_RUNNING);
     run_record_clear(&g);
     ASSERT_OK(registry_owner_get(reg, OWNER_A, &o));
     ASSERT_EQ(o.lease_expires_ms, 0);

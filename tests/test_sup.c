@@ -950,6 +950,25 @@ TEST(sup_close_ends_every_run)
     obs_free(&b);
 }
 
+/* A run already ending with a long grace (kill_session allows a minute)
+ * is killed within the close's own grace, not left running when the
+ * close gives up waiting. */
+TEST(sup_close_cuts_short_a_grace_given_before)
+{
+    rein_sup_t *s = open_sup(NULL, false);
+    struct obs a = {0};
+    spawn(s, &a, false, "trap '' TERM; sleep 60 & echo pids: $$ $!; wait",
+          NULL);
+    drive(s, &a, "pids:", 5000);
+    ASSERT_OK(rein_sup_cancel(s, a.id, SIGTERM, 60000));
+    uint64_t t0 = test_now_ms();
+    rein_sup_close(s);
+    ASSERT_INT(test_now_ms() - t0, <, 3000);
+    ASSERT_EQ(a.exits, 1);
+    assert_all_gone(&a);
+    obs_free(&a);
+}
+
 /* "descendant" events of run id in the state dir's event log. */
 static size_t descendant_events(int64_t id)
 {

@@ -69,6 +69,8 @@ int64_t tu_plant_run(const char *state_dir, const tu_plant_t *p)
     o.pid = p->owner_pid;
     o.start_time = p->owner_start;
     o.lease_expires_ms = p->lease_ms;
+    o.lock_path = (char *)p->lock_path;
+    o.pid_ns = p->pid_ns;
     ASSERT_OK(registry_owner_add(reg, &o));
     run_record_t r;
     run_record_init(&r);

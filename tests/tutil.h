@@ -40,8 +40,8 @@ pid_t tu_sleeper_start(int *pidfd);
 void tu_sleeper_stop(pid_t pid, int pidfd);
 
 /* An owner and one running run of it, as a crash leaves them in the
- * registry: no lock file, so only the owner's process and its lease can
- * tell whether it lives. */
+ * registry: by default no lock file, so only the owner's process and its
+ * lease can tell whether it lives. */
 typedef struct tu_plant {
     const char *owner;    /* the owner id: 32 hex digits */
     const char *boot_id;  /* the owner's and the run's */
@@ -50,6 +50,8 @@ typedef struct tu_plant {
     int64_t lease_ms;
     pid_t run_pid;        /* the run's leader, group and session */
     uint64_t run_start;
+    const char *lock_path; /* the owner's lock file, or NULL */
+    uint64_t pid_ns;       /* the owner's pid namespace; 0: unknown */
 } tu_plant_t;
 /* Plants p in the registry of state_dir (pgid containment, command
  * "planted"); returns the run's id. */

@@ -433,26 +433,33 @@ static int freeze(ptree_t *t)
     return 0;
 }
 
-/* True when every member of t and (pgid > 0) group pgid are gone. */
-static bool rest_gone(const ptree_t *t, pid_t pgid)
+/* True when every member of t and (*pgid > 0) group *pgid are gone.  A
+ * group found empty is dropped: *pgid becomes 0 (see rein_proc_terminate). */
+static bool rest_gone(const ptree_t *t, pid_t *pgid)
 {
-    return ptree_count_alive(t) == 0 && !(pgid > 0 && ptree_group_alive(pgid));
+    if (*pgid > 0 && !ptree_group_alive(*pgid))
+        *pgid = 0;
+    return ptree_count_alive(t) == 0 && *pgid == 0;
 }
 
 /*
  * Waits up to timeout_ms (< 0: forever) until p, every member of t and the
- * group pgid (when > 0) are gone.  The root's pidfd wakes the wait the
- * moment it exits; the other members and the group have no event to wait
- * on, so they are polled with the bounded back-off.
+ * group *pgid (when > 0; 0 once it is found empty) are gone.  The root's
+ * pidfd wakes the wait the moment it exits; the other members and the
+ * group have no event to wait on, so they are polled with the bounded
+ * back-off.
  */
-static bool wait_gone(const rein_proc_t *p, const ptree_t *t, pid_t pgid,
+static bool wait_gone(const rein_proc_t *p, const ptree_t *t, pid_t *pgid,
                       int timeout_ms)
 {
     uint64_t deadline = deadline_of(timeout_ms);
     int step = PROC_POLL_MIN_MS;
     for (;;) {
         bool root = proc_alive(p);
-        if (!root && rest_gone(t, pgid))
+        /* The group is looked at even while the root runs, so that it is
+         * dropped the first time it is empty. */
+        bool rest = rest_gone(t, pgid);
+        if (!root && rest)
             return true;
         int left = left_ms(deadline);
         if (left == 0)
@@ -494,8 +501,12 @@ void rein_proc_terminate_opts_init(rein_proc_terminate_opts_t *o)
 /*
  * The group is signalled by number only: there is no pidfd for a group.
  * Its number is read from the verified root, and the kernel keeps a pgid
- * from being reused while any process is still in that group, so a group
- * that is signalled while non-empty is still the one read.
+ * from being reused while any process is still in that group.  Once the
+ * group has been seen empty the number is free, and a group of that
+ * number alive later may be someone else's: the waits look at the group
+ * every PROC_POLL_MAX_MS at most, and drop it (pgid 0) the first time
+ * they find it empty, so it is signalled only while it has been seen
+ * alive all along.
  */
 int rein_proc_terminate(rein_proc_t *p, const rein_proc_terminate_opts_t *o,
                         bool *exited)
@@ -535,7 +546,7 @@ int rein_proc_terminate(rein_proc_t *p, const rein_proc_terminate_opts_t *o,
         }
         /* A stopped process only acts on the signal once continued. */
         signal_tree(&t, pgid, SIGCONT);
-        if (wait_gone(p, &t, pgid, o->graceful_ms))
+        if (wait_gone(p, &t, &pgid, o->graceful_ms))
             goto done;
     }
 
@@ -543,12 +554,13 @@ int rein_proc_terminate(rein_proc_t *p, const rein_proc_terminate_opts_t *o,
      * failed rescan (no memory) still kills what is known, then reports. */
     rc = freeze(&t);
     int killed = signal_tree(&t, 0, SIGKILL);
-    if (pgid > 0 && ptree_group_alive(pgid))
+    rest_gone(&t, &pgid); /* drops the group if it emptied meanwhile */
+    if (pgid > 0)
         ptree_signal_group(pgid, SIGKILL);
     if (killed < 0 && killed != -ESRCH)
         rc = killed;
     else
-        wait_gone(p, &t, pgid, o->timeout_ms);
+        wait_gone(p, &t, &pgid, o->timeout_ms);
 done:
     *exited = !proc_alive(p);
     ptree_free(&t);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Big enough for any /proc/<pid>/stat line. */
@@ -195,6 +196,15 @@ int procfs_boot_id(char out[PROCFS_BOOT_ID_LEN])
     if (n < PROCFS_BOOT_ID_LEN - 1)
         return n < 0 ? -e : -EIO;
     out[PROCFS_BOOT_ID_LEN - 1] = 0;
+    return 0;
+}
+
+int procfs_pid_ns(uint64_t *ino)
+{
+    struct stat st;
+    if (stat("/proc/self/ns/pid", &st) < 0)
+        return -errno;
+    *ino = (uint64_t)st.st_ino;
     return 0;
 }
 

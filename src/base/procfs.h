@@ -65,6 +65,9 @@ typedef enum procfs_fate {
 procfs_fate_t procfs_fate(pid_t pid, uint64_t start_time);
 /* /proc/sys/kernel/random/boot_id into out (PROCFS_BOOT_ID_LEN bytes). */
 int procfs_boot_id(char out[PROCFS_BOOT_ID_LEN]);
+/* The inode of the caller's pid namespace (/proc/self/ns/pid): two
+ * processes see the same pids only when theirs are equal. */
+int procfs_pid_ns(uint64_t *ino);
 
 /* Direct children of pid (of every thread).  *out malloc'ed; *n count. */
 int procfs_children(pid_t pid, pid_t **out, size_t *n);

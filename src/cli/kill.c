@@ -48,12 +48,23 @@ static int64_t kill_now_ms(void)
 struct target {
     ptree_t tree;
     contain_run_t *cr;
-    pid_t pgid; /* the leader's group, while the leader pins it; else 0 */
+    /* The leader's group, read while the leader was alive, and kept while
+     * it has been seen alive at every look since; else 0. */
+    pid_t pgid;
 };
 
+/*
+ * Whether anything of the target lives.  The kernel keeps a group's number
+ * while any process is in the group; once the group has been seen empty
+ * the number is free, and a group of that number found later may be
+ * someone else's, so it is dropped then.  The looks are KILL_POLL_MS
+ * apart, far too short a time for the pid numbers to come round again.
+ */
 static bool target_alive(struct target *t)
 {
-    return ptree_count_alive(&t->tree) > 0 ||
+    if (t->pgid > 1 && !ptree_group_alive(t->pgid))
+        t->pgid = 0;
+    return ptree_count_alive(&t->tree) > 0 || t->pgid > 1 ||
            (t->cr && contain_run_populated(t->cr));
 }
 
@@ -262,6 +273,7 @@ int cli_kill(int argc, char **argv)
             target_signal(&t, SIGCONT); /* a stopped run must see it */
         bool gone = target_wait(&t, grace);
         bool escalated = false;
+        /* The wait looked at the group last KILL_POLL_MS ago at most. */
         if (!gone && signo != SIGKILL) {
             escalated = true;
             target_signal(&t, SIGKILL);

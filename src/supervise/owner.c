@@ -11,7 +11,9 @@
  * as alive.  The process is read first because reading /proc disturbs
  * nothing, while a probe of the lock holds it for an instant, and
  * reconciliation must not find a dead owner's lock taken by a passing
- * `rein ps`.
+ * `rein ps`.  The process is a witness only in the owner's own pid
+ * namespace (recorded with it): from another one, its pid names another
+ * process or none, and the lock and the lease speak alone.
  */
 #include "supervise/owner.h"
 
@@ -26,15 +28,20 @@
 #include "base/procfs.h"
 
 /* What the owner's process says: -1 dead, 1 alive, 0 unknown (no boot id,
- * pid or start time recorded: a pid alone proves nothing). */
+ * pid or start time recorded: a pid alone proves nothing; or the owner is
+ * in another pid namespace, where its pid names another process or none,
+ * so that only its lock and its lease can speak for it). */
 static int owner_identity(const owner_record_t *o)
 {
     char boot[PROCFS_BOOT_ID_LEN];
+    uint64_t ns;
     if (!o->boot_id[0] || procfs_boot_id(boot) < 0)
         return 0;
     if (strcmp(boot, o->boot_id) != 0)
         return -1;
     if (o->pid <= 0 || o->start_time == 0)
+        return 0;
+    if (o->pid_ns && (procfs_pid_ns(&ns) < 0 || ns != o->pid_ns))
         return 0;
     return procfs_alive(o->pid, o->start_time) ? 1 : -1;
 }

@@ -128,6 +128,12 @@ static const char *const registry_migrations[REGISTRY_SCHEMA_VERSION] = {
     "  seen_ms INTEGER NOT NULL,"
     "  UNIQUE (owner, boot_id, pid, start_time)"
     ") STRICT;",
+
+    /* 2 -> 3: the owner's pid namespace.  Its pid and start time name it
+     * only in that namespace; a reader in another one (a container
+     * sharing the state dir) cannot judge it by them.  0 for the owners of
+     * older builds: unknown, judged as before. */
+    "ALTER TABLE owners ADD COLUMN pid_ns INTEGER NOT NULL DEFAULT 0;",
 };
 
 _Static_assert(REGISTRY_FIRST_RUN_ID == 1000,
@@ -145,7 +151,8 @@ _Static_assert(REGISTRY_FIRST_RUN_ID == 1000,
 #define RUN_PARAMS                                                          \
     "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?"
 #define OWNER_COLS                                                          \
-    "id, pid, start_time, boot_id, lock_path, started_ms, lease_expires_ms"
+    "id, pid, start_time, boot_id, lock_path, started_ms, lease_expires_ms," \
+    " pid_ns"
 
 enum registry_stmt_id {
     ST_OWNER_ADD,
@@ -178,7 +185,7 @@ enum registry_stmt_id {
 
 static const char *const registry_sql[ST_COUNT] = {
     [ST_OWNER_ADD] = "INSERT INTO owners (" OWNER_COLS ") "
-                     "VALUES (?,?,?,?,?,?,?)",
+                     "VALUES (?,?,?,?,?,?,?,?)",
     [ST_OWNER_RENEW] = "UPDATE owners SET lease_expires_ms = ? WHERE id = ?",
     [ST_OWNER_GET] = "SELECT " OWNER_COLS " FROM owners WHERE id = ?",
     /* Owners with something to reconcile, and those whose lease ran out
@@ -199,8 +206,11 @@ static const char *const registry_sql[ST_COUNT] = {
                         "(SELECT 1 FROM strays WHERE owner = ?1)",
     [ST_RUN_INSERT] = "INSERT INTO runs (" RUN_COLS ") VALUES (" RUN_PARAMS
                       ")",
+    /* Only by its owner: a run another rein has taken over (the steal,
+     * when this one was judged dead) is never written back by the one it
+     * was taken from.  ?1 is the owner the row is written with. */
     [ST_RUN_UPDATE] = "UPDATE runs SET (" RUN_COLS ") = (" RUN_PARAMS
-                      ") WHERE id = ?",
+                      ") WHERE id = ? AND owner = ?1",
     [ST_RUN_DELETE] = "DELETE FROM runs WHERE id = ?",
     [ST_RUN_FORGET] = "DELETE FROM runs WHERE id = ? AND state = 3",
     [ST_RUN_FORGET_ENDED] = "DELETE FROM runs WHERE state = 3 "
@@ -961,6 +971,7 @@ int registry_owner_add(registry_t *reg, const owner_record_t *o)
     registry_bind_text(st, 5, o->lock_path);
     sqlite3_bind_int64(st, 6, o->started_ms);
     sqlite3_bind_int64(st, 7, o->lease_expires_ms);
+    sqlite3_bind_int64(st, 8, (int64_t)o->pid_ns);
     rc = registry_step_done(reg, st, "add owner");
     return registry_write_end(reg, rc);
 }
@@ -991,6 +1002,7 @@ static int registry_read_owner(sqlite3_stmt *st, owner_record_t *o)
     int rc = registry_dup_col(st, 4, &o->lock_path);
     o->started_ms = sqlite3_column_int64(st, 5);
     o->lease_expires_ms = sqlite3_column_int64(st, 6);
+    o->pid_ns = (uint64_t)sqlite3_column_int64(st, 7);
     return rc;
 }
 
@@ -1213,7 +1225,9 @@ int registry_run_update(registry_t *reg, const run_record_t *r)
     sqlite3_bind_int64(st, RUN_NCOLS + 1, r->id);
     rc = registry_step_done(reg, st, "update run");
     if (rc == 0 && sqlite3_changes(reg->db) == 0)
-        rc = registry_fail_code(reg, -ENOENT, "update of unknown run");
+        rc = registry_fail_code(reg, -ENOENT,
+                                "update of a run unknown or not this "
+                                "owner's");
     return registry_write_end(reg, rc);
 }
 

@@ -45,7 +45,7 @@
 /* The schema this code reads and writes (PRAGMA user_version).  2 added
  * the strays table; a version 1 file is migrated when opened read-write,
  * and a file newer than this is refused. */
-#define REGISTRY_SCHEMA_VERSION 2
+#define REGISTRY_SCHEMA_VERSION 3
 /* The state directory under $XDG_STATE_HOME or ~/.local/state. */
 #define REGISTRY_STATE_SUBDIR "rein"
 /* Room for registry_errmsg(): SQLite's message plus the path. */
@@ -87,6 +87,7 @@ typedef struct owner_record {
     char *lock_path;          /* the owner's flock'ed file */
     int64_t started_ms;
     int64_t lease_expires_ms; /* renewed by heartbeats */
+    uint64_t pid_ns;          /* its pid namespace (procfs_pid_ns); 0: unknown */
 } owner_record_t;
 
 typedef struct run_record {
@@ -202,8 +203,9 @@ void owner_record_clear(owner_record_t *o);
  */
 int registry_run_insert(registry_t *reg, run_record_t *r);
 /* Writes every field of r (by r->id); updated_ms is stamped with the time
- * of the write, whatever r holds.  -ENOENT for an unknown id, -EINVAL as
- * for insert. */
+ * of the write, whatever r holds.  -ENOENT for an unknown id or a row
+ * whose owner is not r->owner (another rein took the run over), -EINVAL
+ * as for insert. */
 int registry_run_update(registry_t *reg, const run_record_t *r);
 /* Deletes a run and its descendants; its id is never handed out again.
  * -ENOENT for an unknown id. */

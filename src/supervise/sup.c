@@ -156,6 +156,7 @@ struct run {
     bool xhold, xheld;
     uint64_t t_xidle, t_xmax;
     uint64_t last_output_mono, last_scan_mono, kill_start_mono;
+    uint64_t grace_end_mono; /* when t_grace fires */
     ptree_t known; /* every descendant seen and not yet gone */
     size_t known_sift_at; /* sift_known when known.n reaches this */
     ptree_t unsaved;   /* known members whose registry row a write failed to
@@ -894,10 +895,26 @@ static void terminate(struct run *r, int signo, int grace_ms)
     signal_boundary(r, signo ? signo : SIGTERM);
     signal_boundary(r, SIGCONT);
     loop_timer_del(s->loop, r->t_grace);
-    loop_timer_add(s->loop, grace_ms < 0 ? 0 : (uint64_t)grace_ms,
-                   on_grace_end, r, &r->t_grace);
+    uint64_t grace = grace_ms < 0 ? 0 : (uint64_t)grace_ms;
+    r->grace_end_mono = loop_now(s->loop) + grace;
+    loop_timer_add(s->loop, grace, on_grace_end, r, &r->t_grace);
     loop_timer_del(s->loop, r->t_check);
     loop_timer_add(s->loop, SUP_CHECK_MS, on_check, r, &r->t_check);
+}
+
+/* Brings the KILL of a run already ending forward to SUP_CLOSE_GRACE_MS
+ * from now at the latest: a grace it was given earlier (up to a minute,
+ * from kill_session) must not outlast the close, which frees what is still
+ * running once its own bound has passed. */
+static void shorten_grace(struct run *r)
+{
+    rein_sup_t *s = r->sup;
+    uint64_t by = loop_now(s->loop) + SUP_CLOSE_GRACE_MS;
+    if (!r->t_grace || r->grace_end_mono <= by)
+        return;
+    loop_timer_del(s->loop, r->t_grace);
+    r->grace_end_mono = by;
+    loop_timer_add(s->loop, SUP_CLOSE_GRACE_MS, on_grace_end, r, &r->t_grace);
 }
 
 static void cancel_run(struct run *r, rein_reason_t why, int signo,
@@ -2013,15 +2030,37 @@ static void doomed_end(struct doomed *d)
     ptree_free(&d->tree);
 }
 
-/* Collects the verified remains of a dead owner's run into d.  True when
- * anything of it matched (and so it was ours to end). */
-/* Adds to d the live members of session rec->sid started no earlier than
- * the run (pinned); true when there was one. */
-static bool doom_session(const run_record_t *rec, struct doomed *d)
+/* Whether member m is the run's leader or a descendant it recorded. */
+static bool doom_known(const run_record_t *rec, const ptree_t *desc,
+                       const ptree_member_t *m)
+{
+    if (m->pid == rec->pid && m->start_time == rec->start_time)
+        return true;
+    for (size_t i = 0; i < desc->n; i++)
+        if (desc->v[i].pid == m->pid && desc->v[i].start_time == m->start_time)
+            return true;
+    return false;
+}
+
+/*
+ * Adds to d the live members of session rec->sid started no earlier than
+ * the run (pinned); true when there were any.
+ *   A session's id is its leader's pid, and the kernel keeps that pid
+ * number allocated while any process is in the session.  So a session of
+ * that id is the run's own only while one of its members is known to be
+ * the run's (the leader, or a descendant recorded with its start time):
+ * once every member of the run's session is gone, the pid may go to a new
+ * process that calls setsid and forks, and the session of the same id is
+ * then someone else's, all of it started after the run.  The members are
+ * taken only when such an anchor was among them and is still alive after
+ * the scan, so the number stayed the run's session throughout.
+ */
+static bool doom_session(const run_record_t *rec, const ptree_t *desc,
+                         struct doomed *d)
 {
     pid_t *all;
     size_t n;
-    bool any = false;
+    ptree_t found = {NULL, 0}, anchor = {NULL, 0};
     if (procfs_list_all(&all, &n) < 0)
         return false;
     for (size_t i = 0; i < n; i++) {
@@ -2033,15 +2072,23 @@ static bool doom_session(const run_record_t *rec, struct doomed *d)
             continue;
         /* The capture's own read must still be that member. */
         if (t.n && t.v[0].start_time == st.start_time) {
-            ptree_merge(&d->tree, &t);
-            any = true;
+            ptree_merge(&found, &t);
+            if (!anchor.n && doom_known(rec, desc, &t.v[0]))
+                ptree_merge(&anchor, &(ptree_t){t.v, 1});
         }
         ptree_free(&t);
     }
     free(all);
-    return any;
+    bool ours = anchor.n && ptree_member_alive(&anchor.v[0]);
+    if (ours)
+        ptree_merge(&d->tree, &found);
+    ptree_free(&anchor);
+    ptree_free(&found);
+    return ours;
 }
 
+/* Collects the verified remains of a dead owner's run into d.  True when
+ * anything of it matched (and so it was ours to end). */
 static bool doom_orphan_run(rein_sup_t *s, const run_record_t *rec,
                             struct doomed *d)
 {
@@ -2069,20 +2116,19 @@ static bool doom_orphan_run(rein_sup_t *s, const run_record_t *rec,
     }
     if (leader) {
         ptree_t t;
-        if (ptree_capture_pinned(rec->pid, &t) == 0) {
+        /* The capture reads the root again: it must still be the leader. */
+        if (ptree_capture_pinned(rec->pid, &t) == 0 && t.n &&
+            t.v[0].start_time == rec->start_time)
             ptree_merge(&d->tree, &t);
-            ptree_free(&t);
-        }
+        ptree_free(&t);
     }
-    ptree_merge(&d->tree, &desc);
-    ptree_free(&desc);
     /* The members of the run's own session that are no longer below its
      * leader (re-parented when their parent died), as the live scan finds
-     * them: a session's id is its leader's pid.  Only while that pid is
-     * the leader's or nobody's: once another process has it, a session of
-     * that id may be someone else's. */
-    if (rec->sid == rec->pid && (leader || procfs_start_time(rec->pid, &st) < 0))
-        any = doom_session(rec, d) || any;
+     * them: see doom_session for when a session of that id is the run's. */
+    if (rec->sid == rec->pid)
+        any = doom_session(rec, &desc, d) || any;
+    ptree_merge(&d->tree, &desc);
+    ptree_free(&desc);
     return any;
 }
 
@@ -2412,6 +2458,7 @@ int rein_sup_open(const rein_sup_opts_t *o, rein_sup_t **out)
         memcpy(me.id, s->owner, sizeof me.id);
         me.pid = getpid();
         procfs_start_time(me.pid, &me.start_time);
+        procfs_pid_ns(&me.pid_ns); /* stays 0 (unknown) on failure */
         memcpy(me.boot_id, s->boot_id, sizeof me.boot_id);
         me.lock_path = s->lock_path;
         me.started_ms = loop_wall_ms();
@@ -2463,6 +2510,7 @@ void rein_sup_close(rein_sup_t *s)
             xhold_release(r);
             cancel_run(r, REIN_REASON_SHUTDOWN, SIGTERM,
                        SUP_CLOSE_GRACE_MS);
+            shorten_grace(r);
         }
         uint64_t t0 = loop_clock_ms();
         while (any_live(s) &&
