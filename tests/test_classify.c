@@ -694,6 +694,25 @@ static const struct cl_case {
     {"PHP Fatal error:  Uncaught Exception: boom in /app/a.php:3", 'E'},
     {"CMake Error at CMakeLists.txt:3 (project):", 'E'},
     {"ninja: build stopped: subcommand failed.", 'E'},
+    /* a structured log's own level field: zap, pino, logrus, logfmt,
+     * Python's JSON logger, nginx, Apache, java.util.logging */
+    {"{\"level\":\"error\",\"ts\":1.7e9,\"msg\":\"query failed\"}", 'E'},
+    {"{\"level\": \"fatal\", \"msg\": \"cannot bind\"}", 'E'},
+    {"{\"level\":\"warn\",\"msg\":\"slow request\"}", 'W'},
+    {"{\"level\":50,\"time\":1,\"msg\":\"boom\"}", 'E'},
+    {"{\"level\":60,\"msg\":\"down\"}", 'E'},
+    {"{\"level\":40,\"msg\":\"slow\"}", 'W'},
+    {"time=\"2024-01-01T00:00:00Z\" level=error msg=\"sync done\"", 'E'},
+    {"ts=2024-01-01 lvl=warn msg=retrying", 'W'},
+    {"ts=1 level=\"crit\" msg=x", 'E'},
+    {"{\"severity\": \"critical\", \"message\": \"x\"}", 'E'},
+    {"{\"log_level\":\"err\",\"msg\":\"x\"}", 'E'},
+    {"2024-01-01T10:00:00Z [error] db unreachable", 'E'},
+    {"2024/05/01 10:00:00 [emerg] 1#1: unknown directive \"foo\"", 'E'},
+    {"2024/05/01 10:00:00 [alert] 7#7: socket() failed", 'E'},
+    {"[Wed Oct 11 14:32:52 2000] [core:crit] [pid 1] AH00001: x", 'E'},
+    {"[Wed Oct 11 14:32:52 2000] [proxy:warn] [pid 1] AH01144: x", 'W'},
+    {"SEVERE: Servlet.service() for servlet [x] threw exception", 'E'},
 };
 
 /* Their look-alikes in clean output: passes, zero counts, expected
@@ -758,6 +777,17 @@ static const char *const cl_harmless[] = {
     "In file included from src/a.h:3:",
     "deploy.sh:3:7: note: quoted here",
     " ! [up to date]      main -> main",
+    /* levels that are no hazard, and look-alikes of the level fields */
+    "{\"level\":\"info\",\"msg\":\"served 3\"}",
+    "{\"level\":30,\"msg\":\"listening\"}",
+    "{\"level\":500,\"msg\":\"odd\"}",
+    "ts=1 level=debug msg=\"cache warm\"",
+    "{\"msg\":\"the level of error handling\"}",
+    "{\"loglevel_error\":\"x\"}",
+    "sealevel=errors rising",
+    "[info] all good",
+    "see [errors] in the manual",
+    "[core:notice] AH00094: Command line",
 };
 
 TEST(classify_failure_lines_of_popular_tools_are_hazards)

@@ -36,6 +36,34 @@ TEST(dedup_templates_replace_variable_tokens)
     buf_free(&t);
 }
 
+/* A count of zero beside a word of failure stays in the template, so a
+ * line counting some failures never folds with lines counting none; any
+ * other zero, and a non-zero count, is variable as ever. */
+TEST(dedup_templates_keep_a_zero_count_of_failures)
+{
+    buf_t t = BUF_INIT;
+    tmpl("batch 7: 0 failed, 50 passed", &t);
+    ASSERT_STR(t.p, "batch {} 0 failed, {} passed");
+    tmpl("batch 101: 3 failed, 47 passed", &t);
+    ASSERT_STR(t.p, "batch {} {} failed, {} passed");
+    tmpl("worker 3: processed=120 errors=0", &t);
+    ASSERT_STR(t.p, "worker {} processed={} errors=0");
+    tmpl("host1 : ok=5 changed=0 unreachable=0 failed=0", &t);
+    ASSERT_STR(t.p, "{} : ok={} changed={} unreachable=0 failed=0");
+    tmpl("Tests: 0 Failures: 0 Errors: 00", &t);
+    ASSERT_STR(t.p, "Tests: {} Failures: 0 Errors: 00");
+    tmpl("0 ERRORS, 0 failure", &t);
+    ASSERT_STR(t.p, "0 ERRORS, 0 failure");
+    /* not beside one: `0 files`, `failed (0)` across a bracket, `0.5
+     * failed` (a token with a dot), `0 failedx` */
+    tmpl("0 files, failed (0) 0.5 failed, 0 failedx", &t);
+    ASSERT_STR(t.p, "{} files, failed ({}) {} failed, {} failedx");
+    ASSERT_TRUE(tmpl("a: 0 failed", NULL) != tmpl("a: 1 failed", NULL));
+    ASSERT_EQ(tmpl("a: 1 failed", NULL), tmpl("a: 20 failed", NULL));
+    ASSERT_EQ(tmpl("took 0 ms", NULL), tmpl("took 5 ms", NULL));
+    buf_free(&t);
+}
+
 /* The time stamp opening a log line, with the blanks after it: what a
  * hazard's exact group skips (squash.c), so that one message logged again
  * and again is one group. */

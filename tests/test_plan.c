@@ -150,12 +150,19 @@ struct seen {
  * of a marker counting members it does not list. */
 /* Whether tmpl[0..tn) is the name an exact hazard group gives line t:
  * the line itself, or `{} ` and the line past its time stamp
- * (dedup_stamp_len: copies of one logged message are one group). */
+ * (dedup_stamp_len: copies of one logged message are one group), after
+ * glog's level letter when the stamp is glog's (`E{} ...`). */
 static bool group_names(const char *tmpl, size_t tn, const char *t, size_t n)
 {
     if (tn == n && !memcmp(tmpl, t, n))
         return true;
     size_t st = dedup_stamp_len(t, n);
+    if (st && dedup_glog_len(t, n) == st) {
+        if (!tn || tmpl[0] != t[0])
+            return false;
+        tmpl++;
+        tn--;
+    }
     return st && tn == n - st + 3 && !memcmp(tmpl, "{} ", 3) &&
            !memcmp(tmpl + 3, t + st, n - st);
 }

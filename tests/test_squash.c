@@ -2002,6 +2002,30 @@ TEST(squash_hazards_differing_only_in_their_time_stamp_fold)
     buf_free(&out);
 }
 
+/* glog's stamp opens with its level letter: a warning and an error of one
+ * text, each logged again and again, are two groups, and the error is
+ * shown, not folded into the warnings' group. */
+TEST(squash_glog_levels_of_one_text_fold_apart)
+{
+    static const char msg[] = "reflector.go:539] failed to list *v1.Pod";
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    for (int i = 0; i < 4; i++)
+        ASSERT_OK(buf_printf(&in, "W1124 07:51:3%d.309454   21704 %s\n", i,
+                             msg));
+    for (int i = 0; i < 50; i++)
+        ASSERT_OK(buf_printf(&in, "I1124 07:52:%02d.000001   21704 main.go:10] "
+                                  "tick %d\n", i, i));
+    ASSERT_OK(buf_printf(&in, "E1124 07:53:00.309454   21704 %s\n", msg));
+    sq_opts_t o = {.command = "kubectl get pods", .log_path = "/l"};
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+    check_lines(&out, in.p);
+    ASSERT_CONTAINS(out.p, "E1124 07:53:00.309454   21704 reflector.go");
+    ASSERT_CONTAINS(out.p, "[rein] repeat 4\xc3\x97 \"W{} reflector.go:539] "
+                           "failed to list *v1.Pod\" (lines 1-4)\n");
+    buf_free(&in);
+    buf_free(&out);
+}
+
 TEST_T(squash_copies_past_the_group_cap_still_fold, SCALE_TIMEOUT_S)
 {
     size_t n = DEDUP_GROUPS_MAX + 100, copies = 4000;
@@ -2200,7 +2224,10 @@ TEST(squash_held_excerpt_is_shown_only_with_its_caret)
     squash_free(sq);
     ASSERT_CONTAINS(out.p, "x.c:2:1: error: no excerpt\n[rein] exit 1");
     ASSERT_NOT_CONTAINS(out.p, "still unknown");
-    ASSERT_CONTAINS(out.p, "[rein] omitted 2 lines\n"); /* + 39 repeats */
+    /* the total counts the noise too (39 repeats), as the noise marker
+     * after it says */
+    ASSERT_CONTAINS(out.p, "[rein] omitted 41 lines\n"
+                           "[rein] noise 39 lines (repeat 39)\n");
 
     /* held when the view skips: not the excerpt of anything */
     buf_reset(&out);

@@ -506,6 +506,8 @@ static const struct cls_word cls_err_anywhere[] = {
     CLS_W("FAILURE"), CLS_W("CRITICAL"), CLS_W("PANIC"), CLS_W("ERR!"),
     CLS_W("error:"), CLS_W("Error:"), CLS_W("fatal:"), CLS_W("Fatal:"),
     CLS_W("error["), CLS_W("FATAL:"), CLS_W("Segmentation fault"),
+    /* java.util.logging's level line, `SEVERE: Servlet.service() ...` */
+    CLS_W("SEVERE:"),
     CLS_W("core dumped"), CLS_W("Traceback"), CLS_W("command not found"),
     CLS_W("Cannot find module"),
     /* the linker: `main.c:(.text+0x1a): undefined reference to `f'` */
@@ -762,6 +764,142 @@ static int cls_keywords(const char *s, size_t n)
             return k;
     }
     return cls_scan_words(s, n, 0, n);
+}
+
+/* ------------------------------------------- a structured log's level */
+
+/* The severity names a level field may hold, in lower case: 1 error,
+ * 2 warning. */
+static const struct {
+    const char *w;
+    int kind;
+} cls_level_names[] = {
+    {"error", 1}, {"err", 1},      {"fatal", 1},     {"critical", 1},
+    {"crit", 1},  {"alert", 1},    {"emerg", 1},     {"emergency", 1},
+    {"panic", 1}, {"severe", 1},   {"warn", 2},      {"warning", 2},
+    {NULL, 0},
+};
+
+/* The kind of the level name that makes the whole word at s[i..n) (any
+ * case), or 0. */
+static int cls_level_name(const char *s, size_t n, size_t i)
+{
+    size_t e = i;
+    while (e < n && e - i < 10 && cls_alnum((unsigned char)s[e]))
+        e++;
+    if (e < n && cls_alnum((unsigned char)s[e]))
+        return 0;
+    for (size_t k = 0; cls_level_names[k].w; k++) {
+        const char *w = cls_level_names[k].w;
+        size_t l = strlen(w), j = 0;
+        if (l != e - i)
+            continue;
+        while (j < l && cls_lower((unsigned char)s[i + j]) == w[j])
+            j++;
+        if (j == l)
+            return cls_level_names[k].kind;
+    }
+    return 0;
+}
+
+/* A numeric level as pino and bunyan write it: 40 warn, 50 error, 60
+ * fatal. */
+static int cls_level_number(const char *s, size_t n, size_t i)
+{
+    if (n - i < 2 || !cls_digit((unsigned char)s[i]) || s[i + 1] != '0' ||
+        (n - i > 2 && cls_digit((unsigned char)s[i + 2])))
+        return 0;
+    return s[i] == '4' ? 2 : s[i] == '5' || s[i] == '6' ? 1 : 0;
+}
+
+/* After a level key that ends at i: its value, in a JSON line (`"level":
+ * "error"`, `"level":50`) or in logfmt (`level=error`, `level="warn"`). */
+static int cls_level_value(const char *s, size_t n, size_t i)
+{
+    bool json = i < n && s[i] == '"';
+    if (json) {
+        i++;
+        while (i < n && s[i] == ' ')
+            i++;
+        if (i >= n || s[i] != ':')
+            return 0;
+        i++;
+        while (i < n && s[i] == ' ')
+            i++;
+    } else if (i >= n || s[i] != '=') {
+        return 0;
+    } else {
+        i++;
+    }
+    if (i < n && s[i] == '"')
+        return cls_level_name(s, n, i + 1);
+    return json ? cls_level_number(s, n, i) : cls_level_name(s, n, i);
+}
+
+/* The keys that name a line's level, but `severity` (Google Cloud's), which
+ * cls_level_field looks for by itself. */
+static const char *const cls_level_keys[] = {
+    "level", "levelname", "log_level", "loglevel", "lvl", NULL,
+};
+
+/*
+ * The severity a structured log line states in a field of its own, where
+ * no error word need appear: zap's, logrus's, pino's and Python's JSON
+ * lines (`{"level":"error", ...}`, `"level":50`), logfmt (`time=... level=
+ * error msg="sync failed"`), and a level in brackets as nginx and Apache
+ * write it (`2024/05/01 10:00:00 [emerg] 1#1: unknown directive`,
+ * `[core:crit]`).  1 error, 2 warning, 0 none.
+ */
+static int cls_level_field(const char *s, size_t n)
+{
+    for (const char *p = s; (p = memchr(p, 'l', n - (size_t)(p - s)));
+         p++) {
+        size_t i = (size_t)(p - s);
+        /* most 'l's open no key: `le`, `lo`, `lv` are the keys' starts */
+        if (n - i < 4 || (s[i + 1] != 'e' && s[i + 1] != 'o' &&
+                          s[i + 1] != 'v') ||
+            (i > 0 && (cls_alnum((unsigned char)s[i - 1]) || s[i - 1] == '_')))
+            continue;
+        for (size_t k = 0; cls_level_keys[k]; k++) {
+            size_t l = strlen(cls_level_keys[k]);
+            if (n - i > l && !memcmp(s + i, cls_level_keys[k], l)) {
+                int v = cls_level_value(s, n, i + l);
+                if (v)
+                    return v;
+            }
+        }
+    }
+    for (size_t i = 0; i < n;) {
+        const char *p = memmem(s + i, n - i, "severity", 8);
+        if (!p)
+            break;
+        i = (size_t)(p - s);
+        if (i == 0 || !cls_alnum((unsigned char)s[i - 1])) {
+            int v = cls_level_value(s, n, i + 8);
+            if (v)
+                return v;
+        }
+        i += 8;
+    }
+    for (const char *p = s; (p = memchr(p, '[', n - (size_t)(p - s)));
+         p++) {
+        size_t i = (size_t)(p - s) + 1, e = i;
+        /* Apache's `[module:level]` */
+        while (e < n && e - i < 24 && (cls_alnum((unsigned char)s[e]) ||
+                                       s[e] == '_'))
+            e++;
+        if (e < n && s[e] == ':')
+            i = e + 1;
+        int v = cls_level_name(s, n, i);
+        size_t end = i;
+        while (end < n && cls_alnum((unsigned char)s[end]))
+            end++;
+        if (v && end < n && s[end] == ']')
+            return v;
+        if (i >= n)
+            break;
+    }
+    return 0;
 }
 
 static const char *const cls_red_words[] = {
@@ -1539,6 +1677,14 @@ static bool cls_universal_line(const char *s, size_t n, unsigned colours,
      * the head's edge is seen whole */
     if (!k && n > CLS_SCAN_MAX)
         k = cls_scan_words(s, n, n - CLS_SCAN_MAX, n);
+    int lvl = k ? 0 : cls_level_field(s, scan);
+    if (lvl) {
+        /* the line's own severity: its continuation lines are its own
+         * fields, or the next entry */
+        h->warning = lvl == 2;
+        h->id = lvl == 2 ? "warning-level" : "error-level";
+        return true;
+    }
     if (k) {
         h->warning = k == 2;
         h->id = k == 2 ? "warning-word" : "error-word";

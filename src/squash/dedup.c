@@ -6,7 +6,10 @@
  * slash, a backslash or an `@`, or is a long run of hex letters, is
  * variable.  That one rule covers numbers, versions, hashes, UUIDs, times,
  * URLs, paths and `file:line:col` alike, without a regex per line: the
- * template runs on every line of the output.
+ * template runs on every line of the output.  One exception: a count of
+ * zero beside a word of failure (`0 failed`, `errors=0`) stays in the
+ * template, so that a line that counts some failures (`batch 101: 3
+ * failed`) never folds into a group of lines that count none.
  *
  * Groups live in an open-addressing table keyed by the 64-bit hash.  A
  * group's memory is bounded whatever its size (dedup.h): the runs it
@@ -178,6 +181,50 @@ uint64_t dedup_template(const char *line, size_t len, buf_t *out)
     return dedup_template_ex(line, len, out, NULL);
 }
 
+/* Whether s[i..j) is a word of failure, in any case, a ':' after it
+ * allowed: fail, failed, failing, failure(s), error(s), unreachable (as
+ * ansible counts hosts). */
+static bool dd_fail_word(const unsigned char *s, size_t i, size_t j)
+{
+    static const char *const words[] = {"fail", "failed", "failing",
+                                        "failure", "failures", "error",
+                                        "errors", "unreachable", NULL};
+    size_t n = j - i;
+    if (n && s[j - 1] == ':')
+        n--;
+    for (size_t w = 0; words[w]; w++) {
+        size_t l = strlen(words[w]), k = 0;
+        while (k < l && k < n && (s[i + k] | 0x20) == words[w][k])
+            k++;
+        if (k == l && n == l)
+            return true;
+    }
+    return false;
+}
+
+/* Whether the token s[i..j) is a count of zero beside a word of failure:
+ * after one (`errors=0`, `failures: 0`; prev_fail says the token before
+ * was one, with only blanks or '=' between) or before one that is no key
+ * of its own (`0 failed`, but not `Tests: 0 Failures: 1` or `changed=0
+ * unreachable=1`, where the word names the next value). */
+static bool dd_zero_failures(const unsigned char *s, size_t len, size_t i,
+                             size_t j, bool prev_fail)
+{
+    for (size_t k = i; k < j; k++)
+        if (s[k] != '0')
+            return false;
+    if (prev_fail)
+        return true;
+    size_t k = j;
+    while (k < len && s[k] == ' ')
+        k++;
+    size_t e = k;
+    while (e < len && !dedup_sep(s[e]))
+        e++;
+    return k > j && e > k && s[e - 1] != ':' && (e == len || s[e] != '=') &&
+           dd_fail_word(s, k, e);
+}
+
 uint64_t dedup_template_ex(const char *line, size_t len, buf_t *out,
                            bool *entropy)
 {
@@ -186,13 +233,15 @@ uint64_t dedup_template_ex(const char *line, size_t len, buf_t *out,
     if (out)
         buf_reset(out);
     size_t i = 0, alnum_run = 0;
-    bool ent = false;
+    bool ent = false, prev_fail = false;
     while (i < len) {
         if (dedup_sep(s[i])) {
             if (s[i] != '=')
                 alnum_run = 0;
             else if (++alnum_run >= DEDUP_ENTROPY_TOKEN)
                 ent = true;
+            if (s[i] != ' ' && s[i] != '=')
+                prev_fail = false;
             h = (h ^ s[i]) * DEDUP_FNV_PRIME;
             if (out && out->len < DEDUP_TEMPLATE_MAX)
                 buf_append_byte(out, s[i]);
@@ -217,6 +266,10 @@ uint64_t dedup_template_ex(const char *line, size_t len, buf_t *out,
         }
         if (!var && hex >= DEDUP_HEX_TOKEN && hex == j - i)
             var = true;
+        if (var && s[i] == '0' && dd_zero_failures(s, len, i, j, prev_fail))
+            var = false; /* `0 failed` stays itself */
+        prev_fail = !var && (s[i] | 0x20) >= 'e' && (s[i] | 0x20) <= 'u' &&
+                    dd_fail_word(s, i, j);
         if (var) {
             h = dedup_fnv(h, "{}", 2);
             if (out && out->len < DEDUP_TEMPLATE_MAX)

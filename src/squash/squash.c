@@ -816,6 +816,13 @@ static int sq_group_add(squash_t *sq, const sq_line_t *l, const char *loc,
          * shows the stamp as `{}`. */
         size_t st = dedup_stamp_len(l->text, l->len);
         uint64_t h = SQ_EXACT_BASIS;
+        /* glog's stamp opens with the level letter, which is no time: a
+         * warning and an error of one text are two groups (`W{} ...`,
+         * `E{} ...`). */
+        char level = st && dedup_glog_len(l->text, l->len) == st
+                         ? l->text[0] : 0;
+        if (level)
+            h = (h ^ (unsigned char)level) * SQ_FNV_PRIME;
         for (size_t i = st; i < l->len; i++)
             h = (h ^ (unsigned char)l->text[i]) * SQ_FNV_PRIME;
         if (hash)
@@ -825,7 +832,8 @@ static int sq_group_add(squash_t *sq, const sq_line_t *l, const char *loc,
                              sq->line_base + l->lineno, loc, loclen, show,
                              group);
         buf_reset(&sq->tmpl);
-        if (buf_append_str(&sq->tmpl, "{} ") < 0 ||
+        if ((level && buf_append_byte(&sq->tmpl, level) < 0) ||
+            buf_append_str(&sq->tmpl, "{} ") < 0 ||
             buf_append(&sq->tmpl, l->text + st, l->len - st) < 0)
             return -ENOMEM;
         return dedup_add(sq->dd, h, sq->tmpl.p, sq->tmpl.len,
@@ -2448,8 +2456,10 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
         uint64_t counts[CLS_NOISE_REASONS];
         sq_noise_dropped(sq, counts);
         uint64_t noise = sq_noise_sum(counts);
-        if (rc == 0 && lines > shown + noise)
-            rc = emit_omitted_total(o, lines - shown - noise);
+        /* the noise is part of the total, as in the deferred view's
+         * markers: the noise marker only says what some of it was */
+        if (rc == 0 && lines > shown)
+            rc = emit_omitted_total(o, lines - shown);
         if (rc == 0 && noise)
             rc = emit_noise(o, counts);
         dropped = lines > shown || cut_shown;
