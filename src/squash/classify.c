@@ -621,6 +621,13 @@ static inline bool cls_word_at(const char *s, size_t n, size_t i,
  * index below: where the byte at i is none of them (most lines open with
  * a digit, a path or a lowercase word), no start word is tried. */
 static bool cls_start_first[256];
+/* The bytes a level field may open with: the first letters of
+ * cls_level_keys, '['. */
+static const bool cls_level_first[256] = {['l'] = true, ['s'] = true,
+                                          ['['] = true};
+/* The bytes cls_scan_words looks at more closely: those a word of the
+ * index or a level field opens with (filled by cls_any_build). */
+static bool cls_scan_first[256];
 
 static int cls_start_words(const char *s, size_t n, size_t i)
 {
@@ -688,82 +695,12 @@ static void cls_any_build(void)
             if (lists[l].fold)
                 cls_any_tab[fill[cls_other_case(w->w[0])]++] = a;
         }
+    for (unsigned c = 0; c < 256; c++)
+        cls_scan_first[c] = count[c] > 0 || cls_level_first[c];
     for (const struct cls_word *w = cls_err_start; w->w; w++)
         cls_start_first[(unsigned char)w->w[0]] = true;
     for (const struct cls_word *w = cls_warn_start; w->w; w++)
         cls_start_first[(unsigned char)w->w[0]] = true;
-}
-
-/* Anywhere-words starting in s[from, to) (s[0, n) is the whole text, for
- * the boundaries): 1 error, 2 warning, 0 none. */
-static int cls_scan_words(const char *s, size_t n, size_t from, size_t to)
-{
-    bool warn = false;
-    for (size_t p = from; p < to; p++) {
-        unsigned char c = (unsigned char)s[p];
-        unsigned a = cls_any_start[c], b = cls_any_start[c + 1];
-        if (a == b || !cls_left_ok(s, p))
-            continue;
-        for (unsigned e = a; e < b; e++) {
-            const struct cls_word *w = cls_any_tab[e].w;
-            if (!cls_word_rest(s, n, p, w) || cls_zero(s, n, p, p + w->len))
-                continue;
-            if (!cls_any_tab[e].warning)
-                return 1;
-            warn = true;
-        }
-        /* make: `*** [all] Error 2` */
-        if (c == 'E' && n - p >= 7 && !memcmp(s + p, "Error ", 6) &&
-            s[p + 6] >= '1' && s[p + 6] <= '9')
-            return 1;
-    }
-    return warn ? 2 : 0;
-}
-
-/* Error / warning words: 1 error, 2 warning, 0 none. */
-static int cls_keywords(const char *s, size_t n)
-{
-    size_t i = cls_indent(s, n);
-    while (i < n && (s[i] == '[' || s[i] == '*' || s[i] == '!'))
-        i++;
-    int k = cls_start_words(s, n, i);
-    if (k)
-        return k;
-    /* pytest's failure detail: `E       assert 6 == 7` */
-    if (i == 0 && n > 3 && s[0] == 'E' && s[1] == ' ' && s[2] == ' ' &&
-        !cls_blank(s, n))
-        return 1;
-    /* a linter's `  12:5  error  message  rule` (eslint, stylelint) */
-    size_t d = i;
-    while (d < n && s[d] >= '0' && s[d] <= '9')
-        d++;
-    if (d > i && d < n && s[d] == ':') {
-        size_t c = ++d;
-        while (d < n && s[d] >= '0' && s[d] <= '9')
-            d++;
-        if (d > c && d < n && cls_space((unsigned char)s[d])) {
-            while (d < n && cls_space((unsigned char)s[d]))
-                d++;
-            if (n - d > 5 && !memcmp(s + d, "error", 5))
-                return 1;
-            if (n - d > 7 && !memcmp(s + d, "warning", 7))
-                return 2;
-        }
-    }
-    /* second word after a short tool name: `npm error`, `cargo warning:` */
-    size_t j = i;
-    while (j < n && j - i < 24 && (cls_alnum((unsigned char)s[j]) ||
-                                   s[j] == '-' || s[j] == '_' || s[j] == '.'))
-        j++;
-    if (j > i && j < n && (s[j] == ' ' || s[j] == ':')) {
-        if (s[j] == ':')
-            j++;
-        while (j < n && s[j] == ' ')
-            j++;
-        if ((k = cls_start_words(s, n, j)))
-            return k;
-    }
-    return cls_scan_words(s, n, 0, n);
 }
 
 /* ------------------------------------------- a structured log's level */
@@ -836,70 +773,130 @@ static int cls_level_value(const char *s, size_t n, size_t i)
     return json ? cls_level_number(s, n, i) : cls_level_name(s, n, i);
 }
 
-/* The keys that name a line's level, but `severity` (Google Cloud's), which
- * cls_level_field looks for by itself. */
+/* The keys that name a line's level; a longer one sharing a start with a
+ * shorter one comes first. */
 static const char *const cls_level_keys[] = {
-    "level", "levelname", "log_level", "loglevel", "lvl", NULL,
+    "levelname", "level", "log_level", "loglevel", "lvl", "severity", NULL,
 };
 
 /*
  * The severity a structured log line states in a field of its own, where
- * no error word need appear: zap's, logrus's, pino's and Python's JSON
- * lines (`{"level":"error", ...}`, `"level":50`), logfmt (`time=... level=
- * error msg="sync failed"`), and a level in brackets as nginx and Apache
- * write it (`2024/05/01 10:00:00 [emerg] 1#1: unknown directive`,
+ * no error word need appear, if one opens at s[i] (the scan of
+ * cls_scan_words tries each byte that cls_level_first marks): zap's,
+ * logrus's, pino's and Python's JSON lines (`{"level":"error", ...}`,
+ * `"level":50`, Google Cloud's `"severity":"ERROR"`), logfmt (`time=...
+ * level=error msg="sync failed"`), and a level in brackets as nginx and
+ * Apache write it (`2024/05/01 10:00:00 [emerg] 1#1: unknown directive`,
  * `[core:crit]`).  1 error, 2 warning, 0 none.
  */
-static int cls_level_field(const char *s, size_t n)
+static int cls_level_at(const char *s, size_t n, size_t i)
 {
-    for (const char *p = s; (p = memchr(p, 'l', n - (size_t)(p - s)));
-         p++) {
-        size_t i = (size_t)(p - s);
-        /* most 'l's open no key: `le`, `lo`, `lv` are the keys' starts */
-        if (n - i < 4 || (s[i + 1] != 'e' && s[i + 1] != 'o' &&
-                          s[i + 1] != 'v') ||
-            (i > 0 && (cls_alnum((unsigned char)s[i - 1]) || s[i - 1] == '_')))
-            continue;
-        for (size_t k = 0; cls_level_keys[k]; k++) {
-            size_t l = strlen(cls_level_keys[k]);
-            if (n - i > l && !memcmp(s + i, cls_level_keys[k], l)) {
-                int v = cls_level_value(s, n, i + l);
-                if (v)
-                    return v;
-            }
-        }
-    }
-    for (size_t i = 0; i < n;) {
-        const char *p = memmem(s + i, n - i, "severity", 8);
-        if (!p)
-            break;
-        i = (size_t)(p - s);
-        if (i == 0 || !cls_alnum((unsigned char)s[i - 1])) {
-            int v = cls_level_value(s, n, i + 8);
-            if (v)
-                return v;
-        }
-        i += 8;
-    }
-    for (const char *p = s; (p = memchr(p, '[', n - (size_t)(p - s)));
-         p++) {
-        size_t i = (size_t)(p - s) + 1, e = i;
+    if (s[i] == '[') {
+        size_t v = i + 1, e = v;
+        if (v >= n || !cls_alnum((unsigned char)s[v]))
+            return 0;
         /* Apache's `[module:level]` */
-        while (e < n && e - i < 24 && (cls_alnum((unsigned char)s[e]) ||
+        while (e < n && e - v < 24 && (cls_alnum((unsigned char)s[e]) ||
                                        s[e] == '_'))
             e++;
         if (e < n && s[e] == ':')
-            i = e + 1;
-        int v = cls_level_name(s, n, i);
-        size_t end = i;
+            v = e + 1;
+        int k = cls_level_name(s, n, v);
+        size_t end = v;
         while (end < n && cls_alnum((unsigned char)s[end]))
             end++;
-        if (v && end < n && s[end] == ']')
-            return v;
-        if (i >= n)
-            break;
+        return k && end < n && s[end] == ']' ? k : 0;
+    }
+    /* most words that open with 'l' or 's' are no key: `le`, `lo`, `lv`
+     * and `sev` are (the scan takes only a word's start) */
+    if ((i > 0 && s[i - 1] == '_') || n - i < 4 ||
+        (s[i] == 'l' ? s[i + 1] != 'e' && s[i + 1] != 'o' && s[i + 1] != 'v'
+                     : s[i + 1] != 'e' || s[i + 2] != 'v'))
+        return 0;
+    for (size_t k = 0; cls_level_keys[k]; k++) {
+        size_t l = strlen(cls_level_keys[k]);
+        if (n - i > l && !memcmp(s + i, cls_level_keys[k], l))
+            return cls_level_value(s, n, i + l);
     }
     return 0;
+}
+
+/* Anywhere-words starting in s[from, to) (s[0, n) is the whole text, for
+ * the boundaries), and a level field (cls_level_at): 1 error word, 2
+ * warning word, 3 an error level with no error word, 4 a warning level
+ * with no word, 0 none. */
+static int cls_scan_words(const char *s, size_t n, size_t from, size_t to)
+{
+    bool warn = false;
+    int level = 0;
+    for (size_t p = from; p < to; p++) {
+        unsigned char c = (unsigned char)s[p];
+        /* one load for most bytes: no word and no level field opens so */
+        if (!cls_scan_first[c] || !cls_left_ok(s, p))
+            continue;
+        if (cls_level_first[c] && !level)
+            level = cls_level_at(s, n, p);
+        for (unsigned e = cls_any_start[c]; e < cls_any_start[c + 1]; e++) {
+            const struct cls_word *w = cls_any_tab[e].w;
+            if (!cls_word_rest(s, n, p, w) || cls_zero(s, n, p, p + w->len))
+                continue;
+            if (!cls_any_tab[e].warning)
+                return 1;
+            warn = true;
+        }
+        /* make: `*** [all] Error 2` */
+        if (c == 'E' && n - p >= 7 && !memcmp(s + p, "Error ", 6) &&
+            s[p + 6] >= '1' && s[p + 6] <= '9')
+            return 1;
+    }
+    return level == 1 ? 3 : warn ? 2 : level == 2 ? 4 : 0;
+}
+
+/* Error / warning words: 1 error, 2 warning, 0 none; 3 and 4 for an
+ * error and a warning level field (cls_scan_words). */
+static int cls_keywords(const char *s, size_t n)
+{
+    size_t i = cls_indent(s, n);
+    while (i < n && (s[i] == '[' || s[i] == '*' || s[i] == '!'))
+        i++;
+    int k = cls_start_words(s, n, i);
+    if (k)
+        return k;
+    /* pytest's failure detail: `E       assert 6 == 7` */
+    if (i == 0 && n > 3 && s[0] == 'E' && s[1] == ' ' && s[2] == ' ' &&
+        !cls_blank(s, n))
+        return 1;
+    /* a linter's `  12:5  error  message  rule` (eslint, stylelint) */
+    size_t d = i;
+    while (d < n && s[d] >= '0' && s[d] <= '9')
+        d++;
+    if (d > i && d < n && s[d] == ':') {
+        size_t c = ++d;
+        while (d < n && s[d] >= '0' && s[d] <= '9')
+            d++;
+        if (d > c && d < n && cls_space((unsigned char)s[d])) {
+            while (d < n && cls_space((unsigned char)s[d]))
+                d++;
+            if (n - d > 5 && !memcmp(s + d, "error", 5))
+                return 1;
+            if (n - d > 7 && !memcmp(s + d, "warning", 7))
+                return 2;
+        }
+    }
+    /* second word after a short tool name: `npm error`, `cargo warning:` */
+    size_t j = i;
+    while (j < n && j - i < 24 && (cls_alnum((unsigned char)s[j]) ||
+                                   s[j] == '-' || s[j] == '_' || s[j] == '.'))
+        j++;
+    if (j > i && j < n && (s[j] == ' ' || s[j] == ':')) {
+        if (s[j] == ':')
+            j++;
+        while (j < n && s[j] == ' ')
+            j++;
+        if ((k = cls_start_words(s, n, j)))
+            return k;
+    }
+    return cls_scan_words(s, n, 0, n);
 }
 
 static const char *const cls_red_words[] = {
@@ -1677,12 +1674,11 @@ static bool cls_universal_line(const char *s, size_t n, unsigned colours,
      * the head's edge is seen whole */
     if (!k && n > CLS_SCAN_MAX)
         k = cls_scan_words(s, n, n - CLS_SCAN_MAX, n);
-    int lvl = k ? 0 : cls_level_field(s, scan);
-    if (lvl) {
+    if (k >= 3) {
         /* the line's own severity: its continuation lines are its own
          * fields, or the next entry */
-        h->warning = lvl == 2;
-        h->id = lvl == 2 ? "warning-level" : "error-level";
+        h->warning = k == 4;
+        h->id = k == 4 ? "warning-level" : "error-level";
         return true;
     }
     if (k) {

@@ -192,11 +192,16 @@ static bool dd_fail_word(const unsigned char *s, size_t i, size_t j)
     size_t n = j - i;
     if (n && s[j - 1] == ':')
         n--;
+    unsigned char c = s[i] | 0x20;
+    if (n < 4 || n > 11 || (c != 'f' && c != 'e' && c != 'u'))
+        return false; /* the template's hot loop: most tokens stop here */
     for (size_t w = 0; words[w]; w++) {
         size_t l = strlen(words[w]), k = 0;
-        while (k < l && k < n && (s[i + k] | 0x20) == words[w][k])
+        if (l != n || words[w][0] != c)
+            continue;
+        while (k < l && (s[i + k] | 0x20) == words[w][k])
             k++;
-        if (k == l && n == l)
+        if (k == l)
             return true;
     }
     return false;
@@ -268,8 +273,7 @@ uint64_t dedup_template_ex(const char *line, size_t len, buf_t *out,
             var = true;
         if (var && s[i] == '0' && dd_zero_failures(s, len, i, j, prev_fail))
             var = false; /* `0 failed` stays itself */
-        prev_fail = !var && (s[i] | 0x20) >= 'e' && (s[i] | 0x20) <= 'u' &&
-                    dd_fail_word(s, i, j);
+        prev_fail = !var && dd_fail_word(s, i, j);
         if (var) {
             h = dedup_fnv(h, "{}", 2);
             if (out && out->len < DEDUP_TEMPLATE_MAX)
