@@ -596,6 +596,54 @@ TEST(mcp_error_codes_for_unknown_methods_tools_and_bad_params)
     fx_fini(&f);
 }
 
+/* A name or URI the error message echoes is cut at MCP_ECHO_MAX bytes on
+ * a character's start: cut inside one, the message was no UTF-8, JSON
+ * refused it, and no answer was sent at all.  "a" and 150 two-byte
+ * characters put the cut inside one; 150 of them alone, on a boundary. */
+TEST(mcp_echoed_names_are_cut_on_a_character)
+{
+    struct fx f;
+    fx_init(&f);
+    fx_initialize(&f);
+    /* each request around the name: what goes before it, and after */
+    static const char *const shapes[][2] = {
+        {"{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"", "\"}"},
+        {"{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tools/call\","
+         "\"params\":{\"name\":\"", "\"}}"},
+        {"{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"resources/read\","
+         "\"params\":{\"uri\":\"", "\"}}"},
+        {"{\"jsonrpc\":\"2.0\",\"id\":13,\"method\":"
+         "\"resources/subscribe\",\"params\":{\"uri\":\"", "\"}}"},
+    };
+    static const long long codes[] = {JSONRPC_METHOD_NOT_FOUND,
+                                      JSONRPC_INVALID_PARAMS,
+                                      MCP_RESOURCE_NOT_FOUND,
+                                      MCP_RESOURCE_NOT_FOUND};
+    for (int odd = 0; odd < 2; odd++) {
+        buf_t name = BUF_INIT, want = BUF_INIT, line = BUF_INIT;
+        if (odd)
+            ASSERT_OK(buf_append_str(&name, "a"));
+        for (int i = 0; i < 150; i++)
+            ASSERT_OK(buf_append_str(&name, "\xc3\xa9"));
+        /* what the message holds: the most whole characters in 200 bytes */
+        ASSERT_OK(buf_append(&want, name.p, odd ? 199 : 200));
+        ASSERT_OK(buf_append_str(&want, "."));
+        for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+            buf_reset(&line);
+            ASSERT_OK(buf_printf(&line, "%s%s%s", shapes[k][0], name.p,
+                                 shapes[k][1]));
+            json_t *r = fx_rpc(&f, line.p);
+            ASSERT_EQ(err_code(r), codes[k]);
+            ASSERT_CONTAINS(err_msg(r), want.p);
+            json_decref(r);
+        }
+        buf_free(&name);
+        buf_free(&want);
+        buf_free(&line);
+    }
+    fx_fini(&f);
+}
+
 /* ------------------------------------------------------------------ tools */
 
 TEST(mcp_tools_list_carries_schemas_annotations_and_descriptions)

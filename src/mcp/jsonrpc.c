@@ -399,9 +399,13 @@ int jsonrpc_respond_error(jsonrpc_t *j, const json_t *id, int code,
         json_decref(msg);
         return -ENOMEM;
     }
-    if (msg && json_object_set_new(msg, "error",
-                                   json_pack("{s:i, s:s}", "code", code,
-                                             "message", message)) < 0) {
+    json_t *err = json_pack("{s:i, s:s}", "code", code, "message", message);
+    /* A message JSON cannot hold (not UTF-8): the answer still goes, so
+     * that the client is not left waiting on its id. */
+    if (!err)
+        err = json_pack("{s:i, s:s}", "code", code, "message",
+                        "(the error's message is not valid UTF-8)");
+    if (msg && json_object_set_new(msg, "error", err) < 0) {
         json_decref(msg);
         return -ENOMEM;
     }

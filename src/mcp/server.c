@@ -118,9 +118,27 @@ static json_t *fail(struct rpc_err *e, int code, const char *fmt, ...)
     va_list ap;
     e->code = code;
     va_start(ap, fmt);
-    vsnprintf(e->message, sizeof e->message, fmt, ap);
+    int n = vsnprintf(e->message, sizeof e->message, fmt, ap);
     va_end(ap);
+    /* A message cut short may end inside a character, and JSON refuses
+     * that: it would not be sent at all. */
+    if (n >= (int)sizeof e->message)
+        e->message[utf8_valid_prefix(e->message, sizeof e->message - 1)] = 0;
     return NULL;
+}
+
+/* How much of a client's string an error message echoes: at most
+ * MCP_ECHO_MAX bytes, cut at a character's start (the string is valid
+ * UTF-8: the parser checked it). */
+static int echo_len(const char *s)
+{
+    size_t n = strnlen(s, MCP_ECHO_MAX + 1);
+    if (n > MCP_ECHO_MAX) {
+        n = MCP_ECHO_MAX;
+        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+            n--;
+    }
+    return (int)n;
 }
 
 /* A number as JSON: an integer when it is one, so progress 3 reads "3". */
@@ -871,7 +889,7 @@ static json_t *h_tools_call(mcp_server_t *s, const jsonrpc_msg_t *m,
     const char *name = json_string_value(jname);
     if (name && strlen(name) != json_string_length(jname))
         return fail(e, JSONRPC_INVALID_PARAMS, "Unknown tool: %.*s.",
-                    MCP_ECHO_MAX, name); /* NUL inside: no such name */
+                    echo_len(name), name); /* NUL inside: no such name */
     if (!name)
         return fail(e, JSONRPC_INVALID_PARAMS,
                     "Invalid params: name must be a string.");
@@ -881,7 +899,7 @@ static json_t *h_tools_call(mcp_server_t *s, const jsonrpc_msg_t *m,
             t = &s->tools[i];
     if (!t)
         return fail(e, JSONRPC_INVALID_PARAMS, "Unknown tool: %.*s.",
-                    MCP_ECHO_MAX, name);
+                    echo_len(name), name);
     json_t *args = json_object_get(m->params, "arguments");
     if (args && !json_is_object(args))
         return fail(e, JSONRPC_INVALID_PARAMS,
@@ -979,7 +997,7 @@ static json_t *h_resources_read(mcp_server_t *s, const jsonrpc_msg_t *m,
     int rc = t ? t->read_fn(uri, vars, &text, t->ud) : -ENOENT;
     if (rc == -ENOENT)
         fail(e, MCP_RESOURCE_NOT_FOUND, "Resource not found: %.*s.",
-             MCP_ECHO_MAX, uri);
+             echo_len(uri), uri);
     else if (rc < 0)
         fail(e, JSONRPC_INTERNAL_ERROR, "Internal error: %s.",
              rein_strerror(rc));
@@ -1005,7 +1023,7 @@ static json_t *h_subscribe(mcp_server_t *s, const jsonrpc_msg_t *m,
     json_decref(vars);
     if (!known)
         return fail(e, MCP_RESOURCE_NOT_FOUND, "Resource not found: %.*s.",
-                    MCP_ECHO_MAX, uri);
+                    echo_len(uri), uri);
     if (find_sub(s, uri))
         return json_object();
     if (s->nsubs == MCP_MAX_SUBSCRIPTIONS)
@@ -1084,7 +1102,7 @@ static void on_request(mcp_server_t *s, const jsonrpc_msg_t *m)
     /* Anything unknown — server/discover included — is refused at once. */
     if (!h) {
         fail(&e, JSONRPC_METHOD_NOT_FOUND, "Method not found: %.*s.",
-             MCP_ECHO_MAX, m->method);
+             echo_len(m->method), m->method);
         jsonrpc_respond_error(s->rpc, m->id, e.code, e.message);
         return;
     }
