@@ -2102,7 +2102,10 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
         uint64_t from = end, lines = 0;
         char blk[4096];
         bool last_nl_skipped = false;
-        while (from > 0 && lines <= want) {
+        /* No further back than the budget shows: what lies before is cut
+         * below anyway, and a scan of a log of gigabytes for a large
+         * tail_lines would hold the whole server up. */
+        while (from > 0 && lines <= want && end - from <= budget) {
             size_t n = from > sizeof blk ? sizeof blk : (size_t)from;
             if (pread(fd, blk, n, (off_t)(from - n)) != (ssize_t)n)
                 break;

@@ -276,6 +276,30 @@ for (const jit of ['1', '0']) {
   });
 }
 
+// read_output with tail_lines and no grep reads back from the end no
+// further than its budget shows: a tail_lines of a trillion on a log of a
+// gigabyte (sparse here) reads a few hundred KiB, not the whole log, which
+// held the server's loop up for seconds.  Measured as the server's own
+// read count (/proc/PID/io rchar), not as time.
+test('read_output tail_lines reads back no further than it shows', async () => {
+  const { client, transport } = await connect();
+  try {
+    const r = await exec(client, { cmd: 'echo first; echo last' });
+    assert.equal(r.exit_code, 0);
+    const id = Number(/(\d+)\.log$/.exec(r.log_path)[1]);
+    execFileSync('truncate', ['-s', '1G', r.log_path]);
+    const rchar = () => Number(/^rchar: (\d+)$/m.exec(readFileSync(`/proc/${transport.pid}/io`, 'utf8'))[1]);
+    const before = rchar();
+    const t = await call(client, 'read_output', { session_id: id, tail_lines: 1e12 });
+    const read = rchar() - before;
+    assert.ok(!t.isError, t.content[0].text);
+    assert.equal(t.structuredContent.truncated, true);
+    assert.ok(read < 8 * 1024 * 1024, `read ${read} bytes of the log`);
+  } finally {
+    await client.close();
+  }
+});
+
 // read_output's grep runs at most REIN_GREP_TIME_MS (5 s by default): the
 // server's loop waits for it.  Past it the grep stops at a line's end and
 // says where; calls from there search on, each at least one line, until
