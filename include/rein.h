@@ -594,8 +594,10 @@ int rein_sup_close_stdin(rein_sup_t *s, int64_t id);
 int rein_sup_resize(rein_sup_t *s, int64_t id, unsigned cols, unsigned rows);
 /* Sends signo to the run's foreground process group (not a cancel). */
 int rein_sup_signal(rein_sup_t *s, int64_t id, int signo);
-/* Cancels (manual-cancel): signo (0: SIGTERM) + CONT, grace, KILL.
- * Repeated cancels are no-ops. */
+/* Cancels (manual-cancel): signo (0: SIGTERM) + CONT, grace, KILL.  A
+ * cancel of a run already ending signals nothing again; it can only bring
+ * the KILL forward: at once with SIGKILL, else to the end of its own
+ * grace when that comes sooner. */
 int rein_sup_cancel(rein_sup_t *s, int64_t id, int signo, int grace_ms);
 /* The run's state; pointers inside stay valid until the run is forgotten. */
 int rein_sup_info(rein_sup_t *s, int64_t id, rein_run_info_t *out);

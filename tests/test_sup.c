@@ -249,7 +249,8 @@ TEST_T(sup_manual_cancel_kills_a_shell_wrapper_tree, 120)
             drive(s, &o, "pids:", 10000);
             uint64_t t0 = test_now_ms();
             ASSERT_OK(rein_sup_cancel(s, o.id, 0, -1));
-            ASSERT_OK(rein_sup_cancel(s, o.id, 0, -1)); /* a no-op */
+            /* signals nothing again: its grace is no shorter */
+            ASSERT_OK(rein_sup_cancel(s, o.id, 0, -1));
             drive(s, &o, NULL, 10000);
             ASSERT_EQ(o.exits, 1);
             ASSERT_EQ(o.info.reason, REIN_REASON_MANUAL_CANCEL);
@@ -966,6 +967,34 @@ TEST(sup_close_cuts_short_a_grace_given_before)
     ASSERT_INT(test_now_ms() - t0, <, 3000);
     ASSERT_EQ(a.exits, 1);
     assert_all_gone(&a);
+    obs_free(&a);
+}
+
+/* A second cancel of a run in a long grace brings its KILL forward: at
+ * once for SIGKILL (kill_session again, when the first one's grace is too
+ * long to wait out), without a second TERM. */
+TEST(sup_a_second_cancel_hastens_the_kill)
+{
+    rein_sup_t *s = open_sup(NULL, false);
+    struct obs a = {0};
+    spawn(s, &a, false,
+          "(trap '' TERM; exec sleep 60) & echo pids: $$ $!; "
+          "trap 'echo TERM' TERM; wait; wait",
+          NULL);
+    drive(s, &a, "pids:", 5000);
+    ASSERT_OK(rein_sup_cancel(s, a.id, SIGTERM, 60000));
+    drive(s, &a, "TERM", 5000);
+    uint64_t t0 = test_now_ms();
+    ASSERT_OK(rein_sup_cancel(s, a.id, SIGKILL, -1));
+    drive(s, &a, NULL, 10000);
+    ASSERT_INT(test_now_ms() - t0, <, 5000);
+    ASSERT_EQ(a.exits, 1);
+    ASSERT_EQ(a.info.reason, REIN_REASON_MANUAL_CANCEL);
+    ASSERT_EQ(a.info.signal, SIGKILL);
+    /* one TERM only: the trap ran once */
+    ASSERT_NOT_CONTAINS(strstr(a.out.p, "TERM") + 4, "TERM");
+    assert_all_gone(&a);
+    rein_sup_close(s);
     obs_free(&a);
 }
 

@@ -973,6 +973,11 @@ int session_pattern_check(const char *pattern, char *err, size_t errlen)
     return rc;
 }
 
+void *session_waiter(const session_t *s, session_wake_fn fn)
+{
+    return s->wake_fn == fn ? s->wake_data : NULL;
+}
+
 const char *session_wait_error(const session_t *s)
 {
     return s->wait_error;

@@ -231,6 +231,9 @@ int session_wait(session_t *s, const session_wait_opts_t *o,
                  session_wake_fn fn, void *data);
 /* Ends the wait without calling its function. */
 void session_wait_cancel(session_t *s);
+/* The data of the wait on s when its function is fn, else NULL: a front
+ * end telling its own kinds of waiting call apart. */
+void *session_waiter(const session_t *s, session_wake_fn fn);
 /* Ends the wait now, as if its deadline had come (its function runs from
  * the loop with SESSION_WAKE_DEADLINE); a no-op without a wait. */
 void session_wait_expire(session_t *s);

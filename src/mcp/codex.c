@@ -1164,8 +1164,9 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
         session_release(s); /* its exit is reported: done with it */
 }
 
-/* kill_session's answer. */
-static void codex_kill_result(struct xcall *x)
+/* kill_session's answer; why SESSION_WAKE_PREEMPTED when a later
+ * kill_session took its place (it answers once the session has ended). */
+static void codex_kill_result(struct xcall *x, session_wake_t why)
 {
     session_t *s = x->s;
     int code = -1, signo = 0;
@@ -1187,7 +1188,14 @@ static void codex_kill_result(struct xcall *x)
                                                    : json_null());
     json_object_set_new(sc, "cleanup_incomplete",
                         json_boolean(incomplete || running));
-    mcp_call_result(x->call, sc, NULL);
+    char text[160];
+    if (why == SESSION_WAKE_PREEMPTED && running)
+        snprintf(text, sizeof text,
+                 "Superseded by a later kill_session of session %" PRId64
+                 ", which answers once it has ended; it is still ending.",
+                 session_id(s));
+    mcp_call_result(x->call, sc,
+                    why == SESSION_WAKE_PREEMPTED && running ? text : NULL);
     if (s && !running)
         session_release(s);
 }
@@ -1197,7 +1205,7 @@ static void on_wake(session_t *s, session_wake_t why, void *data)
     (void)s;
     struct xcall *x = data;
     if (x->kind == X_KILL)
-        codex_kill_result(x);
+        codex_kill_result(x, why);
     else
         codex_exec_result(x, why);
     xcall_free(x);
@@ -1643,6 +1651,15 @@ static int tool_write(mcp_call_t *call, json_t *args, void *ud)
                                "was already reported (read_output still "
                                "reads its log).",
                                id);
+    struct xcall *kill = session_waiter(s, on_wake);
+    if (kill && kill->kind == X_KILL)
+        /* Its wait would take the kill's place and answer it early. */
+        return mcp_call_errorf(call,
+                               "Session %" JSON_INTEGER_FORMAT " is being "
+                               "ended by kill_session, which answers once "
+                               "it has ended; nothing was written "
+                               "(read_output reads its output meanwhile).",
+                               id);
     if (jc && jb)
         return mcp_call_error(call, "Pass `chars` or `chars_b64`, not both.");
     if (wait_for && session_pattern_check(wait_for, err, sizeof err) < 0)
@@ -1821,7 +1838,7 @@ static int tool_kill(mcp_call_t *call, json_t *args, void *ud)
                                    "cleanup_incomplete", 0);
             mcp_call_result(call, sc, NULL);
         } else {
-            codex_kill_result(x);
+            codex_kill_result(x, SESSION_WAKE_EXIT);
         }
         free(x);
         return 0;

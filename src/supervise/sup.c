@@ -902,19 +902,19 @@ static void terminate(struct run *r, int signo, int grace_ms)
     loop_timer_add(s->loop, SUP_CHECK_MS, on_check, r, &r->t_check);
 }
 
-/* Brings the KILL of a run already ending forward to SUP_CLOSE_GRACE_MS
- * from now at the latest: a grace it was given earlier (up to a minute,
- * from kill_session) must not outlast the close, which frees what is still
- * running once its own bound has passed. */
-static void shorten_grace(struct run *r)
+/* Brings the KILL of a run in its grace forward to ms from now, if it
+ * was due later: a grace given earlier (up to a minute, from kill_session)
+ * must not outlast the close, which frees what is still running once its
+ * own bound has passed, nor a second cancel that asks for KILL now. */
+static void hasten_grace(struct run *r, int ms)
 {
     rein_sup_t *s = r->sup;
-    uint64_t by = loop_now(s->loop) + SUP_CLOSE_GRACE_MS;
+    uint64_t in = ms < 0 ? 0 : (uint64_t)ms, by = loop_now(s->loop) + in;
     if (!r->t_grace || r->grace_end_mono <= by)
         return;
     loop_timer_del(s->loop, r->t_grace);
     r->grace_end_mono = by;
-    loop_timer_add(s->loop, SUP_CLOSE_GRACE_MS, on_grace_end, r, &r->t_grace);
+    loop_timer_add(s->loop, in, on_grace_end, r, &r->t_grace);
 }
 
 static void cancel_run(struct run *r, rein_reason_t why, int signo,
@@ -1631,8 +1631,14 @@ int sup_run_cancel(rein_sup_t *s, int64_t id, rein_reason_t why, int signo,
         return REIN_ENORUN;
     if (signo < 0 || signo >= NSIG)
         return -EINVAL;
-    cancel_run(r, why, signo ? signo : SIGTERM,
-               grace_ms < 0 ? r->grace_ms : grace_ms);
+    int grace = grace_ms < 0 ? r->grace_ms : grace_ms;
+    /* A run already in its grace is not signalled again (a second TERM
+     * cuts a shell's EXIT trap short); a cancel may only hasten its KILL:
+     * at once for SIGKILL, else when its own grace ends, if sooner. */
+    if (r->state == REIN_RUN_EXITING)
+        hasten_grace(r, signo == SIGKILL ? 0 : grace);
+    else
+        cancel_run(r, why, signo ? signo : SIGTERM, grace);
     return 0;
 }
 
@@ -2510,7 +2516,7 @@ void rein_sup_close(rein_sup_t *s)
             xhold_release(r);
             cancel_run(r, REIN_REASON_SHUTDOWN, SIGTERM,
                        SUP_CLOSE_GRACE_MS);
-            shorten_grace(r);
+            hasten_grace(r, SUP_CLOSE_GRACE_MS);
         }
         uint64_t t0 = loop_clock_ms();
         while (any_live(s) &&

@@ -910,6 +910,31 @@ test('kill_session: TERM-ignoring child escalates to KILL; names normalised; unk
   }
 });
 
+// kill_session answers once the session has ended.  While it waits out
+// its grace, write_stdin is refused (its wait would take the kill's place
+// and answer it early, as if it had ended); a second kill_session with
+// KILL ends it at once and answers with the exit, and the first answers
+// then, saying it was superseded.  The server takes calls in order, so the
+// first kill is waiting before the write arrives.
+test('kill_session in its grace: write_stdin refused, a second kill with KILL ends it, the first says superseded', async () => {
+  const { client } = await connect();
+  try {
+    const r = await exec(client, { cmd: "trap '' TERM; echo READY; sleep 100", wait_for: 'READY' });
+    const first = call(client, 'kill_session', { session_id: r.session_id, grace_ms: 60000 });
+    const w = await call(client, 'write_stdin', { session_id: r.session_id, chars: 'x' });
+    assert.equal(w.isError, true);
+    assert.equal(w.content[0].text, `Session ${r.session_id} is being ended by kill_session, which answers once it has ended; nothing was written (read_output reads its output meanwhile).`);
+    const second = await call(client, 'kill_session', { session_id: r.session_id, signal: 'KILL' });
+    assert.equal(second.structuredContent.exit_code, 137);
+    assert.equal(second.structuredContent.cleanup_incomplete, false);
+    const f = await first;
+    assert.equal(f.content[0].text, `Superseded by a later kill_session of session ${r.session_id}, which answers once it has ended; it is still ending.`);
+    assert.equal(f.structuredContent.exit_code, null);
+  } finally {
+    await client.close();
+  }
+});
+
 test('list_sessions reports an exit once; read_output reads the log afterwards', async () => {
   const { client } = await connect();
   const flag = join(WORK, 'go-list');
