@@ -50,8 +50,20 @@ static const struct parse_case parse_cases[] = {
      JSONRPC_INVALID_PARAMS, 0, "2"},
     {"{\"jsonrpc\":\"2.0\",\"id\":\"s\",\"method\":\"m\",\"params\":"
      "[-9223372036854775809]}", JSONRPC_INVALID_PARAMS, 0, "\"s\""},
+    /* valid JSON that jansson cannot hold (a real past a double's range,
+     * a NUL in a key, nesting past its limit): -32602 with the id read
+     * from the text, so the client is not left waiting */
     {"{\"jsonrpc\":\"2.0\",\"id\":9007199254740991,\"method\":\"m\","
-     "\"params\":[1e999999999999999999]}", JSONRPC_PARSE_ERROR, 0, NULL},
+     "\"params\":[1e999999999999999999]}", JSONRPC_INVALID_PARAMS, 0,
+     "9007199254740991"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+     "{\"name\":\"exec_command\",\"arguments\":{\"cmd\":\"ls\","
+     "\"yield_time_ms\":1e400}}}", JSONRPC_INVALID_PARAMS, 0, "1"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":\"n\",\"method\":\"tools/call\",\"params\":"
+     "{\"arguments\":{\"env\":{\"A\\u0000B\":\"x\"}}}}",
+     JSONRPC_INVALID_PARAMS, 0, "\"n\""},
+    {"{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{\"a\\u0000\":1},"
+     "\"id\":2,\"id\":3}", JSONRPC_INVALID_PARAMS, 0, NULL},
     {"{\"jsonrpc\":\"2.0\",\"id\":9007199254740991,\"method\":\"m\","
      "\"params\":[18446744073709551616]}", JSONRPC_INVALID_PARAMS, 0,
      "9007199254740991"},
@@ -149,6 +161,30 @@ TEST(jsonrpc_parse_validates_every_field)
             json_decref(bad);
         }
     }
+}
+
+/* Nesting past jansson's depth limit is valid JSON it cannot take: the id
+ * is read from the text and answered, as for the cases above. */
+TEST(jsonrpc_nesting_past_the_parser_limit_keeps_its_id)
+{
+    buf_t line = BUF_INIT;
+    ASSERT_OK(buf_append_str(&line, "{\"jsonrpc\":\"2.0\",\"id\":8,"
+                                    "\"method\":\"m\",\"params\":"));
+    for (int i = 0; i < 5000; i++)
+        ASSERT_OK(buf_append_byte(&line, '['));
+    for (int i = 0; i < 5000; i++)
+        ASSERT_OK(buf_append_byte(&line, ']'));
+    ASSERT_OK(buf_append_str(&line, "}"));
+    jsonrpc_msg_t m;
+    jsonrpc_error_t e;
+    json_t *bad;
+    ASSERT_EQ(jsonrpc_parse(line.p, line.len, &m, &e, &bad),
+              JSONRPC_INVALID_PARAMS);
+    ASSERT_TRUE(json_is_integer(e.id));
+    ASSERT_EQ(json_integer_value(e.id), 8);
+    ASSERT_CONTAINS(e.message, "cannot take");
+    json_decref(bad);
+    buf_free(&line);
 }
 
 /* --------------------------------------------------------------- fixture */

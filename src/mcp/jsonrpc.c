@@ -73,12 +73,25 @@ static json_t *id_from_real(const json_t *id)
     return json_integer((json_int_t)v);
 }
 
+static json_t *repeated_key_id(const char *s, size_t n);
+
+/* Whether jansson refused valid JSON, for something it cannot hold: a NUL
+ * in an object's key (`"env":{"A\u0000B":"x"}`), a real past a double's
+ * range (`1e400`), nesting deeper than its limit. */
+static bool jansson_limit(const json_error_t *j)
+{
+    enum json_error_code c = json_error_code(j);
+    return c == json_error_null_byte_in_key ||
+           c == json_error_numeric_overflow || c == json_error_stack_overflow;
+}
+
 /* A line jansson refused.  Valid JSON with an integer past 64 bits (a
  * client's 1e19 goes out as 10000000000000000000) fails too, and a reply
  * without an id would leave that client waiting for its answer: such a
  * line is parsed again with every number as a real, only to find its id,
- * and refused as invalid params naming the number.  Anything else is a
- * parse error, which has no id to give. */
+ * and refused as invalid params naming the number.  Valid JSON that
+ * jansson cannot hold at all (jansson_limit) has its id read from the
+ * text.  Anything else is a parse error, which has no id to give. */
 static int refuse_unparsed(const char *line, size_t len, size_t flags,
                            const json_error_t *jerr, jsonrpc_error_t *e,
                            json_t **root_out)
@@ -86,6 +99,20 @@ static int refuse_unparsed(const char *line, size_t len, size_t flags,
     json_error_t j2;
     json_t *reals = json_loadb(line, len, flags | JSON_DECODE_INT_AS_REAL,
                                &j2);
+    if (!reals && jansson_limit(&j2)) {
+        /* the id is kept alive by a root of its own */
+        json_t *id = repeated_key_id(line, len);
+        if (id) {
+            *root_out = json_pack("{s:o}", "id", id);
+            id = *root_out ? json_object_get(*root_out, "id") : NULL;
+        }
+        e->code = JSONRPC_INVALID_PARAMS;
+        e->id = id;
+        snprintf(e->message, sizeof e->message,
+                 "Invalid params: %s at byte %d (valid JSON that this "
+                 "server cannot take).", j2.text, j2.position);
+        return e->code;
+    }
     if (!reals) {
         e->code = JSONRPC_PARSE_ERROR;
         e->id = NULL;
@@ -117,8 +144,9 @@ static json_t *load_span(const char *s, size_t a, size_t b)
 }
 
 /*
- * The id of a well-formed message that repeats a key, when it has one to
- * answer with: the value of the top-level "id" member, read from the text
+ * The id of a well-formed message that jansson would not take whole (it
+ * repeats a key, or holds what jansson cannot: jansson_limit), when it
+ * has one to answer with: the value of the top-level "id" member, read from the text
  * (its key decoded, so "i\u0064" is "id"; an "id" inside params is not
  * it).  NULL when there is none, or when "id" itself is repeated with
  * different values: that message names two requests, and answering one
