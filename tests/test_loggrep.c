@@ -284,6 +284,16 @@ TEST(loggrep_back_stops_for_time_and_goes_on_from_where_it_said)
                       "2800: error 2800\n2900: error 2900\n"
                       "3000: error 3000\n");
 
+    /* Forward from inside a line, with no time at all: the first line
+     * that starts past the offset is still searched, then it stops. */
+    log_grep_t f = {.pattern = "^ok", .lo = 3, .hi = d.len, .size = d.len,
+                    .tail = LOG_GREP_ALL, .budget = SIZE_MAX, .time_ms = 0};
+    grep_ok(fd, &f, &out);
+    ASSERT_STR(out.p, "2: ok 2\n");
+    ASSERT_EQ(f.found, 1);
+    ASSERT_EQ(f.stopped, strlen("ok 1\nok 2\n"));
+    ASSERT_EQ(f.stopped_line, 3);
+
     /* Fewer matches than asked for: the whole log is searched. */
     log_grep_t c = g;
     c.pattern = "^error 1?00$";

@@ -386,6 +386,32 @@ TEST(session_store_prunes_lru_with_small_caps)
     rein_sup_close(sup);
 }
 
+/* A spawn that fails (a working directory that does not exist) takes no
+ * place, so it prunes nothing: the store was full, and every session in
+ * it lives on. */
+TEST(session_failed_spawn_prunes_nothing)
+{
+    rein_sup_t *sup = open_sup();
+    session_store_t *st = open_store(sup, 2, 1);
+    session_t *a = spawn(st, "sleep 30", false);
+    session_t *b = spawn(st, "sleep 30", false);
+    char nowhere[PATH_MAX];
+    snprintf(nowhere, sizeof nowhere, "%s/no/such/dir", test_tmpdir());
+    const char *argv[] = {"/bin/true", NULL};
+    session_spawn_opts_t o = {.argv = argv, .command = "true",
+                              .cwd = nowhere};
+    session_t *c = NULL;
+    ASSERT_INT(session_spawn(st, &o, &c), <, 0);
+    ASSERT_EQ(session_count(st), 2);
+    int64_t ids[2];
+    ASSERT_EQ(session_take_pruned(st, ids, 2), 0);
+    ASSERT_TRUE(session_find(st, session_id(a)) == a);
+    ASSERT_TRUE(session_find(st, session_id(b)) == b);
+    ASSERT_TRUE(session_running(a) && session_running(b));
+    session_store_free(st);
+    rein_sup_close(sup);
+}
+
 /* A starting session (exec_command's, until its first result) takes its
  * place only when settled: one that exits first prunes nothing, as in
  * Codex, where a command that exits within its yield never touches the

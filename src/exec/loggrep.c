@@ -193,18 +193,20 @@ static int grep_forward(int fd, log_grep_t *g, session_pattern_t *re,
      * last one stopped must get its whole budget, or each call would
      * search one line more and a log would take calls without end. */
     uint64_t t0 = 0;
+    bool searched = false; /* a line at least, whatever the budget */
     while (pos < g->hi && (n = fwd_next_line(rd, g, &pos, &lb)) > 0) {
         lineno++;
         uint64_t at = pos - n;
         if (at >= g->lo && !t0)
             t0 = loop_clock_ms();
-        if (at > g->lo && loop_clock_ms() - t0 >= g->time_ms) {
+        if (searched && loop_clock_ms() - t0 >= g->time_ms) {
             g->stopped = at; /* this line is not searched */
             g->stopped_line = lineno;
             break;
         }
         if (at < g->lo)
             continue;
+        searched = true;
         const char *line = lb.p ? lb.p : "";
         size_t l = line_text_len(line, lb.len);
         if (sh && (rc = as_shown(sh, &line, &l)) < 0)

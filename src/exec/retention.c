@@ -94,9 +94,13 @@ int retention_prune(const char *dir, const retention_opts_t *o,
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)
         return -errno;
-    DIR *d = fdopendir(dup(dfd));
+    /* fdopendir takes the fd it is given only when it succeeds */
+    int dfd2 = dup(dfd);
+    DIR *d = dfd2 >= 0 ? fdopendir(dfd2) : NULL;
     if (!d) {
         int rc = -errno;
+        if (dfd2 >= 0)
+            close(dfd2);
         close(dfd);
         return rc;
     }

@@ -251,9 +251,12 @@ static void session_wake(session_t *s, session_wake_t why)
 {
     if (!s->wake_fn || s->wake_due)
         return;
-    s->wake_due = true;
     s->wake_why = why;
-    loop_timer_add(s->st->loop, 0, on_wake_due, s, &s->t_wake);
+    /* Without a timer (no memory) the wake stays undue, so the next event
+     * (output, exit, the deadline) tries again rather than finding it due
+     * and never firing. */
+    s->wake_due = loop_timer_add(s->st->loop, 0, on_wake_due, s,
+                                 &s->t_wake) == 0;
 }
 
 /* ------------------------------------------------------ output and exit */
@@ -474,8 +477,6 @@ int session_spawn(session_store_t *st, const session_spawn_opts_t *o,
     /* A starting session takes no place yet, up to max_live of them; past
      * that (a client starting that many at once) it is settled at once. */
     bool starting = o->starting && st->nstarting < st->max_live;
-    if (!starting)
-        session_trim(st, 1);
     session_t *s = calloc(1, sizeof *s);
     if (!s)
         return -ENOMEM;
@@ -516,6 +517,9 @@ int session_spawn(session_store_t *st, const session_spawn_opts_t *o,
         if (info.log_path)
             s->log_path = strdup(info.log_path);
     }
+    /* Room for it, once it exists: a spawn that fails prunes nothing. */
+    if (!starting)
+        session_trim(st, 1);
     s->stored = true;
     s->starting = starting;
     st->nstarting += starting;
