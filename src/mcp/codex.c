@@ -1606,12 +1606,16 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
         rein_sup_close_stdin(cx->sup, session_id(x->s));
     }
     rc = codex_wait(x, wait_for, true, CODEX_EARLY_EXIT_GRACE_MS);
-    if (rc == 0)
+    if (rc == 0) {
         x = NULL; /* the wait owns it now */
-    else
+    } else {
+        /* It runs on, for write_stdin to poll: in its place in the store
+         * now, since no first result will settle it. */
+        session_settle(x->s);
         rc = mcp_call_errorf(call, "Session %" PRId64 " started, but "
                                    "waiting on it failed: %s.",
                              session_id(x->s), rein_strerror(rc));
+    }
 out:
     free(x);
     for (size_t i = 0; i <= nenv; i++)
@@ -2012,8 +2016,10 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
                                    "still known; session %" JSON_INTEGER_FORMAT
                                    " is not one (use view=log).",
                                    id);
-        if ((rc = session_screen(s, &raw)) < 0)
+        if ((rc = session_screen(s, &raw)) < 0) {
+            buf_free(&raw);
             return rc;
+        }
         to_utf8(&raw, &text);
         buf_free(&raw);
         if (text.len > budget) {
@@ -2054,7 +2060,11 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
         return mcp_call_errorf(call, "Cannot read the log %s: %s.", path,
                                strerror(errno));
     struct stat st;
-    fstat(fd, &st);
+    if (fstat(fd, &st) < 0) {
+        rc = -errno;
+        close(fd);
+        return rc;
+    }
     uint64_t size = (uint64_t)st.st_size, ha = 0, hb = 0;
     bool hole = spool_log_hole(path, &ha, &hb);
     /* The byte range asked for, clamped to the log: offset defaults to 0,
@@ -2291,7 +2301,11 @@ static int read_log(const char *uri, const json_t *vars, buf_t *text,
     if (fd < 0)
         return -ENOENT;
     struct stat st;
-    fstat(fd, &st);
+    if (fstat(fd, &st) < 0) {
+        int err = -errno;
+        close(fd);
+        return err;
+    }
     uint64_t size = (uint64_t)st.st_size, ha = 0, hb = 0;
     bool hole = spool_log_hole(path, &ha, &hb);
     uint64_t off = size > CODEX_RESOURCE_TAIL ? size - CODEX_RESOURCE_TAIL : 0;
