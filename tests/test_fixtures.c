@@ -254,6 +254,51 @@ TEST(fixtures_npm_then_make_each_tool_keeps_its_grammar)
  * (src/main.c), the next copies after theirs, and counts all seven copies
  * in one repeat marker, whose folded copies' chains are not shown.  The
  * gcc grammar stripped every chain. */
+/* go test writes a test's multi-line log (t.Errorf with newlines, and
+ * testify's assertion reports) as its first line at 4 spaces and the rest
+ * at 8: the values compared and the diff are the failure, and go with
+ * their location, in a long verbose run. */
+TEST(fixtures_go_test_log_keeps_its_continuation_lines)
+{
+    char gdir[PATH_MAX];
+    tu_shipped_grammars(gdir, sizeof gdir);
+    const char *dirs[] = {gdir, NULL};
+    grammar_set_t *set;
+    buf_t errs = BUF_INIT, raw = BUF_INIT, out = BUF_INIT;
+    ASSERT_OK(grammar_set_load(&set, dirs, &errs));
+    for (int i = 0; i < 80; i++)
+        ASSERT_OK(buf_printf(&raw, "=== RUN   TestParse%d\n--- PASS: "
+                                   "TestParse%d (0.00s)\n", i, i));
+    static const char failure[] =
+        "=== RUN   TestTotal\n"
+        "    cart_test.go:42: \n"
+        "        \tError Trace:\t/home/u/proj/cart/cart_test.go:42\n"
+        "        \tError:      \tNot equal: \n"
+        "        \t            \texpected: 300\n"
+        "        \t            \tactual  : 299\n"
+        "        \t            \tDiff:\n"
+        "        \t            \t-300\n"
+        "        \t            \t+299\n"
+        "    cart_test.go:57: total for code SAVE10\n"
+        "        got 0.05\n"
+        "        want 0.1\n"
+        "--- FAIL: TestTotal (0.00s)\n";
+    ASSERT_OK(buf_append_str(&raw, failure));
+    for (int i = 0; i < 40; i++)
+        ASSERT_OK(buf_printf(&raw, "=== RUN   TestTax%d\n--- PASS: "
+                                   "TestTax%d (0.00s)\n", i, i));
+    ASSERT_OK(buf_append_str(&raw, "FAIL\nFAIL\texample.com/cart\t0.014s\n"
+                                   "FAIL\n"));
+    for (int streamed = 0; streamed < 2; streamed++) {
+        tu_condense(set, "go test -v ./...", &raw, streamed, 0, 1, &out);
+        ASSERT_CONTAINS(out.p, failure + strlen("=== RUN   TestTotal\n"));
+    }
+    grammar_set_free(set);
+    buf_free(&errs);
+    buf_free(&raw);
+    buf_free(&out);
+}
+
 TEST(fixtures_include_chain_goes_with_the_header_error)
 {
     static const struct {
