@@ -884,6 +884,32 @@ TEST(classify_failed_test_owns_its_detail)
     ASSERT_TRUE(r.kind == CLS_HAZARD && !r.cont);
     ASSERT_TRUE(cl(&s, "    Received: 3").cont);
     ASSERT_FALSE(cl(&s, "PASS jt/ok.test.js").kind == CLS_HAZARD);
+    cl(&s, "");
+    /* GoogleTest: the assertion's place and its values, up to gtest's own
+     * bracketed line */
+    r = cl(&s, "/home/u/proj/test/parser_test.cc:42: Failure");
+    ASSERT_TRUE(r.kind == CLS_HAZARD && !r.cont && !r.warning);
+    ASSERT_STR(r.rule, "test-assertion");
+    ASSERT_TRUE(cl(&s, "Expected equality of these values:").cont);
+    ASSERT_TRUE(cl(&s, "  p.total()").cont);
+    ASSERT_TRUE(cl(&s, "    Which is: 299").cont);
+    ASSERT_TRUE(cl(&s, "  300").cont);
+    r = cl(&s, "[  FAILED  ] Parser.Totals (0 ms)");
+    ASSERT_TRUE(r.kind == CLS_HAZARD && !r.cont);
+    ASSERT_FALSE(cl(&s, "[ RUN      ] Parser.Limits").cont);
+    /* Catch2: the assertion and its expansion, up to the blank line */
+    r = cl(&s, "/home/u/proj/test/parser_test.cpp:42: FAILED:");
+    ASSERT_TRUE(r.kind == CLS_HAZARD && !r.cont);
+    ASSERT_TRUE(cl(&s, "  REQUIRE( p.total() == 300 )").cont);
+    ASSERT_TRUE(cl(&s, "with expansion:").cont);
+    ASSERT_TRUE(cl(&s, "  299 == 300").cont);
+    ASSERT_FALSE(cl(&s, "").cont);
+    ASSERT_FALSE(cl(&s, "log: processing fixture 80").cont);
+    /* not an assertion: a word after Failure, or FAILED without its ':' */
+    ASSERT_FALSE(cl(&s, "src/x.cc:42: Failure modes are listed").kind ==
+                 CLS_HAZARD);
+    r = cl(&s, "notes.txt:3: FAILED"); /* a hazard by its word alone */
+    ASSERT_TRUE(r.kind != CLS_HAZARD || strcmp(r.rule, "test-assertion"));
     classify_free(s.c);
 }
 

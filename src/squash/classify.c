@@ -54,6 +54,8 @@ enum cls_ml {
     CLS_ML_SANITIZER,   /* everything up to its `SUMMARY: ` line */
     CLS_ML_BOX,         /* an HCL diagnostic's `│` lines, to its `╵` */
     CLS_ML_HCL,         /* a plain HCL diagnostic, by steps (cls_ml_hcl) */
+    CLS_ML_ASSERT,      /* a failed assertion's report: to a blank line or
+                           a line opening with '[' (GoogleTest's own) */
 };
 
 /* Where a grammar capture with a gutterless excerpt (multiline.excerpt,
@@ -286,7 +288,11 @@ static bool cls_shellcheck_tail(const char *s, size_t n)
 /* `file:line[:col]: kind` at the start of the line (compilers, linters,
  * Python warnings).  Severity from the word after the location: a
  * sanitizer's `runtime error:` is an error; a `note:` is no hazard unless
- * it is a ShellCheck finding (`-f gcc` prints its info level so). */
+ * it is a ShellCheck finding (`-f gcc` prints its info level so).  A test
+ * framework's failed assertion is one too, with its report (CLS_ML_ASSERT):
+ * GoogleTest's `x_test.cc:42: Failure` (then `Expected equality of
+ * these values:` and the values), Catch2's `x.cpp:42: FAILED:` (then the
+ * assertion and `with expansion:`). */
 static bool cls_location(const char *s, size_t n, struct cls_hit *h)
 {
     size_t i = 0;
@@ -363,6 +369,18 @@ static bool cls_location(const char *s, size_t n, struct cls_hit *h)
         if (!cls_shellcheck_tail(s, n))
             return false;
         warn = true;
+    } else if ((kl == 7 && !strncmp(k, "Failure", 7) &&
+                cls_blank(k + kl, n - ks - kl)) ||
+               (kl == 6 && !strncmp(k, "FAILED", 6) && ks + kl < n &&
+                k[kl] == ':' && cls_blank(k + kl + 1, n - ks - kl - 1))) {
+        h->warning = false;
+        h->ml = CLS_ML_ASSERT;
+        h->ml_max = CLS_TRACE_MAX;
+        h->id = "test-assertion";
+        h->has_loc = true;
+        h->loc_off = 0;
+        h->loc_len = le;
+        return true;
     } else if (col)
         warn = true; /* a linter's `file:line:col: E302 ...` */
     if (!err && !warn)
@@ -1834,6 +1852,8 @@ static int cls_ml_builtin(classify_t *c, const char *s, size_t n, bool *last)
     }
     case CLS_ML_UNTIL_BLANK:
         return !blank;
+    case CLS_ML_ASSERT:
+        return !blank && s[0] != '[';
     case CLS_ML_TAP:
         /* the YAML block indented under it, its `#` diagnostics (bats'
          * `# (in test file x.bats, line 12)`, Test::More's `#   at t/x.t
