@@ -911,6 +911,29 @@ TEST(classify_failed_test_owns_its_detail)
     r = cl(&s, "notes.txt:3: FAILED"); /* a hazard by its word alone */
     ASSERT_TRUE(r.kind != CLS_HAZARD || strcmp(r.rule, "test-assertion"));
     classify_free(s.c);
+
+    /* mocha: after its `N failing`, each numbered report owns its lines,
+     * blank ones and its unindented message lines too, to the next */
+    struct cl m = {0};
+    ASSERT_OK(classify_new(NULL, &m.c));
+    ASSERT_FALSE(cl(&m, "  1) Install the package").kind == CLS_HAZARD);
+    ASSERT_FALSE(cl(&m, "  60 passing (45ms)").kind == CLS_HAZARD);
+    cl(&m, "  2 failing");
+    cl(&m, "");
+    r = cl(&m, "  1) Cart");
+    ASSERT_TRUE(r.kind == CLS_HAZARD && !r.cont && !r.warning);
+    ASSERT_STR(r.rule, "mocha-failure");
+    ASSERT_TRUE(cl(&m, "       computes total:").cont);
+    ASSERT_TRUE(cl(&m, "").cont);
+    ASSERT_TRUE(cl(&m, "      AssertionError [ERR_ASSERTION]: Expected values "
+                       "to be strictly equal:").cont);
+    ASSERT_TRUE(cl(&m, "299 !== 300").cont);
+    ASSERT_TRUE(cl(&m, "      -299").cont);
+    ASSERT_TRUE(cl(&m, "      at Context.<anonymous> (test/cart.js:12:12)").cont);
+    r = cl(&m, "  2) Cart");
+    ASSERT_TRUE(r.kind == CLS_HAZARD && !r.cont);
+    ASSERT_TRUE(cl(&m, "       applies discount:").cont);
+    classify_free(m.c);
 }
 
 /* valgrind's error owns its stack (the `==N==` lines up to the blank

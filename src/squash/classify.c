@@ -56,6 +56,8 @@ enum cls_ml {
     CLS_ML_HCL,         /* a plain HCL diagnostic, by steps (cls_ml_hcl) */
     CLS_ML_ASSERT,      /* a failed assertion's report: to a blank line or
                            a line opening with '[' (GoogleTest's own) */
+    CLS_ML_MOCHA,       /* a mocha failure's report, blank lines and all,
+                           to the next one's head */
 };
 
 /* Where a grammar capture with a gutterless excerpt (multiline.excerpt,
@@ -89,6 +91,7 @@ struct classify {
     const char *ml_source, *ml_id;
     uint64_t prev_hash;
     bool in_diff;
+    bool mocha; /* past mocha's `N failing`: its reports follow */
 };
 
 /* The index of the anywhere-words and the start words' first bytes, built
@@ -1798,6 +1801,34 @@ static int cls_ml_hcl(classify_t *c, const char *s, size_t n, bool blank,
     }
 }
 
+/* ------------------------------------------------- mocha's failure list */
+
+/* mocha's count of failed tests, `  2 failing`, after which it reports
+ * each failure under a numbered head. */
+static bool cls_mocha_failing(const char *s, size_t n)
+{
+    n = cls_trim_end(s, n);
+    size_t i = cls_indent(s, n), d = i;
+    while (d < n && cls_digit((unsigned char)s[d]))
+        d++;
+    return d > i && n - d == 8 && !memcmp(s + d, " failing", 8);
+}
+
+/* A failure's head in mocha's list, `  1) Cart` (the suite; the test's
+ * title follows, deeper, then the error, its diff and its stack, some of
+ * it at no indentation at all: an assertion's message lines after its
+ * first). */
+static bool cls_mocha_head(const char *s, size_t n)
+{
+    if (n < 5 || s[0] != ' ' || s[1] != ' ' || !cls_digit((unsigned char)s[2]))
+        return false;
+    size_t d = 2;
+    while (d < n && cls_digit((unsigned char)s[d]))
+        d++;
+    return d + 2 < n && s[d] == ')' && s[d + 1] == ' ' &&
+           !cls_space((unsigned char)s[d + 2]);
+}
+
 /* Continuation of a built-in capture: 1 belongs, 0 ends before the line;
  * *last: the line belongs and ends it.  A line that opens a failed test
  * of its own is never another hazard's (cls_failure_head). */
@@ -1854,6 +1885,8 @@ static int cls_ml_builtin(classify_t *c, const char *s, size_t n, bool *last)
         return !blank;
     case CLS_ML_ASSERT:
         return !blank && s[0] != '[';
+    case CLS_ML_MOCHA:
+        return !cls_mocha_head(s, n);
     case CLS_ML_TAP:
         /* the YAML block indented under it, its `#` diagnostics (bats'
          * `# (in test file x.bats, line 12)`, Test::More's `#   at t/x.t
@@ -2339,6 +2372,20 @@ static int cls_line(classify_t *c, const sq_line_t *line, cls_result_t *r,
     }
     bool blank = cls_blank(s, n);
     struct cls_hit hit;
+    /* 0b. mocha's failure reports, once it has counted them: each owns
+     * its lines to the next (a grammar, npm's under `npm test`, would
+     * take them one by one) */
+    if (!blank && line->kind == SQ_LINE_COMPLETE) {
+        if (c->mocha && cls_mocha_head(s, n)) {
+            memset(&hit, 0, sizeof hit);
+            hit.ml = CLS_ML_MOCHA;
+            hit.ml_max = CLS_TRACE_MAX;
+            hit.id = "mocha-failure";
+            cls_take_hit(c, line, &hit, r);
+            return 0;
+        }
+        c->mocha = c->mocha || cls_mocha_failing(s, n);
+    }
     /* 1. the tool's grammars */
     grammar_match_t m;
     size_t which;
