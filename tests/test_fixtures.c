@@ -299,6 +299,45 @@ TEST(fixtures_go_test_log_keeps_its_continuation_lines)
     buf_free(&out);
 }
 
+/* Ruff's full format (its default since 0.9): the rule code and message,
+ * then the location and the excerpt under it; each finding is a hazard
+ * owning its block, and the count is the outcome.  Without a grammar only
+ * the last excerpt and the count were shown. */
+TEST(fixtures_ruff_findings_keep_their_location_and_excerpt)
+{
+    char gdir[PATH_MAX];
+    tu_shipped_grammars(gdir, sizeof gdir);
+    const char *dirs[] = {gdir, NULL};
+    grammar_set_t *set;
+    buf_t errs = BUF_INIT, raw = BUF_INIT, out = BUF_INIT;
+    ASSERT_OK(grammar_set_load(&set, dirs, &errs));
+    for (int i = 0; i < 9; i++)
+        ASSERT_OK(buf_printf(&raw,
+                             "F401 [*] `mod%d` imported but unused\n"
+                             " --> src/app%d.py:%d:8\n  |\n"
+                             "%d | import mod%d\n  |        ^^^^\n  |\n"
+                             "help: Remove unused import: `mod%d`\n\n",
+                             i, i, i + 1, i + 1, i, i));
+    ASSERT_OK(buf_append_str(&raw, "Found 9 errors.\n[*] 9 fixable with the "
+                                   "`--fix` option.\n"));
+    for (int streamed = 0; streamed < 2; streamed++) {
+        tu_condense(set, "ruff check .", &raw, streamed, 0, 1, &out);
+        for (int i = 0; i < 9; i++) {
+            char want[160];
+            snprintf(want, sizeof want,
+                     "F401 [*] `mod%d` imported but unused\n"
+                     " --> src/app%d.py:%d:8\n",
+                     i, i, i + 1);
+            ASSERT_CONTAINS(out.p, want);
+        }
+        ASSERT_CONTAINS(out.p, "\nFound 9 errors.\n");
+    }
+    grammar_set_free(set);
+    buf_free(&errs);
+    buf_free(&raw);
+    buf_free(&out);
+}
+
 TEST(fixtures_include_chain_goes_with_the_header_error)
 {
     static const struct {
