@@ -338,6 +338,49 @@ TEST(fixtures_ruff_findings_keep_their_location_and_excerpt)
     buf_free(&out);
 }
 
+/* `kubectl get pods` is a listing: every row is kept, the header too,
+ * and a pod in a failing state is a hazard, so that under a budget its
+ * row is the one kept.  Without the grammar the view showed five Running
+ * rows and folded the rest, the failing ones with them. */
+TEST(fixtures_kubectl_get_keeps_its_rows_and_the_failing_pods)
+{
+    char gdir[PATH_MAX];
+    tu_shipped_grammars(gdir, sizeof gdir);
+    const char *dirs[] = {gdir, NULL};
+    grammar_set_t *set;
+    buf_t errs = BUF_INIT, raw = BUF_INIT, out = BUF_INIT;
+    ASSERT_OK(grammar_set_load(&set, dirs, &errs));
+    static const char *const bad[] = {"CrashLoopBackOff", "ImagePullBackOff",
+                                      "OOMKilled"};
+    ASSERT_OK(buf_append_str(&raw, "NAME                     READY   STATUS"
+                                   "             RESTARTS   AGE\n"));
+    for (int i = 0; i < 80; i++)
+        ASSERT_OK(buf_printf(&raw, "web-7d4b9c%04d-abcde     %s     %-18s"
+                                   " %-10d 3d\n",
+                             i, i % 20 == 7 ? "0/1" : "1/1",
+                             i % 20 == 7 ? bad[i / 30] : "Running",
+                             i % 20 == 7 ? 12 : 0));
+    for (int view = 0; view < 3; view++) {
+        tu_condense(set, "kubectl -n prod get pods", &raw, view == 0,
+                    view == 2 ? 1500 : 0, 0, &out);
+        if (view < 2) {
+            ASSERT_CONTAINS(out.p, "NAME                     READY   STATUS");
+            ASSERT_CONTAINS(out.p, "\nweb-7d4b9c0079-abcde ");
+            ASSERT_NOT_CONTAINS(out.p, "[rein] repeat");
+        }
+        for (int i = 7; i < 80; i += 20) {
+            char row[64];
+            snprintf(row, sizeof row, "\nweb-7d4b9c%04d-abcde     0/1     %s",
+                     i, bad[i / 30]);
+            ASSERT_CONTAINS(out.p, row);
+        }
+    }
+    grammar_set_free(set);
+    buf_free(&errs);
+    buf_free(&raw);
+    buf_free(&out);
+}
+
 TEST(fixtures_include_chain_goes_with_the_header_error)
 {
     static const struct {
