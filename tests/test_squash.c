@@ -2016,7 +2016,7 @@ TEST(squash_glog_levels_of_one_text_fold_apart)
         ASSERT_OK(buf_printf(&in, "I1124 07:52:%02d.000001   21704 main.go:10] "
                                   "tick %d\n", i, i));
     ASSERT_OK(buf_printf(&in, "E1124 07:53:00.309454   21704 %s\n", msg));
-    sq_opts_t o = {.command = "kubectl get pods", .log_path = "/l"};
+    sq_opts_t o = {.command = "./controller --v=2", .log_path = "/l"};
     ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
     check_lines(&out, in.p);
     ASSERT_CONTAINS(out.p, "E1124 07:53:00.309454   21704 reflector.go");
