@@ -713,6 +713,19 @@ static const struct cl_case {
     {"[Wed Oct 11 14:32:52 2000] [core:crit] [pid 1] AH00001: x", 'E'},
     {"[Wed Oct 11 14:32:52 2000] [proxy:warn] [pid 1] AH01144: x", 'W'},
     {"SEVERE: Servlet.service() for servlet [x] threw exception", 'E'},
+    /* single lines of failure with no error word */
+    {"free(): double free detected in tcache 2", 'E'},
+    {"*** Error in `./a': double free or corruption (fasttop): 0x01", 'E'},
+    {"malloc(): corrupted top size", 'E'},
+    {"free(): invalid pointer", 'E'},
+    {"timeout: the monitored command dumped core", 'E'},
+    {"The command '/bin/sh -c make' returned a non-zero code: 2", 'E'},
+    {"x509: certificate signed by unknown authority", 'E'},
+    {"ssl.SSLCertVerificationError: [SSL: CERTIFICATE_VERIFY_FAILED] "
+     "certificate verify failed", 'E'},
+    {"Job for nginx.service failed because the control process exited.", 'E'},
+    {"     Active: failed (Result: exit-code) since Mon 2026-11-23", 'E'},
+    {"denied: requested access to the resource is denied", 'E'},
 };
 
 /* Their look-alikes in clean output: passes, zero counts, expected
@@ -788,6 +801,9 @@ static const char *const cl_harmless[] = {
     "[info] all good",
     "see [errors] in the manual",
     "[core:notice] AH00094: Command line",
+    "     Active: active (running) since Mon 2026-11-23",
+    "retried because the cache was cold",
+    "the allocator uses malloc() and free() directly",
 };
 
 TEST(classify_failure_lines_of_popular_tools_are_hazards)

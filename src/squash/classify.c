@@ -549,6 +549,23 @@ static const struct cls_word cls_err_anywhere[] = {
     /* a child's nonzero status as a runner reports it: go's `exit status
      * 1`, `Command failed with exit code 1`, `[0] x exited with code 1` */
     CLS_WN("exit status"), CLS_WN("exit code"), CLS_WN("exited with code"),
+    /* docker's classic builder: `The command '/bin/sh -c make' returned a
+     * non-zero code: 2` */
+    CLS_W("returned a non-zero code"),
+    /* glibc's heap checks as the process dies of them: `free(): double
+     * free detected in tcache 2`, `*** Error in `./a': double free or
+     * corruption (fasttop)`, `malloc(): corrupted top size` */
+    CLS_W("double free"), CLS_WO("free(): invalid"), CLS_WO("malloc(): "),
+    CLS_W("corrupted size vs. prev_size"),
+    /* coreutils' timeout, systemd's unit that did not start */
+    CLS_W("dumped core"), CLS_W("Active: failed"), CLS_W("failed because"),
+    /* TLS: Go's `x509: certificate signed by unknown authority`, OpenSSL's
+     * `certificate verify failed` */
+    CLS_W("certificate signed by unknown authority"),
+    CLS_W("certificate verify failed"),
+    /* a registry's refusal: `denied: requested access to the resource is
+     * denied` */
+    CLS_W("requested access to the resource is denied"),
     {NULL, 0, false, false},
 };
 /* strerror() texts (and resolver failures) that only ever report a call
