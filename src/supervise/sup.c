@@ -1390,7 +1390,11 @@ static int spawn_run(rein_sup_t *s, const rein_run_opts_t *o,
     if (rc < 0)
         goto spawn_failed;
 
-    procfs_start_time(r->pid, &r->start_time);
+    /* Our own child, not yet reaped: only a lack of fds or memory fails
+     * this, and without its start time nothing could verify it later
+     * (rein kill, reconcile), so it is not run at all. */
+    if ((rc = procfs_start_time(r->pid, &r->start_time)) < 0)
+        goto kill_child;
     rec->pid = r->pid;
     rec->start_time = r->start_time;
     rec->pgid = rec->sid = r->pid;
