@@ -254,18 +254,27 @@ TEST(fixtures_npm_then_make_each_tool_keeps_its_grammar)
  * (src/main.c), the next copies after theirs, and counts all seven copies
  * in one repeat marker, whose folded copies' chains are not shown.  The
  * gcc grammar stripped every chain. */
+/* The shipped grammars, loaded (each test frees them). */
+static grammar_set_t *shipped_set(void)
+{
+    char gdir[PATH_MAX];
+    tu_shipped_grammars(gdir, sizeof gdir);
+    const char *dirs[] = {gdir, NULL};
+    grammar_set_t *set;
+    buf_t errs = BUF_INIT;
+    ASSERT_OK(grammar_set_load(&set, dirs, &errs));
+    buf_free(&errs);
+    return set;
+}
+
 /* go test writes a test's multi-line log (t.Errorf with newlines, and
  * testify's assertion reports) as its first line at 4 spaces and the rest
  * at 8: the values compared and the diff are the failure, and go with
  * their location, in a long verbose run. */
 TEST(fixtures_go_test_log_keeps_its_continuation_lines)
 {
-    char gdir[PATH_MAX];
-    tu_shipped_grammars(gdir, sizeof gdir);
-    const char *dirs[] = {gdir, NULL};
-    grammar_set_t *set;
-    buf_t errs = BUF_INIT, raw = BUF_INIT, out = BUF_INIT;
-    ASSERT_OK(grammar_set_load(&set, dirs, &errs));
+    grammar_set_t *set = shipped_set();
+    buf_t raw = BUF_INIT, out = BUF_INIT;
     for (int i = 0; i < 80; i++)
         ASSERT_OK(buf_printf(&raw, "=== RUN   TestParse%d\n--- PASS: "
                                    "TestParse%d (0.00s)\n", i, i));
@@ -294,7 +303,6 @@ TEST(fixtures_go_test_log_keeps_its_continuation_lines)
         ASSERT_CONTAINS(out.p, failure + strlen("=== RUN   TestTotal\n"));
     }
     grammar_set_free(set);
-    buf_free(&errs);
     buf_free(&raw);
     buf_free(&out);
 }
@@ -305,12 +313,8 @@ TEST(fixtures_go_test_log_keeps_its_continuation_lines)
  * the last excerpt and the count were shown. */
 TEST(fixtures_ruff_findings_keep_their_location_and_excerpt)
 {
-    char gdir[PATH_MAX];
-    tu_shipped_grammars(gdir, sizeof gdir);
-    const char *dirs[] = {gdir, NULL};
-    grammar_set_t *set;
-    buf_t errs = BUF_INIT, raw = BUF_INIT, out = BUF_INIT;
-    ASSERT_OK(grammar_set_load(&set, dirs, &errs));
+    grammar_set_t *set = shipped_set();
+    buf_t raw = BUF_INIT, out = BUF_INIT;
     for (int i = 0; i < 9; i++)
         ASSERT_OK(buf_printf(&raw,
                              "F401 [*] `mod%d` imported but unused\n"
@@ -333,7 +337,6 @@ TEST(fixtures_ruff_findings_keep_their_location_and_excerpt)
         ASSERT_CONTAINS(out.p, "\nFound 9 errors.\n");
     }
     grammar_set_free(set);
-    buf_free(&errs);
     buf_free(&raw);
     buf_free(&out);
 }
@@ -344,12 +347,8 @@ TEST(fixtures_ruff_findings_keep_their_location_and_excerpt)
  * rows and folded the rest, the failing ones with them. */
 TEST(fixtures_kubectl_get_keeps_its_rows_and_the_failing_pods)
 {
-    char gdir[PATH_MAX];
-    tu_shipped_grammars(gdir, sizeof gdir);
-    const char *dirs[] = {gdir, NULL};
-    grammar_set_t *set;
-    buf_t errs = BUF_INIT, raw = BUF_INIT, out = BUF_INIT;
-    ASSERT_OK(grammar_set_load(&set, dirs, &errs));
+    grammar_set_t *set = shipped_set();
+    buf_t raw = BUF_INIT, out = BUF_INIT;
     static const char *const bad[] = {"CrashLoopBackOff", "ImagePullBackOff",
                                       "OOMKilled"};
     ASSERT_OK(buf_append_str(&raw, "NAME                     READY   STATUS"
@@ -376,7 +375,6 @@ TEST(fixtures_kubectl_get_keeps_its_rows_and_the_failing_pods)
         }
     }
     grammar_set_free(set);
-    buf_free(&errs);
     buf_free(&raw);
     buf_free(&out);
 }

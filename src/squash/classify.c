@@ -355,7 +355,7 @@ static bool cls_location(const char *s, size_t n, struct cls_hit *h)
         i++;
     size_t kl = i - ks;
     const char *k = s + ks;
-    bool err = false, warn = false;
+    bool err = false, warn = false, assertion = false;
     if (kl >= 5 && !strncmp(k + kl - 5, "error", 5))
         err = true;
     else if (kl >= 5 && !strncmp(k + kl - 5, "Error", 5))
@@ -376,23 +376,16 @@ static bool cls_location(const char *s, size_t n, struct cls_hit *h)
                 cls_blank(k + kl, n - ks - kl)) ||
                (kl == 6 && !strncmp(k, "FAILED", 6) && ks + kl < n &&
                 k[kl] == ':' && cls_blank(k + kl + 1, n - ks - kl - 1))) {
-        h->warning = false;
-        h->ml = CLS_ML_ASSERT;
-        h->ml_max = CLS_TRACE_MAX;
-        h->id = "test-assertion";
-        h->has_loc = true;
-        h->loc_off = 0;
-        h->loc_len = le;
-        return true;
+        err = assertion = true;
     } else if (col)
         warn = true; /* a linter's `file:line:col: E302 ...` */
     if (!err && !warn)
         return false;
     h->warning = warn;
-    h->ml = CLS_ML_CC;
-    h->ml_max = CLS_CC_CONTEXT_MAX;
-    h->excerpt = col;
-    h->id = "location";
+    h->ml = assertion ? CLS_ML_ASSERT : CLS_ML_CC;
+    h->ml_max = assertion ? CLS_TRACE_MAX : CLS_CC_CONTEXT_MAX;
+    h->excerpt = col && !assertion;
+    h->id = assertion ? "test-assertion" : "location";
     h->has_loc = true;
     h->loc_off = 0;
     h->loc_len = le;
