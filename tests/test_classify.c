@@ -945,7 +945,8 @@ TEST(classify_failed_test_owns_its_detail)
                        "to be strictly equal:").cont);
     ASSERT_TRUE(cl(&m, "299 !== 300").cont);
     ASSERT_TRUE(cl(&m, "      -299").cont);
-    ASSERT_TRUE(cl(&m, "      at Context.<anonymous> (test/cart.js:12:12)").cont);
+    ASSERT_TRUE(
+        cl(&m, "      at Context.<anonymous> (test/cart.js:12:12)").cont);
     r = cl(&m, "  2) Cart");
     ASSERT_TRUE(r.kind == CLS_HAZARD && !r.cont);
     ASSERT_TRUE(cl(&m, "       applies discount:").cont);

@@ -352,9 +352,9 @@ TEST_SOLO(reconcile_reused_pid_is_lost_and_never_signalled, TEST_DEFAULT_TIMEOUT
 
 /*
  * A session left with two sleeps and no leader: a shell led it (spawned
- * in a session of its own), started both, wrote their pids and exited.  Returns the session's id
- * (the shell's pid, no process's now) and the sleeps with their start
- * times.
+ * in a session of its own), started both, wrote their pids and exited.
+ * Returns the session's id (the shell's pid, no process's now) and the
+ * sleeps with their start times.
  */
 static pid_t leaderless_session(pid_t sleeps[2], uint64_t starts[2])
 {
@@ -466,7 +466,8 @@ TEST(reconcile_judges_an_owner_of_another_pid_namespace_by_its_lock)
     ASSERT_OK(procfs_pid_ns(&ns));
     for (int same = 0; same < 2; same++) {
         int gone_fd, run_fd;
-        pid_t gone = tu_sleeper_start(&gone_fd), run = tu_sleeper_start(&run_fd);
+        pid_t gone = tu_sleeper_start(&gone_fd);
+        pid_t run = tu_sleeper_start(&run_fd);
         uint64_t gone_start, run_start;
         ASSERT_OK(procfs_start_time(gone, &gone_start));
         ASSERT_OK(procfs_start_time(run, &run_start));

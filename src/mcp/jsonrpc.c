@@ -146,11 +146,11 @@ static json_t *load_span(const char *s, size_t a, size_t b)
 /*
  * The id of a well-formed message that jansson would not take whole (it
  * repeats a key, or holds what jansson cannot: jansson_limit), when it
- * has one to answer with: the value of the top-level "id" member, read from the text
- * (its key decoded, so "i\u0064" is "id"; an "id" inside params is not
- * it).  NULL when there is none, or when "id" itself is repeated with
- * different values: that message names two requests, and answering one
- * of them would be a guess.  A new reference.
+ * has one to answer with: the value of the top-level "id" member, read
+ * from the text (its key decoded, so "i\u0064" is "id"; an "id" inside
+ * params is not it).  NULL when there is none, or when "id" itself is
+ * repeated with different values: that message names two requests, and
+ * answering one of them would be a guess.  A new reference.
  */
 static json_t *repeated_key_id(const char *s, size_t n)
 {

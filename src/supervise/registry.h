@@ -87,7 +87,7 @@ typedef struct owner_record {
     char *lock_path;          /* the owner's flock'ed file */
     int64_t started_ms;
     int64_t lease_expires_ms; /* renewed by heartbeats */
-    uint64_t pid_ns;          /* its pid namespace (procfs_pid_ns); 0: unknown */
+    uint64_t pid_ns;          /* its pid namespace (procfs_pid_ns), or 0 */
 } owner_record_t;
 
 typedef struct run_record {

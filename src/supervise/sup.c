@@ -233,6 +233,10 @@ static void record(struct run *r)
         json_t *x = json_pack("{s:s}", "error", rein_strerror(rc));
         events_emit(s->ev, EVENTS_REGISTRY_ERROR, r->id, x);
     }
+    /* Its row is gone or another rein's now (a reconcile that judged us
+     * dead took it over): it is not written again, once said. */
+    if (rc == -ENOENT)
+        r->in_registry = false;
 }
 
 /* Writes the leader's exit to the registry once, before anything that
