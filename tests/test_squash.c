@@ -2026,6 +2026,38 @@ TEST(squash_glog_levels_of_one_text_fold_apart)
     buf_free(&out);
 }
 
+/* Under a budget, every distinct hazard comes before a further copy of
+ * one already shown: a header's error repeated for each of six files,
+ * each with its include chain and make's line for that file.  At 900
+ * bytes the second copy and its chain took the room of one make line. */
+TEST(squash_budget_shows_distinct_hazards_before_copies)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    for (int i = 1; i <= 6; i++)
+        ASSERT_OK(buf_printf(&in,
+                             "gcc -Wall -c f%d.c -o f%d.o\n"
+                             "In file included from f%d.c:1:\n"
+                             "util.h: In function 'util':\n"
+                             "util.h:2:44: error: 'missing_sym' undeclared\n"
+                             "    2 | int util(void){ return missing_sym; }\n"
+                             "      |                        ^~~~~~~~~~~\n"
+                             "make: *** [Makefile:4: f%d.o] Error 1\n",
+                             i, i, i, i));
+    sq_opts_t o = {.command = "make -k", .log_path = "/l",
+                   .budget_bytes = 900};
+    ASSERT_OK(squash_buffer(&o, in.p, in.len, 2, 0, &out));
+    for (int i = 1; i <= 6; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "\nmake: *** [Makefile:4: f%d.o] Error 1\n",
+                 i);
+        ASSERT_CONTAINS(out.p, want);
+    }
+    ASSERT_CONTAINS(out.p, "\nutil.h:2:44: error: 'missing_sym' undeclared\n");
+    ASSERT_INT(out.len, <=, 900);
+    buf_free(&in);
+    buf_free(&out);
+}
+
 TEST_T(squash_copies_past_the_group_cap_still_fold, SCALE_TIMEOUT_S)
 {
     size_t n = DEDUP_GROUPS_MAX + 100, copies = 4000;

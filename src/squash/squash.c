@@ -2096,7 +2096,7 @@ static int sq_plan(squash_t *sq, size_t budget, const struct sq_view *v,
     uint32_t *pos = malloc(nalloc * sizeof *pos);
     bool *base = malloc(nalloc * sizeof *base);
     bool *tried = NULL;
-    uint32_t *stack = NULL;
+    uint32_t *stack = NULL, *copy_seen = NULL;
     buf_t scratch = BUF_INIT;
     if (!order || !heads || !ncont || !nlead || !closing || !alive || !sel ||
         !pos || !base) {
@@ -2105,14 +2105,28 @@ static int sq_plan(squash_t *sq, size_t budget, const struct sq_view *v,
     }
     /* hazard lines: the errors, then the warnings, each first, last,
      * second, second-to-last, ...: a budget too small for every hazard
-     * spends itself on errors */
+     * spends itself on errors.  Within each, every distinct hazard comes
+     * before the further copies of one already taken (a repeated
+     * header's error in each file that includes it), which tell less
+     * than a hazard not seen yet. */
+    size_t ng = dedup_group_count(sq->dd);
+    if (!(copy_seen = calloc(ng ? ng : 1, sizeof *copy_seen))) {
+        rc = -ENOMEM;
+        goto done;
+    }
     nh = 0;
-    for (int warn = 0; warn < 2; warn++) {
+    for (int pass = 0; pass < 4; pass++) {
+        bool warn = pass >= 2, copies = pass % 2;
         size_t from_h = nh;
-        for (size_t i = 0; i < n; i++)
-            if (sq->items[i].role == SQ_R_HAZARD &&
-                sq->items[i].warning == (warn == 1))
+        memset(copy_seen, 0, (ng ? ng : 1) * sizeof *copy_seen);
+        for (size_t i = 0; i < n; i++) {
+            const struct sq_item *it = &sq->items[i];
+            if (it->role != SQ_R_HAZARD || it->warning != warn)
+                continue;
+            bool copy = it->group < ng && copy_seen[it->group]++ > 0;
+            if (copy == copies)
                 heads[nh++] = (uint32_t)i;
+        }
         for (size_t a = from_h, b = nh; a < b;) {
             order[k++] = heads[a++];
             if (a < b)
@@ -2326,6 +2340,7 @@ done:
     buf_free(&scratch);
     free(tried);
     free(stack);
+    free(copy_seen);
     free(base);
     free(pos);
     free(sel);
