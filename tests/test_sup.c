@@ -978,8 +978,8 @@ TEST(sup_a_second_cancel_hastens_the_kill)
     rein_sup_t *s = open_sup(NULL, false);
     struct obs a = {0};
     spawn(s, &a, false,
-          "(trap '' TERM; exec sleep 60) & echo pids: $$ $!; "
-          "trap 'echo TERM' TERM; wait; wait",
+          "(trap '' TERM; exec sleep 60) & trap 'echo TERM' TERM; "
+          "echo pids: $$ $!; wait; wait",
           NULL);
     drive(s, &a, "pids:", 5000);
     ASSERT_OK(rein_sup_cancel(s, a.id, SIGTERM, 60000));
