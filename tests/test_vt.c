@@ -561,16 +561,71 @@ TEST(vt_any_chunking_gives_the_same_lines)
     got_free(&whole);
 }
 
+/* Line editing as readline and ncurses do it: DCH deletes characters at
+ * the cursor (the rest moves left), ICH opens blanks, ECH blanks them in
+ * place, REP prints the last character again.  Each was ignored, and
+ * bash's `left left left backspace` in `echo abcdef` read `echo abdeff`. */
+TEST(vt_delete_insert_erase_and_repeat_characters)
+{
+    static const struct {
+        const char *in, *want;
+    } cases[] = {
+        {"hello world\x1b[6D\x1b[3Pxy\n", "helloxyd"},
+        {"hello\x1b[3D\x1b[2@XY\n", "heXYllo"},
+        {"hello world\r\x1b[3Xq\n", "q  lo world"},
+        {"echo abcdef\b\b\b\b\x1b[1Pdef\b\b\b\n", "echo abdef"},
+        {"ab\xc3\xa9" "cd\r\x1b[2C\x1b[P\n", "abcd"},   /* a whole é */
+        {"ab\xc3\xa9" "cd\r\x1b[2C\x1b[X\n", "ab cd"},  /* one blank */
+        {"abc\x1b[5P\n", "abc"},                     /* past the end */
+        {"abc\r\x1b[9P\n", ""},
+        {"x\x1b[4b\n", "xxxxx"},
+        {"a\xc3\xa9\x1b[2b\n", "a\xc3\xa9\xc3\xa9\xc3\xa9"},
+        {"\x1b[3bz\n", "z"},                         /* nothing to repeat */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct got g = {0};
+        vt_run(cases[i].in, strlen(cases[i].in), 0, &g);
+        ASSERT_EQ(g.n, 1);
+        ASSERT_STR(g.text[0], cases[i].want);
+        got_free(&g);
+    }
+    /* REP stops at the margin, as a move does */
+    struct got g = {0};
+    RUN("x\x1b[65535b\n", &g);
+    ASSERT_EQ(g.line[0].len, VT_PAD_MAX);
+    got_free(&g);
+}
+
+/* A flood of moves past the end of the line opens no more than the margin
+ * allows: 2000 `x ESC[1000C` made two million bytes of blanks (the view
+ * a hundred times the output), and each move counted the whole line. */
+TEST(vt_moves_past_the_end_stop_at_the_margin)
+{
+    buf_t in = BUF_INIT;
+    for (int i = 0; i < 2000; i++)
+        ASSERT_OK(buf_append_str(&in, "x\x1b[1000C"));
+    ASSERT_OK(buf_append_str(&in, "end\n"));
+    struct got g = {0};
+    vt_run(in.p, in.len, 0, &g);
+    size_t total = 0;
+    for (size_t i = 0; i < g.n; i++)
+        total += g.line[i].len;
+    ASSERT_INT(total, <=, VT_PAD_MAX + 2000 + 3);
+    ASSERT_STR(g.text[g.n - 1] + strlen(g.text[g.n - 1]) - 3, "end");
+    got_free(&g);
+    buf_free(&in);
+}
+
 TEST(vt_csi_parameters_clamp_at_their_limits)
 {
     struct got g = {0};
-    /* a cursor move opens at most VT_PAD_MAX blank columns past the end
+    /* a cursor move goes no further than column VT_PAD_MAX past the end
      * of the line: `ESC[65535G` used to make 64 KiB of blanks, cutting
      * the text after it in two (an "error" lost across the cut) */
     RUN("a\x1b[99999999Gb\n", &g);
     ASSERT_EQ(g.n, 1);
-    ASSERT_EQ(g.line[0].len, 1 + VT_PAD_MAX + 1);
-    ASSERT_EQ(g.text[0][VT_PAD_MAX + 1], 'b');
+    ASSERT_EQ(g.line[0].len, VT_PAD_MAX + 1);
+    ASSERT_EQ(g.text[0][VT_PAD_MAX], 'b');
     ASSERT_FALSE(g.line[0].cut);
     got_free(&g);
     char esc[32];

@@ -154,6 +154,14 @@ struct vt {
     buf_t line;        /* the current line's bytes */
     size_t cur;        /* cursor: a byte offset in line, at a char start */
     size_t pad;        /* cursor columns beyond the end of the line */
+    /* A column known: line[0, cc_off) holds cc_col code points.  Counting
+     * from it, a cursor move costs the distance moved, not the line's
+     * length (a flood of `x ESC[C` would cost the square of its size).
+     * Every change to the line's bytes before cc_off drops it to (0, 0),
+     * which always holds (vt_cc_drop). */
+    size_t cc_off, cc_col;
+    unsigned char last[UTF8_SEQ_MAX]; /* the last character printed (REP) */
+    size_t last_len;
     unsigned fg, bg;   /* current SGR colours (SQ_COLOUR_*) */
     unsigned colours;  /* colours seen on printed text of this line */
     uint32_t frames;   /* frames of this line overwritten */
@@ -231,23 +239,51 @@ static inline bool vt_is_cont(unsigned char c)
     return (c & 0xC0) == 0x80;
 }
 
-/* Code points in line[0, end). */
-static size_t vt_columns(const vt_t *vt, size_t end)
+/* The line's bytes from offset off on change: a column known past off
+ * no longer holds. */
+static void vt_cc_drop(vt_t *vt, size_t off)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < end; i++)
+    if (vt->cc_off > off)
+        vt->cc_off = vt->cc_col = 0;
+}
+
+/* Code points in line[0, end), counted from the column known when it is
+ * not past end, which then moves to end. */
+static size_t vt_columns(vt_t *vt, size_t end)
+{
+    size_t i = 0, n = 0;
+    if (vt->cc_off <= end) {
+        i = vt->cc_off;
+        n = vt->cc_col;
+    }
+    for (; i < end; i++)
         n += !vt_is_cont((unsigned char)vt->line.p[i]);
+    vt->cc_off = end;
+    vt->cc_col = n;
     return n;
 }
 
-static size_t vt_cursor_col(const vt_t *vt)
+static size_t vt_cursor_col(vt_t *vt)
 {
     return vt_columns(vt, vt->cur) + vt->pad;
+}
+
+/* The byte offset k code points after offset i (the line's end at most). */
+static size_t vt_skip_chars(const vt_t *vt, size_t i, size_t k)
+{
+    while (k && i < vt->line.len) {
+        i++;
+        while (i < vt->line.len && vt_is_cont((unsigned char)vt->line.p[i]))
+            i++;
+        k--;
+    }
+    return i;
 }
 
 /* Resets the per-line state after a line is delivered. */
 static void vt_line_reset(vt_t *vt, uint64_t raw_end)
 {
+    vt_cc_drop(vt, 0);
     vt->line.len = 0;
     if (vt->line.p)
         vt->line.p[0] = '\0';
@@ -368,6 +404,7 @@ static int vt_cut(vt_t *vt, uint64_t raw_end)
     if (cut == 0)
         cut = len; /* no boundary found: ill-formed, cut anywhere */
     int rc = vt_deliver(vt, cut, SQ_LINE_COMPLETE, true, true, true, raw_end);
+    vt_cc_drop(vt, 0);
     memmove(vt->line.p, vt->line.p + cut, len - cut);
     vt->line.len = len - cut;
     vt->line.p[vt->line.len] = '\0';
@@ -432,7 +469,17 @@ static int vt_print(vt_t *vt, const unsigned char *p, size_t n,
         vt->cur = vt->line.len;
         vt->pad = 0;
     }
+    /* the last character printed, for REP */
+    size_t lb = n;
+    while (lb > 0 && n - lb < UTF8_SEQ_MAX && vt_is_cont(p[lb - 1]))
+        lb--;
+    if (lb > 0 && n - lb < UTF8_SEQ_MAX) {
+        vt->last_len = n - lb + 1;
+        memcpy(vt->last, p + lb - 1, vt->last_len);
+    }
     size_t i = 0;
+    if (vt->cur < vt->line.len)
+        vt_cc_drop(vt, vt->cur); /* written over from the cursor on */
     while (i < n && vt->cur < vt->line.len) {
         unsigned char c = p[i++];
         char *l = vt->line.p;
@@ -469,13 +516,26 @@ static int vt_print(vt_t *vt, const unsigned char *p, size_t n,
     return 0;
 }
 
-/* Moves the cursor to column col (0-based) of the current line. */
+/* Moves the cursor to column col (0-based) of the current line, no
+ * further past its end than column VT_PAD_MAX (a terminal stops the
+ * cursor at its right margin).  The walk starts at the cursor, or at the
+ * line's start when that is nearer, so a move costs what it moves. */
 static void vt_move_col(vt_t *vt, size_t col)
 {
-    size_t now = vt_cursor_col(vt);
+    size_t now = vt_cursor_col(vt), at = now - vt->pad;
     if (col < now && vt->line.len)
         vt->rewound = true;
-    size_t i = 0, c = 0;
+    size_t i = vt->cur, c = at;
+    if (col < at && col < at - col) {
+        i = c = 0; /* nearer the start */
+    } else {
+        while (c > col) { /* back, a code point at a time */
+            i--;
+            while (i && vt_is_cont((unsigned char)vt->line.p[i]))
+                i--;
+            c--;
+        }
+    }
     while (i < vt->line.len && c < col) {
         i++;
         while (i < vt->line.len && vt_is_cont((unsigned char)vt->line.p[i]))
@@ -483,11 +543,74 @@ static void vt_move_col(vt_t *vt, size_t col)
         c++;
     }
     vt->cur = i;
-    size_t pad = col - c;
+    vt->pad = 0;
+    if (i == vt->line.len && col > c) {
+        size_t room = SQ_LINE_MAX > vt->line.len ? SQ_LINE_MAX - vt->line.len
+                                                 : 0;
+        size_t margin = c < VT_PAD_MAX ? VT_PAD_MAX - c : 0;
+        size_t pad = col - c;
+        pad = pad < room ? pad : room;
+        vt->pad = pad < margin ? pad : margin;
+    }
+}
+
+/* DCH (ESC[nP): deletes n characters at the cursor; the rest of the line
+ * moves left. */
+static void vt_delete_chars(vt_t *vt, size_t n)
+{
+    if (vt->pad || vt->cur >= vt->line.len)
+        return; /* past the end: nothing to delete */
+    size_t e = vt_skip_chars(vt, vt->cur, n);
+    vt_cc_drop(vt, vt->cur);
+    memmove(vt->line.p + vt->cur, vt->line.p + e, vt->line.len - e);
+    vt->line.len -= e - vt->cur;
+    vt->line.p[vt->line.len] = '\0';
+    vt->rewound = true;
+    vt->drawn_over++;
+    vt->row_dirty = true;
+}
+
+/* ICH (ESC[n@): opens n blank cells at the cursor; the rest of the line
+ * moves right (within SQ_LINE_MAX).  0 or -ENOMEM. */
+static int vt_insert_blanks(vt_t *vt, size_t n)
+{
+    if (vt->pad || vt->cur >= vt->line.len)
+        return 0; /* past the end: cells there are blank already */
     size_t room = SQ_LINE_MAX > vt->line.len ? SQ_LINE_MAX - vt->line.len : 0;
-    if (room > VT_PAD_MAX)
-        room = VT_PAD_MAX;
-    vt->pad = i == vt->line.len ? (pad < room ? pad : room) : 0;
+    if (n > room)
+        n = room;
+    if (!n || buf_reserve(&vt->line, n) < 0)
+        return n ? -ENOMEM : 0;
+    vt_cc_drop(vt, vt->cur);
+    char *l = vt->line.p;
+    memmove(l + vt->cur + n, l + vt->cur, vt->line.len - vt->cur);
+    memset(l + vt->cur, ' ', n);
+    vt->line.len += n;
+    l[vt->line.len] = '\0';
+    vt->rewound = true;
+    vt->drawn_over++;
+    vt->row_dirty = true;
+    return 0;
+}
+
+/* ECH (ESC[nX): blanks n characters from the cursor on, which stays. */
+static void vt_erase_chars(vt_t *vt, size_t n)
+{
+    if (vt->pad || vt->cur >= vt->line.len)
+        return;
+    size_t e = vt_skip_chars(vt, vt->cur, n), k = 0;
+    for (size_t i = vt->cur; i < e; i++)
+        k += !vt_is_cont((unsigned char)vt->line.p[i]);
+    vt_cc_drop(vt, vt->cur);
+    char *l = vt->line.p;
+    /* k one-byte blanks in place of e - cur bytes: never more */
+    memmove(l + vt->cur + k, l + e, vt->line.len - e);
+    memset(l + vt->cur, ' ', k);
+    vt->line.len -= (e - vt->cur) - k;
+    l[vt->line.len] = '\0';
+    vt->rewound = true;
+    vt->drawn_over++;
+    vt->row_dirty = true;
 }
 
 /* Erases in line: 0 cursor to end, 1 start to cursor, 2 the whole line. */
@@ -495,6 +618,7 @@ static void vt_erase(vt_t *vt, unsigned mode)
 {
     if (mode == 0) {
         if (vt->cur < vt->line.len) {
+            vt_cc_drop(vt, vt->cur);
             vt->line.len = vt->cur;
             vt->line.p[vt->line.len] = '\0';
             vt->rewound = true;
@@ -517,6 +641,7 @@ static void vt_erase(vt_t *vt, unsigned mode)
                 end++;
         }
         size_t cols = vt_columns(vt, end);
+        vt_cc_drop(vt, 0);
         memmove(vt->line.p + cols, vt->line.p + end, vt->line.len - end);
         memset(vt->line.p, ' ', cols);
         vt->line.len = vt->line.len - end + cols;
@@ -533,6 +658,7 @@ static void vt_erase(vt_t *vt, unsigned mode)
             vt->drawn_over++;
             vt->row_dirty = true;
         }
+        vt_cc_drop(vt, 0);
         vt->line.len = 0;
         if (vt->line.p)
             vt->line.p[0] = '\0';
@@ -864,6 +990,27 @@ static int vt_erase_below(vt_t *vt, unsigned mode)
     return rc;
 }
 
+/* REP (ESC[nb): prints the last character printed n more times, no
+ * further than column VT_PAD_MAX (ncurses uses it where terminfo says
+ * the terminal has it, as xterm-256color's does). */
+static int vt_repeat(vt_t *vt, size_t n, uint64_t raw_end)
+{
+    size_t col = vt_cursor_col(vt);
+    if (!vt->last_len || col >= VT_PAD_MAX)
+        return 0;
+    if (n > VT_PAD_MAX - col)
+        n = VT_PAD_MAX - col;
+    unsigned char c[UTF8_SEQ_MAX];
+    size_t len = vt->last_len;
+    memcpy(c, vt->last, len);
+    for (size_t i = 0; i < n; i++) {
+        int rc = vt_print(vt, c, len, raw_end);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
 /* A CSI sequence ended with final byte f. */
 static int vt_csi(vt_t *vt, unsigned char f, uint64_t raw_end)
 {
@@ -920,6 +1067,16 @@ static int vt_csi(vt_t *vt, unsigned char f, uint64_t raw_end)
         break;
     case 'u':
         return vt_restore_cursor(vt, raw_end);
+    case 'P':
+        vt_delete_chars(vt, vt_param(vt, 0, 1));
+        break;
+    case '@':
+        return vt_insert_blanks(vt, vt_param(vt, 0, 1));
+    case 'X':
+        vt_erase_chars(vt, vt_param(vt, 0, 1));
+        break;
+    case 'b': /* REP: the last character again, up to the margin */
+        return vt_repeat(vt, vt_param(vt, 0, 1), raw_end);
     default:
         break;
     }

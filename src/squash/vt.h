@@ -63,11 +63,12 @@
 #define VT_PARAMS_MAX 16
 /* CSI parameter values are clamped here (cursor moves, colours). */
 #define VT_PARAM_VALUE_MAX 65535u
-/* The most blank columns a cursor move may open past the end of a line:
- * wider than any terminal rein gives a program (REIN_PTY_MAX_COLS), so a
- * real layout keeps its columns, while `ESC[65535G` cannot fill a line
- * with blanks, push its text across a cut or make the view outgrow the
- * output. */
+/* The column a cursor move (or REP) stops at past the end of a line, as
+ * a terminal stops it at its right margin: wider than any terminal rein
+ * gives a program (REIN_PTY_MAX_COLS), so a real layout keeps its
+ * columns, while `ESC[65535G` cannot fill a line with blanks, push its
+ * text across a cut, and a flood of `x ESC[1000C` cannot make the view
+ * outgrow the output a hundredfold. */
 #define VT_PAD_MAX 1024u
 /* A line is binary when more than 1/VT_BINARY_CTL_RATIO of its bytes are
  * control bytes (NUL included), or more than 1/VT_BINARY_BAD_RATIO of its
