@@ -33,6 +33,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -582,7 +583,19 @@ TEST(run_exit_codes_are_the_commands_and_125_for_rein)
     const char *a1[] = {"sh", "-c", "exit 7", NULL};
     ASSERT_EQ(run_rein(a1, -1, NULL, &out, &err), 7);
     const char *a2[] = {"run", "--", "kill -TERM $$", NULL};
+    buf_reset(&out);
     ASSERT_EQ(run_rein(a2, -1, NULL, &out, &err), 128 + SIGTERM);
+    ASSERT_CONTAINS(out.p, "[rein] signal SIGTERM \xc2\xb7 exit 143");
+    /* a status of 128 + N that the command chose is no signal's */
+    const char *a2b[] = {"run", "--", "exit 130", NULL};
+    buf_reset(&out);
+    ASSERT_EQ(run_rein(a2b, -1, NULL, &out, &err), 130);
+    ASSERT_CONTAINS(out.p, "[rein] exit 130 \xc2\xb7");
+    ASSERT_NOT_CONTAINS(out.p, "signal");
+    const char *a2c[] = {"run", "--json", "--", "exit 130", NULL};
+    buf_reset(&out);
+    ASSERT_EQ(run_rein(a2c, -1, NULL, &out, &err), 130);
+    ASSERT_CONTAINS(out.p, "\"signal\":null");
     const char *a3[] = {"run", "--", "rein-no-such-command-x", NULL};
     ASSERT_EQ(run_rein(a3, -1, NULL, &out, &err), 127);
     /* rein's own failures: 125 and one clear line. */
@@ -2313,6 +2326,100 @@ TEST(run_terminal_stdin_is_never_hung_up)
     tty_expect(&t, "71");
     ASSERT_EQ(tty_finish(&t), 0);
     ASSERT_TRUE(lacks(t.out.p, "[rein] hangup"));
+    buf_free(&t.out);
+}
+
+/* rein's terminal hangs up (its master closed) while the command, which
+ * ignores SIGHUP, runs on: every read of the hung-up terminal returns at
+ * once, and each was passed on as another ^D, in a loop that took 70% of
+ * a CPU and filled the command's terminal with EOFs.  Now the hang-up
+ * ends rein's input: rein waits for its command without spinning.  Its
+ * CPU time is the measure (wait4's rusage), not the wall clock. */
+TEST(run_terminal_hangup_ends_the_input_without_spinning)
+{
+    setup();
+    struct tty t;
+    const char *a[] = {"run", "--raw", "--", "/bin/sh", "-c",
+                       "trap '' HUP; echo ready; exec sleep 2", NULL};
+    tty_start(&t, a, 80, 24);
+    tty_expect(&t, "ready");
+    close(t.master);
+    int st;
+    struct rusage ru;
+    ASSERT_INT(wait4(t.pid, &st, 0, &ru), ==, t.pid);
+    g_rein = -1;
+    if (t.pidfd >= 0)
+        close(t.pidfd);
+    double cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+                 (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+    ASSERT_TRUE(cpu < 0.5);
+    buf_free(&t.out);
+}
+
+/* The reader of rein's stdout goes away (`rein run -- CMD | head -1`):
+ * the command gets SIGPIPE, as it would have at its next write without
+ * rein in between, and rein exits as it did (141), in the raw view and
+ * the condensed one alike.  `yes` ran on for ever, its log growing by 14
+ * MB a second. */
+TEST(run_reader_gone_sends_the_command_sigpipe)
+{
+    setup();
+    static const char *const raw_view[] = {"run", "--raw", "--", "/bin/sh",
+                                           "-c", "echo error: x; exec yes",
+                                           NULL};
+    static const char *const view[] = {"run", "--", "/bin/sh", "-c",
+                                       "echo error: x; exec yes", NULL};
+    for (int raw = 0; raw < 2; raw++) {
+        const char *argv[RUN_TEST_ARGS_MAX + 2];
+        rein_argv(raw ? raw_view : view, argv);
+        pid_t pid;
+        int pidfd;
+        int out = rein_start_piped(argv, &pid, &pidfd);
+        buf_t b = BUF_INIT;
+        expect_fd(out, &b, "error: x");
+        close(out);
+        int code;
+        ASSERT_OK(spawn_reap(pid, pidfd, &code));
+        g_rein = -1;
+        if (pidfd >= 0)
+            close(pidfd);
+        ASSERT_EQ(code, 128 + SIGPIPE);
+        buf_free(&b);
+    }
+}
+
+/* `rein run CMD &` from a job-control shell, whose line editor has the
+ * terminal in raw mode: rein is in the background, so the terminal is not
+ * its to read or to set (it stopped on SIGTTOU at once, until `fg`).  The
+ * command runs and rein ends with it. */
+TEST(run_in_the_background_of_a_job_control_shell_is_not_stopped)
+{
+    setup();
+    char script[PATH_MAX + 256];
+    snprintf(script, sizeof script,
+             "stty -icanon -echo; %s run -- /bin/sh -c 'echo finished' & "
+             "wait $!; echo \"rc=$?\"; stty sane",
+             rein_path());
+    const char *argv[] = {"/bin/bash", "--noprofile", "--norc", "-m", "-c",
+                          script, NULL};
+    int slave;
+    struct tty t;
+    memset(&t, 0, sizeof t);
+    ASSERT_OK(ptyio_open(80, 24, NULL, &t.master, &slave));
+    spawn_opts_t o;
+    spawn_opts_init(&o);
+    o.file = argv[0];
+    o.argv = argv;
+    o.fd_in = o.fd_out = o.fd_err = slave;
+    o.ctty_fd = slave;
+    o.cwd = test_tmpdir();
+    ASSERT_OK(spawn_start(&o, &t.pid, &t.pidfd, NULL));
+    g_rein = t.pid;
+    close(slave);
+    tty_expect(&t, "rc=");
+    ASSERT_CONTAINS(t.out.p, "finished");
+    ASSERT_CONTAINS(t.out.p, "rc=0");
+    ASSERT_EQ(tty_finish(&t), 0);
     buf_free(&t.out);
 }
 

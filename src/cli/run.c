@@ -198,7 +198,9 @@ struct run {
     bool hung_up;   /* rein_run_info_t.leftovers_hung_up > 0: another */
     bool done;    /* the supervisor reported the run exited */
     bool closing; /* run_close: a run it ends is no longer shown */
+    bool out_gone; /* stdout's reader went away (EPIPE): run_out_gone */
     int exit_code;
+    int exit_signal; /* the signal the command died of; 0: it exited */
     uint64_t tick_timer, poll_timer;
     /* After a SIGTERM to rein: the run is cancelled when it fires (see
      * run_on_signal); 0 while none is pending. */
@@ -207,6 +209,9 @@ struct run {
 
     /* terminal */
     bool in_tty, out_tty;
+    /* stdin is a terminal whose foreground is not rein's group (`rein run
+     * CMD &` from a job-control shell): not read, its modes not touched */
+    bool in_bg;
     bool have_saved; /* saved holds the real terminal's modes */
     struct termios saved;
     enum run_term term;
@@ -258,7 +263,9 @@ struct run {
 
 /* ------------------------------------------------------------ output */
 
-static void run_write_fd(int fd, const char *p, size_t n)
+/* Writes all of p to fd; false when the reader is gone (EPIPE and the
+ * like). */
+static bool run_write_fd(int fd, const char *p, size_t n)
 {
     while (n) {
         ssize_t k = write(fd, p, n);
@@ -277,8 +284,9 @@ static void run_write_fd(int fd, const char *p, size_t n)
             select(fd + 1, NULL, &w, NULL, NULL);
             continue;
         }
-        return; /* EPIPE and the like: the reader is gone */
+        return false; /* EPIPE and the like: the reader is gone */
     }
+    return true;
 }
 
 /* Erases the status line (RUN_STATUS_AFTER_MS) if it is shown: the
@@ -322,6 +330,30 @@ static void run_status_draw(struct run *r)
     buf_free(&b);
 }
 
+/* Whoever read rein's stdout went away (`rein run -- yes | head -1`): the
+ * command would have had SIGPIPE at its next write, and rein, which
+ * ignores it, stands in the way.  So the command is sent it now, as a
+ * cancel (SIGPIPE, then KILL after the grace), and ends as it would
+ * have: `yes` dies of SIGPIPE and rein exits 141. */
+static void run_out_gone(struct run *r)
+{
+    r->out_gone = true;
+    if (!r->done && !r->closing && r->id)
+        sup_run_cancel(r->sup, r->id, REIN_REASON_MANUAL_CANCEL, SIGPIPE, -1);
+}
+
+/* stdout (a pipe or a socket) reports an error or a hang-up: its reader
+ * is gone, found before rein has anything to write (a condensed view
+ * writes little, and late). */
+static void run_on_stdout(loop_t *l, int fd, unsigned ev, void *data)
+{
+    (void)ev;
+    struct run *r = data;
+    loop_io_del(l, fd);
+    if (!r->out_gone)
+        run_out_gone(r);
+}
+
 /* Everything the person sees goes through here (or into --json). */
 static void run_out(struct run *r, const char *p, size_t n)
 {
@@ -334,7 +366,8 @@ static void run_out(struct run *r, const char *p, size_t n)
         return;
     }
     run_status_clear(r);
-    run_write_fd(STDOUT_FILENO, p, n);
+    if (!run_write_fd(STDOUT_FILENO, p, n) && !r->out_gone)
+        run_out_gone(r);
 }
 
 static void run_emit(const char *text, size_t len, void *data)
@@ -502,6 +535,7 @@ static void run_on_exit(rein_sup_t *s, int64_t id, const rein_run_info_t *i,
     /* No exit status only when the leader outlived every kill (the
      * supervisor gave up on it): that is rein failing, not the command. */
     r->exit_code = i->exit_code >= 0 ? i->exit_code : CLI_EXIT_FAILURE;
+    r->exit_signal = i->exit_code >= 0 ? i->signal : 0;
     r->reason = i->reason;
     r->log_lost = i->log_lost;
     r->log_error = i->log_error;
@@ -730,16 +764,19 @@ static void run_input_over(struct run *r)
                    &r->input_timer);
 }
 
-/* Reads a chunk of stdin and forwards it; false at EOF or error. */
-static bool run_read_stdin(struct run *r)
+/* Reads a chunk of stdin and forwards it; false at EOF or error.  hup:
+ * the wait that woke this read saw a hang-up. */
+static bool run_read_stdin(struct run *r, bool hup)
 {
     ssize_t n = read(STDIN_FILENO, r->rbuf, RUN_READ_BUF);
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
         return true;
     if (n <= 0) {
         /* A terminal's ^D ends one read of the person's, not the input:
-         * it is passed on as it is.  A pipe or file ends for good. */
-        if (r->in_tty)
+         * it is passed on as it is.  A pipe or file ends for good, and so
+         * does a terminal that hung up or failed: its reads return at
+         * once from then on, and each would be another ^D. */
+        if (r->in_tty && n == 0 && !hup)
             run_send_eof(r);
         else
             run_input_over(r);
@@ -753,13 +790,12 @@ static void run_on_stdin(loop_t *l, int fd, unsigned ev, void *data)
 {
     (void)l;
     (void)fd;
-    (void)ev;
     struct run *r = data;
     /* A resize that came before this input must reach the PTY before it:
      * the child may ask for its size in reply. */
     run_sync_size(r);
     run_term_sync(r);
-    if (run_read_stdin(r))
+    if (run_read_stdin(r, (ev & LOOP_HUP) != 0))
         run_stdin_full(r);
 }
 
@@ -768,7 +804,7 @@ static void run_on_stdin(loop_t *l, int fd, unsigned ev, void *data)
 static void run_pump_file(struct run *r)
 {
     while (r->in_file && !r->in_eof && !run_stdin_full(r))
-        if (!run_read_stdin(r))
+        if (!run_read_stdin(r, false))
             r->in_eof = true;
 }
 
@@ -1113,12 +1149,18 @@ static int run_spawn(struct run *r)
 
 static int run_loop(struct run *r)
 {
-    int rc = loop_io_add(r->loop, STDIN_FILENO, LOOP_READ, run_on_stdin, r);
+    struct stat so;
+    if (fstat(STDOUT_FILENO, &so) == 0 &&
+        (S_ISFIFO(so.st_mode) || S_ISSOCK(so.st_mode)))
+        loop_io_add(r->loop, STDOUT_FILENO, 0, run_on_stdout, r);
+    int rc = r->in_bg ? -EBADF
+                      : loop_io_add(r->loop, STDIN_FILENO, LOOP_READ,
+                                    run_on_stdin, r);
     if (rc == -EPERM) {
         r->in_file = true; /* a regular file or /dev/null */
         run_pump_file(r);
     } else if (rc < 0) {
-        run_input_over(r); /* stdin closed: there is no input at all */
+        run_input_over(r); /* stdin closed or not ours: no input at all */
     } else {
         r->in_watched = true;
     }
@@ -1143,7 +1185,7 @@ static int run_loop(struct run *r)
 static void run_footer(struct run *r, buf_t *b)
 {
     uint64_t ms = r->end_ms - r->start_ms;
-    emit_exit(b, r->exit_code, ms ? ms : 1, r->raw_lines);
+    emit_exit(b, r->exit_code, r->exit_signal, ms ? ms : 1, r->raw_lines);
 }
 
 /* The background markers after the summary, when the command left jobs
@@ -1185,6 +1227,7 @@ static void run_summary(struct run *r)
         run_footer(r, &b);
         run_out(r, b.p, b.len);
     }
+    squash_set_signal(r->sq, r->exit_signal);
     squash_finish(r->sq, r->exit_code, ms, loop_clock_ms());
     run_background(r);
     buf_free(&b);
@@ -1208,9 +1251,7 @@ static void run_json(struct run *r, char **argv)
                             s->danger_id));
     }
     uint64_t ms = r->end_ms - r->start_ms;
-    int sig = r->exit_code > 128 && r->exit_code < 128 + NSIG
-                  ? r->exit_code - 128
-                  : 0;
+    int sig = r->exit_signal;
     json_object_set_new(o, "command", json_string(r->cmdline));
     json_object_set_new(o, "argv", av);
     json_object_set_new(o, "shell", json_boolean(r->shell));
@@ -1433,7 +1474,13 @@ int cli_run(int argc, char **argv, bool shorthand)
         r.view = ROUTER_CONDENSE;
     }
     status = CLI_EXIT_FAILURE;
-    r.in_tty = isatty(STDIN_FILENO);
+    /* A terminal on stdin is the person's only while rein is in its
+     * foreground: in the background, reading it stops rein (SIGTTIN), and
+     * so does setting its modes (SIGTTOU), which are the shell's line
+     * editor's then, not the person's.  The command runs as on no
+     * terminal, its input over. */
+    r.in_bg = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) != getpgrp();
+    r.in_tty = isatty(STDIN_FILENO) && !r.in_bg;
     r.out_tty = isatty(STDOUT_FILENO);
     const char *term = getenv("TERM");
     r.status_on = r.mode == MODE_CONDENSED && r.in_tty && r.out_tty && term &&

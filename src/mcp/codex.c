@@ -680,6 +680,17 @@ static int codex_read_range(int fd, uint64_t off, uint64_t len, bool hole,
                             uint64_t ha, uint64_t hb, buf_t *out);
 static void to_utf8(buf_t *raw, buf_t *out);
 
+/* The signal the session's command died of, for the view's exit marker
+ * (an `exit 130` is no SIGINT); nothing while it runs. */
+static void codex_exit_signal(const session_t *s, squash_t *sq)
+{
+    int signo = 0;
+    if (!session_running(s)) {
+        session_exit_info(s, NULL, &signo, NULL, NULL);
+        squash_set_signal(sq, signo);
+    }
+}
+
 /*
  * What a result shows when the 1 MiB buffer dropped the middle of its
  * output: log bytes [from, from + len) of session s, read from the log
@@ -749,8 +760,10 @@ static int codex_from_log(mcp_codex_t *cx, session_t *s, uint64_t from,
         rc = squash_feed(sq, blk, (size_t)got, 0);
         off += (uint64_t)got;
     }
-    if (rc == 0)
+    if (rc == 0) {
+        codex_exit_signal(s, sq);
         rc = squash_finish(sq, exit_code, dur_ms, 0);
+    }
 done:
     squash_free(sq);
     free(blk);
@@ -825,8 +838,10 @@ static int codex_headtail_view(mcp_codex_t *cx, session_t *s,
         rc = squash_skip(sq, gap, gap_lines);
     if (rc == 0)
         rc = squash_feed(sq, p + tcut, len - tcut, 0);
-    if (rc == 0)
+    if (rc == 0) {
+        codex_exit_signal(s, sq);
         rc = squash_finish(sq, exit_code, dur_ms, 0);
+    }
     squash_free(sq);
     if (rc == 0 && (cond->len == 0 || cond->len > budget))
         rc = -ENOSPC; /* the facts alone are over a tiny budget */

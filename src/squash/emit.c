@@ -16,12 +16,17 @@
 
 #include "squash/squash.h"
 
-int emit_exit(buf_t *out, int exit_code, uint64_t duration_ms, uint64_t lines)
+int emit_exit(buf_t *out, int exit_code, int signo, uint64_t duration_ms,
+              uint64_t lines)
 {
     /* 128+N is how a death by signal N reaches a status, as in the
-     * shell's $?: the signal marker names it and still gives the status. */
-    const char *sig = exit_code > 128 && exit_code < 128 + NSIG
-                          ? sigabbrev_np(exit_code - 128)
+     * shell's $?: the signal marker names it and still gives the status.
+     * Where the status is all that is known, that is how it is read. */
+    if (signo < 0)
+        signo = exit_code > 128 && exit_code < 128 + NSIG ? exit_code - 128
+                                                          : 0;
+    const char *sig = signo > 0 && signo < NSIG && exit_code >= 0
+                          ? sigabbrev_np(signo)
                           : NULL;
     int rc;
     if (sig)

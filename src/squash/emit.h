@@ -32,9 +32,12 @@
 #define EMIT_RANGES_MAX DEDUP_RUNS_MAX
 
 /* [rein] exit N · 2.31s · 1400 lines   (duration left out when 0),
- * [rein] signal SIGKILL · exit 137 · ... when N is 128 + a signal, or
- * [rein] exit ? · ... when N is negative: the command is still running. */
-int emit_exit(buf_t *out, int exit_code, uint64_t duration_ms,
+ * [rein] signal SIGKILL · exit 137 · ... when the command died of a
+ * signal, or [rein] exit ? · ... when N is negative: the command is still
+ * running.  signo: the signal it died of, 0 when it exited (an `exit 130`
+ * is no SIGINT), or negative when unknown: then a status of 128 + a
+ * signal is taken for a death by it, as the shell's $? is read. */
+int emit_exit(buf_t *out, int exit_code, int signo, uint64_t duration_ms,
               uint64_t lines);
 /* [rein] omitted N lines (lines A-B[, bytes X-Y][; H hazards]) */
 int emit_omitted(buf_t *out, uint64_t n, uint64_t first, uint64_t last,

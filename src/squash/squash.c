@@ -210,6 +210,7 @@ struct squash {
     char *command, *log_path;
     uint64_t log_lost; /* bytes that never reached the log (squash_log_lost) */
     size_t budget;
+    int exit_signal; /* squash_set_signal's; -1: read from the status */
     uint64_t raw_base; /* added to byte offsets in markers */
     uint64_t line_base; /* added to line numbers in markers: the lines are
                            numbered from 1 here, so that the bitmaps stay
@@ -1365,6 +1366,7 @@ int squash_new(const sq_opts_t *opts, sq_emit_fn emit, void *data,
     sq->emit = emit;
     sq->data = data;
     sq->budget = opts->budget_bytes;
+    sq->exit_signal = -1; /* unknown until squash_set_signal */
     sq->raw_base = opts->raw_base;
     sq->line_base = opts->line_base;
     sq->cap = opts->cap_to_input;
@@ -1728,7 +1730,7 @@ static int sq_gap_render(const squash_t *sq, const struct sq_view *v,
 static int sq_render(squash_t *sq, buf_t *out, size_t *extra,
                      const struct sq_view *v, bool *dropped)
 {
-    int rc = emit_exit(out, v->exit_code, v->duration_ms,
+    int rc = emit_exit(out, v->exit_code, sq->exit_signal, v->duration_ms,
                        sq->line_base + v->lines);
     uint64_t hidden_hazards = 0;
     size_t ng = dedup_group_count(sq->dd);
@@ -1976,8 +1978,8 @@ static int sq_plan_sizes(squash_t *sq, const struct sq_view *v,
     uint64_t noise[CLS_NOISE_REASONS];
     sq_noise_dropped(sq, noise);
     if (rc == 0)
-        rc = emit_exit(scratch, v->exit_code, v->duration_ms,
-                       sq->line_base + v->lines);
+        rc = emit_exit(scratch, v->exit_code, sq->exit_signal,
+                       v->duration_ms, sq->line_base + v->lines);
     if (rc == 0 && sq_noise_sum(noise))
         rc = emit_noise(scratch, noise);
     size_t fixed = scratch->len, log = 0;
@@ -2360,7 +2362,8 @@ static int sq_whole_view(squash_t *sq, int exit_code, uint64_t duration_ms,
                          uint64_t lines, buf_t *out)
 {
     buf_t w = BUF_INIT;
-    int rc = emit_exit(&w, exit_code, duration_ms, sq->line_base + lines);
+    int rc = emit_exit(&w, exit_code, sq->exit_signal, duration_ms,
+                       sq->line_base + lines);
     if (rc == 0)
         rc = buf_append(&w, sq->whole.p, sq->whole.len);
     if (rc == 0 && w.len <= out->len) {
@@ -2379,6 +2382,12 @@ void squash_log_lost(squash_t *sq, uint64_t lost)
 {
     if (sq)
         sq->log_lost = lost;
+}
+
+void squash_set_signal(squash_t *sq, int signo)
+{
+    if (sq)
+        sq->exit_signal = signo;
 }
 
 int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
@@ -2448,7 +2457,8 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
     } else {
         /* Streaming: hazards are out; the summary follows them. */
         buf_t *o = &sq->out;
-        rc = emit_exit(o, exit_code, duration_ms, sq->line_base + lines);
+        rc = emit_exit(o, exit_code, sq->exit_signal, duration_ms,
+                       sq->line_base + lines);
         uint64_t shown = 0;
         bool cut_shown = false;
         for (size_t i = 0; rc == 0 && i < sq->nitems; i++) {

@@ -177,6 +177,10 @@ int squash_skip(squash_t *sq, uint64_t bytes, uint64_t lines);
 /* Says that lost bytes of the output never reached the log (a full disk):
  * the `log` marker then names the log as incomplete.  Before finish. */
 void squash_log_lost(squash_t *sq, uint64_t lost);
+/* Says what signal the command died of (0: it exited), for the exit
+ * marker; without it a status of 128 + a signal is read as a death by it
+ * (emit_exit).  Before finish. */
+void squash_set_signal(squash_t *sq, int signo);
 /* Ends the stream: flushes everything and emits the summary (exit marker,
  * counts, log path).  exit_code: status or 128+signal, or negative for a
  * command still running (`exit ?`); duration_ms. */
