@@ -227,6 +227,28 @@ TEST(shell_exec_sources_the_snapshot)
     write_file(quits, "exit 3\n");
     rein_shell_opts_t q = {.snapshot_path = quits};
     ASSERT_EQ(xexec(&q, &o, &c, &res), REIN_ESNAPSHOT);
+
+    /* An empty path is no snapshot, as for a session: the command runs
+     * and its status stands (it failed with ESNAPSHOT after running, and
+     * a command long enough to go through a memfd was read from the wrong
+     * fd). */
+    rein_shell_opts_t none = {.snapshot_path = ""};
+    rein_shell_run_opts_t hi = {.command = "echo hi; exit 5"};
+    buf_reset(&c.out);
+    ASSERT_OK(xexec(&none, &hi, &c, &res));
+    ASSERT_STR(c.out.p, "hi\n");
+    ASSERT_EQ(res.exit_code, 5);
+    buf_t longc = BUF_INIT;
+    ASSERT_OK(buf_append_str(&longc, ": '"));
+    while (longc.len < SHELL_ARG_MAX + 1024)
+        ASSERT_OK(buf_append_str(&longc, "xxxxxxxx"));
+    ASSERT_OK(buf_append_str(&longc, "'; echo long"));
+    rein_shell_run_opts_t lo = {.command = longc.p};
+    buf_reset(&c.out);
+    ASSERT_OK(xexec(&none, &lo, &c, &res));
+    ASSERT_STR(c.out.p, "long\n");
+    ASSERT_EQ(res.exit_code, 0);
+    buf_free(&longc);
     buf_free(&c.out);
 }
 

@@ -97,6 +97,41 @@ TEST(spawn_bad_cwd_fails_at_chdir)
     ASSERT_STR(spawn_step_name(step), "chdir");
 }
 
+/* A parent with its stdio closed gets the errno pipe as fd 0..2: a failed
+ * step is still its synchronous error, not 8 bytes in the child's output
+ * and a spawn that seemed to work.  The parent here is a fork of the test
+ * that closes 0..2, reporting through its exit status. */
+TEST(spawn_error_is_reported_with_the_parents_stdio_closed)
+{
+    int out[2];
+    ASSERT_OK(pipe2(out, O_CLOEXEC));
+    pid_t p = fork();
+    ASSERT_TRUE(p >= 0);
+    if (p == 0) {
+        int keep = fcntl(out[1], F_DUPFD_CLOEXEC, 20);
+        close(0);
+        close(1);
+        close(2);
+        spawn_opts_t o;
+        const char *argv[] = {"/bin/true", NULL};
+        pid_t pid;
+        spawn_step_t step = SPAWN_STEP_NONE;
+        opts(&o, argv);
+        o.cwd = "/nonexistent-dir-for-rein";
+        o.fd_out = o.fd_err = keep;
+        int rc = spawn_start(&o, &pid, NULL, &step);
+        _exit(rc == -ENOENT && step == SPAWN_STEP_CHDIR ? 0 : 1);
+    }
+    close(out[1]);
+    int st;
+    ASSERT_INT(waitpid(p, &st, 0), ==, p);
+    ASSERT_TRUE(WIFEXITED(st));
+    ASSERT_EQ(WEXITSTATUS(st), 0);
+    char b[64];
+    ASSERT_EQ(read(out[0], b, sizeof b), 0); /* nothing in the output */
+    close(out[0]);
+}
+
 TEST(spawn_exit_code_and_cwd)
 {
     spawn_opts_t o;

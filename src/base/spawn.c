@@ -361,13 +361,16 @@ __attribute__((noinline, noreturn)) static void child_main(const spawn_child_t *
     size_t nx = o->n_extra_fds;
     int xfd[SPAWN_MAX_EXTRA_FDS];
     int first_free = 3 + (int)nx;
+    /* The errno pipe too: a parent with its stdio closed may have got it
+     * as fd 0..2, which the child's stdio then replaces, and a failed step
+     * would write its report into the child's own output. */
+    if (errfd < first_free) {
+        int e = fcntl(errfd, F_DUPFD_CLOEXEC, first_free);
+        if (e < 0)
+            child_fail(errfd, SPAWN_STEP_FDS);
+        errfd = e;
+    }
     if (nx) {
-        if (errfd < first_free) {
-            int e = fcntl(errfd, F_DUPFD_CLOEXEC, first_free);
-            if (e < 0)
-                child_fail(errfd, SPAWN_STEP_FDS);
-            errfd = e;
-        }
         for (size_t i = 0; i < nx; i++)
             if ((xfd[i] = fcntl(o->extra_fds[i], F_DUPFD_CLOEXEC,
                                 first_free)) < 0)

@@ -1341,7 +1341,11 @@ int rein_shell_exec(const rein_shell_opts_t *opts,
     struct shell_run *slot = &r;
     env_t env = {NULL, 0};
     int mfd[2] = {-1, -1}, scr[2] = {-1, -1}, cfd = -1, rc;
-    const char *snap = opts ? opts->snapshot_path : NULL;
+    /* An empty path is no snapshot, as for a session (the driver reads it
+     * so too). */
+    const char *snap = opts && opts->snapshot_path && *opts->snapshot_path
+                           ? opts->snapshot_path
+                           : NULL;
 
     if (!run || !run->command || !result)
         return -EINVAL;
@@ -1458,7 +1462,7 @@ int rein_shell_new(const rein_shell_opts_t *opts, rein_shell_t **out)
             if (!(sh->session_env[i] = strdup(senv[i])))
                 goto fail;
     }
-    if (opts && opts->snapshot_path &&
+    if (opts && opts->snapshot_path && *opts->snapshot_path &&
         !(sh->snapshot = strdup(opts->snapshot_path)))
         goto fail;
     if (!(sh->rbuf = malloc(SHELL_READ_BUF)))
