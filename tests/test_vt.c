@@ -596,6 +596,43 @@ TEST(vt_delete_insert_erase_and_repeat_characters)
     got_free(&g);
 }
 
+/* Columns are cells: a wide character takes two, a combining mark none.
+ * Moves and backspaces land where a terminal's do, a move into a wide
+ * character on its right half, and writing there leaves a blank in its
+ * left.  Counted as code points, `中文abc ESC[5G x` read `中文abx`, and a
+ * backspace over `界` in bash's `echo 世界` took `世` with it. */
+TEST(vt_wide_and_combining_characters_take_their_cells)
+{
+    static const struct {
+        const char *in, *want;
+    } cases[] = {
+        {"\xe4\xb8\xad\xe6\x96\x87" "abc\x1b[5Gx\n",
+         "\xe4\xb8\xad\xe6\x96\x87" "xbc"},
+        {"e\xcc\x81" "abc\x1b[3Gx\n", "e\xcc\x81" "axc"},
+        /* readline: two backspaces over a wide character, then EL */
+        {"echo \xe4\xb8\x96\xe7\x95\x8c\b\b\x1b[K\n",
+         "echo \xe4\xb8\x96"},
+        /* one backspace: its right half; EL leaves its left blank */
+        {"\xe4\xb8\x96\xe7\x95\x8c\b\x1b[K\n", "\xe4\xb8\x96 "},
+        /* a narrow character over a wide one's left or right half */
+        {"\xe4\xb8\xad\xe6\x96\x87\rx\n", "x \xe6\x96\x87"},
+        {"a\xe4\xb8\xad\x1b[3Gz\n", "a z"},
+        /* a wide character over two narrow ones */
+        {"abc\r\xe4\xb8\xad\n", "\xe4\xb8\xad" "c"},
+        /* ECH blanks a wide character's two cells */
+        {"\xe4\xb8\x96\xe7\x95\x8c\r\x1b[1X\n", "  \xe7\x95\x8c"},
+        /* CUB over a combining mark's cell: the mark stays with it */
+        {"ae\xcc\x81" "b\x1b[2DX\n", "aXb"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct got g = {0};
+        vt_run(cases[i].in, strlen(cases[i].in), 0, &g);
+        ASSERT_EQ(g.n, 1);
+        ASSERT_STR(g.text[0], cases[i].want);
+        got_free(&g);
+    }
+}
+
 /* A flood of moves past the end of the line opens no more than the margin
  * allows: 2000 `x ESC[1000C` made two million bytes of blanks (the view
  * a hundred times the output), and each move counted the whole line. */

@@ -10,7 +10,10 @@
  * the whole UTF-8 sequence under the cursor, so a frame drawn over a wider
  * one never leaves half a character behind.
  *
- * Columns are code points: a wide (CJK) character counts as one.  Rows are
+ * Columns are display cells, as a terminal counts them: a wide (CJK,
+ * emoji) character takes two, a combining mark none (it belongs to the
+ * cell before it), by glibc's wcwidth in the C.UTF-8 locale.  A move into
+ * the right half of a wide character stops at its left.  Rows are
  * counted, not drawn: there is no screen here (rein's libvterm screen is
  * elsewhere), only the row the cursor is on, how many rows lines came
  * from, and the text of the last few in a ring (`kept`), read back when
@@ -21,9 +24,12 @@
 #include "squash/vt.h"
 
 #include <errno.h>
+#include <locale.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "base/buf.h"
 #include "base/utf8.h"
@@ -154,6 +160,8 @@ struct vt {
     buf_t line;        /* the current line's bytes */
     size_t cur;        /* cursor: a byte offset in line, at a char start */
     size_t pad;        /* cursor columns beyond the end of the line */
+    bool half;         /* the cursor is on the right half of the wide
+                          character at cur (a move or a backspace into it) */
     /* A column known: line[0, cc_off) holds cc_col code points.  Counting
      * from it, a cursor move costs the distance moved, not the line's
      * length (a flood of `x ESC[C` would cost the square of its size).
@@ -162,6 +170,11 @@ struct vt {
     size_t cc_off, cc_col;
     unsigned char last[UTF8_SEQ_MAX]; /* the last character printed (REP) */
     size_t last_len;
+    /* The first bytes of a character a read cut off, printed with the
+     * rest (vt_print): the cells it writes over depend on its width, which
+     * only its whole sequence tells, and must not depend on the reads. */
+    unsigned char pend[UTF8_SEQ_MAX];
+    size_t npend;
     unsigned fg, bg;   /* current SGR colours (SQ_COLOUR_*) */
     unsigned colours;  /* colours seen on printed text of this line */
     uint32_t frames;   /* frames of this line overwritten */
@@ -239,6 +252,82 @@ static inline bool vt_is_cont(unsigned char c)
     return (c & 0xC0) == 0x80;
 }
 
+/* ------------------------------------------------------------- widths */
+
+/* The C.UTF-8 locale, made once, whose wcwidth the widths are: rein never
+ * sets a locale of its own process, a library's host's least of all. */
+static locale_t vt_utf8;
+static pthread_once_t vt_utf8_once = PTHREAD_ONCE_INIT;
+
+static void vt_utf8_init(void)
+{
+    vt_utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+}
+
+/* The cells code point cp takes: 0, 1 or 2 (1 when unknown). */
+static int vt_cp_width(uint32_t cp)
+{
+    if (cp < 0x300)
+        return 1; /* nothing below the combining marks is wide or none */
+    pthread_once(&vt_utf8_once, vt_utf8_init);
+    if (!vt_utf8)
+        return 1;
+    locale_t old = uselocale(vt_utf8);
+    int w = wcwidth((wchar_t)cp);
+    uselocale(old);
+    return w < 0 ? 1 : w;
+}
+
+/* The length a sequence opening with lead says it has. */
+static size_t vt_seq_len(unsigned char lead)
+{
+    return lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+}
+
+/* The cells of the character whose len bytes are at s (its whole
+ * sequence; an ill-formed one takes one). */
+static int vt_seq_width(const unsigned char *s, size_t len)
+{
+    if (s[0] < 0x80)
+        return 1;
+    if (vt_is_cont(s[0]))
+        return 0; /* a stray continuation byte: counted as before, none */
+    if (len != vt_seq_len(s[0]))
+        return 1;
+    uint32_t cp = s[0] & (0xFFu >> (len + 1));
+    for (size_t k = 1; k < len; k++)
+        cp = cp << 6 | (s[k] & 0x3Fu);
+    return vt_cp_width(cp);
+}
+
+/* The character at line offset i: its bytes (with the continuation bytes
+ * that follow it) and, in *w, its cells. */
+static size_t vt_cell(const vt_t *vt, size_t i, int *w)
+{
+    const unsigned char *l = (const unsigned char *)vt->line.p;
+    if (l[i] < 0x80) {
+        *w = 1;
+        return 1;
+    }
+    size_t e = i + 1;
+    while (e < vt->line.len && e - i < UTF8_SEQ_MAX && vt_is_cont(l[e]))
+        e++;
+    *w = vt_seq_width(l + i, e - i);
+    return e - i;
+}
+
+/* Past the zero-width characters at offset i: the marks of the cell
+ * before them. */
+static size_t vt_skip_marks(const vt_t *vt, size_t i)
+{
+    int w;
+    size_t l;
+    while (i < vt->line.len && vt->line.p[i] & 0x80 &&
+           (l = vt_cell(vt, i, &w)) && !w)
+        i += l;
+    return i;
+}
+
 /* The line's bytes from offset off on change: a column known past off
  * no longer holds. */
 static void vt_cc_drop(vt_t *vt, size_t off)
@@ -247,8 +336,8 @@ static void vt_cc_drop(vt_t *vt, size_t off)
         vt->cc_off = vt->cc_col = 0;
 }
 
-/* Code points in line[0, end), counted from the column known when it is
- * not past end, which then moves to end. */
+/* Cells in line[0, end), counted from the column known when it is not
+ * past end, which then moves to end. */
 static size_t vt_columns(vt_t *vt, size_t end)
 {
     size_t i = 0, n = 0;
@@ -256,8 +345,16 @@ static size_t vt_columns(vt_t *vt, size_t end)
         i = vt->cc_off;
         n = vt->cc_col;
     }
-    for (; i < end; i++)
-        n += !vt_is_cont((unsigned char)vt->line.p[i]);
+    while (i < end) {
+        if (!(vt->line.p[i] & 0x80)) {
+            n++;
+            i++;
+            continue;
+        }
+        int w;
+        i += vt_cell(vt, i, &w);
+        n += (size_t)w;
+    }
     vt->cc_off = end;
     vt->cc_col = n;
     return n;
@@ -265,19 +362,43 @@ static size_t vt_columns(vt_t *vt, size_t end)
 
 static size_t vt_cursor_col(vt_t *vt)
 {
-    return vt_columns(vt, vt->cur) + vt->pad;
+    return vt_columns(vt, vt->cur) + vt->half + vt->pad;
 }
 
-/* The byte offset k code points after offset i (the line's end at most). */
-static size_t vt_skip_chars(const vt_t *vt, size_t i, size_t k)
+/* Whatever is written at the right half of a wide character leaves a
+ * blank in its left half: the character becomes that blank, and the
+ * cursor stands after it. */
+static int vt_split_wide(vt_t *vt)
 {
-    while (k && i < vt->line.len) {
-        i++;
-        while (i < vt->line.len && vt_is_cont((unsigned char)vt->line.p[i]))
-            i++;
-        k--;
+    if (!vt->half)
+        return 0;
+    vt->half = false;
+    int w;
+    size_t e = vt_skip_marks(vt, vt->cur + vt_cell(vt, vt->cur, &w));
+    vt_cc_drop(vt, vt->cur);
+    char *l = vt->line.p;
+    memmove(l + vt->cur + 1, l + e, vt->line.len - e);
+    l[vt->cur] = ' ';
+    vt->line.len -= e - vt->cur - 1;
+    l[vt->line.len] = '\0';
+    vt->cur++;
+    return 0;
+}
+
+/* The byte offset past k cells from offset i (the line's end at most; a
+ * wide character is taken whole), its marks too; *cells: how many were
+ * passed. */
+static size_t vt_skip_cells(const vt_t *vt, size_t i, size_t k,
+                            size_t *cells)
+{
+    size_t c = 0;
+    while (c < k && i < vt->line.len) {
+        int w;
+        i += vt_cell(vt, i, &w);
+        c += (size_t)w;
     }
-    return i;
+    *cells = c;
+    return vt_skip_marks(vt, i);
 }
 
 /* Resets the per-line state after a line is delivered. */
@@ -288,6 +409,7 @@ static void vt_line_reset(vt_t *vt, uint64_t raw_end)
     if (vt->line.p)
         vt->line.p[0] = '\0';
     vt->cur = vt->pad = 0;
+    vt->half = false;
     vt->colours = 0;
     vt->frames = 0;
     vt->rewound = vt->partial_sent = vt->cut_active = false;
@@ -410,6 +532,7 @@ static int vt_cut(vt_t *vt, uint64_t raw_end)
     vt->line.p[vt->line.len] = '\0';
     vt->cur = vt->line.len;
     vt->pad = 0;
+    vt->half = false;
     vt->cut_active = true;
     vt->line_raw_start = raw_end;
     vt->ctl = 0;
@@ -440,8 +563,8 @@ static int vt_append(vt_t *vt, const unsigned char *p, size_t n,
 
 /* Prints a run of printable bytes (>= 0x20, not DEL; or a TAB) at the
  * cursor: appended at the end, or written over the text under it. */
-static int vt_print(vt_t *vt, const unsigned char *p, size_t n,
-                    uint64_t raw_end)
+static int vt_print_run(vt_t *vt, const unsigned char *p, size_t n,
+                        uint64_t raw_end)
 {
     unsigned colour = vt->fg | vt->bg;
     if (colour && !(vt->colours & colour))
@@ -457,6 +580,7 @@ static int vt_print(vt_t *vt, const unsigned char *p, size_t n,
     }
     vt->partial_sent = false;
     vt->row_dirty = true;
+    vt_split_wide(vt);
     if (vt->pad) {
         /* The cursor sits past the end: the cells between are blank. */
         size_t room = SQ_LINE_MAX > vt->line.len ? SQ_LINE_MAX - vt->line.len : 0;
@@ -483,18 +607,36 @@ static int vt_print(vt_t *vt, const unsigned char *p, size_t n,
     while (i < n && vt->cur < vt->line.len) {
         unsigned char c = p[i++];
         char *l = vt->line.p;
-        if (!vt_is_cont(c)) {
-            /* Replace the whole character under the cursor. */
-            size_t clen = 1;
-            while (vt->cur + clen < vt->line.len &&
-                   vt_is_cont((unsigned char)l[vt->cur + clen]))
-                clen++;
-            if (clen > 1) {
-                memmove(l + vt->cur + 1, l + vt->cur + clen,
-                        vt->line.len - vt->cur - clen);
-                vt->line.len -= clen - 1;
-                l[vt->line.len] = '\0';
-            }
+        size_t nl = vt_seq_len(c);
+        int nw = vt_is_cont(c) ? 0
+                 : i - 1 + nl <= n ? vt_seq_width(p + i - 1, nl)
+                                   : 1; /* the rest in a later run */
+        if (!vt_is_cont(c) && nw > 0) {
+            /* Replace the cells under it: whole characters, marks and
+             * all, until they cover its width; a wide one written over
+             * half by a narrow one leaves a blank in its other half. */
+            size_t covered, e = vt_skip_cells(vt, vt->cur, (size_t)nw,
+                                              &covered);
+            size_t blanks = covered > (size_t)nw && vt->line.len < SQ_LINE_MAX
+                                ? covered - (size_t)nw
+                                : 0;
+            if (buf_reserve(&vt->line, 1 + blanks) < 0)
+                return -ENOMEM;
+            l = vt->line.p;
+            memmove(l + vt->cur + 1 + blanks, l + e, vt->line.len - e);
+            vt->line.len = vt->line.len - (e - vt->cur) + 1 + blanks;
+            memset(l + vt->cur + 1, ' ', blanks);
+            l[vt->line.len] = '\0';
+            l[vt->cur++] = (char)c;
+        } else if (!vt_is_cont(c) && vt->line.len < SQ_LINE_MAX) {
+            /* A combining mark: part of the cell before the cursor, it
+             * writes over nothing. */
+            if (buf_reserve(&vt->line, 1) < 0)
+                return -ENOMEM;
+            l = vt->line.p;
+            memmove(l + vt->cur + 1, l + vt->cur, vt->line.len - vt->cur);
+            vt->line.len++;
+            l[vt->line.len] = '\0';
             l[vt->cur++] = (char)c;
         } else if (vt->line.len >= SQ_LINE_MAX) {
             /* No room to grow in place: overwrite (bounded, stays lossy
@@ -516,32 +658,84 @@ static int vt_print(vt_t *vt, const unsigned char *p, size_t n,
     return 0;
 }
 
+/* Prints what a read cut off before a character's end, as it is (an
+ * ill-formed sequence: nothing will complete it now). */
+static int vt_flush_pend(vt_t *vt, uint64_t raw_end)
+{
+    size_t n = vt->npend;
+    if (!n)
+        return 0;
+    unsigned char b[UTF8_SEQ_MAX];
+    memcpy(b, vt->pend, n);
+    vt->npend = 0;
+    return vt_print_run(vt, b, n, raw_end);
+}
+
+/* Prints a run of printable bytes, a character cut off by the read before
+ * completed first, and one cut off at its end kept for the next run. */
+static int vt_print(vt_t *vt, const unsigned char *p, size_t n,
+                    uint64_t raw_end)
+{
+    int rc;
+    if (vt->npend) {
+        size_t need = vt_seq_len(vt->pend[0]) - vt->npend;
+        while (need && n && vt_is_cont(*p)) {
+            vt->pend[vt->npend++] = *p++;
+            n--;
+            need--;
+        }
+        if (need && n == 0)
+            return 0; /* still short: the next run goes on with it */
+        if ((rc = vt_flush_pend(vt, raw_end)) < 0)
+            return rc;
+    }
+    /* a character cut off at the end waits for its rest */
+    size_t lead = n;
+    while (lead > 0 && n - lead < UTF8_SEQ_MAX && vt_is_cont(p[lead - 1]))
+        lead--;
+    if (lead > 0 && p[lead - 1] >= 0xC2 && p[lead - 1] <= 0xF4 &&
+        n - (lead - 1) < vt_seq_len(p[lead - 1])) {
+        vt->npend = n - (lead - 1);
+        memcpy(vt->pend, p + lead - 1, vt->npend);
+        n = lead - 1;
+    }
+    return n ? vt_print_run(vt, p, n, raw_end) : 0;
+}
+
 /* Moves the cursor to column col (0-based) of the current line, no
  * further past its end than column VT_PAD_MAX (a terminal stops the
- * cursor at its right margin).  The walk starts at the cursor, or at the
+ * cursor at its right margin); a column inside a wide character is its
+ * right half (vt->half).  The walk starts at the cursor, or at the
  * line's start when that is nearer, so a move costs what it moves. */
 static void vt_move_col(vt_t *vt, size_t col)
 {
-    size_t now = vt_cursor_col(vt), at = now - vt->pad;
+    size_t now = vt_cursor_col(vt), at = now - vt->pad - vt->half;
     if (col < now && vt->line.len)
         vt->rewound = true;
     size_t i = vt->cur, c = at;
     if (col < at && col < at - col) {
         i = c = 0; /* nearer the start */
     } else {
-        while (c > col) { /* back, a code point at a time */
+        while (c > col && i > 0) { /* back, a character at a time */
             i--;
             while (i && vt_is_cont((unsigned char)vt->line.p[i]))
                 i--;
-            c--;
+            int w;
+            vt_cell(vt, i, &w);
+            c = c > (size_t)w ? c - (size_t)w : 0;
         }
     }
     while (i < vt->line.len && c < col) {
-        i++;
-        while (i < vt->line.len && vt_is_cont((unsigned char)vt->line.p[i]))
-            i++;
-        c++;
+        int w;
+        size_t l = vt_cell(vt, i, &w);
+        if (c + (size_t)w > col)
+            break; /* into a wide character: its right half */
+        i += l;
+        c += (size_t)w;
     }
+    vt->half = i < vt->line.len && c < col;
+    if (!vt->half)
+        i = vt_skip_marks(vt, i);
     vt->cur = i;
     vt->pad = 0;
     if (i == vt->line.len && col > c) {
@@ -554,13 +748,14 @@ static void vt_move_col(vt_t *vt, size_t col)
     }
 }
 
-/* DCH (ESC[nP): deletes n characters at the cursor; the rest of the line
- * moves left. */
+/* DCH (ESC[nP): deletes n cells at the cursor (a wide character whole);
+ * the rest of the line moves left. */
 static void vt_delete_chars(vt_t *vt, size_t n)
 {
+    vt->half = false; /* the wide character under it, whole */
     if (vt->pad || vt->cur >= vt->line.len)
         return; /* past the end: nothing to delete */
-    size_t e = vt_skip_chars(vt, vt->cur, n);
+    size_t cells, e = vt_skip_cells(vt, vt->cur, n, &cells);
     vt_cc_drop(vt, vt->cur);
     memmove(vt->line.p + vt->cur, vt->line.p + e, vt->line.len - e);
     vt->line.len -= e - vt->cur;
@@ -574,6 +769,7 @@ static void vt_delete_chars(vt_t *vt, size_t n)
  * moves right (within SQ_LINE_MAX).  0 or -ENOMEM. */
 static int vt_insert_blanks(vt_t *vt, size_t n)
 {
+    vt->half = false;
     if (vt->pad || vt->cur >= vt->line.len)
         return 0; /* past the end: cells there are blank already */
     size_t room = SQ_LINE_MAX > vt->line.len ? SQ_LINE_MAX - vt->line.len : 0;
@@ -593,14 +789,17 @@ static int vt_insert_blanks(vt_t *vt, size_t n)
     return 0;
 }
 
-/* ECH (ESC[nX): blanks n characters from the cursor on, which stays. */
+/* ECH (ESC[nX): blanks n cells from the cursor on, which stays (a wide
+ * character, two blanks). */
 static void vt_erase_chars(vt_t *vt, size_t n)
 {
+    vt->half = false;
     if (vt->pad || vt->cur >= vt->line.len)
         return;
-    size_t e = vt_skip_chars(vt, vt->cur, n), k = 0;
-    for (size_t i = vt->cur; i < e; i++)
-        k += !vt_is_cont((unsigned char)vt->line.p[i]);
+    size_t k, e = vt_skip_cells(vt, vt->cur, n, &k);
+    if (k > e - vt->cur)
+        return; /* more blanks than bytes: only wide ones are so, and
+                   they never are (each has three bytes or four) */
     vt_cc_drop(vt, vt->cur);
     char *l = vt->line.p;
     /* k one-byte blanks in place of e - cur bytes: never more */
@@ -617,6 +816,9 @@ static void vt_erase_chars(vt_t *vt, size_t n)
 static void vt_erase(vt_t *vt, unsigned mode)
 {
     if (mode == 0) {
+        /* from the right half of a wide character: its left half stays, a
+         * blank */
+        vt_split_wide(vt);
         if (vt->cur < vt->line.len) {
             vt_cc_drop(vt, vt->cur);
             vt->line.len = vt->cur;
@@ -635,10 +837,8 @@ static void vt_erase(vt_t *vt, unsigned mode)
         size_t col = vt_cursor_col(vt);
         size_t end = vt->cur;
         if (end < vt->line.len) {
-            end++;
-            while (end < vt->line.len &&
-                   vt_is_cont((unsigned char)vt->line.p[end]))
-                end++;
+            int w;
+            end = vt_skip_marks(vt, end + vt_cell(vt, end, &w));
         }
         size_t cols = vt_columns(vt, end);
         vt_cc_drop(vt, 0);
@@ -1124,6 +1324,8 @@ int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms)
             }
             c = *p++;
             uint64_t here = base + (uint64_t)(p - start);
+            if (vt->npend && (rc = vt_flush_pend(vt, here)) < 0)
+                goto out;
             switch (c) {
             case '\n':
             case '\v':
@@ -1135,14 +1337,26 @@ int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms)
                     vt->rewound = true;
                 vt->cur = 0;
                 vt->pad = 0;
+                vt->half = false;
                 break;
             case '\b':
+                /* one cell back: onto the right half of a wide character
+                 * before the cursor, then onto its left */
                 if (vt->pad) {
                     vt->pad--;
+                } else if (vt->half) {
+                    vt->half = false;
+                    vt->rewound = true;
                 } else if (vt->cur) {
-                    vt->cur--;
-                    while (vt->cur && vt_is_cont((unsigned char)vt->line.p[vt->cur]))
+                    int w = 0;
+                    do {
                         vt->cur--;
+                        while (vt->cur &&
+                               vt_is_cont((unsigned char)vt->line.p[vt->cur]))
+                            vt->cur--;
+                        vt_cell(vt, vt->cur, &w);
+                    } while (!w && vt->cur); /* over its marks */
+                    vt->half = w == 2;
                     vt->rewound = true;
                 }
                 break;
@@ -1334,7 +1548,9 @@ int vt_tick(vt_t *vt, uint64_t now_ms)
 
 int vt_skip(vt_t *vt, uint64_t bytes, uint64_t lines)
 {
-    int rc = 0;
+    int rc = vt_flush_pend(vt, vt->raw_off);
+    if (rc < 0)
+        return rc;
     vt->state = VT_GROUND;
     if (vt->row_old ? vt_row_changed(vt) : vt->line.len || vt->cut_active)
         rc = vt_end_row(vt, SQ_LINE_COMPLETE, vt->raw_off);
@@ -1353,6 +1569,9 @@ int vt_skip(vt_t *vt, uint64_t bytes, uint64_t lines)
 int vt_finish(vt_t *vt)
 {
     vt->state = VT_GROUND;
+    int frc = vt_flush_pend(vt, vt->raw_off);
+    if (frc < 0)
+        return frc;
     /* a cut line whose last piece was erased still ends (an empty piece),
      * and so does a line of control bytes alone (a binary one); a row
      * drawn again ends as the row it is, not as a partial line */
