@@ -368,11 +368,12 @@ static size_t vt_cursor_col(vt_t *vt)
 /* Whatever is written at the right half of a wide character leaves a
  * blank in its left half: the character becomes that blank, and the
  * cursor stands after it. */
-static int vt_split_wide(vt_t *vt)
+static void vt_split_wide(vt_t *vt)
 {
-    if (!vt->half)
-        return 0;
+    bool half = vt->half;
     vt->half = false;
+    if (!half || vt->cur >= vt->line.len)
+        return;
     int w;
     size_t e = vt_skip_marks(vt, vt->cur + vt_cell(vt, vt->cur, &w));
     vt_cc_drop(vt, vt->cur);
@@ -382,7 +383,6 @@ static int vt_split_wide(vt_t *vt)
     vt->line.len -= e - vt->cur - 1;
     l[vt->line.len] = '\0';
     vt->cur++;
-    return 0;
 }
 
 /* The byte offset past k cells from offset i (the line's end at most; a
@@ -863,6 +863,7 @@ static void vt_erase(vt_t *vt, unsigned mode)
         if (vt->line.p)
             vt->line.p[0] = '\0';
         vt->cur = 0;
+        vt->half = false;
         vt->pad = col < VT_PAD_MAX ? col : VT_PAD_MAX;
     }
 }
