@@ -563,7 +563,8 @@ TEST(vt_any_chunking_gives_the_same_lines)
 
 /* Line editing as readline and ncurses do it: DCH deletes characters at
  * the cursor (the rest moves left), ICH opens blanks, ECH blanks them in
- * place, REP prints the last character again.  Each was ignored, and
+ * place, REP prints the last character again; ncurses' boxes in DEC's
+ * line-drawing set.  Each was ignored, and
  * bash's `left left left backspace` in `echo abcdef` read `echo abdeff`. */
 TEST(vt_delete_insert_erase_and_repeat_characters)
 {
@@ -581,6 +582,11 @@ TEST(vt_delete_insert_erase_and_repeat_characters)
         {"x\x1b[4b\n", "xxxxx"},
         {"a\xc3\xa9\x1b[2b\n", "a\xc3\xa9\xc3\xa9\xc3\xa9"},
         {"\x1b[3bz\n", "z"},                         /* nothing to repeat */
+        /* DEC line drawing in G0 (ncurses' smacs and rmacs) */
+        {"\x1b(0lqqqk\x1b(B\n",
+         "\xe2\x94\x8c\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x90"},
+        {"a\x1b(0x\x1b(Bx\n", "a\xe2\x94\x82x"},
+        {"\x1b(0q\x1b[2b\x1b(B\n", "\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct got g = {0};

@@ -175,6 +175,8 @@ struct vt {
      * only its whole sequence tells, and must not depend on the reads. */
     unsigned char pend[UTF8_SEQ_MAX];
     size_t npend;
+    unsigned char inter; /* an ESC sequence's first intermediate byte */
+    bool g0_graphics;    /* ESC ( 0: G0 is DEC's line-drawing set */
     unsigned fg, bg;   /* current SGR colours (SQ_COLOUR_*) */
     unsigned colours;  /* colours seen on printed text of this line */
     uint32_t frames;   /* frames of this line overwritten */
@@ -253,6 +255,9 @@ static inline bool vt_is_cont(unsigned char c)
 }
 
 /* ------------------------------------------------------------- widths */
+
+/* Bytes of a line-drawing run translated at a time (each to 3 at most). */
+#define VT_GRAPHICS_PIECE 256
 
 /* The C.UTF-8 locale, made once, whose wcwidth the widths are: rein never
  * sets a locale of its own process, a library's host's least of all. */
@@ -655,6 +660,41 @@ static int vt_print_run(vt_t *vt, const unsigned char *p, size_t n,
     }
     if (i < n)
         return vt_append(vt, p + i, n - i, raw_end);
+    return 0;
+}
+
+/* DEC's line-drawing set for the bytes 0x5f..0x7e (`lqqqk` is `┌───┐`),
+ * as the code points a terminal shows for them. */
+static const uint16_t vt_dec_graphics[32] = {
+    0x00A0, 0x25C6, 0x2592, 0x2409, 0x240C, 0x240D, 0x240A, 0x00B0,
+    0x00B1, 0x2424, 0x240B, 0x2518, 0x2510, 0x250C, 0x2514, 0x253C,
+    0x23BA, 0x23BB, 0x2500, 0x23BC, 0x23BD, 0x251C, 0x2524, 0x2534,
+    0x252C, 0x2502, 0x2264, 0x2265, 0x03C0, 0x2260, 0x00A3, 0x00B7,
+};
+
+static int vt_print(vt_t *vt, const unsigned char *p, size_t n,
+                    uint64_t raw_end);
+
+/* Prints a run with G0 the line-drawing set: its bytes 0x5f..0x7e as the
+ * characters they draw, a piece at a time. */
+static int vt_print_graphics(vt_t *vt, const unsigned char *p, size_t n,
+                             uint64_t raw_end)
+{
+    char b[VT_GRAPHICS_PIECE * 3];
+    while (n) {
+        size_t k = 0, used = 0;
+        for (; k < n && k < VT_GRAPHICS_PIECE; k++) {
+            if (p[k] >= 0x5f && p[k] <= 0x7e)
+                used += utf8_encode(vt_dec_graphics[p[k] - 0x5f], b + used);
+            else
+                b[used++] = (char)p[k];
+        }
+        int rc = vt_print(vt, (const unsigned char *)b, used, raw_end);
+        if (rc < 0)
+            return rc;
+        p += k;
+        n -= k;
+    }
     return 0;
 }
 
@@ -1317,7 +1357,11 @@ int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms)
             while (q < end && *q >= 0x20 && *q != 0x7f)
                 q++;
             if (q > p) {
-                rc = vt_print(vt, p, (size_t)(q - p), base + (uint64_t)(q - start));
+                rc = vt->g0_graphics
+                         ? vt_print_graphics(vt, p, (size_t)(q - p),
+                                             base + (uint64_t)(q - start))
+                         : vt_print(vt, p, (size_t)(q - p),
+                                    base + (uint64_t)(q - start));
                 p = q;
                 if (rc < 0)
                     goto out;
@@ -1419,13 +1463,19 @@ int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms)
                 break;
             default:
                 vt->state = c >= 0x20 && c <= 0x2f ? VT_ESC_INTER : VT_GROUND;
+                vt->inter = c;
                 break;
             }
             break;
         case VT_ESC_INTER:
             c = *p++;
-            if (c < 0x20 || c > 0x2f)
+            if (c < 0x20 || c > 0x2f) {
                 vt->state = VT_GROUND;
+                /* ESC ( F designates G0: `0` the line-drawing set
+                 * (ncurses' smacs), anything else a text set (rmacs) */
+                if (vt->inter == '(' && c >= 0x30)
+                    vt->g0_graphics = c == '0';
+            }
             break;
         case VT_CSI:
             c = *p++;
