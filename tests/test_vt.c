@@ -544,7 +544,11 @@ TEST(vt_any_chunking_gives_the_same_lines)
 {
     static const char in[] =
         "\x1b[1;31merr\xc3\xa9\x1b[0m\r\n\xe2\xa0\x99\x1b[1G\x1b[0Kspin\r\n"
-        "\rbar 1%\rbar 100%\r\n\x1b]0;t\x07tail\x1b[K\n";
+        "\rbar 1%\rbar 100%\r\n\x1b]0;t\x07tail\x1b[K\n"
+        /* a wide character over narrow ones, split by a read; a REP
+         * after a stray byte; a backspace into a wide character */
+        "abc\r\xe4\xb8\xad\n \x80\x1b[b\n"
+        "\xe4\xb8\x96\xe7\x95\x8c\b\x1b[K\n";
     struct got whole = {0}, part = {0};
     vt_run(in, sizeof in - 1, 0, &whole);
     for (size_t chunk = 1; chunk < 9; chunk++) {

@@ -300,8 +300,11 @@ static int vt_seq_width(const unsigned char *s, size_t len)
     if (len != vt_seq_len(s[0]))
         return 1;
     uint32_t cp = s[0] & (0xFFu >> (len + 1));
-    for (size_t k = 1; k < len; k++)
+    for (size_t k = 1; k < len; k++) {
+        if (!vt_is_cont(s[k]))
+            return 1;
         cp = cp << 6 | (s[k] & 0x3Fu);
+    }
     return vt_cp_width(cp);
 }
 
@@ -598,13 +601,21 @@ static int vt_print_run(vt_t *vt, const unsigned char *p, size_t n,
         vt->cur = vt->line.len;
         vt->pad = 0;
     }
-    /* the last character printed, for REP */
+    /* the last character printed, for REP: one that is whole and well
+     * formed, or none (what stray bytes end the run with is none, however
+     * the reads cut it) */
     size_t lb = n;
     while (lb > 0 && n - lb < UTF8_SEQ_MAX && vt_is_cont(p[lb - 1]))
         lb--;
-    if (lb > 0 && n - lb < UTF8_SEQ_MAX) {
-        vt->last_len = n - lb + 1;
-        memcpy(vt->last, p + lb - 1, vt->last_len);
+    vt->last_len = 0;
+    if (lb > 0) {
+        unsigned char lead = p[lb - 1];
+        size_t len = n - (lb - 1);
+        if ((lead < 0x80 && len == 1) ||
+            (lead >= 0xC2 && lead <= 0xF4 && len == vt_seq_len(lead))) {
+            vt->last_len = len;
+            memcpy(vt->last, p + lb - 1, len);
+        }
     }
     size_t i = 0;
     if (vt->cur < vt->line.len)
@@ -612,10 +623,14 @@ static int vt_print_run(vt_t *vt, const unsigned char *p, size_t n,
     while (i < n && vt->cur < vt->line.len) {
         unsigned char c = p[i++];
         char *l = vt->line.p;
-        size_t nl = vt_seq_len(c);
+        /* its width when it is whole here (vt_print keeps one a read cut
+         * off for the next run); an ill-formed one takes a cell */
+        size_t nl = vt_seq_len(c), got = 1;
+        while (got < nl && i - 1 + got < n && vt_is_cont(p[i - 1 + got]))
+            got++;
         int nw = vt_is_cont(c) ? 0
-                 : i - 1 + nl <= n ? vt_seq_width(p + i - 1, nl)
-                                   : 1; /* the rest in a later run */
+                 : got == nl ? vt_seq_width(p + i - 1, nl)
+                             : 1;
         if (!vt_is_cont(c) && nw > 0) {
             /* Replace the cells under it: whole characters, marks and
              * all, until they cover its width; a wide one written over
