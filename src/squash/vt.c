@@ -713,8 +713,8 @@ static int vt_print_graphics(vt_t *vt, const unsigned char *p, size_t n,
     return 0;
 }
 
-/* Prints what a read cut off before a character's end, as it is (an
- * ill-formed sequence: nothing will complete it now). */
+/* Prints the character held (vt->pend): whole once its rest came, or as
+ * it is when something else came first (an ill-formed sequence then). */
 static int vt_flush_pend(vt_t *vt, uint64_t raw_end)
 {
     size_t n = vt->npend;
