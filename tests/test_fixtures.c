@@ -254,26 +254,13 @@ TEST(fixtures_npm_then_make_each_tool_keeps_its_grammar)
  * (src/main.c), the next copies after theirs, and counts all seven copies
  * in one repeat marker, whose folded copies' chains are not shown.  The
  * gcc grammar stripped every chain. */
-/* The shipped grammars, loaded (each test frees them). */
-static grammar_set_t *shipped_set(void)
-{
-    char gdir[PATH_MAX];
-    tu_shipped_grammars(gdir, sizeof gdir);
-    const char *dirs[] = {gdir, NULL};
-    grammar_set_t *set;
-    buf_t errs = BUF_INIT;
-    ASSERT_OK(grammar_set_load(&set, dirs, &errs));
-    buf_free(&errs);
-    return set;
-}
-
 /* go test writes a test's multi-line log (t.Errorf with newlines, and
  * testify's assertion reports) as its first line at 4 spaces and the rest
  * at 8: the values compared and the diff are the failure, and go with
  * their location, in a long verbose run. */
 TEST(fixtures_go_test_log_keeps_its_continuation_lines)
 {
-    grammar_set_t *set = shipped_set();
+    grammar_set_t *set = tu_shipped_set();
     buf_t raw = BUF_INIT, out = BUF_INIT;
     for (int i = 0; i < 80; i++)
         ASSERT_OK(buf_printf(&raw, "=== RUN   TestParse%d\n--- PASS: "
@@ -313,7 +300,7 @@ TEST(fixtures_go_test_log_keeps_its_continuation_lines)
  * the last excerpt and the count were shown. */
 TEST(fixtures_ruff_findings_keep_their_location_and_excerpt)
 {
-    grammar_set_t *set = shipped_set();
+    grammar_set_t *set = tu_shipped_set();
     buf_t raw = BUF_INIT, out = BUF_INIT;
     for (int i = 0; i < 9; i++)
         ASSERT_OK(buf_printf(&raw,
@@ -347,7 +334,7 @@ TEST(fixtures_ruff_findings_keep_their_location_and_excerpt)
  * rows and folded the rest, the failing ones with them. */
 TEST(fixtures_kubectl_get_keeps_its_rows_and_the_failing_pods)
 {
-    grammar_set_t *set = shipped_set();
+    grammar_set_t *set = tu_shipped_set();
     buf_t raw = BUF_INIT, out = BUF_INIT;
     static const char *const bad[] = {"CrashLoopBackOff", "ImagePullBackOff",
                                       "OOMKilled"};

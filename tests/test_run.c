@@ -256,12 +256,10 @@ struct tty {
     buf_t out;
 };
 
-/* Starts rein on a fresh PTY (cols x rows) as its controlling terminal. */
-static void tty_start(struct tty *t, const char *const *args, unsigned cols,
+/* Starts argv on a fresh PTY (cols x rows) as its controlling terminal. */
+static void tty_spawn(struct tty *t, const char *const *argv, unsigned cols,
                       unsigned rows)
 {
-    const char *argv[RUN_TEST_ARGS_MAX + 2];
-    rein_argv(args, argv);
     int slave;
     memset(t, 0, sizeof *t);
     ASSERT_OK(ptyio_open(cols, rows, NULL, &t->master, &slave));
@@ -275,6 +273,15 @@ static void tty_start(struct tty *t, const char *const *args, unsigned cols,
     ASSERT_OK(spawn_start(&o, &t->pid, &t->pidfd, NULL));
     g_rein = t->pid;
     close(slave);
+}
+
+/* Starts rein with args on a fresh PTY (tty_spawn). */
+static void tty_start(struct tty *t, const char *const *args, unsigned cols,
+                      unsigned rows)
+{
+    const char *argv[RUN_TEST_ARGS_MAX + 2];
+    rein_argv(args, argv);
+    tty_spawn(t, argv, cols, rows);
 }
 
 /* Reads fd into out until out contains needle (from offset 0); fails the
@@ -2402,20 +2409,8 @@ TEST(run_in_the_background_of_a_job_control_shell_is_not_stopped)
              rein_path());
     const char *argv[] = {"/bin/bash", "--noprofile", "--norc", "-m", "-c",
                           script, NULL};
-    int slave;
     struct tty t;
-    memset(&t, 0, sizeof t);
-    ASSERT_OK(ptyio_open(80, 24, NULL, &t.master, &slave));
-    spawn_opts_t o;
-    spawn_opts_init(&o);
-    o.file = argv[0];
-    o.argv = argv;
-    o.fd_in = o.fd_out = o.fd_err = slave;
-    o.ctty_fd = slave;
-    o.cwd = test_tmpdir();
-    ASSERT_OK(spawn_start(&o, &t.pid, &t.pidfd, NULL));
-    g_rein = t.pid;
-    close(slave);
+    tty_spawn(&t, argv, 80, 24); /* bash, which starts rein */
     tty_expect(&t, "rc=");
     ASSERT_CONTAINS(t.out.p, "finished");
     ASSERT_CONTAINS(t.out.p, "rc=0");

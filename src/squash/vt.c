@@ -648,22 +648,14 @@ static int vt_print_run(vt_t *vt, const unsigned char *p, size_t n,
             memset(l + vt->cur + 1, ' ', blanks);
             l[vt->line.len] = '\0';
             l[vt->cur++] = (char)c;
-        } else if (!vt_is_cont(c) && vt->line.len < SQ_LINE_MAX) {
-            /* A combining mark: part of the cell before the cursor, it
-             * writes over nothing. */
-            if (buf_reserve(&vt->line, 1) < 0)
-                return -ENOMEM;
-            l = vt->line.p;
-            memmove(l + vt->cur + 1, l + vt->cur, vt->line.len - vt->cur);
-            vt->line.len++;
-            l[vt->line.len] = '\0';
-            l[vt->cur++] = (char)c;
         } else if (vt->line.len >= SQ_LINE_MAX) {
             /* No room to grow in place: overwrite (bounded, stays lossy
              * only for ill-formed input at the limit). */
             l[vt->cur++] = (char)c;
         } else {
-            /* A continuation byte extends the character just written. */
+            /* A continuation byte extends the character just written; a
+             * combining mark is part of the cell before the cursor: both
+             * go in, over nothing. */
             if (buf_reserve(&vt->line, 1) < 0)
                 return -ENOMEM;
             l = vt->line.p;
