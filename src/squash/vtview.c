@@ -243,7 +243,11 @@ static view_row_t *view_insert(vtview_t *v, uint64_t row)
         *view_row(v, i) = *view_row(v, i - 1);
     v->nrows++;
     view_row_t *r = view_row(v, at);
+    /* empty until view_hold fills it: a compaction in between copies it
+     * as it stands */
+    memset(r, 0, sizeof *r);
     r->row = row;
+    r->off = v->arena.len;
     return r;
 }
 
