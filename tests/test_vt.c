@@ -548,7 +548,9 @@ TEST(vt_any_chunking_gives_the_same_lines)
         /* a wide character over narrow ones, split by a read; a REP
          * after a stray byte; a backspace into a wide character */
         "abc\r\xe4\xb8\xad\n \x80\x1b[b\n"
-        "\xe4\xb8\x96\xe7\x95\x8c\b\x1b[K\n";
+        "\xe4\xb8\x96\xe7\x95\x8c\b\x1b[K\n"
+        /* a byte that leads no character, with three after it */
+        "uz\r\xf8\x8b\x9e\x96\n";
     struct got whole = {0}, part = {0};
     vt_run(in, sizeof in - 1, 0, &whole);
     for (size_t chunk = 1; chunk < 9; chunk++) {

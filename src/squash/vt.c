@@ -297,8 +297,8 @@ static int vt_seq_width(const unsigned char *s, size_t len)
         return 1;
     if (vt_is_cont(s[0]))
         return 0; /* a stray continuation byte: counted as before, none */
-    if (len != vt_seq_len(s[0]))
-        return 1;
+    if (s[0] < 0xC2 || s[0] > 0xF4 || len != vt_seq_len(s[0]))
+        return 1; /* no lead of a character (vt_print holds only these) */
     uint32_t cp = s[0] & (0xFFu >> (len + 1));
     for (size_t k = 1; k < len; k++) {
         if (!vt_is_cont(s[k]))
