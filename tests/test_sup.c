@@ -978,10 +978,12 @@ TEST(sup_a_second_cancel_hastens_the_kill)
     rein_sup_t *s = open_sup(NULL, false);
     struct obs a = {0};
     spawn(s, &a, false,
-          "(trap '' TERM; exec sleep 60) & trap 'echo TERM' TERM; "
-          "echo pids: $$ $!; wait; wait",
+          "(trap '' TERM; echo ignoring; exec sleep 60) & "
+          "trap 'echo TERM' TERM; echo pids: $$ $!; wait; wait",
           NULL);
+    /* both traps are set: the sleep's before it says so */
     drive(s, &a, "pids:", 5000);
+    drive(s, &a, "ignoring", 5000);
     ASSERT_OK(rein_sup_cancel(s, a.id, SIGTERM, 60000));
     drive(s, &a, "TERM", 5000);
     uint64_t t0 = test_now_ms();
