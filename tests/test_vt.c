@@ -567,6 +567,23 @@ TEST(vt_any_chunking_gives_the_same_lines)
     got_free(&whole);
 }
 
+/* An input that makes one line, and the text that line must have. */
+struct one_line {
+    const char *in, *want;
+};
+
+/* Runs each case through the stripper whole: one line, with its text. */
+static void expect_one_line(const struct one_line *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct got g = {0};
+        vt_run(c[i].in, strlen(c[i].in), 0, &g);
+        ASSERT_EQ(g.n, 1);
+        ASSERT_STR(g.text[0], c[i].want);
+        got_free(&g);
+    }
+}
+
 /* Line editing as readline and ncurses do it: DCH deletes characters at
  * the cursor (the rest moves left), ICH opens blanks, ECH blanks them in
  * place, REP prints the last character again; ncurses' boxes in DEC's
@@ -574,9 +591,7 @@ TEST(vt_any_chunking_gives_the_same_lines)
  * bash's `left left left backspace` in `echo abcdef` read `echo abdeff`. */
 TEST(vt_delete_insert_erase_and_repeat_characters)
 {
-    static const struct {
-        const char *in, *want;
-    } cases[] = {
+    static const struct one_line cases[] = {
         {"hello world\x1b[6D\x1b[3Pxy\n", "helloxyd"},
         {"hello\x1b[3D\x1b[2@XY\n", "heXYllo"},
         {"hello world\r\x1b[3Xq\n", "q  lo world"},
@@ -594,13 +609,7 @@ TEST(vt_delete_insert_erase_and_repeat_characters)
         {"a\x1b(0x\x1b(Bx\n", "a\xe2\x94\x82x"},
         {"\x1b(0q\x1b[2b\x1b(B\n", "\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct got g = {0};
-        vt_run(cases[i].in, strlen(cases[i].in), 0, &g);
-        ASSERT_EQ(g.n, 1);
-        ASSERT_STR(g.text[0], cases[i].want);
-        got_free(&g);
-    }
+    expect_one_line(cases, sizeof cases / sizeof cases[0]);
     /* REP stops at the margin, as a move does */
     struct got g = {0};
     RUN("x\x1b[65535b\n", &g);
@@ -615,9 +624,7 @@ TEST(vt_delete_insert_erase_and_repeat_characters)
  * backspace over `界` in bash's `echo 世界` took `世` with it. */
 TEST(vt_wide_and_combining_characters_take_their_cells)
 {
-    static const struct {
-        const char *in, *want;
-    } cases[] = {
+    static const struct one_line cases[] = {
         {"\xe4\xb8\xad\xe6\x96\x87" "abc\x1b[5Gx\n",
          "\xe4\xb8\xad\xe6\x96\x87" "xbc"},
         {"e\xcc\x81" "abc\x1b[3Gx\n", "e\xcc\x81" "axc"},
@@ -636,13 +643,7 @@ TEST(vt_wide_and_combining_characters_take_their_cells)
         /* CUB over a combining mark's cell: the mark stays with it */
         {"ae\xcc\x81" "b\x1b[2DX\n", "aXb"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct got g = {0};
-        vt_run(cases[i].in, strlen(cases[i].in), 0, &g);
-        ASSERT_EQ(g.n, 1);
-        ASSERT_STR(g.text[0], cases[i].want);
-        got_free(&g);
-    }
+    expect_one_line(cases, sizeof cases / sizeof cases[0]);
 }
 
 /* A flood of moves past the end of the line opens no more than the margin
