@@ -10,7 +10,9 @@
  * recorded at the next heartbeat when the registry refused it at first,
  * and a stray record that no longer names its process is never signalled.
  * And the log of a SIGKILLed supervisor holds every byte it had read,
- * which reconcile puts on the run's record.
+ * which reconcile puts on the run's record; a supervisor killed between a
+ * spawn and its commit leaves a child that reconcile finds through the
+ * leaf its owner row leads to.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +26,7 @@
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -955,6 +958,151 @@ TEST_T(reconcile_reaches_a_runs_cgroup_at_a_forced_level_and_from_another_cgroup
     /* The dead supervisors' instance cgroups go with the next open here. */
     ASSERT_OK(contain_open("cgroup", &c));
     contain_free(c);
+}
+
+/* The crash in the spawn window: the supervisor dies in the commit after
+ * its spawn, as that commit writes the run's row (the UPDATE of the row
+ * the INSERT before the spawn made), so the row on disk stays `starting`,
+ * without pid or leaf paths, while the child runs.  An update hook on
+ * every connection this process opens puts the death exactly there. */
+static sqlite3_int64 window_row = -1;
+static int window_fd = -1;
+
+static void window_on_update(void *ud, int op, const char *db,
+                             const char *table, sqlite3_int64 row)
+{
+    (void)ud;
+    (void)db;
+    if (strcmp(table, "runs") != 0)
+        return;
+    if (op == SQLITE_INSERT && window_row < 0)
+        window_row = row;
+    else if (op == SQLITE_UPDATE && row == window_row) {
+        dprintf(window_fd, "%lld\n", (long long)row);
+        kill(getpid(), SIGKILL);
+    }
+}
+
+static int window_hook(sqlite3 *db, char **err, const void *api)
+{
+    (void)err;
+    (void)api;
+    sqlite3_update_hook(db, window_on_update, NULL);
+    return SQLITE_OK;
+}
+
+static void window_supervisor_child(const char *level, bool tty, int fd)
+{
+    window_fd = fd;
+    sqlite3_auto_extension((void (*)(void))window_hook);
+    char cmd[PATH_MAX + 64];
+    snprintf(cmd, sizeof cmd, "echo $$ > %s/window.pid.tmp && "
+             "mv %s/window.pid.tmp %s/window.pid && exec sleep 300",
+             test_tmpdir(), test_tmpdir(), test_tmpdir());
+    const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+    rein_sup_t *s = open_sup(level);
+    int64_t id;
+    rein_run_opts_t ro = {.argv = argv, .tty = tty, .cwd = test_tmpdir()};
+    rein_sup_spawn(s, &ro, &id);
+    _exit(4); /* the hook should have killed us */
+}
+
+/* One crash in the spawn window at level, then a reconcile at the same
+ * level; leaf: whether a cgroup leaf held the run. */
+static void window_case(const char *level, bool leaf)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/window.pid", test_tmpdir());
+    printf("%s: %s\n", level, leaf ? "a leaf holds the run" : "no leaf");
+    unlink(path);
+    int rd;
+    pid_t sup = fork_supervisor(window_supervisor_child, level, false, &rd);
+    char line[32];
+    tu_read_line(rd, line, sizeof line);
+    close(rd);
+    int64_t id = atoll(line);
+    int ws;
+    ASSERT_EQ(waitpid(sup, &ws, 0), sup);
+    ASSERT_TRUE(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL);
+    wait_for_file(path);
+    pid_t child = read_pid_file(path);
+    uint64_t start;
+    ASSERT_OK(procfs_start_time(child, &start));
+
+    /* What the crash left: a `starting` row, no pid, no paths. */
+    char dir[PATH_MAX];
+    state_dir(dir, sizeof dir);
+    registry_t *reg;
+    run_record_t r;
+    ASSERT_OK(registry_open(dir, &reg));
+    ASSERT_OK(registry_run_get(reg, id, &r));
+    ASSERT_EQ(r.state, REIN_RUN_STARTING);
+    ASSERT_EQ(r.pid, 0);
+    ASSERT_TRUE(r.cgroup == NULL && r.pids_cgroup == NULL);
+    run_record_clear(&r);
+    registry_close(reg);
+
+    rein_reconcile_stats_t rs;
+    reconcile_in_child(level, NULL, &rs);
+    ASSERT_EQ(rs.owners_dead, 1);
+    ASSERT_EQ(rs.runs_stolen, 1);
+    if (leaf) {
+        ASSERT_EQ(rs.orphans_reaped, 1);
+        ASSERT_EQ(reason_of(id), REIN_REASON_ORPHAN_REAPED);
+        ASSERT_FALSE(procfs_alive(child, start));
+    } else {
+        ASSERT_EQ(rs.lost, 1);
+        ASSERT_EQ(reason_of(id), REIN_REASON_LOST);
+        /* Untouched; it is the test's own grandchild, ended here through
+         * a pidfd checked against its start time. */
+        int pfd = (int)syscall(SYS_pidfd_open, child, 0);
+        ASSERT_INT(pfd, >=, 0);
+        ASSERT_TRUE(procfs_alive(child, start));
+        ASSERT_OK((int)syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0));
+        close(pfd);
+    }
+    /* At the cgroup level, the leaf went with what it held. */
+    ASSERT_OK(registry_open(dir, &reg));
+    ASSERT_OK(registry_run_get(reg, id, &r));
+    registry_close(reg);
+    if (!strcmp(level, "cgroup")) {
+        contain_t *c;
+        ASSERT_OK(contain_open("cgroup", &c));
+        char leafdir[2 * PATH_MAX];
+        ASSERT_TRUE(r.cgroup != NULL);
+        snprintf(leafdir, sizeof leafdir, "%s%s", contain_cgroup2_mount(c),
+                 r.cgroup);
+        contain_free(c);
+        ASSERT_EQ(access(leafdir, F_OK), -1);
+    }
+    run_record_clear(&r);
+}
+
+TEST_T(reconcile_ends_a_run_whose_supervisor_died_between_spawn_and_commit,
+       90)
+{
+    /* The row says `starting`, with no pid: only the leaf its owner made
+     * for it before the spawn (its instance cgroup + run-<id>, which the
+     * owner's row records) can lead to the child.  At the cgroup level,
+     * and wherever a pids cgroup holds runs, reconcile ends the child and
+     * records `orphan-reaped`; with neither (the pids hierarchy hidden,
+     * below the cgroup level), nothing leads to it: `lost`, and nothing
+     * is signalled. */
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1)
+            tu_hide_pids_hierarchy();
+        for (int l = 0; l < NLEVELS; l++) {
+            contain_t *c;
+            char why[256];
+            if (contain_open_why(levels[l], &c, why, sizeof why) < 0)
+                SKIP_FACILITY(levels[l], "%s", why);
+            bool leaf = l == 0 || contain_has_pids_limit(c);
+            contain_free(c);
+            if (pass == 1 && l == 0)
+                continue; /* the v2 leaf, as in pass 0 */
+            window_case(levels[l], leaf);
+        }
+    }
 }
 
 /* How many times the stray scenario below is tried.  The daemon is a

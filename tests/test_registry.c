@@ -231,7 +231,7 @@ static const char schema_v1[] =
 
 TEST(registry_migrates_schema_1_keeping_everything)
 {
-    _Static_assert(REGISTRY_SCHEMA_VERSION == 3,
+    _Static_assert(REGISTRY_SCHEMA_VERSION == 4,
                    "the checks below cover what each migration since 1 "
                    "adds");
     char dir[PATH_MAX], db[TPATH];
@@ -297,6 +297,8 @@ TEST(registry_migrates_schema_1_keeping_everything)
     ASSERT_EQ(n, 1);
     ASSERT_STR(ov[0].id, OWNER_A);
     ASSERT_EQ(ov[0].pid_ns, 0); /* 2 -> 3: unknown for an old owner */
+    ASSERT_TRUE(ov[0].cgroup == NULL); /* 3 -> 4: none recorded */
+    ASSERT_TRUE(ov[0].pids_cgroup == NULL);
     for (size_t i = 0; i < n; i++)
         owner_record_clear(&ov[i]);
     free(ov);
@@ -588,6 +590,67 @@ TEST(registry_owners_leases_and_steal)
     int64_t v;
     ASSERT_OK(registry_counter_get(reg, "run_lease_steal_total", &v));
     ASSERT_EQ(v, 1);
+    registry_close(reg);
+}
+
+/* A `starting` row stolen from a dead owner is given the leaves that
+ * owner made for it before its spawn: its instance cgroups + run-<id>.
+ * A row with a path keeps it; a live run, which got its own in the
+ * post-spawn commit, and an owner without cgroups get nothing. */
+TEST(registry_steal_names_the_leaves_of_a_starting_run)
+{
+    registry_t *reg;
+    ASSERT_OK(registry_open(test_tmpdir(), &reg));
+    owner_record_t o = {0};
+    snprintf(o.id, sizeof o.id, "%s", OWNER_A);
+    snprintf(o.boot_id, sizeof o.boot_id, "%s", BOOT);
+    o.cgroup = (char *)"/a.scope/rein/7.8.1";
+    o.pids_cgroup = (char *)"/p/rein/7.8.1";
+    ASSERT_OK(registry_owner_add(reg, &o));
+    add_owner(reg, OWNER_B, 1); /* no cgroups recorded */
+    add_owner(reg, OWNER_C, LEASE_LIVE);
+    owner_record_t got;
+    ASSERT_OK(registry_owner_get(reg, OWNER_A, &got));
+    ASSERT_STR(got.cgroup, "/a.scope/rein/7.8.1");
+    ASSERT_STR(got.pids_cgroup, "/p/rein/7.8.1");
+    owner_record_clear(&got);
+
+    int64_t starting = insert_run(reg, OWNER_A, RUN_STARTING);
+    int64_t running = insert_run(reg, OWNER_A, RUN_RUNNING);
+    run_record_t r;
+    mkrun(&r, OWNER_A, "true");
+    r.state = RUN_STARTING;
+    r.cgroup = strdup("/a.scope/rein/7.8.1/run-9");
+    ASSERT_OK(registry_run_insert(reg, &r));
+    int64_t named = r.id;
+    run_record_clear(&r);
+    int64_t b_starting = insert_run(reg, OWNER_B, RUN_STARTING);
+
+    size_t n;
+    ASSERT_OK(registry_steal(reg, OWNER_A, OWNER_C, &n, NULL));
+    ASSERT_EQ(n, 3);
+    ASSERT_OK(registry_steal(reg, OWNER_B, OWNER_C, &n, NULL));
+    ASSERT_EQ(n, 1);
+    char want[64];
+    ASSERT_OK(registry_run_get(reg, starting, &r));
+    snprintf(want, sizeof want, "/a.scope/rein/7.8.1/run-%lld",
+             (long long)starting);
+    ASSERT_STR(r.cgroup, want);
+    snprintf(want, sizeof want, "/p/rein/7.8.1/run-%lld", (long long)starting);
+    ASSERT_STR(r.pids_cgroup, want);
+    ASSERT_STR(r.owner, OWNER_C);
+    run_record_clear(&r);
+    ASSERT_OK(registry_run_get(reg, running, &r));
+    ASSERT_TRUE(r.cgroup == NULL && r.pids_cgroup == NULL);
+    run_record_clear(&r);
+    ASSERT_OK(registry_run_get(reg, named, &r));
+    ASSERT_STR(r.cgroup, "/a.scope/rein/7.8.1/run-9");
+    snprintf(want, sizeof want, "/p/rein/7.8.1/run-%lld", (long long)named);
+    ASSERT_STR(r.pids_cgroup, want);
+    run_record_clear(&r);
+    ASSERT_OK(registry_run_get(reg, b_starting, &r));
+    ASSERT_TRUE(r.cgroup == NULL && r.pids_cgroup == NULL);
+    run_record_clear(&r);
     registry_close(reg);
 }
 

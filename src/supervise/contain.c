@@ -665,6 +665,16 @@ const char *contain_cgroup2_mount(const contain_t *c)
     return c->level == CONTAIN_CGROUP ? c->v2.mount : NULL;
 }
 
+const char *contain_instance_cgroup(const contain_t *c)
+{
+    return c->level == CONTAIN_CGROUP && c->v2.ok ? c->v2.inst : NULL;
+}
+
+const char *contain_instance_pids_cgroup(const contain_t *c)
+{
+    return c->pids.ok ? c->pids.inst : NULL;
+}
+
 /* ----------------------------------------------------------------- runs */
 
 /* Makes leaf run-<id> under h's instance; rel and dir receive its names. */

@@ -82,6 +82,12 @@ bool contain_has_pids_limit(const contain_t *c);
 const char *contain_note(const contain_t *c);
 /* Where the cgroup2 hierarchy is mounted, or NULL below the cgroup level. */
 const char *contain_cgroup2_mount(const contain_t *c);
+/* The instance cgroups under which contain_run_new makes each run's leaf,
+ * run-<id> (paths from the hierarchy's root, as contain_run_cgroup), or
+ * NULL where runs get none: the v2 one at the cgroup level, the v1 pids
+ * one wherever the pids limit is applied. */
+const char *contain_instance_cgroup(const contain_t *c);
+const char *contain_instance_pids_cgroup(const contain_t *c);
 
 /* Prepares the boundary of run run_id (a leaf cgroup named after it, and a
  * pids cgroup with pids_max, 0: CONTAIN_DEFAULT_PIDS_MAX). */

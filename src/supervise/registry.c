@@ -134,6 +134,14 @@ static const char *const registry_migrations[REGISTRY_SCHEMA_VERSION] = {
      * sharing the state dir) cannot judge it by them.  0 for the owners of
      * older builds: unknown, judged as before. */
     "ALTER TABLE owners ADD COLUMN pid_ns INTEGER NOT NULL DEFAULT 0;",
+
+    /* 3 -> 4: the owner's instance cgroups, where it makes each run's
+     * leaf before that run's spawn.  A run's own row gets its leaf's path
+     * only in the commit after the spawn; an owner that died between the
+     * two leaves a `starting` row whose leaf reconcile finds through these.
+     * NULL where the owner had none (or was an older build). */
+    "ALTER TABLE owners ADD COLUMN cgroup TEXT;"
+    "ALTER TABLE owners ADD COLUMN pids_cgroup TEXT;",
 };
 
 _Static_assert(REGISTRY_FIRST_RUN_ID == 1000,
@@ -152,7 +160,7 @@ _Static_assert(REGISTRY_FIRST_RUN_ID == 1000,
     "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?"
 #define OWNER_COLS                                                          \
     "id, pid, start_time, boot_id, lock_path, started_ms, lease_expires_ms," \
-    " pid_ns"
+    " pid_ns, cgroup, pids_cgroup"
 
 enum registry_stmt_id {
     ST_OWNER_ADD,
@@ -175,6 +183,7 @@ enum registry_stmt_id {
     ST_STRAY_ADD,
     ST_STRAY_DELETE,
     ST_STRAY_LIST,
+    ST_STEAL_LEAVES,
     ST_STEAL,
     ST_STEAL_STRAYS,
     ST_COUNTER_ADD,
@@ -185,7 +194,7 @@ enum registry_stmt_id {
 
 static const char *const registry_sql[ST_COUNT] = {
     [ST_OWNER_ADD] = "INSERT INTO owners (" OWNER_COLS ") "
-                     "VALUES (?,?,?,?,?,?,?,?)",
+                     "VALUES (?,?,?,?,?,?,?,?,?,?)",
     [ST_OWNER_RENEW] = "UPDATE owners SET lease_expires_ms = ? WHERE id = ?",
     [ST_OWNER_GET] = "SELECT " OWNER_COLS " FROM owners WHERE id = ?",
     /* Owners with something to reconcile, and those whose lease ran out
@@ -232,6 +241,20 @@ static const char *const registry_sql[ST_COUNT] = {
                         "AND pid = ? AND start_time = ?",
     [ST_STRAY_LIST] = "SELECT owner, boot_id, pid, start_time, seen_ms "
                       "FROM strays WHERE owner = ? ORDER BY rowid",
+    /* A `starting` row has no leaf path yet (it is written with the pid,
+     * after the spawn), but its owner made the leaf, run-<id> under its
+     * instance, before the spawn: a rein killed in between leaves the
+     * child in it.  The paths go on the row before it moves, from the
+     * owner's row, which the steal is about to make unneeded.  NULL where
+     * the owner recorded none (`||` with NULL is NULL). */
+    [ST_STEAL_LEAVES] = "UPDATE runs SET "
+                        "cgroup = coalesce(cgroup, (SELECT o.cgroup || "
+                        "'/run-' || runs.id FROM owners o "
+                        "WHERE o.id = runs.owner)), "
+                        "pids_cgroup = coalesce(pids_cgroup, (SELECT "
+                        "o.pids_cgroup || '/run-' || runs.id FROM owners o "
+                        "WHERE o.id = runs.owner)) "
+                        "WHERE owner = ? AND state = 0",
     [ST_STEAL] = "UPDATE runs SET owner = ?, updated_ms = ? "
                  "WHERE owner = ? AND state < 3",
     /* OR REPLACE: the stealer may hold the same process as a stray of its
@@ -972,6 +995,8 @@ int registry_owner_add(registry_t *reg, const owner_record_t *o)
     sqlite3_bind_int64(st, 6, o->started_ms);
     sqlite3_bind_int64(st, 7, o->lease_expires_ms);
     sqlite3_bind_int64(st, 8, (int64_t)o->pid_ns);
+    registry_bind_text(st, 9, o->cgroup);
+    registry_bind_text(st, 10, o->pids_cgroup);
     rc = registry_step_done(reg, st, "add owner");
     return registry_write_end(reg, rc);
 }
@@ -1003,6 +1028,10 @@ static int registry_read_owner(sqlite3_stmt *st, owner_record_t *o)
     o->started_ms = sqlite3_column_int64(st, 5);
     o->lease_expires_ms = sqlite3_column_int64(st, 6);
     o->pid_ns = (uint64_t)sqlite3_column_int64(st, 7);
+    if (rc == 0)
+        rc = registry_dup_col(st, 8, &o->cgroup);
+    if (rc == 0)
+        rc = registry_dup_col(st, 9, &o->pids_cgroup);
     return rc;
 }
 
@@ -1030,7 +1059,9 @@ void owner_record_clear(owner_record_t *o)
     if (!o)
         return;
     free(o->lock_path);
-    o->lock_path = NULL;
+    free(o->cgroup);
+    free(o->pids_cgroup);
+    o->lock_path = o->cgroup = o->pids_cgroup = NULL;
 }
 
 static int owner_row_read(sqlite3_stmt *st, void *elem)
@@ -1484,9 +1515,16 @@ int registry_steal(registry_t *reg, const char *from, const char *to,
     sqlite3_stmt *st;
     /* One BEGIN IMMEDIATE: of two stealers racing for the same runs, the
      * second finds them owned by the first and moves nothing. */
-    int rc = registry_write_stmt(reg, ST_STEAL, &st);
+    int rc = registry_write_stmt(reg, ST_STEAL_LEAVES, &st);
     if (rc < 0)
         return rc;
+    sqlite3_bind_text(st, 1, from, -1, SQLITE_STATIC);
+    rc = registry_step_done(reg, st, "name the leaves of starting runs");
+    if (rc < 0)
+        goto out;
+    rc = registry_stmt(reg, ST_STEAL, &st);
+    if (rc < 0)
+        goto out;
     sqlite3_bind_text(st, 1, to, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, loop_wall_ms());
     sqlite3_bind_text(st, 3, from, -1, SQLITE_STATIC);

@@ -45,7 +45,7 @@
 /* The schema this code reads and writes (PRAGMA user_version).  2 added
  * the strays table; a version 1 file is migrated when opened read-write,
  * and a file newer than this is refused. */
-#define REGISTRY_SCHEMA_VERSION 3
+#define REGISTRY_SCHEMA_VERSION 4
 /* The state directory under $XDG_STATE_HOME or ~/.local/state. */
 #define REGISTRY_STATE_SUBDIR "rein"
 /* Room for registry_errmsg(): SQLite's message plus the path. */
@@ -88,6 +88,8 @@ typedef struct owner_record {
     int64_t started_ms;
     int64_t lease_expires_ms; /* renewed by heartbeats */
     uint64_t pid_ns;          /* its pid namespace (procfs_pid_ns), or 0 */
+    char *cgroup;             /* its v2 instance cgroup (runs' leaves), or NULL */
+    char *pids_cgroup;        /* its v1 pids instance cgroup, or NULL */
 } owner_record_t;
 
 typedef struct run_record {
@@ -267,7 +269,9 @@ int registry_strays(registry_t *reg, const char *owner_id,
  * (counter run_lease_steal_total, once per steal that moved anything;
  * from's lease is set to 0 so it reads as expired).  *n: how many runs
  * moved, *n_strays (may be NULL) how many strays; both 0 when another
- * stealer won the race.  `to` must be an owner in the registry when `from`
+ * stealer won the race.  A `starting` run moved gets the leaf paths its
+ * owner recorded (owner_record_t cgroup, pids_cgroup) + "/run-<id>" where
+ * it had none.  `to` must be an owner in the registry when `from`
  * has strays (-ENOENT, nothing moved).  Whether from is stale (lease
  * expired, its lock file's flock free) is the caller's decision, taken
  * before the call.

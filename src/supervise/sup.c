@@ -2106,10 +2106,14 @@ static bool doom_session(const run_record_t *rec, const ptree_t *desc,
 static bool doom_orphan_run(rein_sup_t *s, const run_record_t *rec,
                             struct doomed *d)
 {
-    if (strcmp(rec->boot_id, s->boot_id) != 0 || rec->pid <= 1)
+    if (strcmp(rec->boot_id, s->boot_id) != 0)
         return false;
+    /* A `starting` row has no pid (its owner died before the commit after
+     * the spawn): only its leaves, named by the steal, can hold its
+     * child. */
+    bool has_pid = rec->pid > 1;
     uint64_t st;
-    bool leader = procfs_start_time(rec->pid, &st) == 0 &&
+    bool leader = has_pid && procfs_start_time(rec->pid, &st) == 0 &&
                   st == rec->start_time;
     ptree_t desc = {NULL, 0};
     if (s->reg)
@@ -2139,7 +2143,7 @@ static bool doom_orphan_run(rein_sup_t *s, const run_record_t *rec,
     /* The members of the run's own session that are no longer below its
      * leader (re-parented when their parent died), as the live scan finds
      * them: see doom_session for when a session of that id is the run's. */
-    if (rec->sid == rec->pid)
+    if (has_pid && rec->sid == rec->pid)
         any = doom_session(rec, &desc, d) || any;
     ptree_merge(&d->tree, &desc);
     ptree_free(&desc);
@@ -2473,6 +2477,10 @@ int rein_sup_open(const rein_sup_opts_t *o, rein_sup_t **out)
         me.pid = getpid();
         procfs_start_time(me.pid, &me.start_time);
         procfs_pid_ns(&me.pid_ns); /* stays 0 (unknown) on failure */
+        /* Where our runs' leaves are made: a `starting` row a crash left
+         * is found through these (registry_steal). */
+        me.cgroup = (char *)contain_instance_cgroup(s->contain);
+        me.pids_cgroup = (char *)contain_instance_pids_cgroup(s->contain);
         memcpy(me.boot_id, s->boot_id, sizeof me.boot_id);
         me.lock_path = s->lock_path;
         me.started_ms = loop_wall_ms();
