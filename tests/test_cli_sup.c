@@ -3,6 +3,7 @@
  * another process, a dead owner's run, and bad input.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "base/buf.h"
 #include "base/procfs.h"
 #include "base/spawn.h"
+#include "cli/cli.h"
 #include "harness.h"
 #include "supervise/registry.h"
 #include "tutil.h"
@@ -264,6 +266,111 @@ TEST(cli_kill_of_an_orphaned_run_reconciles_and_says_how_it_ended)
     ASSERT_FALSE(procfs_alive(run, run_start));
     buf_free(&out);
     tu_sleeper_stop(run, run_fd);
+}
+
+/* Starts `rein kill ID` with stdout and stderr on one pipe, returned. */
+static int kill_start(const char *ids, pid_t *pid)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/rein", test_build_dir());
+    const char *argv[] = {path, "kill", ids, NULL};
+    int p[2];
+    ASSERT_OK(pipe2(p, O_CLOEXEC));
+    spawn_opts_t o;
+    spawn_opts_init(&o);
+    o.file = path;
+    o.argv = argv;
+    o.fd_out = o.fd_err = p[1];
+    spawn_step_t step;
+    ASSERT_OK(spawn_start(&o, pid, NULL, &step));
+    close(p[1]);
+    return p[0];
+}
+
+/* The rest of a `rein kill` from kill_start into out, and its status. */
+static int kill_finish(pid_t pid, int fd, buf_t *out)
+{
+    ASSERT_OK(tu_read_all(fd, out));
+    close(fd);
+    int st;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    ASSERT_TRUE(WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+/* Sets run id's record: state, and the process it names (0: none). */
+static void set_run(const char *dir, int64_t id, int state, pid_t pid,
+                    uint64_t start)
+{
+    registry_t *reg;
+    run_record_t r;
+    ASSERT_OK(registry_open(dir, &reg));
+    ASSERT_OK(registry_run_get(reg, id, &r));
+    r.state = state;
+    r.pid = r.pgid = r.sid = pid;
+    r.start_time = start;
+    ASSERT_OK(registry_run_update(reg, &r));
+    run_record_clear(&r);
+    registry_close(reg);
+}
+
+/* A live owner's `starting` run has no process on record: rein kill says
+ * so and waits for the record (the owner's commit after its spawn), then
+ * kills what it names; a record that never comes ends the wait at
+ * CLI_KILL_STARTING_WAIT_MS, nothing signalled; an owner that dies
+ * meanwhile hands the run to reconciliation. */
+TEST_T(cli_kill_of_a_starting_run_waits_for_its_record, 60)
+{
+    char dir[PATH_MAX];
+    use_state_dir(dir, sizeof dir);
+    char boot[PROCFS_BOOT_ID_LEN], owner_id[REGISTRY_OWNER_ID_LEN], ids[32];
+    ASSERT_OK(procfs_boot_id(boot));
+    int owner_fd, run_fd;
+    pid_t owner = tu_sleeper_start(&owner_fd);
+    pid_t run = tu_sleeper_start(&run_fd);
+    uint64_t owner_start, run_start;
+    ASSERT_OK(procfs_start_time(owner, &owner_start));
+    ASSERT_OK(procfs_start_time(run, &run_start));
+    buf_t out = BUF_INIT;
+    for (int k = 0; k < 3; k++) {
+        snprintf(owner_id, sizeof owner_id, "%032d", 20 + k);
+        /* Lease far ahead, and its process alive: a live owner. */
+        tu_plant_t p = {owner_id, boot, owner, owner_start, 4102444800000,
+                        run, run_start, NULL, 0};
+        int64_t id = tu_plant_run(dir, &p);
+        set_run(dir, id, REIN_RUN_STARTING, 0, 0);
+        snprintf(ids, sizeof ids, "%lld", (long long)id);
+        pid_t kp;
+        int fd = kill_start(ids, &kp);
+        char line[256];
+        tu_read_line(fd, line, sizeof line);
+        ASSERT_CONTAINS(line, "is starting; waiting for its owner");
+        buf_reset(&out);
+        if (k == 0) {
+            /* The owner's commit comes: the run it names is killed. */
+            set_run(dir, id, REIN_RUN_RUNNING, run, run_start);
+            ASSERT_EQ(kill_finish(kp, fd, &out), 0);
+            ASSERT_CONTAINS(out.p, "SIGTERM");
+            ASSERT_FALSE(procfs_alive(run, run_start));
+            tu_sleeper_stop(run, run_fd);
+        } else if (k == 1) {
+            /* It never comes. */
+            uint64_t t0 = test_now_ms();
+            ASSERT_EQ(kill_finish(kp, fd, &out), 125);
+            ASSERT_INT(test_now_ms() - t0, >=,
+                       CLI_KILL_STARTING_WAIT_MS - 100);
+            ASSERT_CONTAINS(out.p, "is still starting after");
+            ASSERT_CONTAINS(out.p, "nothing was signalled");
+            ASSERT_TRUE(procfs_alive(owner, owner_start));
+        } else {
+            /* The owner dies: reconcile finds no leaf, and records the
+             * run lost. */
+            tu_sleeper_stop(owner, owner_fd);
+            ASSERT_EQ(kill_finish(kp, fd, &out), 0);
+            ASSERT_CONTAINS(out.p, "its owner is gone; reconciled: lost");
+        }
+    }
+    buf_free(&out);
 }
 
 /* A state directory that cannot be made is named in the one line. */

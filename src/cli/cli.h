@@ -21,6 +21,12 @@
 #define CLI_EXIT_NOEXEC 126   /* the command exists but cannot be executed */
 #define CLI_EXIT_NOTFOUND 127 /* the command was not found */
 
+/* How long rein kill waits for a live owner's `starting` run to be
+ * recorded running (or ended).  Its owner commits right after the spawn,
+ * or, the registry held by another writer, gives up after the busy
+ * timeout and ends the child itself; the second more covers that end. */
+#define CLI_KILL_STARTING_WAIT_MS (REGISTRY_BUSY_TIMEOUT_MS + 1000)
+
 /* `rein run` once its own stdin has ended (not a terminal; run.c): how
  * long the command's terminal foreground may wait for keys in raw mode,
  * on the terminal alone, before rein hangs it up.  Nothing can end such a

@@ -165,6 +165,45 @@ static int kill_orphaned(const run_record_t *rec)
     return CLI_EXIT_OK;
 }
 
+/*
+ * A live owner's `starting` run has a row but no process on record yet:
+ * its owner writes them in the commit after the spawn.  Waits for that
+ * (CLI_KILL_STARTING_WAIT_MS at most), re-reading *rec, until the run is
+ * recorded past `starting` or its owner is no longer alive (reconcile's
+ * then).  CLI_EXIT_OK to go on with *rec; else the exit status, the
+ * reason printed.
+ */
+static int kill_await_start(registry_t *reg, run_record_t *rec)
+{
+    int64_t id = rec->id, end = kill_now_ms() + CLI_KILL_STARTING_WAIT_MS;
+    bool said = false;
+    while (rec->state == REIN_RUN_STARTING &&
+           cli_owner_check(reg, rec->owner) == CLI_OWNER_ALIVE) {
+        if (kill_now_ms() >= end) {
+            fprintf(stderr, "rein kill: run %lld is still starting after "
+                            "%d ms: its owner has recorded no process of "
+                            "it, and nothing was signalled (see rein ps)\n",
+                    (long long)id, CLI_KILL_STARTING_WAIT_MS);
+            return CLI_EXIT_FAILURE;
+        }
+        if (!said) {
+            fprintf(stderr, "rein kill: run %lld is starting; waiting for "
+                            "its owner to record its process\n",
+                    (long long)id);
+            said = true;
+        }
+        poll(NULL, 0, KILL_POLL_MS);
+        run_record_clear(rec);
+        int rc = registry_run_get(reg, id, rec);
+        if (rc < 0) {
+            run_record_init(rec);
+            fprintf(stderr, "rein kill: %s\n", registry_errmsg(reg));
+            return CLI_EXIT_FAILURE;
+        }
+    }
+    return CLI_EXIT_OK;
+}
+
 int cli_kill(int argc, char **argv)
 {
     int64_t id = 0;
@@ -228,6 +267,11 @@ int cli_kill(int argc, char **argv)
     }
     int status = CLI_EXIT_OK;
     char boot[PROCFS_BOOT_ID_LEN];
+    if (rec.state == REIN_RUN_STARTING &&
+        (rc = kill_await_start(reg, &rec)) != CLI_EXIT_OK) {
+        status = rc;
+        goto out;
+    }
     if (rec.state == REIN_RUN_EXITED) {
         printf("run %lld had already exited (%s)\n", (long long)id,
                rein_reason_name((rein_reason_t)rec.reason));
