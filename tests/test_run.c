@@ -721,6 +721,108 @@ TEST(run_forwards_sigint_to_the_child)
     buf_free(&out);
 }
 
+/* The state of process pid (stat field 3) once it is `want` or not
+ * (`is`), polled: a stop or a continue reaches a process a moment after
+ * it was sent, and there is no event for it here. */
+static void await_state(pid_t pid, char want, bool is)
+{
+    uint64_t end = test_now_ms() + RUN_TEST_STEP_MS;
+    for (;;) {
+        procfs_stat_t st;
+        ASSERT_OK(procfs_read_stat(pid, &st));
+        if ((st.state == want) == is)
+            return;
+        if (test_now_ms() >= end)
+            test_fail(__FILE__, __LINE__, "pid %d state %c, %s %c", (int)pid,
+                      st.state, is ? "wanted" : "not wanted", want);
+        usleep(2000);
+    }
+}
+
+/* A line-echoing job (cooked terminal) that writes its pid to a file in
+ * the test dir first; the shell command, into cmd. */
+static void echo_job(char *cmd, size_t size, char *pidfile, size_t psize)
+{
+    snprintf(pidfile, psize, "%s/job.pid", test_tmpdir());
+    snprintf(cmd, size,
+             "echo $$ > %s.tmp && mv %s.tmp %s && "
+             "while read l; do echo \"got $l\"; done",
+             pidfile, pidfile, pidfile);
+}
+
+static pid_t await_pidfile(const char *path)
+{
+    uint64_t end = test_now_ms() + RUN_TEST_STEP_MS;
+    FILE *f;
+    while (!(f = fopen(path, "re"))) {
+        ASSERT_INT(test_now_ms(), <, end);
+        usleep(10000);
+    }
+    long pid = 0;
+    ASSERT_EQ(fscanf(f, "%ld", &pid), 1);
+    fclose(f);
+    return (pid_t)pid;
+}
+
+/* Ctrl-Z at a job-control shell suspends the job with rein, and `fg`
+ * resumes both: the job (in a session of its own, where SIGTSTP would be
+ * dropped) is stopped, the shell reports rein stopped, and after `fg`
+ * the job reads what is typed again.  Through a real interactive bash. */
+TEST(run_ctrl_z_suspends_the_job_with_rein_and_fg_resumes_both)
+{
+    setup();
+    char cmd[4 * PATH_MAX], pidfile[PATH_MAX], line[6 * PATH_MAX];
+    echo_job(cmd, sizeof cmd, pidfile, sizeof pidfile);
+    const char *argv[] = {"/bin/bash", "--norc", "--noprofile", "-i", NULL};
+    struct tty t;
+    tty_spawn(&t, argv, 100, 30);
+    snprintf(line, sizeof line, "%s run --raw -- sh -c '%s'\r", rein_path(),
+             cmd);
+    tty_send(&t, line);
+    pid_t job = await_pidfile(pidfile);
+    tty_send(&t, "one\r");
+    tty_expect(&t, "got one");
+    tty_send(&t, "\x1a");
+    tty_expect(&t, "Stopped");
+    await_state(job, 'T', true);
+    tty_send(&t, "fg\r");
+    tty_send(&t, "two\r");
+    tty_expect(&t, "got two");
+    await_state(job, 'T', false);
+    /* EOF: the job ends, and rein with it; the shell's prompt says so
+     * (typed before it, the line could still be rein's to read). */
+    buf_reset(&t.out);
+    tty_send(&t, "\x04");
+    tty_expect(&t, "bash-");
+    tty_send(&t, "echo \"rein said $?\"\r");
+    tty_expect(&t, "rein said 0");
+    tty_send(&t, "exit\r");
+    ASSERT_EQ(tty_finish(&t), 0);
+    buf_free(&t.out);
+}
+
+/* With no shell to resume it (rein leads its own session, an orphaned
+ * group), Ctrl-Z stops neither rein nor the job for more than a moment:
+ * the job goes on reading. */
+TEST(run_ctrl_z_without_a_job_control_shell_stops_nothing)
+{
+    setup();
+    char cmd[4 * PATH_MAX], pidfile[PATH_MAX];
+    echo_job(cmd, sizeof cmd, pidfile, sizeof pidfile);
+    const char *args[] = {"run", "--raw", "--", "sh", "-c", cmd, NULL};
+    struct tty t;
+    tty_start(&t, args, 80, 24);
+    await_pidfile(pidfile);
+    tty_send(&t, "one\r");
+    tty_expect(&t, "got one");
+    tty_send(&t, "\x1a");
+    tty_send(&t, "two\r");
+    tty_expect(&t, "got two");
+    tty_send(&t, "\x04");
+    ASSERT_EQ(tty_finish(&t), 0);
+    buf_free(&t.out);
+}
+
 TEST(run_forwards_stdin_then_eof)
 {
     setup();

@@ -32,7 +32,8 @@
  * below),
  * SIGWINCH resizing the PTY, SIGINT, SIGTERM, SIGHUP and SIGQUIT forwarded
  * to the job in the PTY's foreground (a SIGTERM the command has not obeyed
- * within REIN_SUP_GRACE_MS ends the whole run: rein was told to stop), and
+ * within REIN_SUP_GRACE_MS ends the whole run: rein was told to stop),
+ * SIGTSTP suspending that job with rein (run_suspend), and
  * the real terminal's mode
  * following the PTY's (raw when the child goes raw; echo off when the child
  * turns echo off, so a password typed at a cooked prompt is not shown).
@@ -837,11 +838,57 @@ static void run_on_term_grace(loop_t *l, uint64_t id, void *data)
         sup_run_cancel(r->sup, r->id, REIN_REASON_MANUAL_CANCEL, SIGKILL, 0);
 }
 
+/* The signals the proxy watches (run_on_signal). */
+static const int run_signals[] = {SIGWINCH, SIGINT,  SIGTERM,
+                                  SIGHUP,   SIGQUIT, SIGTSTP};
+#define RUN_NSIGNALS (sizeof run_signals / sizeof run_signals[0])
+
+/*
+ * Ctrl-Z at a cooked terminal (or a TSTP from outside): the job is
+ * suspended with rein, as a shell suspends a job.  The job's group gets
+ * SIGSTOP, not SIGTSTP: it is in a session of its own whose leader's
+ * parent (rein) is outside it, an orphaned group, and the kernel drops
+ * the terminal stop signals sent to one (POSIX), so SIGTSTP would stop
+ * nothing.  rein then stops itself with SIGTSTP, which the same rule
+ * drops when rein's own group is orphaned: no shell could resume it.
+ * Once it runs again (resumed, or never stopped) the job is continued,
+ * the terminal put back in the job's mode (the shell set its own while
+ * it had the terminal) and the job told the size (a resize meanwhile
+ * was the shell's to see).  A raw terminal sends ^Z to the job as a byte:
+ * what it means there is the program's business.
+ */
+static void run_suspend(struct run *r)
+{
+    bool job = r->id && !r->done &&
+               rein_sup_signal(r->sup, r->id, SIGSTOP) == 0;
+    enum run_term was = r->term;
+    run_status_clear(r);
+    run_term_restore(r);
+    /* Raised while blocked, then let through: a second ^Z already
+     * pending merges with it, and rein stops once.  It comes back here
+     * when continued (SIGCONT), or at once when the kernel dropped it. */
+    sigset_t tstp;
+    sigemptyset(&tstp);
+    sigaddset(&tstp, SIGTSTP);
+    raise(SIGTSTP);
+    sigprocmask(SIG_UNBLOCK, &tstp, NULL);
+    sigprocmask(SIG_BLOCK, &tstp, NULL);
+    if (job)
+        rein_sup_signal(r->sup, r->id, SIGCONT);
+    if (r->have_saved && was != TERM_COOKED)
+        run_term_apply(r, was);
+    run_sync_size(r);
+}
+
 static void run_on_signal(loop_t *l, int signo, void *data)
 {
     struct run *r = data;
     if (signo == SIGWINCH) {
         run_sync_size(r);
+        return;
+    }
+    if (signo == SIGTSTP) {
+        run_suspend(r);
         return;
     }
     /* The child has its own session: a signal meant for the job (Ctrl-C
@@ -1006,7 +1053,6 @@ static void run_no_watchman(int rc)
  * forwards.  0, or the exit status when rein cannot go on. */
 static int run_open(struct run *r)
 {
-    static const int sigs[] = {SIGWINCH, SIGINT, SIGTERM, SIGHUP, SIGQUIT};
     char why[512] = "";
     rein_sup_opts_t so = {.errmsg = why, .errlen = sizeof why};
     char dir[PATH_MAX];
@@ -1037,8 +1083,9 @@ static int run_open(struct run *r)
     /* Watched before the spawn: a signal that comes while the child starts
      * waits for it in the signalfd instead of killing rein and leaving the
      * child to reconcile. */
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-        if ((rc = loop_signal_add(r->loop, sigs[i], run_on_signal, r)) < 0) {
+    for (size_t i = 0; i < RUN_NSIGNALS; i++) {
+        if ((rc = loop_signal_add(r->loop, run_signals[i], run_on_signal,
+                                  r)) < 0) {
             fprintf(stderr, "rein: event loop: %s\n", rein_strerror(rc));
             return CLI_EXIT_FAILURE;
         }
@@ -1330,7 +1377,6 @@ static void run_close(struct run *r)
 {
     if (!r->sup)
         return;
-    static const int sigs[] = {SIGWINCH, SIGINT, SIGTERM, SIGHUP, SIGQUIT};
     r->closing = true;
     run_stdin_stop(r);
     loop_timer_del(r->loop, r->tick_timer);
@@ -1338,8 +1384,8 @@ static void run_close(struct run *r)
     loop_timer_del(r->loop, r->input_timer);
     loop_timer_del(r->loop, r->term_timer);
     r->tick_timer = r->poll_timer = r->input_timer = r->term_timer = 0;
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        loop_signal_del(r->loop, sigs[i]);
+    for (size_t i = 0; i < RUN_NSIGNALS; i++)
+        loop_signal_del(r->loop, run_signals[i]);
     rein_sup_close(r->sup);
     r->sup = NULL;
     r->loop = NULL;
