@@ -481,10 +481,13 @@ static int child_poll(loop_t *l, struct watcher *w)
     siginfo_t info;
     memset(&info, 0, sizeof info);
     int rc;
-    if (w->fd >= 0)
-        rc = waitid((idtype_t)P_PIDFD, (id_t)w->fd, &info,
-                    WEXITED | WNOHANG | WNOWAIT);
-    else
+    rc = w->fd >= 0 ? waitid((idtype_t)P_PIDFD, (id_t)w->fd, &info,
+                             WEXITED | WNOHANG | WNOWAIT)
+                    : -1;
+    /* Linux 5.3 has pidfd_open and pidfds that poll, but not P_PIDFD
+     * (5.4): EINVAL.  The pid, which nobody reaped yet, names the same
+     * child; without it the readable pidfd would spin the loop. */
+    if (w->fd < 0 || (rc < 0 && errno == EINVAL))
         rc = waitid(P_PID, (id_t)w->pid, &info, WEXITED | WNOHANG | WNOWAIT);
     if (rc < 0 && errno != ECHILD)
         return 0;
