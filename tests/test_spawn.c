@@ -188,6 +188,48 @@ TEST(spawn_child_inherits_no_fds_beyond_stdio)
     close(leak);
 }
 
+/* On kernels whose close_range lacks CLOSE_RANGE_CLOEXEC (5.9, 5.10:
+ * EINVAL) or is missing (ENOSYS), the child still inherits nothing
+ * beyond stdio, and a failed exec is still reported through the errno
+ * pipe, which the child must keep open until then. */
+TEST(spawn_child_inherits_no_fds_on_older_kernels)
+{
+    for (int k = 0; k < 2; k++) {
+        pid_t pid = fork();
+        ASSERT_INT(pid, >=, 0);
+        if (pid == 0) {
+            /* A child per kernel: a filter stays for good. */
+            if (k == 0)
+                tu_syscall_fails(__NR_close_range, 2, 4 /* CLOEXEC */, EINVAL);
+            else
+                tu_syscall_fails(__NR_close_range, TU_ANY_ARG, 0, ENOSYS);
+            int leak = open("/dev/null", O_RDONLY); /* not CLOEXEC */
+            int high = fcntl(leak, F_DUPFD, 1000);
+            const char *argv[] = {"sh", "-c", "ls /proc/self/fd | wc -l",
+                                  NULL};
+            spawn_opts_t o;
+            buf_t out = BUF_INIT;
+            opts(&o, argv);
+            if (leak < 3 || high < 1000 || tu_run(&o, &out) != 0 ||
+                strcmp(out.p, "4\n") != 0)
+                _exit(1);
+            const char *none[] = {"/nonexistent/rein-test", NULL};
+            opts(&o, none);
+            pid_t p2;
+            int fd2;
+            spawn_step_t step;
+            if (spawn_start(&o, &p2, &fd2, &step) != -ENOENT ||
+                step != SPAWN_STEP_EXEC)
+                _exit(2);
+            _exit(0);
+        }
+        int st;
+        ASSERT_EQ(waitpid(pid, &st, 0), pid);
+        ASSERT_TRUE(WIFEXITED(st));
+        ASSERT_EQ(WEXITSTATUS(st), 0);
+    }
+}
+
 /* Writes tag into a fresh pipe, returns its read end; *w gets the write end
  * moved to exactly fd at (so sources collide with the targets 3 and 4). */
 static int pipe_at(int at, int *w)

@@ -5,13 +5,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <pcre2.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -452,4 +456,24 @@ void tu_hide_pids_hierarchy(void)
         if (umount2(mps[i], MNT_DETACH) < 0)
             SKIP_FACILITY("mount-namespace", "umount %s: %s", mps[i],
                           strerror(errno));
+}
+
+void tu_syscall_fails(long nr, int arg, unsigned value, int err)
+{
+    ASSERT_TRUE(arg < 6);
+    /* The low 32 bits of the argument (little-endian), enough for the
+     * flags and id types tests match. */
+    unsigned off = (unsigned)offsetof(struct seccomp_data, args) +
+                   (unsigned)(arg < 0 ? 0 : arg) * 8;
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 3),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, off),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, value, 0, arg < 0 ? 0 : 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((unsigned)err & 0xffff)),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {sizeof f / sizeof f[0], f};
+    ASSERT_OK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
+    ASSERT_OK(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog));
 }

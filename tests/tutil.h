@@ -121,4 +121,12 @@ typedef struct tu_verdict {
 bool tu_judge(json_t *cs, const buf_t *raw, const buf_t *out, tu_verdict_t *v,
               buf_t *why);
 
+/* Makes system call nr fail with err for the rest of the calling test
+ * (and what it starts), as an older kernel would answer: every call when
+ * arg < 0, else only calls whose argument arg (0..5) equals value.  A
+ * seccomp filter (no_new_privs first); fails the test if it cannot be
+ * had. */
+#define TU_ANY_ARG (-1)
+void tu_syscall_fails(long nr, int arg, unsigned value, int err);
+
 #endif

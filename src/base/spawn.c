@@ -112,6 +112,24 @@
 
 extern char **environ;
 
+/*
+ * In the child: closes every fd from first up but keep (the errno pipe,
+ * CLOEXEC already).  For Linux 5.9 and 5.10, which have close_range but
+ * not its CLOSE_RANGE_CLOEXEC (5.11): a plain close is as good in a child
+ * whose fd table is its own, and two calls cost far less than a flag set
+ * on each of SPAWN_FALLBACK_MAX_FD fds.  False where close_range fails
+ * too (older kernels): nothing is known closed.
+ */
+static bool close_all_but(int first, int keep)
+{
+    if (keep < first)
+        return syscall(SYS_close_range, (unsigned)first, ~0u, 0) == 0;
+    return (keep == first ||
+            syscall(SYS_close_range, (unsigned)first, (unsigned)keep - 1,
+                    0) == 0) &&
+           syscall(SYS_close_range, (unsigned)keep + 1, ~0u, 0) == 0;
+}
+
 /* The kernel's struct sigaction for rt_sigaction(2), which differs from
  * glibc's: a 64-bit mask of the kernel's size. */
 struct kernel_sigaction {
@@ -394,7 +412,8 @@ __attribute__((noinline, noreturn)) static void child_main(const spawn_child_t *
 
     /* Every other fd closes at exec; the errno pipe stays usable until then. */
     if (syscall(SYS_close_range, (unsigned)first_free, ~0u,
-                CLOSE_RANGE_CLOEXEC) < 0) {
+                CLOSE_RANGE_CLOEXEC) < 0 &&
+        !close_all_but(first_free, errfd)) {
         for (int fd = first_free; fd < SPAWN_FALLBACK_MAX_FD; fd++)
             if (fd != errfd)
                 fcntl(fd, F_SETFD, FD_CLOEXEC);
