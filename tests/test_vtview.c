@@ -480,6 +480,45 @@ TEST(vtview_a_status_bar_aside_shows_its_last_frame_until_erased)
     vtview_free(v);
 }
 
+/* Lines drawn at different absolute rows between two takes are all
+ * shown, in the order drawn (an error among them is not lost to the last
+ * one); a row drawn again at the same place shows its last frame; the
+ * line in progress aside grows across takes; an erase blanks them all. */
+TEST(vtview_lines_at_different_absolute_rows_are_each_shown)
+{
+    vtview_t *v;
+    buf_t out = BUF_INIT;
+    bool drawn;
+    ASSERT_OK(vtview_new(&v));
+    TAKE(v,
+         "start\r\n\x1b[5;1Herror: first thing failed"
+         "\x1b[6;1Hsecond\x1b[5;1Herror: first thing failed!"
+         "\x1b[7;1Hthi",
+         &out, &drawn);
+    ASSERT_STR(TEXT(out),
+               "start\nerror: first thing failed!\nsecond\nthi");
+    /* VPA keeps the column. */
+    TAKE(v, "rd\x1b[8dfourth\r\n", &out, &drawn);
+    ASSERT_STR(TEXT(out), "rd\n     fourth\n");
+    /* A cursor saved aside comes back to the same screen row. */
+    TAKE(v, "\x1b[10;1H\x1b" "7ten\x1b[11;1Heleven\x1b" "8TEN\r\n", &out,
+         &drawn);
+    ASSERT_STR(TEXT(out), "TEN\neleven\n");
+    vtview_free(v);
+
+    /* Drawn and erased in one take: the screen shows none of it. */
+    ASSERT_OK(vtview_new(&v));
+    TAKE(v, "a\r\n\x1b[5;1Hfive\x1b[6;1Hsix\x1b[1;1H\x1b[J", &out,
+         &drawn);
+    ASSERT_STR(TEXT(out), "a\n");
+    /* An erase below a row aside leaves the rows above it. */
+    TAKE(v, "\x1b[3;1Hthree\x1b[5;1Hfive\x1b[4;1H\x1b[Jfour\r\n", &out,
+         &drawn);
+    ASSERT_STR(TEXT(out), "three\nfour\n");
+    buf_free(&out);
+    vtview_free(v);
+}
+
 /* The view of a fixture's bytes, taken after every `chunk` bytes (0:
  * once), joined. */
 static void view_fixture(const char *name, size_t chunk, buf_t *out)

@@ -53,6 +53,13 @@ typedef struct sq_line {
      * (vt.h): a line on a row that already gave one redraws it; rows
      * reached by an absolute move are all SQ_ROW_ASIDE. */
     uint64_t row;
+    /* For a row aside, which of the screen's rows the move named
+     * (1-based: ESC[5;1H is 5), so that lines drawn at different ones
+     * are told apart; 0 for every other row, and for an erase of the rows
+     * aside (ESC[J, ESC[2J: an empty line), which blanks those from
+     * screen row aside_from down (1: all of them). */
+    uint32_t aside_at;
+    uint32_t aside_from;
     bool cut;             /* a line longer than SQ_LINE_MAX, or (from the
                              stripper, vt.h) a piece of one */
     bool more;            /* a piece with more of its line to come */

@@ -195,7 +195,9 @@ struct vt {
     bool row_dirty;
     uint64_t saved_row;  /* ESC 7 / ESC[s */
     size_t saved_col;
+    uint32_t saved_at;
     bool saved;
+    uint32_t aside_at;   /* the screen row a row aside is (sq_line_t) */
     bool aside_shown;    /* a row aside gave text that no erase took */
     struct vt_kept *kept; /* the last rows' text, made at the first row */
 
@@ -493,6 +495,7 @@ static int vt_deliver(vt_t *vt, size_t len, sq_line_kind_t kind, bool cut,
     l.raw_end = raw_end;
     l.frames = vt->frames ? vt->frames : (vt_redraws(vt) ? 1 : 0);
     l.row = vt->row;
+    l.aside_at = vt->row == SQ_ROW_ASIDE ? vt->aside_at : 0;
     l.cut = cut;
     if (counted)
         vt->text_bytes += binary || damaged ? raw_len : len + 1;
@@ -1173,7 +1176,19 @@ static void vt_save_cursor(vt_t *vt)
 {
     vt->saved_row = vt->row;
     vt->saved_col = vt_cursor_col(vt);
+    vt->saved_at = vt->aside_at;
     vt->saved = true;
+}
+
+/* Moves the cursor to the screen's row `at` (1-based: CUP, HVP, VPA, or
+ * the restore of a cursor saved there), column col: a row aside, since
+ * which row that is among the ones counted is not known here; `at` tells
+ * the lines drawn there apart (sq_line_t aside_at). */
+static int vt_move_aside(vt_t *vt, unsigned at, size_t col, uint64_t raw_end)
+{
+    int rc = vt_move_row(vt, SQ_ROW_ASIDE, col, false, raw_end);
+    vt->aside_at = at ? at : 1;
+    return rc;
 }
 
 /* ESC 8, ESC[u: back to the remembered row and column (a row further back
@@ -1185,18 +1200,22 @@ static int vt_restore_cursor(vt_t *vt, uint64_t raw_end)
         vt_move_col(vt, 0);
         return 0;
     }
+    if (vt->saved_row == SQ_ROW_ASIDE)
+        return vt_move_aside(vt, vt->saved_at, vt->saved_col, raw_end);
     return vt_move_row(vt, vt->saved_row, vt->saved_col, false, raw_end);
 }
 
 /* Hands out row r, not the cursor's, blanked by an erase: an empty
  * redraw, so that a reader drops what it showed there.  It holds no
- * bytes: the erase is the cursor's line's, which comes out later. */
-static int vt_blank_row(vt_t *vt, uint64_t r)
+ * bytes: the erase is the cursor's line's, which comes out later.  For
+ * the rows aside, those from screen row `from` down. */
+static int vt_blank_row(vt_t *vt, uint64_t r, uint32_t from)
 {
     sq_line_t l;
     memset(&l, 0, sizeof l);
     l.text = "";
     l.kind = SQ_LINE_OVERWRITE;
+    l.aside_from = r == SQ_ROW_ASIDE ? from : 0;
     l.lineno = ++vt->lines;
     l.raw_start = l.raw_end = vt->line_raw_start;
     l.frames = 1;
@@ -1206,16 +1225,23 @@ static int vt_blank_row(vt_t *vt, uint64_t r)
     return vt->fn(&l, vt->data);
 }
 
-/* ED 0 and ED 2 (ESC[J, ESC[2J) blank the row aside, where a status bar
- * stands at the bottom of the screen (apt's); ED 0 also blanks the rows
- * below the cursor, each that showed text coming out again, empty.  0 or
- * the callback's negative return. */
+/* ED 0 and ED 2 (ESC[J, ESC[2J) blank the rows aside, where a status
+ * bar stands at the bottom of the screen (apt's); from a row aside, the
+ * screen's rows below it (ED 0: ESC[H ESC[J clears the screen) or all of
+ * them (ED 2).  ED 0 also blanks the counted rows below the cursor, each
+ * that showed text coming out again, empty.  0 or the callback's
+ * negative return. */
 static int vt_erase_below(vt_t *vt, unsigned mode)
 {
     int rc = 0;
-    if (vt->aside_shown && vt->row != SQ_ROW_ASIDE) {
-        vt->aside_shown = false;
-        rc = vt_blank_row(vt, SQ_ROW_ASIDE);
+    if (vt->aside_shown) {
+        uint32_t from = vt->row != SQ_ROW_ASIDE || mode != 0 ? 1
+                        : vt->aside_at < UINT32_MAX ? vt->aside_at + 1
+                                                    : UINT32_MAX;
+        /* Rows above the cursor's may still show text aside. */
+        if (from <= 1 || vt->row != SQ_ROW_ASIDE)
+            vt->aside_shown = false;
+        rc = vt_blank_row(vt, SQ_ROW_ASIDE, from);
     }
     if (mode != 0 || vt->row == SQ_ROW_ASIDE || vt->row + 1 >= vt->rows)
         return rc;
@@ -1233,7 +1259,7 @@ static int vt_erase_below(vt_t *vt, unsigned mode)
             s->len = s->ctl = 0;
             s->colours = 0;
         }
-        rc = vt_blank_row(vt, r);
+        rc = vt_blank_row(vt, r, 0);
     }
     return rc;
 }
@@ -1274,11 +1300,11 @@ static int vt_csi(vt_t *vt, unsigned char f, uint64_t raw_end)
         break;
     case 'H':
     case 'f':
-        return vt_move_row(vt, SQ_ROW_ASIDE, vt_param(vt, 1, 1) - 1, false,
-                           raw_end);
+        return vt_move_aside(vt, vt_param(vt, 0, 1), vt_param(vt, 1, 1) - 1,
+                             raw_end);
     case 'd':
-        return vt_move_row(vt, SQ_ROW_ASIDE, vt_cursor_col(vt), false,
-                           raw_end);
+        return vt_move_aside(vt, vt_param(vt, 0, 1), vt_cursor_col(vt),
+                             raw_end);
     case 'C': {
         size_t col = vt_cursor_col(vt) + vt_param(vt, 0, 1);
         vt_move_col(vt, col);
@@ -1566,9 +1592,10 @@ size_t vt_pending(const vt_t *vt, const char **text, bool *binary)
     return vt->line.len;
 }
 
-bool vt_cursor_row(const vt_t *vt, uint64_t *row, bool *fresh)
+bool vt_cursor_row(const vt_t *vt, uint64_t *row, uint32_t *at, bool *fresh)
 {
     *row = vt->row;
+    *at = vt->row == SQ_ROW_ASIDE ? vt->aside_at : 0;
     *fresh = vt->row != SQ_ROW_ASIDE && vt->row >= vt->rows;
     return vt_row_pending(vt, false);
 }

@@ -18,7 +18,8 @@
  *   (sq_line_t.row), so a reader can put the new text where the old was.
  *   ED 0 (ESC[J) also blanks the rows below the cursor.  A move to an
  *   absolute row (CUP, HVP, VPA) goes aside (SQ_ROW_ASIDE): the screen's
- *   height, and so which row it names, is not known here.  Rows are
+ *   height, and so which counted row it names, is not known here; the
+ *   row it named comes with each line drawn there (sq_line_t aside_at).  Rows are
  *   lines: a line wider than the terminal counts as one row;
  *   SGR colour is kept as line metadata (red / yellow / green); OSC, DCS,
  *   APC, PM and SOS strings and every other escape are swallowed, and so
@@ -121,11 +122,12 @@ void vt_counts(const vt_t *vt, uint64_t *raw_bytes, uint64_t *lines,
  * out BINARY if it ended now.  Returns its length. */
 size_t vt_pending(const vt_t *vt, const char **text, bool *binary);
 /* Where the line in progress stands: *row receives the cursor's row
- * (SQ_ROW_ASIDE after an absolute move), *fresh whether no line came
+ * (SQ_ROW_ASIDE after an absolute move, *at then which of the screen's
+ * rows, as sq_line_t aside_at; 0 otherwise), *fresh whether no line came
  * from that row yet (it is below all that did).  Returns whether the row
  * shows something not handed out yet: text on a new row or one aside, or
  * a change to a row drawn before. */
-bool vt_cursor_row(const vt_t *vt, uint64_t *row, bool *fresh);
+bool vt_cursor_row(const vt_t *vt, uint64_t *row, uint32_t *at, bool *fresh);
 /* Appends to out the text row `row` shows now, as the stripper keeps it
  * (VT_ROWS_KEEP_BYTES): its bytes as the line held them, which may be
  * ill-formed where the output was.  Returns 1; 0 when the row's text is

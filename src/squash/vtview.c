@@ -7,7 +7,10 @@
  * that a row drawn again (vt.h: a program that goes back up and redraws
  * its last lines) replaces its text where it stands rather than adding
  * lines.  A row no move can reach any more is final: it leaves the hand
- * for `ended`.  The line in progress is read from the stripper at the take
+ * for `ended`.  Rows aside (drawn after an absolute move) have no place
+ * among the others: each screen row drawn that way is a row in hand of
+ * its own, after the rows before it.  The line in progress is read from
+ * the stripper at the take
  * and remembered in `shown`, so that the next take can tell whether the
  * line only grew (give the new text) or was drawn over (give it whole).
  */
@@ -38,9 +41,11 @@ typedef struct {
     uint64_t hash; /* of the text given, 0: none */
 } view_given_t;
 
-/* A row in hand: its text is arena[off, off + len). */
+/* A row in hand: its text is arena[off, off + len).  Rows aside (several
+ * may be in hand) are told apart by the screen row they are, `at`. */
 typedef struct {
     uint64_t row;
+    uint32_t at;
     size_t off, len;
     bool marker; /* a binary line's marker: shown as it is, never escaped */
     bool open;   /* no line end: more pieces come, or the stream ended */
@@ -56,6 +61,7 @@ struct vtview {
     uint64_t seen;    /* rows below this gave a line already */
     buf_t shown;      /* the line in progress as the last take gave it */
     uint64_t shown_row;
+    uint32_t shown_at;
     bool shown_esc;   /* ... after EMIT_ESCAPE */
     bool in_piece;    /* a cut line's later pieces are coming ... */
     view_row_t *piece; /* ... for this row in hand */
@@ -83,13 +89,13 @@ static const char *view_text(const vtview_t *v, const view_row_t *r)
  * The first row given after a take that showed a line in progress is
  * that line's continuation: when it is the same row and only grew, only
  * the part not shown yet is given.  0 or -ENOMEM. */
-static int view_emit(vtview_t *v, buf_t *out, uint64_t row, const char *t,
-                     size_t n, bool marker, bool nl)
+static int view_emit(vtview_t *v, buf_t *out, uint64_t row, uint32_t at,
+                     const char *t, size_t n, bool marker, bool nl)
 {
     bool esc = !marker && emit_raw_escaped(t, n);
     size_t from = 0;
     if (v->shown.len) {
-        if (row == v->shown_row && v->shown.len <= n &&
+        if (row == v->shown_row && at == v->shown_at && v->shown.len <= n &&
             esc == v->shown_esc && memcmp(t, v->shown.p, v->shown.len) == 0)
             from = v->shown.len;
         buf_reset(&v->shown);
@@ -154,7 +160,7 @@ static int view_give(vtview_t *v, buf_t *out, const view_row_t *r,
 {
     if (r->row == SQ_ROW_ASIDE && !n)
         return 0;
-    int rc = view_emit(v, out, r->row, t, n, r->marker, !r->open);
+    int rc = view_emit(v, out, r->row, r->at, t, n, r->marker, !r->open);
     if (rc == 0)
         rc = view_note_given(v, r->row,
                              r->open ? 0 : view_hash(t, n, r->marker));
@@ -216,13 +222,33 @@ static int view_room(vtview_t *v)
     return 0;
 }
 
-/* The row in hand that shows row `row`, or NULL. */
-static view_row_t *view_find(vtview_t *v, uint64_t row)
+/* The row in hand that shows row `row` (aside: screen row `at`), or
+ * NULL. */
+static view_row_t *view_find(vtview_t *v, uint64_t row, uint32_t at)
 {
-    for (size_t i = v->nrows; i-- > 0;)
-        if (view_row(v, i)->row == row)
-            return view_row(v, i);
+    for (size_t i = v->nrows; i-- > 0;) {
+        view_row_t *r = view_row(v, i);
+        if (r->row == row && (row != SQ_ROW_ASIDE || r->at == at))
+            return r;
+    }
     return NULL;
+}
+
+/* An erase of the rows aside from screen row `from` down (sq_line_t
+ * aside_from): those in hand are blank now.  True when there was one. */
+static bool view_blank_aside(vtview_t *v, uint32_t from)
+{
+    bool any = false;
+    for (size_t i = 0; i < v->nrows; i++) {
+        view_row_t *r = view_row(v, i);
+        if (r->row == SQ_ROW_ASIDE && r->at >= from) {
+            v->live -= r->len;
+            r->len = 0;
+            r->open = false;
+            any = true;
+        }
+    }
+    return any;
 }
 
 /* Makes room in hand for row `row`, not in hand, where the screen shows
@@ -230,23 +256,24 @@ static view_row_t *view_find(vtview_t *v, uint64_t row)
  * earlier take showed it comes back in its place among the rest.  A row
  * aside has no place: it goes at the end, and the rows before it stay
  * before it. */
-static view_row_t *view_insert(vtview_t *v, uint64_t row)
+static view_row_t *view_insert(vtview_t *v, uint64_t row, uint32_t at)
 {
-    size_t at = v->nrows;
-    while (row != SQ_ROW_ASIDE && at) {
-        uint64_t before = view_row(v, at - 1)->row;
+    size_t i = v->nrows;
+    while (row != SQ_ROW_ASIDE && i) {
+        uint64_t before = view_row(v, i - 1)->row;
         if (before == SQ_ROW_ASIDE || before < row)
             break;
-        at--;
+        i--;
     }
-    for (size_t i = v->nrows; i > at; i--)
-        *view_row(v, i) = *view_row(v, i - 1);
+    for (size_t k = v->nrows; k > i; k--)
+        *view_row(v, k) = *view_row(v, k - 1);
     v->nrows++;
-    view_row_t *r = view_row(v, at);
+    view_row_t *r = view_row(v, i);
     /* empty until view_hold fills it: a compaction in between copies it
      * as it stands */
     memset(r, 0, sizeof *r);
     r->row = row;
+    r->at = at;
     r->off = v->arena.len;
     return r;
 }
@@ -270,14 +297,21 @@ static int view_hold(vtview_t *v, const sq_line_t *l, const char *t,
     if (l->row != SQ_ROW_ASIDE && l->row >= v->seen)
         v->seen = l->row + 1;
     int rc = 0;
-    if (redraw && (r = view_find(v, l->row)) != NULL) {
+    if (l->row == SQ_ROW_ASIDE && l->aside_from) {
+        /* An erase: nothing to hold when nothing aside is in hand (a
+         * row aside given before shows nothing new either). */
+        view_blank_aside(v, l->aside_from);
+        v->piece = NULL;
+        return 0;
+    }
+    if (redraw && (r = view_find(v, l->row, l->aside_at)) != NULL) {
         v->live -= r->len;
         r->len = 0;
     } else {
         if ((rc = view_room(v)) < 0 ||
             (v->nrows == VIEW_ROWS && (rc = view_flush_one(v)) < 0))
             return rc;
-        r = view_insert(v, l->row);
+        r = view_insert(v, l->row, l->aside_at);
     }
     if ((rc = view_compact(v)) < 0)
         return rc;
@@ -372,7 +406,7 @@ static int view_fill(vtview_t *v, buf_t *out, uint64_t from, uint64_t to)
             (rc = utf8_finish(&d, &text)) < 0)
             break;
         const char *t = text.p ? text.p : "";
-        if ((rc = view_emit(v, out, row, t, text.len, false, true)) == 0)
+        if ((rc = view_emit(v, out, row, 0, t, text.len, false, true)) == 0)
             rc = view_note_given(v, row, view_hash(t, text.len, false));
     }
     buf_free(&raw);
@@ -428,8 +462,9 @@ static size_t view_to_give(vtview_t *v, uint64_t crow, const view_row_t *cur,
 int vtview_skip(vtview_t *v, uint64_t bytes, uint64_t lines)
 {
     uint64_t crow;
+    uint32_t cat;
     bool fresh;
-    vt_cursor_row(v->vt, &crow, &fresh);
+    vt_cursor_row(v->vt, &crow, &cat, &fresh);
     v->skipping = true;
     int rc = vt_skip(v->vt, bytes, lines);
     v->skipping = false;
@@ -473,8 +508,9 @@ int vtview_take(vtview_t *v, buf_t *out, bool *drawn_over)
     const char *t;
     bool binary, fresh;
     uint64_t crow;
+    uint32_t cat;
     size_t n = vt_pending(v->vt, &t, &binary);
-    bool pending = vt_cursor_row(v->vt, &crow, &fresh) && !binary;
+    bool pending = vt_cursor_row(v->vt, &crow, &cat, &fresh) && !binary;
     buf_t text = BUF_INIT;
     if (rc == 0 && pending && n) {
         /* A character still being written stays for the next take; bytes
@@ -484,7 +520,7 @@ int vtview_take(vtview_t *v, buf_t *out, bool *drawn_over)
         rc = utf8_decode(&d, t, n, &text);
     }
     const char *pt = text.p ? text.p : "";
-    view_row_t *cur = pending && !fresh ? view_find(v, crow) : NULL;
+    view_row_t *cur = pending && !fresh ? view_find(v, crow, cat) : NULL;
 
     /* The rows given: from the first that shows what no take gave there
      * to the last, and every row of the screen between them (a take gives
@@ -523,13 +559,14 @@ int vtview_take(vtview_t *v, buf_t *out, bool *drawn_over)
         if (first < end)
             rc = view_fill(v, out, prev, crow);
         if (rc == 0)
-            rc = view_emit(v, out, crow, pt, text.len, false, !open);
+            rc = view_emit(v, out, crow, cat, pt, text.len, false, !open);
         if (rc == 0)
             rc = view_note_given(v, crow,
                                  open ? 0 : view_hash(pt, text.len, false));
         if (rc == 0 && open) {
             rc = buf_append(&v->shown, pt, text.len);
             v->shown_row = crow;
+            v->shown_at = cat;
             v->shown_esc = esc;
         }
     }
