@@ -140,8 +140,8 @@ static const char *const registry_migrations[REGISTRY_SCHEMA_VERSION] = {
      * only in the commit after the spawn; an owner that died between the
      * two leaves a `starting` row whose leaf reconcile finds through these.
      * NULL where the owner had none (or was an older build). */
-    "ALTER TABLE owners ADD COLUMN cgroup TEXT;"
-    "ALTER TABLE owners ADD COLUMN pids_cgroup TEXT;",
+    ("ALTER TABLE owners ADD COLUMN cgroup TEXT;"
+     "ALTER TABLE owners ADD COLUMN pids_cgroup TEXT;"),
 };
 
 _Static_assert(REGISTRY_FIRST_RUN_ID == 1000,
