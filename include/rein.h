@@ -76,7 +76,8 @@ typedef enum rein_err {
 
 /* The message for any code rein returns: its own or -errno.  Never NULL. */
 const char *rein_strerror(int err);
-/* The symbolic name ("EPTY_RUNNING", "ENOENT"); "EUNKNOWN" when unknown. */
+/* The symbolic name ("EPTY_RUNNING", "ENOENT"); "OK" for 0, as
+ * rein_strerror says "success"; "EUNKNOWN" when unknown. */
 const char *rein_err_name(int err);
 
 /* Releases a buffer that rein allocated for the caller.  NULL is a no-op. */

@@ -21,6 +21,7 @@ TEST(err_errno_codes_map_through)
     ASSERT_STR(rein_err_name(-99999), "EUNKNOWN");
     ASSERT_STR(rein_strerror(-99999), "unknown error");
     ASSERT_STR(rein_strerror(0), "success");
+    ASSERT_STR(rein_err_name(0), "OK");
 }
 
 /* Every public call that returns an error code refuses a NULL handle or

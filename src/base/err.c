@@ -39,7 +39,7 @@ const char *rein_err_name(int err)
         if (n)
             return n;
     }
-    return "EUNKNOWN";
+    return err == 0 ? "OK" : "EUNKNOWN";
 }
 
 void rein_free(void *p)
