@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/env.h"
 #include "base/procfs.h"
 #include "base/spawn.h"
 #include "harness.h"
@@ -228,6 +229,33 @@ TEST(spawn_child_inherits_no_fds_on_older_kernels)
         ASSERT_TRUE(WIFEXITED(st));
         ASSERT_EQ(WEXITSTATUS(st), 0);
     }
+}
+
+/* An environment with a name twice (execve allows it) gives the child
+ * that name once: the first value, as getenv reads it, or the one rein
+ * sets over it; never a second copy a shell would take instead. */
+TEST(spawn_env_with_a_name_twice_passes_it_once)
+{
+    static const char *const base[] = {"A=first", "B=b", "A=second", "=x",
+                                       "junk", NULL};
+    env_t e;
+    ASSERT_OK(env_init(&e, base));
+    ASSERT_EQ(e.n, 2);
+    ASSERT_STR(env_get(&e, "A"), "first");
+    const char *argv[] = {"sh", "-c", "echo \"$A $B\"; env | grep -c '^A='",
+                          NULL};
+    for (int k = 0; k < 2; k++) {
+        if (k == 1)
+            ASSERT_OK(env_put(&e, "A=set"));
+        spawn_opts_t o;
+        buf_t out = BUF_INIT;
+        opts(&o, argv);
+        o.envp = (const char *const *)e.v;
+        ASSERT_EQ(tu_run(&o, &out), 0);
+        ASSERT_STR(out.p, k == 0 ? "first b\n1\n" : "set b\n1\n");
+        buf_free(&out);
+    }
+    env_free(&e);
 }
 
 /* Writes tag into a fresh pipe, returns its read end; *w gets the write end

@@ -45,8 +45,11 @@ int env_init(env_t *e, const char *const *base)
     if (!e->v)
         return -ENOMEM;
     for (size_t i = 0; i < n; i++) {
-        if (!env_valid(src[i]))
-            continue; /* keep only well-formed entries */
+        /* Only well-formed entries, and a name once: the first, which is
+         * the one getenv finds.  With both, a replaced first would leave
+         * the second to a shell, which takes the last it reads. */
+        if (!env_valid(src[i]) || find(e, src[i], name_len(src[i])) >= 0)
+            continue;
         e->v[e->n] = strdup(src[i]);
         if (!e->v[e->n]) {
             env_free(e);

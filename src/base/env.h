@@ -16,7 +16,8 @@ typedef struct env {
     size_t n;
 } env_t;
 
-/* Copies base (NULL: environ) into e. */
+/* Copies base (NULL: environ) into e: its well-formed entries, each name
+ * once (the first, as getenv finds it). */
 int env_init(env_t *e, const char *const *base);
 /* Sets "NAME=value" (replacing NAME).  REIN_EENV when malformed. */
 int env_put(env_t *e, const char *entry);
