@@ -803,6 +803,43 @@ TEST(run_ctrl_z_suspends_the_job_with_rein_and_fg_resumes_both)
     buf_free(&t.out);
 }
 
+/* A shell inside rein's terminal does its own job control: a TSTP for
+ * rein while that shell's job has the terminal suspends the job alone,
+ * as ^Z would at a terminal; the inner shell says `Stopped`, rein runs
+ * on, and the shell's own `fg` resumes the job. */
+TEST(run_ctrl_z_under_a_shell_inside_suspends_that_shells_job)
+{
+    setup();
+    char pidfile[PATH_MAX], line[4 * PATH_MAX];
+    snprintf(pidfile, sizeof pidfile, "%s/job.pid", test_tmpdir());
+    setenv("PS1", "inner$ ", 1);
+    unsetenv("PROMPT_COMMAND");
+    const char *args[] = {"run", "--raw", "--", "/bin/bash", "--norc",
+                          "--noprofile", "-i", NULL};
+    struct tty t;
+    tty_start(&t, args, 100, 30);
+    tty_expect(&t, "inner$ ");
+    snprintf(line, sizeof line,
+             "sh -c 'echo $$ > %s.tmp && mv %s.tmp %s && exec sleep 100'\r",
+             pidfile, pidfile, pidfile);
+    tty_send(&t, line);
+    pid_t job = await_pidfile(pidfile);
+    buf_reset(&t.out);
+    ASSERT_OK(kill(t.pid, SIGTSTP));
+    tty_expect(&t, "Stopped");
+    await_state(job, 'T', true);
+    procfs_stat_t st;
+    ASSERT_OK(procfs_read_stat(t.pid, &st));
+    ASSERT_TRUE(st.state != 'T'); /* rein itself runs on */
+    tty_send(&t, "fg\r");
+    await_state(job, 'T', false);
+    tty_send(&t, "\x03"); /* the job ends; then the shell */
+    tty_expect(&t, "inner$ ");
+    tty_send(&t, "exit 0\r");
+    ASSERT_EQ(tty_finish(&t), 0);
+    buf_free(&t.out);
+}
+
 /* With no shell to resume it (rein leads its own session, an orphaned
  * group), Ctrl-Z stops neither rein nor the job for more than a moment:
  * the job goes on reading. */

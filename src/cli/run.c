@@ -845,22 +845,32 @@ static const int run_signals[] = {SIGWINCH, SIGINT,  SIGTERM,
 
 /*
  * Ctrl-Z at a cooked terminal (or a TSTP from outside): the job is
- * suspended with rein, as a shell suspends a job.  The job's group gets
- * SIGSTOP, not SIGTSTP: it is in a session of its own whose leader's
- * parent (rein) is outside it, an orphaned group, and the kernel drops
- * the terminal stop signals sent to one (POSIX), so SIGTSTP would stop
- * nothing.  rein then stops itself with SIGTSTP, which the same rule
- * drops when rein's own group is orphaned: no shell could resume it.
- * Once it runs again (resumed, or never stopped) the job is continued,
- * the terminal put back in the job's mode (the shell set its own while
- * it had the terminal) and the job told the size (a resize meanwhile
- * was the shell's to see).  A raw terminal sends ^Z to the job as a byte:
- * what it means there is the program's business.
+ * suspended with rein, as a shell suspends a job.
+ *
+ * When the PTY's foreground is a job a shell inside it started (`rein run
+ * -- bash -i`, then `make`), that shell does job control: the job gets
+ * SIGTSTP, as from ^Z at a terminal, the shell takes the terminal back
+ * and says `Stopped`, and rein runs on.  Otherwise the foreground is the
+ * run leader's own group: it leads a session whose leader's parent (rein)
+ * is outside it, an orphaned group, and the kernel drops the terminal
+ * stop signals sent to one (POSIX), so it gets SIGSTOP.  rein then stops
+ * itself with SIGTSTP, which the same rule drops when rein's own group is
+ * orphaned: no shell could resume it.  Once it runs again (resumed, or
+ * never stopped) that group is continued, the terminal put back in the
+ * job's mode (the shell set its own while it had the terminal) and the
+ * job told the size (a resize meanwhile was the shell's to see).  A raw
+ * terminal sends ^Z to the job as a byte: what it means there is the
+ * program's business.
  */
 static void run_suspend(struct run *r)
 {
-    bool job = r->id && !r->done &&
-               rein_sup_signal(r->sup, r->id, SIGSTOP) == 0;
+    pid_t pg = r->id && !r->done ? sup_run_fg_group(r->sup, r->id) : -1;
+    if (pg > 0 && pg != r->pid) {
+        sup_run_signal_group(r->sup, r->id, pg, SIGTSTP);
+        return;
+    }
+    bool job = pg > 0 &&
+               sup_run_signal_group(r->sup, r->id, pg, SIGSTOP) == 0;
     enum run_term was = r->term;
     run_status_clear(r);
     run_term_restore(r);
@@ -874,7 +884,7 @@ static void run_suspend(struct run *r)
     sigprocmask(SIG_UNBLOCK, &tstp, NULL);
     sigprocmask(SIG_BLOCK, &tstp, NULL);
     if (job)
-        rein_sup_signal(r->sup, r->id, SIGCONT);
+        sup_run_signal_group(r->sup, r->id, pg, SIGCONT);
     if (r->have_saved && was != TERM_COOKED)
         run_term_apply(r, was);
     run_sync_size(r);

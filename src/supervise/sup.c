@@ -1608,7 +1608,9 @@ int rein_sup_resize(rein_sup_t *s, int64_t id, unsigned cols, unsigned rows)
                         ptyio_clamp_rows(rows));
 }
 
-int rein_sup_signal(rein_sup_t *s, int64_t id, int signo)
+/* Run id, if it is running and its leader not reaped (so that its
+ * session's id is still its own), in *out. */
+static int signal_target(rein_sup_t *s, int64_t id, struct run **out)
 {
     if (!s)
         return -EINVAL;
@@ -1617,15 +1619,53 @@ int rein_sup_signal(rein_sup_t *s, int64_t id, int signo)
         return REIN_ENORUN;
     if (r->state != REIN_RUN_RUNNING || r->reaped)
         return REIN_ENOTRUNNING;
+    *out = r;
+    return 0;
+}
+
+/* Whether process group pg is one of run r's: the leader's own, or one
+ * whose leader is in the run's session (the session's id is the run
+ * leader's pid, ours while the leader is not reaped). */
+static bool run_group(const struct run *r, pid_t pg)
+{
+    procfs_stat_t st;
+    return pg == r->pid ||
+           (pg > 1 && procfs_read_stat(pg, &st) == 0 && st.session == r->pid);
+}
+
+int rein_sup_signal(rein_sup_t *s, int64_t id, int signo)
+{
+    struct run *r;
+    int rc = signal_target(s, id, &r);
+    if (rc < 0)
+        return rc;
     pid_t pg = r->pid;
     if (r->tty) {
         /* The terminal's foreground group, if it is one of the run's. */
         pid_t fg = tcgetpgrp(r->out_fd);
-        procfs_stat_t st;
-        if (fg > 1 && procfs_read_stat(fg, &st) == 0 && st.session == r->pid)
+        if (run_group(r, fg))
             pg = fg;
     }
     return ptree_signal_group(pg, signo);
+}
+
+pid_t sup_run_fg_group(rein_sup_t *s, int64_t id)
+{
+    struct run *r;
+    int rc = signal_target(s, id, &r);
+    if (rc < 0)
+        return rc;
+    pid_t fg = r->tty ? tcgetpgrp(r->out_fd) : r->pid;
+    return run_group(r, fg) ? fg : r->pid;
+}
+
+int sup_run_signal_group(rein_sup_t *s, int64_t id, pid_t pg, int signo)
+{
+    struct run *r;
+    int rc = signal_target(s, id, &r);
+    if (rc < 0)
+        return rc;
+    return run_group(r, pg) ? ptree_signal_group(pg, signo) : -ESRCH;
 }
 
 int sup_run_cancel(rein_sup_t *s, int64_t id, rein_reason_t why, int signo,

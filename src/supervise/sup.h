@@ -96,6 +96,14 @@ void sup_run_release(rein_sup_t *s, int64_t id);
  * reconcile) or a bad signal; REIN_ENORUN for an unknown run. */
 int sup_run_cancel(rein_sup_t *s, int64_t id, rein_reason_t why, int signo,
                    int grace_ms);
+/* The process group rein_sup_signal would signal now: the run's
+ * terminal's foreground group if it is one of the run's, else the
+ * leader's (whose id is the leader's pid).  REIN_ENORUN, REIN_ENOTRUNNING
+ * as rein_sup_signal. */
+pid_t sup_run_fg_group(rein_sup_t *s, int64_t id);
+/* signo to process group pg if it is one of run id's (the leader's, or
+ * one led from within its session); -ESRCH when it is not. */
+int sup_run_signal_group(rein_sup_t *s, int64_t id, pid_t pg, int signo);
 /* True when ending run id needed SIGKILL after the grace. */
 bool sup_run_escalated(rein_sup_t *s, int64_t id);
 /* Drops run id's callbacks (its owner is freed first); the run goes on
