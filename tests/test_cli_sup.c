@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,6 +299,19 @@ static int kill_finish(pid_t pid, int fd, buf_t *out)
     return WEXITSTATUS(st);
 }
 
+/* Deletes owner id's row, as if it had never been recorded. */
+static void forget_owner(const char *dir, const char *id)
+{
+    char db[PATH_MAX + 32], sql[128];
+    snprintf(db, sizeof db, "%s/%s", dir, REGISTRY_FILE);
+    snprintf(sql, sizeof sql, "DELETE FROM owners WHERE id = '%s'", id);
+    sqlite3 *raw;
+    ASSERT_EQ(sqlite3_open(db, &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
+    ASSERT_EQ(sqlite3_changes(raw), 1);
+    sqlite3_close(raw);
+}
+
 /* Sets run id's record: state, and the process it names (0: none). */
 static void set_run(const char *dir, int64_t id, int state, pid_t pid,
                     uint64_t start)
@@ -318,7 +332,8 @@ static void set_run(const char *dir, int64_t id, int state, pid_t pid,
  * so and waits for the record (the owner's commit after its spawn), then
  * kills what it names; a record that never comes ends the wait at
  * CLI_KILL_STARTING_WAIT_MS, nothing signalled; an owner that dies
- * meanwhile hands the run to reconciliation. */
+ * meanwhile hands the run to reconciliation; one the registry no longer
+ * knows leaves nothing to find (exit 125, nothing signalled). */
 TEST_T(cli_kill_of_a_starting_run_waits_for_its_record, 60)
 {
     char dir[PATH_MAX];
@@ -332,7 +347,7 @@ TEST_T(cli_kill_of_a_starting_run_waits_for_its_record, 60)
     ASSERT_OK(procfs_start_time(owner, &owner_start));
     ASSERT_OK(procfs_start_time(run, &run_start));
     buf_t out = BUF_INIT;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         snprintf(owner_id, sizeof owner_id, "%032d", 20 + k);
         /* Lease far ahead, and its process alive: a live owner. */
         tu_plant_t p = {owner_id, boot, owner, owner_start, 4102444800000,
@@ -340,6 +355,14 @@ TEST_T(cli_kill_of_a_starting_run_waits_for_its_record, 60)
         int64_t id = tu_plant_run(dir, &p);
         set_run(dir, id, REIN_RUN_STARTING, 0, 0);
         snprintf(ids, sizeof ids, "%lld", (long long)id);
+        if (k == 3) {
+            forget_owner(dir, owner_id);
+            buf_reset(&out);
+            const char *args[] = {"kill", ids, NULL};
+            ASSERT_EQ(rein(args, &out), 125);
+            ASSERT_CONTAINS(out.p, "by an owner the registry does not know");
+            continue;
+        }
         pid_t kp;
         int fd = kill_start(ids, &kp);
         char line[256];

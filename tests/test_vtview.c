@@ -515,6 +515,41 @@ TEST(vtview_lines_at_different_absolute_rows_are_each_shown)
     TAKE(v, "\x1b[3;1Hthree\x1b[5;1Hfive\x1b[4;1H\x1b[Jfour\r\n", &out,
          &drawn);
     ASSERT_STR(TEXT(out), "three\nfour\n");
+    vtview_free(v);
+
+    /* From column 1 it takes the cursor's row too: ESC[H ESC[J, the
+     * `clear` of vt100 and the Linux console, clears everything. */
+    static const char *const cleared[] = {
+        "a\r\n\x1b[1;1Hone\x1b[6;1Hsix\x1b[H\x1b[J",
+        "a\r\n\x1b[5;1Hfive\x1b[6;1Hsix\x1b[5;1H\x1b[J",
+    };
+    for (size_t i = 0; i < 2; i++) {
+        ASSERT_OK(vtview_new(&v));
+        buf_reset(&out);
+        ASSERT_OK(vtview_feed(v, cleared[i], strlen(cleared[i])));
+        ASSERT_OK(vtview_take(v, &out, &drawn));
+        ASSERT_STR(TEXT(out), "a\n");
+        vtview_free(v);
+    }
+
+    /* Text at rows not drawn before is drawn over nothing. */
+    ASSERT_OK(vtview_new(&v));
+    TAKE(v, "a\r\n\x1b[5;1Hfive\x1b[6;1Hsix\x1b[7;1Hseven\r\n", &out,
+         &drawn);
+    ASSERT_STR(TEXT(out), "a\nfive\nsix\nseven\n");
+    ASSERT_FALSE(drawn);
+    TAKE(v, "\x1b[6;1HSIX\r\n", &out, &drawn);
+    ASSERT_STR(TEXT(out), "SIX\n");
+    ASSERT_TRUE(drawn);
+    vtview_free(v);
+
+    /* A line aside shown without its end, then erased: it ends there,
+     * and what comes next is a line of its own. */
+    ASSERT_OK(vtview_new(&v));
+    TAKE(v, "a\r\n\x1b[5;1Hthi", &out, &drawn);
+    ASSERT_STR(TEXT(out), "a\nthi");
+    TAKE(v, "\x1b[1;1H\x1b[2Jnext\r\n", &out, &drawn);
+    ASSERT_STR(TEXT(out), "\nnext\n");
     buf_free(&out);
     vtview_free(v);
 }

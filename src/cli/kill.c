@@ -177,8 +177,9 @@ static int kill_await_start(registry_t *reg, run_record_t *rec)
 {
     int64_t id = rec->id, end = kill_now_ms() + CLI_KILL_STARTING_WAIT_MS;
     bool said = false;
+    cli_owner_t owner = CLI_OWNER_ALIVE;
     while (rec->state == REIN_RUN_STARTING &&
-           cli_owner_check(reg, rec->owner) == CLI_OWNER_ALIVE) {
+           (owner = cli_owner_check(reg, rec->owner)) == CLI_OWNER_ALIVE) {
         if (kill_now_ms() >= end) {
             fprintf(stderr, "rein kill: run %lld is still starting after "
                             "%d ms: its owner has recorded no process of "
@@ -200,6 +201,15 @@ static int kill_await_start(registry_t *reg, run_record_t *rec)
             fprintf(stderr, "rein kill: %s\n", registry_errmsg(reg));
             return CLI_EXIT_FAILURE;
         }
+    }
+    /* No owner on record (its row gone or unreadable): neither it nor
+     * reconcile will ever say more, and the row names no process. */
+    if (rec->state == REIN_RUN_STARTING && owner == CLI_OWNER_UNKNOWN) {
+        fprintf(stderr, "rein kill: run %lld is recorded starting, by an "
+                        "owner the registry does not know: it names no "
+                        "process, and nothing was signalled\n",
+                (long long)id);
+        return CLI_EXIT_FAILURE;
     }
     return CLI_EXIT_OK;
 }

@@ -198,7 +198,9 @@ struct vt {
     uint32_t saved_at;
     bool saved;
     uint32_t aside_at;   /* the screen row a row aside is (sq_line_t) */
-    bool aside_shown;    /* a row aside gave text that no erase took */
+    /* The rows aside that gave text no erase took: a bit per screen row
+     * (vt_aside_bit). */
+    uint64_t aside_shown[VT_ASIDE_ROWS / 64];
     struct vt_kept *kept; /* the last rows' text, made at the first row */
 
     unsigned params[VT_PARAMS_MAX];
@@ -442,12 +444,43 @@ static bool vt_binary(const vt_t *vt, size_t len)
     return vt_binary_count(vt->ctl, len);
 }
 
+/* The bit of screen row `at` (1-based) in aside_shown: rows past
+ * VT_ASIDE_ROWS share the last. */
+static unsigned vt_aside_bit(uint32_t at)
+{
+    return at > VT_ASIDE_ROWS ? VT_ASIDE_ROWS - 1 : at ? at - 1 : 0;
+}
+
+static bool vt_aside_was_shown(const vt_t *vt, uint32_t at)
+{
+    unsigned b = vt_aside_bit(at);
+    return vt->aside_shown[b / 64] >> (b % 64) & 1;
+}
+
+/* Whether a row aside from screen row `from` down gave text no erase
+ * took; with clear, forgets those rows' text (an erase took it). */
+static bool vt_aside_below(vt_t *vt, uint32_t from, bool clear)
+{
+    bool any = false;
+    for (unsigned b = vt_aside_bit(from); b < VT_ASIDE_ROWS; b++) {
+        uint64_t bit = (uint64_t)1 << (b % 64);
+        if (vt->aside_shown[b / 64] & bit) {
+            any = true;
+            if (clear)
+                vt->aside_shown[b / 64] &= ~bit;
+        }
+    }
+    return any;
+}
+
 /* Whether the current line is drawn over a row the screen showed
- * already: one resumed, or one aside over text aside before it (a status
- * bar drawn again; the first text after a clear is no redraw). */
+ * already: one resumed, or one aside over text drawn at that screen row
+ * before (a status bar drawn again; the first text after a clear, or at
+ * a row not drawn before, is no redraw). */
 static bool vt_redraws(const vt_t *vt)
 {
-    return vt->row_old || (vt->row == SQ_ROW_ASIDE && vt->aside_shown);
+    return vt->row_old ||
+           (vt->row == SQ_ROW_ASIDE && vt_aside_was_shown(vt, vt->aside_at));
 }
 
 /* Hands line[0, len) to the callback as one line or piece. */
@@ -979,7 +1012,8 @@ static int vt_end_row(vt_t *vt, sq_line_kind_t kind, uint64_t raw_end)
     if (vt->row != SQ_ROW_ASIDE && vt->row >= vt->rows)
         vt->rows = vt->row + 1;
     if (vt->row == SQ_ROW_ASIDE)
-        vt->aside_shown = true;
+        vt->aside_shown[vt_aside_bit(vt->aside_at) / 64] |=
+            (uint64_t)1 << (vt_aside_bit(vt->aside_at) % 64);
     return rc;
 }
 
@@ -1226,23 +1260,21 @@ static int vt_blank_row(vt_t *vt, uint64_t r, uint32_t from)
 }
 
 /* ED 0 and ED 2 (ESC[J, ESC[2J) blank the rows aside, where a status
- * bar stands at the bottom of the screen (apt's); from a row aside, the
- * screen's rows below it (ED 0: ESC[H ESC[J clears the screen) or all of
- * them (ED 2).  ED 0 also blanks the counted rows below the cursor, each
- * that showed text coming out again, empty.  0 or the callback's
- * negative return. */
+ * bar stands at the bottom of the screen (apt's); from a row aside, ED 0
+ * blanks the screen's rows from the cursor's down (its own too from
+ * column 1: ESC[H ESC[J clears the screen), ED 2 all of them.  ED 0 also
+ * blanks the counted rows below the cursor, each that showed text coming
+ * out again, empty.  0 or the callback's negative return. */
 static int vt_erase_below(vt_t *vt, unsigned mode)
 {
     int rc = 0;
-    if (vt->aside_shown) {
-        uint32_t from = vt->row != SQ_ROW_ASIDE || mode != 0 ? 1
-                        : vt->aside_at < UINT32_MAX ? vt->aside_at + 1
-                                                    : UINT32_MAX;
-        /* Rows above the cursor's may still show text aside. */
-        if (from <= 1 || vt->row != SQ_ROW_ASIDE)
-            vt->aside_shown = false;
+    uint32_t from = 1;
+    if (vt->row == SQ_ROW_ASIDE && mode == 0)
+        from = vt_cursor_col(vt) == 0  ? vt->aside_at
+               : vt->aside_at < UINT32_MAX ? vt->aside_at + 1
+                                           : UINT32_MAX;
+    if (vt_aside_below(vt, from, true))
         rc = vt_blank_row(vt, SQ_ROW_ASIDE, from);
-    }
     if (mode != 0 || vt->row == SQ_ROW_ASIDE || vt->row + 1 >= vt->rows)
         return rc;
     /* Moves keep the cursor within VT_ROWS_BACK rows of the last: every
@@ -1646,7 +1678,8 @@ int vt_skip(vt_t *vt, uint64_t bytes, uint64_t lines)
     vt->raw_off += bytes;
     vt->lines += lines;
     vt->row_floor = vt->rows;
-    vt->saved = vt->aside_shown = false;
+    vt->saved = false;
+    memset(vt->aside_shown, 0, sizeof vt->aside_shown);
     vt_enter_row(vt, vt->rows, 0, vt->raw_off);
     return rc;
 }

@@ -80,6 +80,11 @@
 /* The most rows a move up goes back: the tallest terminal rein gives a
  * program (REIN_PTY_MAX_ROWS); a move further stops at that row. */
 #define VT_ROWS_BACK 200u
+/* The screen rows (counted from 1) that each remember, past an absolute
+ * move, whether they show text aside (a redraw there is an overwrite, an
+ * erase blanks them): more than the tallest terminal rein gives; rows
+ * below it share the last one's memory.  A multiple of 64. */
+#define VT_ASIDE_ROWS 256u
 /* The text of the rows drawn last is kept in this many bytes, so that a
  * move back onto a row resumes it as the terminal shows it (a program
  * that rewrites a number in the middle of a row keeps the rest).  A row

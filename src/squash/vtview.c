@@ -235,20 +235,26 @@ static view_row_t *view_find(vtview_t *v, uint64_t row, uint32_t at)
 }
 
 /* An erase of the rows aside from screen row `from` down (sq_line_t
- * aside_from): those in hand are blank now.  True when there was one. */
-static bool view_blank_aside(vtview_t *v, uint32_t from)
+ * aside_from): those in hand are blank now, and a line in progress aside
+ * that a take showed there, without its end, is over: its line end goes
+ * out, so that what comes next is not read as more of it.  No row in
+ * hand is made, and a cut line's pieces go on after it.  0 or -ENOMEM. */
+static int view_erase_aside(vtview_t *v, uint32_t from)
 {
-    bool any = false;
     for (size_t i = 0; i < v->nrows; i++) {
         view_row_t *r = view_row(v, i);
         if (r->row == SQ_ROW_ASIDE && r->at >= from) {
             v->live -= r->len;
             r->len = 0;
             r->open = false;
-            any = true;
         }
     }
-    return any;
+    if (v->shown.len && v->shown_row == SQ_ROW_ASIDE && v->shown_at >= from) {
+        buf_reset(&v->shown);
+        v->shown_esc = false;
+        return buf_append_byte(&v->ended, '\n');
+    }
+    return 0;
 }
 
 /* Makes room in hand for row `row`, not in hand, where the screen shows
@@ -297,13 +303,6 @@ static int view_hold(vtview_t *v, const sq_line_t *l, const char *t,
     if (l->row != SQ_ROW_ASIDE && l->row >= v->seen)
         v->seen = l->row + 1;
     int rc = 0;
-    if (l->row == SQ_ROW_ASIDE && l->aside_from) {
-        /* An erase: nothing to hold when nothing aside is in hand (a
-         * row aside given before shows nothing new either). */
-        view_blank_aside(v, l->aside_from);
-        v->piece = NULL;
-        return 0;
-    }
     if (redraw && (r = view_find(v, l->row, l->aside_at)) != NULL) {
         v->live -= r->len;
         r->len = 0;
@@ -333,7 +332,9 @@ static int view_on_line(const sq_line_t *l, void *data)
             v->seen = l->row + 1;
         return 0;
     }
-    if (l->kind == SQ_LINE_BINARY && !l->len) {
+    if (l->row == SQ_ROW_ASIDE && l->aside_from) {
+        rc = view_erase_aside(v, l->aside_from);
+    } else if (l->kind == SQ_LINE_BINARY && !l->len) {
         buf_t m = BUF_INIT;
         v->in_piece = false;
         rc = emit_binary(&m, l->raw_start, l->raw_end);
