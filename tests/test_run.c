@@ -251,6 +251,7 @@ TEST(run_policy_forbid_and_allow)
 
 struct tty {
     int master;
+    int slave; /* the test's own copy: see tty_finish */
     pid_t pid;
     int pidfd;
     buf_t out;
@@ -272,7 +273,7 @@ static void tty_spawn(struct tty *t, const char *const *argv, unsigned cols,
     o.cwd = test_tmpdir();
     ASSERT_OK(spawn_start(&o, &t->pid, &t->pidfd, NULL));
     g_rein = t->pid;
-    close(slave);
+    t->slave = slave;
 }
 
 /* Starts rein with args on a fresh PTY (tty_spawn). */
@@ -374,9 +375,39 @@ static void tty_send(struct tty *t, const char *s)
     ASSERT_EQ(write(t->master, s, strlen(s)), (ssize_t)strlen(s));
 }
 
-/* Reads to EOF, reaps rein, returns its exit code. */
+/* Reads what is there now, without waiting. */
+static void tty_drain(struct tty *t)
+{
+    struct pollfd p = {.fd = t->master, .events = POLLIN};
+    char b[4096];
+    ssize_t k;
+    while (poll(&p, 1, 0) == 1 && (p.revents & POLLIN) &&
+           (k = read(t->master, b, sizeof b)) > 0)
+        buf_append(&t->out, b, (size_t)k);
+}
+
+/* Reads until rein has exited, then to the end; reaps rein and returns
+ * its exit code.  The test holds a copy of the slave until rein is gone
+ * and what it wrote is read: the last close of a slave is then the
+ * test's, long after rein's last write, so no close races the reads
+ * (under load the end of the output was once lost, EIO coming first). */
 static int tty_finish(struct tty *t)
 {
+    siginfo_t si;
+    for (;;) {
+        memset(&si, 0, sizeof si);
+        ASSERT_OK(waitid(P_PID, (id_t)t->pid, &si,
+                         WEXITED | WNOHANG | WNOWAIT));
+        if (si.si_pid == t->pid)
+            break;
+        struct pollfd p = {.fd = t->master, .events = POLLIN};
+        if (poll(&p, 1, 20) == 1)
+            tty_drain(t);
+    }
+    tty_drain(t);
+    if (t->slave >= 0)
+        close(t->slave);
+    t->slave = -1;
     tu_read_all(t->master, &t->out);
     int code;
     ASSERT_OK(spawn_reap(t->pid, t->pidfd, &code));
