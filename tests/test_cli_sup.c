@@ -127,18 +127,25 @@ static pid_t owner_start(const char *const *argv, const char *word,
     return owner;
 }
 
+/* Appends the rest of what child pid writes on fd to out, closes fd,
+ * reaps the child and returns its exit status. */
+static int child_finish(pid_t pid, int fd, buf_t *out)
+{
+    ASSERT_OK(tu_read_all(fd, out));
+    close(fd);
+    int st;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    ASSERT_TRUE(WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
 /* Reads the rest of owner's report on fd (what its run printed) into
  * out, closes fd, reaps the owner and returns the reason it exited with
  * (the run's). */
 static int owner_end(pid_t owner, int fd, buf_t *out)
 {
     buf_reset(out);
-    ASSERT_OK(tu_read_all(fd, out));
-    close(fd);
-    int st;
-    ASSERT_EQ(waitpid(owner, &st, 0), owner);
-    ASSERT_TRUE(WIFEXITED(st));
-    return WEXITSTATUS(st);
+    return child_finish(owner, fd, out);
 }
 
 TEST_T(cli_kill_ends_a_live_owners_run_with_escalation, 60)
@@ -288,17 +295,6 @@ static int kill_start(const char *ids, pid_t *pid)
     return p[0];
 }
 
-/* The rest of a `rein kill` from kill_start into out, and its status. */
-static int kill_finish(pid_t pid, int fd, buf_t *out)
-{
-    ASSERT_OK(tu_read_all(fd, out));
-    close(fd);
-    int st;
-    ASSERT_EQ(waitpid(pid, &st, 0), pid);
-    ASSERT_TRUE(WIFEXITED(st));
-    return WEXITSTATUS(st);
-}
-
 /* Deletes owner id's row, as if it had never been recorded. */
 static void forget_owner(const char *dir, const char *id)
 {
@@ -372,14 +368,14 @@ TEST_T(cli_kill_of_a_starting_run_waits_for_its_record, 60)
         if (k == 0) {
             /* The owner's commit comes: the run it names is killed. */
             set_run(dir, id, REIN_RUN_RUNNING, run, run_start);
-            ASSERT_EQ(kill_finish(kp, fd, &out), 0);
+            ASSERT_EQ(child_finish(kp, fd, &out), 0);
             ASSERT_CONTAINS(out.p, "SIGTERM");
             ASSERT_FALSE(procfs_alive(run, run_start));
             tu_sleeper_stop(run, run_fd);
         } else if (k == 1) {
             /* It never comes. */
             uint64_t t0 = test_now_ms();
-            ASSERT_EQ(kill_finish(kp, fd, &out), 125);
+            ASSERT_EQ(child_finish(kp, fd, &out), 125);
             ASSERT_INT(test_now_ms() - t0, >=,
                        CLI_KILL_STARTING_WAIT_MS - 100);
             ASSERT_CONTAINS(out.p, "is still starting after");
@@ -389,7 +385,7 @@ TEST_T(cli_kill_of_a_starting_run_waits_for_its_record, 60)
             /* The owner dies: reconcile finds no leaf, and records the
              * run lost. */
             tu_sleeper_stop(owner, owner_fd);
-            ASSERT_EQ(kill_finish(kp, fd, &out), 0);
+            ASSERT_EQ(child_finish(kp, fd, &out), 0);
             ASSERT_CONTAINS(out.p, "its owner is gone; reconciled: lost");
         }
     }
