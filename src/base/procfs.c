@@ -81,6 +81,11 @@ fail:
 int procfs_read_stat(pid_t pid, procfs_stat_t *out)
 {
     char path[64], buf[PROCFS_STAT_BUF];
+    /* Cleared first, failure or not: callers test `read(...) == 0 &&
+     * st.state ...`, and gcc may load the fields before the result's
+     * test (one branch for both), which valgrind reports when a process
+     * that ended between two reads left them unwritten. */
+    memset(out, 0, sizeof *out);
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -97,7 +102,6 @@ int procfs_read_stat(pid_t pid, procfs_stat_t *out)
     char *lp = strchr(buf, '('), *rp = strrchr(buf, ')');
     if (!lp || !rp || rp < lp || rp[1] != ' ')
         return -EIO;
-    memset(out, 0, sizeof *out);
     out->pid = pid;
     size_t cl = (size_t)(rp - lp - 1);
     if (cl >= PROCFS_COMM_LEN)
@@ -130,10 +134,8 @@ int procfs_start_time(pid_t pid, uint64_t *out)
 {
     procfs_stat_t st;
     int rc = procfs_read_stat(pid, &st);
-    if (rc < 0)
-        return rc;
-    *out = st.start_time;
-    return 0;
+    *out = st.start_time; /* 0 on failure: see procfs_read_stat */
+    return rc < 0 ? rc : 0;
 }
 
 bool procfs_alive(pid_t pid, uint64_t start_time)

@@ -37,9 +37,11 @@ typedef struct procfs_stat {
  * before it leaves its cgroup, and long before it is a zombie). */
 #define PROCFS_PF_EXITING 0x00000004u
 
-/* Reads /proc/<pid>/stat.  -ESRCH when the process is gone. */
+/* Reads /proc/<pid>/stat.  -ESRCH when the process is gone.  *out is
+ * written whatever the result: zeroed first, so that no field is left
+ * unwritten. */
 int procfs_read_stat(pid_t pid, procfs_stat_t *out);
-/* The start time alone; -ESRCH when gone. */
+/* The start time alone (0 on failure); -ESRCH when gone. */
 int procfs_start_time(pid_t pid, uint64_t *out);
 /* True when pid exists, is not a zombie, and (if start_time != 0) started
  * at start_time. */
