@@ -487,36 +487,25 @@ TEST(cli_logs_follow_until_the_run_exits)
     /* The log does not exist yet: the follower must wait for it. */
     int64_t id = add_run(reg, OWNER_A, RUN_RUNNING, "build", log);
 
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/rein", test_build_dir());
-    const char *argv[] = {path, "logs", "1000", "-f", NULL};
-    int p[2];
-    ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
-    spawn_opts_t o;
-    spawn_opts_init(&o);
-    o.file = path;
-    o.argv = argv;
-    o.fd_out = o.fd_err = p[1];
+    const char *args[] = {"logs", "1000", "-f", NULL};
     pid_t pid;
-    int pidfd;
-    ASSERT_OK(spawn_start(&o, &pid, &pidfd, NULL));
-    close(p[1]);
+    int fd = tu_rein_start(args, &pid);
 
     buf_t out = BUF_INIT;
     write_file(log, "first\n", false);
-    read_until(p[0], &out, "first\n");
+    read_until(fd, &out, "first\n");
     write_file(log, "second\n", true);
-    read_until(p[0], &out, "second\n");
+    read_until(fd, &out, "second\n");
     /* An unrelated registry write wakes it; it must keep following. */
     ASSERT_OK(registry_counter_add(reg, "run_spawn_total", 1));
     write_file(log, "third\n", true);
-    read_until(p[0], &out, "third\n");
+    read_until(fd, &out, "third\n");
 
     /* Cut by someone: new output lands at the new end, before where the
      * follower was; it says so and follows from the start again. */
     ASSERT_EQ(truncate(log, 0), 0);
-    read_until(p[0], &out, "truncated from 19 to 0 bytes; following from "
-                           "its start\n");
+    read_until(fd, &out, "truncated from 19 to 0 bytes; following from "
+                         "its start\n");
 
     /* The last bytes, then the exit: it prints them and ends by itself. */
     write_file(log, "last\n", true);
@@ -527,12 +516,10 @@ TEST(cli_logs_follow_until_the_run_exits)
     r.exit_code = 0;
     ASSERT_OK(registry_run_update(reg, &r));
     run_record_clear(&r);
-    ASSERT_OK(tu_read_all(p[0], &out));
-    close(p[0]);
+    ASSERT_OK(tu_read_all(fd, &out));
+    close(fd);
     int code;
-    ASSERT_OK(spawn_reap(pid, pidfd, &code));
-    if (pidfd >= 0)
-        close(pidfd);
+    ASSERT_OK(spawn_reap(pid, -1, &code));
     ASSERT_EQ(code, 0);
     ASSERT_CONTAINS(out.p, "first\nsecond\nthird\nrein logs: ");
     ASSERT_CONTAINS(out.p, "its start\nlast\n");

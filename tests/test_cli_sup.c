@@ -21,6 +21,10 @@
 #include "supervise/registry.h"
 #include "tutil.h"
 
+/* A lease that runs out in 2100: an owner planted with it is alive while
+ * its process is. */
+#define LEASE_AHEAD_MS 4102444800000
+
 static void use_state_dir(char *dir, size_t size)
 {
     snprintf(dir, size, "%s/state", test_tmpdir());
@@ -256,12 +260,10 @@ TEST(cli_kill_of_an_orphaned_run_reconciles_and_says_how_it_ended)
     ASSERT_OK(procfs_boot_id(boot));
     snprintf(owner_id, sizeof owner_id, "%032d", 8);
     int owner_fd, run_fd;
-    pid_t owner = tu_sleeper_start(&owner_fd);
-    pid_t run = tu_sleeper_start(&run_fd);
     uint64_t owner_start, run_start;
-    ASSERT_OK(procfs_start_time(owner, &owner_start));
-    ASSERT_OK(procfs_start_time(run, &run_start));
-    tu_plant_t p = {owner_id, boot, owner, owner_start, 4102444800000,
+    pid_t owner = tu_sleeper_timed(&owner_fd, &owner_start);
+    pid_t run = tu_sleeper_timed(&run_fd, &run_start);
+    tu_plant_t p = {owner_id, boot, owner, owner_start, LEASE_AHEAD_MS,
                     run, run_start, NULL, 0};
     char ids[32];
     snprintf(ids, sizeof ids, "%lld", (long long)tu_plant_run(dir, &p));
@@ -274,25 +276,6 @@ TEST(cli_kill_of_an_orphaned_run_reconciles_and_says_how_it_ended)
     ASSERT_FALSE(procfs_alive(run, run_start));
     buf_free(&out);
     tu_sleeper_stop(run, run_fd);
-}
-
-/* Starts `rein kill ID` with stdout and stderr on one pipe, returned. */
-static int kill_start(const char *ids, pid_t *pid)
-{
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/rein", test_build_dir());
-    const char *argv[] = {path, "kill", ids, NULL};
-    int p[2];
-    ASSERT_OK(pipe2(p, O_CLOEXEC));
-    spawn_opts_t o;
-    spawn_opts_init(&o);
-    o.file = path;
-    o.argv = argv;
-    o.fd_out = o.fd_err = p[1];
-    spawn_step_t step;
-    ASSERT_OK(spawn_start(&o, pid, NULL, &step));
-    close(p[1]);
-    return p[0];
 }
 
 /* Deletes owner id's row, as if it had never been recorded. */
@@ -337,16 +320,14 @@ TEST_T(cli_kill_of_a_starting_run_waits_for_its_record, 60)
     char boot[PROCFS_BOOT_ID_LEN], owner_id[REGISTRY_OWNER_ID_LEN], ids[32];
     ASSERT_OK(procfs_boot_id(boot));
     int owner_fd, run_fd;
-    pid_t owner = tu_sleeper_start(&owner_fd);
-    pid_t run = tu_sleeper_start(&run_fd);
     uint64_t owner_start, run_start;
-    ASSERT_OK(procfs_start_time(owner, &owner_start));
-    ASSERT_OK(procfs_start_time(run, &run_start));
+    pid_t owner = tu_sleeper_timed(&owner_fd, &owner_start);
+    pid_t run = tu_sleeper_timed(&run_fd, &run_start);
     buf_t out = BUF_INIT;
     for (int k = 0; k < 4; k++) {
         snprintf(owner_id, sizeof owner_id, "%032d", 20 + k);
         /* Lease far ahead, and its process alive: a live owner. */
-        tu_plant_t p = {owner_id, boot, owner, owner_start, 4102444800000,
+        tu_plant_t p = {owner_id, boot, owner, owner_start, LEASE_AHEAD_MS,
                         run, run_start, NULL, 0};
         int64_t id = tu_plant_run(dir, &p);
         set_run(dir, id, REIN_RUN_STARTING, 0, 0);
@@ -360,7 +341,8 @@ TEST_T(cli_kill_of_a_starting_run_waits_for_its_record, 60)
             continue;
         }
         pid_t kp;
-        int fd = kill_start(ids, &kp);
+        const char *kill_args[] = {"kill", ids, NULL};
+        int fd = tu_rein_start(kill_args, &kp);
         char line[256];
         tu_read_line(fd, line, sizeof line);
         ASSERT_CONTAINS(line, "is starting; waiting for its owner");

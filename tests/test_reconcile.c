@@ -468,11 +468,9 @@ TEST(reconcile_judges_an_owner_of_another_pid_namespace_by_its_lock)
     ASSERT_OK(procfs_pid_ns(&ns));
     for (int same = 0; same < 2; same++) {
         int gone_fd, run_fd;
-        pid_t gone = tu_sleeper_start(&gone_fd);
-        pid_t run = tu_sleeper_start(&run_fd);
         uint64_t gone_start, run_start;
-        ASSERT_OK(procfs_start_time(gone, &gone_start));
-        ASSERT_OK(procfs_start_time(run, &run_start));
+        pid_t gone = tu_sleeper_timed(&gone_fd, &gone_start);
+        pid_t run = tu_sleeper_timed(&run_fd, &run_start);
         tu_sleeper_stop(gone, gone_fd); /* no process here has its pid */
         char owner[REGISTRY_OWNER_ID_LEN];
         snprintf(owner, sizeof owner, "%032x", 0xcd00u + (unsigned)same);
@@ -648,29 +646,6 @@ TEST_T(unwritable_registry_refuses_new_runs_while_running_ones_go_on, 60)
 /* The bound of every other wait of the quiet-run tests below. */
 #define RECONCILE_TEST_STEP_MS 10000
 
-/* Waits (bounded) until path exists: another process writes it, and no
- * event tells this one. */
-static void wait_for_file(const char *path)
-{
-    uint64_t t0 = test_now_ms();
-    while (access(path, F_OK) < 0) {
-        ASSERT_INT(test_now_ms() - t0, <, RECONCILE_TEST_STEP_MS);
-        usleep(10000);
-    }
-}
-
-static pid_t read_pid_file(const char *path)
-{
-    FILE *f = fopen(path, "re");
-    ASSERT_TRUE(f != NULL);
-    char line[32] = {0};
-    ASSERT_TRUE(fgets(line, sizeof line, f) != NULL);
-    fclose(f);
-    pid_t pid = (pid_t)atol(line);
-    ASSERT_INT(pid, >, 1);
-    return pid;
-}
-
 /* Whether the registry remembers (pid, start) as a descendant of run id. */
 static bool registry_has_descendant(int64_t id, pid_t pid, uint64_t start)
 {
@@ -789,8 +764,7 @@ static void quiet_start_locked(const char *level, const char *pidfile,
     q->leader = leader;
     if (lock)
         registry_hold(lock);
-    wait_for_file(pidfile);
-    q->esc = read_pid_file(pidfile);
+    q->esc = tu_await_pid_file(pidfile, RECONCILE_TEST_STEP_MS);
     procfs_stat_t st;
     ASSERT_OK(procfs_read_stat(q->esc, &st));
     q->esc_start = st.start_time;
@@ -1028,8 +1002,7 @@ static void window_case(const char *level, bool leaf)
     ASSERT_OK(kill(sup, SIGKILL));
     ASSERT_EQ(waitpid(sup, &ws, 0), sup);
     ASSERT_TRUE(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL);
-    wait_for_file(path);
-    pid_t child = read_pid_file(path);
+    pid_t child = tu_await_pid_file(path, RECONCILE_TEST_STEP_MS);
     uint64_t start;
     ASSERT_OK(procfs_start_time(child, &start));
 
@@ -1243,8 +1216,7 @@ static void strays_spawn(const char *pidfile, struct strays_case *c,
     owner_of(c->ids[0], c->owner);
     if (lock)
         registry_hold(lock);
-    wait_for_file(pidfile);
-    c->daemon = read_pid_file(pidfile);
+    c->daemon = tu_await_pid_file(pidfile, RECONCILE_TEST_STEP_MS);
     ASSERT_OK(procfs_start_time(c->daemon, &c->daemon_start));
 }
 
@@ -1392,7 +1364,7 @@ TEST_T(close_ends_strays_and_forgets_them_one_that_exits_at_once, 90)
             bool all = true;
             for (int k = 0; k < 2; k++) {
                 if (!d[k] && access(pidfile[k], F_OK) == 0) {
-                    d[k] = read_pid_file(pidfile[k]);
+                    d[k] = tu_read_pid_file(pidfile[k]);
                     ASSERT_OK(procfs_start_time(d[k], &d_st[k]));
                 }
                 bool rec = false;

@@ -781,20 +781,6 @@ static void echo_job(char *cmd, size_t size, char *pidfile, size_t psize)
              pidfile, pidfile, pidfile);
 }
 
-static pid_t await_pidfile(const char *path)
-{
-    uint64_t end = test_now_ms() + RUN_TEST_STEP_MS;
-    FILE *f;
-    while (!(f = fopen(path, "re"))) {
-        ASSERT_INT(test_now_ms(), <, end);
-        usleep(10000);
-    }
-    long pid = 0;
-    ASSERT_EQ(fscanf(f, "%ld", &pid), 1);
-    fclose(f);
-    return (pid_t)pid;
-}
-
 /* Ctrl-Z at a job-control shell suspends the job with rein, and `fg`
  * resumes both: the job (in a session of its own, where SIGTSTP would be
  * dropped) is stopped, the shell reports rein stopped, and after `fg`
@@ -812,7 +798,7 @@ TEST(run_ctrl_z_suspends_the_job_with_rein_and_fg_resumes_both)
     snprintf(line, sizeof line, "%s run --raw -- sh -c '%s'\r", rein_path(),
              cmd);
     tty_send(&t, line);
-    pid_t job = await_pidfile(pidfile);
+    pid_t job = tu_await_pid_file(pidfile, RUN_TEST_STEP_MS);
     tty_send(&t, "one\r");
     tty_expect(&t, "got one");
     tty_send(&t, "\x1a");
@@ -854,7 +840,7 @@ TEST(run_ctrl_z_under_a_shell_inside_suspends_that_shells_job)
              "sh -c 'echo $$ > %s.tmp && mv %s.tmp %s && exec sleep 100'\r",
              pidfile, pidfile, pidfile);
     tty_send(&t, line);
-    pid_t job = await_pidfile(pidfile);
+    pid_t job = tu_await_pid_file(pidfile, RUN_TEST_STEP_MS);
     buf_reset(&t.out);
     ASSERT_OK(kill(t.pid, SIGTSTP));
     tty_expect(&t, "Stopped");
@@ -882,7 +868,7 @@ TEST(run_ctrl_z_without_a_job_control_shell_stops_nothing)
     const char *args[] = {"run", "--raw", "--", "sh", "-c", cmd, NULL};
     struct tty t;
     tty_start(&t, args, 80, 24);
-    await_pidfile(pidfile);
+    tu_await_pid_file(pidfile, RUN_TEST_STEP_MS);
     tty_send(&t, "one\r");
     tty_expect(&t, "got one");
     tty_send(&t, "\x1a");

@@ -543,6 +543,24 @@ TEST(vtview_lines_at_different_absolute_rows_are_each_shown)
     ASSERT_TRUE(drawn);
     vtview_free(v);
 
+    /* Screen rows up to VT_ASIDE_ROWS remember their own text; those
+     * below share the last one's memory: a first line there reads as
+     * drawn over, though each line is still shown. */
+    char edge[128];
+    for (unsigned k = 0; k < 2; k++) {
+        unsigned a = VT_ASIDE_ROWS - 1 + k;
+        ASSERT_OK(vtview_new(&v));
+        TAKE(v, "a\r\n", &out, &drawn);
+        int n = snprintf(edge, sizeof edge, "\x1b[%u;1Hx\x1b[%u;1Hy\r\n",
+                         a, a + 1);
+        ASSERT_OK(vtview_feed(v, edge, (size_t)n));
+        buf_reset(&out);
+        ASSERT_OK(vtview_take(v, &out, &drawn));
+        ASSERT_STR(TEXT(out), "x\ny\n");
+        ASSERT_EQ(drawn, k == 1);
+        vtview_free(v);
+    }
+
     /* A line aside shown without its end, then erased: it ends there,
      * and what comes next is a line of its own. */
     ASSERT_OK(vtview_new(&v));

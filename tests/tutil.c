@@ -13,12 +13,14 @@
 #include <pcre2.h>
 #include <stdio.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/procfs.h"
 #include "harness.h"
 #include "squash/grammar.h"
 #include "squash/squash.h"
@@ -52,6 +54,57 @@ pid_t tu_sleeper_start(int *pidfd)
     pid_t pid;
     ASSERT_OK(spawn_start(&o, &pid, pidfd, NULL));
     return pid;
+}
+
+pid_t tu_sleeper_timed(int *pidfd, uint64_t *start)
+{
+    pid_t pid = tu_sleeper_start(pidfd);
+    ASSERT_OK(procfs_start_time(pid, start));
+    return pid;
+}
+
+int tu_rein_start(const char *const *args, pid_t *pid)
+{
+    char path[PATH_MAX];
+    const char *argv[16] = {path};
+    size_t n = 1;
+    snprintf(path, sizeof path, "%s/rein", test_build_dir());
+    for (; args[n - 1]; n++)
+        ASSERT_INT(n, <, sizeof argv / sizeof argv[0] - 1);
+    memcpy(argv + 1, args, (n - 1) * sizeof *args);
+    argv[n] = NULL;
+    int p[2];
+    ASSERT_OK(pipe2(p, O_CLOEXEC));
+    spawn_opts_t o;
+    spawn_opts_init(&o);
+    o.file = path;
+    o.argv = argv;
+    o.fd_out = o.fd_err = p[1];
+    ASSERT_OK(spawn_start(&o, pid, NULL, NULL));
+    close(p[1]);
+    return p[0];
+}
+
+pid_t tu_read_pid_file(const char *path)
+{
+    FILE *f = fopen(path, "re");
+    ASSERT_TRUE(f != NULL);
+    char line[32] = {0};
+    ASSERT_TRUE(fgets(line, sizeof line, f) != NULL);
+    fclose(f);
+    pid_t pid = (pid_t)atol(line);
+    ASSERT_INT(pid, >, 1);
+    return pid;
+}
+
+pid_t tu_await_pid_file(const char *path, uint64_t timeout_ms)
+{
+    uint64_t t0 = test_now_ms();
+    while (access(path, F_OK) < 0) {
+        ASSERT_INT(test_now_ms() - t0, <, timeout_ms);
+        usleep(10000);
+    }
+    return tu_read_pid_file(path);
 }
 
 void tu_sleeper_stop(pid_t pid, int pidfd)

@@ -36,8 +36,20 @@ int tu_read_all(int fd, buf_t *out);
 /* Starts `sleep 60` as a child, a process to stand in for a run or an
  * owner; *pidfd for the reap (-1 where unsupported). */
 pid_t tu_sleeper_start(int *pidfd);
+/* tu_sleeper_start, and its start time in *start (its identity). */
+pid_t tu_sleeper_timed(int *pidfd, uint64_t *start);
 /* SIGKILLs and reaps a child from tu_sleeper_start. */
 void tu_sleeper_stop(pid_t pid, int pidfd);
+/* Starts the rein binary with args (NULL-terminated, "rein" not
+ * included), stdout and stderr on one new pipe, whose read end it
+ * returns; *pid for the reap. */
+int tu_rein_start(const char *const *args, pid_t *pid);
+/* The pid a process wrote to path (a file it renamed into place, or
+ * wrote whole); fails the test on anything else. */
+pid_t tu_read_pid_file(const char *path);
+/* Waits for path to exist, at most timeout_ms (another process writes it
+ * and no event tells this one: polled), then tu_read_pid_file. */
+pid_t tu_await_pid_file(const char *path, uint64_t timeout_ms);
 
 /* An owner and one running run of it, as a crash leaves them in the
  * registry: by default no lock file, so only the owner's process and its

@@ -1633,30 +1633,21 @@ static bool run_group(const struct run *r, pid_t pg)
            (pg > 1 && procfs_read_stat(pg, &st) == 0 && st.session == r->pid);
 }
 
-int rein_sup_signal(rein_sup_t *s, int64_t id, int signo)
-{
-    struct run *r;
-    int rc = signal_target(s, id, &r);
-    if (rc < 0)
-        return rc;
-    pid_t pg = r->pid;
-    if (r->tty) {
-        /* The terminal's foreground group, if it is one of the run's. */
-        pid_t fg = tcgetpgrp(r->out_fd);
-        if (run_group(r, fg))
-            pg = fg;
-    }
-    return ptree_signal_group(pg, signo);
-}
-
 pid_t sup_run_fg_group(rein_sup_t *s, int64_t id)
 {
     struct run *r;
     int rc = signal_target(s, id, &r);
     if (rc < 0)
         return rc;
+    /* The terminal's foreground group, if it is one of the run's. */
     pid_t fg = r->tty ? tcgetpgrp(r->out_fd) : r->pid;
     return run_group(r, fg) ? fg : r->pid;
+}
+
+int rein_sup_signal(rein_sup_t *s, int64_t id, int signo)
+{
+    pid_t pg = sup_run_fg_group(s, id);
+    return pg < 0 ? pg : ptree_signal_group(pg, signo);
 }
 
 int sup_run_signal_group(rein_sup_t *s, int64_t id, pid_t pg, int signo)
