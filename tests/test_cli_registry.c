@@ -40,18 +40,30 @@ static const char *state_dir(void)
     return dir;
 }
 
-/* Runs build/rein with the NULL-terminated args; stdout+stderr in out. */
-static int rein(buf_t *out, const char *a1, const char *a2, const char *a3)
+/* Runs build/rein with args (NULL-terminated, fewer than CLI_MAX_ARGS);
+ * stdout+stderr in out. */
+static int rein_v(buf_t *out, const char *const *args)
 {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/rein", test_build_dir());
-    const char *argv[CLI_MAX_ARGS] = {path, a1, a2, a3, NULL};
+    const char *argv[CLI_MAX_ARGS] = {path};
+    for (size_t i = 0; args[i]; i++) {
+        ASSERT_TRUE(i + 2 < CLI_MAX_ARGS);
+        argv[i + 1] = args[i];
+    }
     spawn_opts_t o;
     spawn_opts_init(&o);
     o.file = path;
     o.argv = argv;
     buf_reset(out);
     return tu_run(&o, out);
+}
+
+/* Runs build/rein with up to three args (NULL ends them). */
+static int rein(buf_t *out, const char *a1, const char *a2, const char *a3)
+{
+    const char *args[] = {a1, a2, a3, NULL};
+    return rein_v(out, args);
 }
 
 static size_t count_lines(const char *s)
@@ -268,6 +280,54 @@ static bool ps_orphaned(buf_t *out, int64_t id)
     bool orphaned = json_is_true(o);
     json_decref(r);
     return orphaned;
+}
+
+/* What became of the processes a run left running, as `rein ps` shows
+ * it after the run: real runs through `rein run` (the terminal's hangup
+ * kills a background job that does not ignore SIGHUP; rein ends one that
+ * does), and a row with survivors, which no process here could leave. */
+TEST(cli_ps_says_what_became_of_what_a_run_left_running)
+{
+    state_dir();
+    buf_t out = BUF_INIT;
+    const char *hung[] = {"run", "--", "sh", "-c",
+                          "sleep 30 & echo started", NULL};
+    ASSERT_EQ(rein_v(&out, hung), 0);
+    ASSERT_CONTAINS(out.p, "killed by the terminal's hangup");
+    const char *ended[] = {"run", "--", "sh", "-c",
+                           "trap '' HUP; sleep 30 & echo started", NULL};
+    ASSERT_EQ(rein_v(&out, ended), 0);
+
+    json_t *r = ps_run(&out, REGISTRY_FIRST_RUN_ID);
+    ASSERT_TRUE(json_is_false(json_object_get(r, "background_ended")));
+    ASSERT_EQ(json_integer_value(json_object_get(r, "background_hung_up")),
+              1);
+    json_decref(r);
+    r = ps_run(&out, REGISTRY_FIRST_RUN_ID + 1);
+    ASSERT_TRUE(json_is_true(json_object_get(r, "background_ended")));
+    ASSERT_EQ(json_integer_value(json_object_get(r, "background_hung_up")),
+              0);
+    json_decref(r);
+
+    registry_t *reg;
+    ASSERT_OK(registry_open(state_dir(), &reg));
+    int64_t id = add_run(reg, OWNER_A, RUN_EXITED, "left", NULL);
+    run_record_t rec;
+    ASSERT_OK(registry_run_get(reg, id, &rec));
+    rec.background_ended = true;
+    rec.background_hung_up = 2;
+    rec.cleanup_incomplete = true;
+    rec.survivors = strdup("4242:100,4243:101,4244:102");
+    ASSERT_OK(registry_run_update(reg, &rec));
+    run_record_clear(&rec);
+    registry_close(reg);
+
+    ASSERT_EQ(rein(&out, "ps", "--all", NULL), 0);
+    ASSERT_CONTAINS(out.p, "exited (exit 0; background: 1 hung up) ");
+    ASSERT_CONTAINS(out.p, "exited (exit 0; background ended) ");
+    ASSERT_CONTAINS(out.p, "exited (exit 3; background ended, 2 hung up; "
+                           "3 survived cleanup) ");
+    buf_free(&out);
 }
 
 TEST(cli_ps_shows_the_run_of_a_dead_owner_as_orphaned)

@@ -231,7 +231,7 @@ static const char schema_v1[] =
 
 TEST(registry_migrates_schema_1_keeping_everything)
 {
-    _Static_assert(REGISTRY_SCHEMA_VERSION == 4,
+    _Static_assert(REGISTRY_SCHEMA_VERSION == 5,
                    "the checks below cover what each migration since 1 "
                    "adds");
     char dir[PATH_MAX], db[TPATH];
@@ -279,6 +279,8 @@ TEST(registry_migrates_schema_1_keeping_everything)
     ASSERT_STR(r.command, "old run");
     ASSERT_STR(r.owner, OWNER_A);
     ASSERT_EQ(r.pid, 4242);
+    ASSERT_FALSE(r.background_ended); /* 4 -> 5: unknown, none */
+    ASSERT_EQ(r.background_hung_up, 0);
     run_record_clear(&r);
     ptree_t t;
     ASSERT_OK(registry_descendants(reg, REGISTRY_FIRST_RUN_ID, &t));

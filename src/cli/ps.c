@@ -25,8 +25,10 @@
 #define PS_OWNER_SHORT 8
 /* Commands longer than this are cut in the table (never in --json). */
 #define PS_COMMAND_MAX 60
-/* Room for a state column entry like "exited (signal 9)". */
-#define PS_STATE_LEN 40
+/* Room for the longest state column entry, "exited (manual-cancel;
+ * background ended, 4294967295 hung up; 18446744073709551615 survived
+ * cleanup)" (ps_state). */
+#define PS_STATE_LEN 128
 /* Room for a duration like "23h". */
 #define PS_DURATION_LEN 24
 #define PS_MS_PER_S 1000
@@ -95,23 +97,56 @@ static bool ps_orphaned(registry_t *reg, struct ps_owners *os,
     return o && o->live == CLI_OWNER_GONE;
 }
 
-/* The state column: the state, and for an exited run how it ended. */
+/* How many pids a survivors list ("pid,pid,...") names. */
+static size_t ps_count_survivors(const char *s)
+{
+    size_t n = s && *s ? 1 : 0;
+    for (; s && *s; s++)
+        n += *s == ',';
+    return n;
+}
+
+/* The state column: the state; for an exited run, how it ended, then
+ * what became of the processes it left running: "exited (exit 0;
+ * background ended, 2 hung up)" (rein ended them; the terminal's hangup
+ * killed two), "; 1 survived cleanup" (cleanup_incomplete). */
 static void ps_state(char *out, size_t size, const run_record_t *r,
                      bool orphaned)
 {
     if (orphaned) {
         snprintf(out, size, "orphaned");
-    } else if (r->state != RUN_EXITED) {
-        snprintf(out, size, "%s", registry_state_name(r->state));
-    } else if (r->reason == RUN_REASON_EXIT && r->exit_code >= 0) {
-        snprintf(out, size, "exited (exit %d)", r->exit_code);
-    } else if (r->reason == RUN_REASON_SIGNAL && r->signal > 0) {
-        snprintf(out, size, "exited (signal %d)", r->signal);
-    } else if (r->reason != RUN_REASON_NONE) {
-        snprintf(out, size, "exited (%s)", registry_reason_name(r->reason));
-    } else {
-        snprintf(out, size, "exited");
+        return;
     }
+    if (r->state != RUN_EXITED) {
+        snprintf(out, size, "%s", registry_state_name(r->state));
+        return;
+    }
+    buf_t b = BUF_INIT;
+    if (r->reason == RUN_REASON_EXIT && r->exit_code >= 0)
+        buf_printf(&b, "exit %d", r->exit_code);
+    else if (r->reason == RUN_REASON_SIGNAL && r->signal > 0)
+        buf_printf(&b, "signal %d", r->signal);
+    else if (r->reason != RUN_REASON_NONE)
+        buf_printf(&b, "%s", registry_reason_name(r->reason));
+    if (r->background_ended || r->background_hung_up)
+        buf_printf(&b, "%sbackground", b.len ? "; " : "");
+    if (r->background_ended)
+        buf_printf(&b, " ended%s", r->background_hung_up ? "," : "");
+    else if (r->background_hung_up)
+        buf_printf(&b, ":");
+    if (r->background_hung_up)
+        buf_printf(&b, " %" PRIu32 " hung up", r->background_hung_up);
+    size_t left = r->cleanup_incomplete ? ps_count_survivors(r->survivors)
+                                        : 0;
+    if (left)
+        buf_printf(&b, "%s%zu survived cleanup", b.len ? "; " : "", left);
+    else if (r->cleanup_incomplete)
+        buf_printf(&b, "%scleanup incomplete", b.len ? "; " : "");
+    if (b.len)
+        snprintf(out, size, "exited (%s)", b.p);
+    else
+        snprintf(out, size, "exited");
+    buf_free(&b);
 }
 
 /* The command on one line: control characters become spaces, and a long
@@ -266,6 +301,10 @@ static int ps_json(registry_t *reg, run_record_t *runs, size_t n)
         json_object_set_new(o, "cleanup_incomplete",
                             json_boolean(r->cleanup_incomplete));
         json_object_set_new(o, "survivors", ps_str(r->survivors));
+        json_object_set_new(o, "background_ended",
+                            json_boolean(r->background_ended));
+        json_object_set_new(o, "background_hung_up",
+                            json_integer(r->background_hung_up));
         json_object_set_new(o, "created_ms", json_integer(r->created_ms));
         json_object_set_new(o, "started_ms", json_integer(r->started_ms));
         json_object_set_new(o, "ended_ms", json_integer(r->ended_ms));

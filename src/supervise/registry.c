@@ -142,6 +142,14 @@ static const char *const registry_migrations[REGISTRY_SCHEMA_VERSION] = {
      * NULL where the owner had none (or was an older build). */
     ("ALTER TABLE owners ADD COLUMN cgroup TEXT;"
      "ALTER TABLE owners ADD COLUMN pids_cgroup TEXT;"),
+
+    /* 4 -> 5: what a run's exit did to the processes it left running
+     * (rein_run_info_t.leftovers_ended, leftovers_hung_up), so that `rein
+     * ps` can say so after the owner is gone.  0 for older rows: unknown. */
+    ("ALTER TABLE runs ADD COLUMN background_ended INTEGER NOT NULL"
+     "  DEFAULT 0 CHECK (background_ended IN (0, 1));"
+     "ALTER TABLE runs ADD COLUMN background_hung_up INTEGER NOT NULL"
+     "  DEFAULT 0 CHECK (background_hung_up >= 0);"),
 };
 
 _Static_assert(REGISTRY_FIRST_RUN_ID == 1000,
@@ -154,10 +162,11 @@ _Static_assert(REGISTRY_FIRST_RUN_ID == 1000,
     " containment, tty,"                                                    \
     " state, reason, exit_code, signal, cleanup_incomplete, survivors,"     \
     " created_ms, started_ms, ended_ms, last_output_ms, updated_ms, bytes," \
-    " command, cwd, log_path, env_names"
-#define RUN_NCOLS 26
+    " command, cwd, log_path, env_names, background_ended,"                \
+    " background_hung_up"
+#define RUN_NCOLS 28
 #define RUN_PARAMS                                                          \
-    "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?"
+    "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?"
 #define OWNER_COLS                                                          \
     "id, pid, start_time, boot_id, lock_path, started_ms, lease_expires_ms," \
     " pid_ns, cgroup, pids_cgroup"
@@ -1166,6 +1175,8 @@ static void registry_bind_run(sqlite3_stmt *st, const run_record_t *r,
     registry_bind_text(st, i++, r->cwd);
     registry_bind_text(st, i++, r->log_path);
     registry_bind_text(st, i++, r->env_names);
+    sqlite3_bind_int(st, i++, r->background_ended ? 1 : 0);
+    sqlite3_bind_int64(st, i++, (int64_t)r->background_hung_up);
 }
 
 /* Reads "id, RUN_COLS" into out (zeroed first). */
@@ -1203,6 +1214,8 @@ static int registry_read_run(sqlite3_stmt *st, run_record_t *r)
     rc |= registry_dup_col(st, i++, &r->cwd);
     rc |= registry_dup_col(st, i++, &r->log_path);
     rc |= registry_dup_col(st, i++, &r->env_names);
+    r->background_ended = sqlite3_column_int(st, i++) != 0;
+    r->background_hung_up = (uint32_t)sqlite3_column_int64(st, i++);
     if (rc) {
         run_record_clear(r);
         return -ENOMEM;

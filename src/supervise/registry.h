@@ -45,7 +45,7 @@
 /* The schema this code reads and writes (PRAGMA user_version).  2 added
  * the strays table; a version 1 file is migrated when opened read-write,
  * and a file newer than this is refused. */
-#define REGISTRY_SCHEMA_VERSION 4
+#define REGISTRY_SCHEMA_VERSION 5
 /* The state directory under $XDG_STATE_HOME or ~/.local/state. */
 #define REGISTRY_STATE_SUBDIR "rein"
 /* Room for registry_errmsg(): SQLite's message plus the path. */
@@ -113,6 +113,10 @@ typedef struct run_record {
     uint64_t bytes;                  /* output bytes logged */
     char *command, *cwd, *log_path;
     char *env_names;                 /* "A,B,C" — names only, never values */
+    /* rein_run_info_t.leftovers_ended and leftovers_hung_up, as the run
+     * ended (0 before, and for rows older than schema 5). */
+    bool background_ended;
+    uint32_t background_hung_up;
 } run_record_t;
 
 /*

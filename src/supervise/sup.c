@@ -53,6 +53,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <jansson.h>
 #include <limits.h>
 #include <poll.h>
@@ -742,13 +743,8 @@ static void finalize(struct run *r)
     r->rec.exit_code = r->exited ? r->exit_code : -1;
     r->rec.signal = r->exit_signal;
     r->rec.cleanup_incomplete = r->n_survivors > 0;
-    if (r->n_survivors) {
-        buf_t b = BUF_INIT;
-        for (size_t i = 0; i < r->n_survivors; i++)
-            buf_printf(&b, "%s%d", i ? "," : "", (int)r->survivors[i]);
-        free(r->rec.survivors);
-        r->rec.survivors = buf_detach(&b);
-    }
+    r->rec.background_ended = r->leftovers_ended;
+    r->rec.background_hung_up = (uint32_t)r->hung_up;
     /* The final row and its counters land together. */
     bool batch = s->reg && registry_begin(s->reg) == 0;
     record(r);
@@ -831,6 +827,9 @@ static void give_up(struct run *r)
     free(r->survivors);
     r->survivors = NULL;
     r->n_survivors = 0;
+    /* The record names each by pid and start time, so that whoever reads
+     * it later can tell the survivor from a process given its pid since. */
+    buf_t b = BUF_INIT;
     for (size_t i = 0; i < r->known.n; i++) {
         const ptree_member_t *m = &r->known.v[i];
         if (!procfs_alive(m->pid, m->start_time))
@@ -839,8 +838,13 @@ static void give_up(struct run *r)
         if (!v)
             break;
         r->survivors = v;
+        buf_printf(&b, "%s%d:%" PRIu64, r->n_survivors ? "," : "",
+                   (int)m->pid, m->start_time);
         r->survivors[r->n_survivors++] = m->pid;
     }
+    free(r->rec.survivors);
+    r->rec.survivors = r->n_survivors ? buf_detach(&b) : NULL;
+    buf_free(&b);
     event(r->sup, EVENTS_CLEANUP, r->id,
           json_pack("{s:b,s:i}", "incomplete", 1, "survivors",
                     (int)r->n_survivors));
