@@ -963,6 +963,21 @@ TEST(contain_open_sweeps_what_a_dead_rein_left)
              (unsigned long long)my_start);
     make_dir(live, sizeof live, rein, name);
     make_dir(live_leaf, sizeof live_leaf, live, "run-3");
+    /* Named with a pid namespace: ours is judged by its pid, another's
+     * (a container sharing this cgroup, where that pid may live) is not
+     * ours to judge. */
+    uint64_t ns;
+    ASSERT_OK(procfs_pid_ns(&ns));
+    char ns_dead[PATH_MAX * 3], ns_foreign[PATH_MAX * 3],
+        ns_foreign_leaf[PATH_MAX * 4];
+    snprintf(name, sizeof name, "%ld.%llu.3.%llu", (long)gone,
+             (unsigned long long)gone_start, (unsigned long long)ns);
+    make_dir(ns_dead, sizeof ns_dead, rein, name);
+    make_dir(leaf, sizeof leaf, ns_dead, "run-4");
+    snprintf(name, sizeof name, "%ld.%llu.4.%llu", (long)gone,
+             (unsigned long long)gone_start, (unsigned long long)ns + 1);
+    make_dir(ns_foreign, sizeof ns_foreign, rein, name);
+    make_dir(ns_foreign_leaf, sizeof ns_foreign_leaf, ns_foreign, "run-5");
 
     /* An orphan of the dead rein, still in its leaf. */
     char procs[PATH_MAX * 4 + 16];
@@ -986,6 +1001,8 @@ TEST(contain_open_sweeps_what_a_dead_rein_left)
     ASSERT_FALSE(path_exists(dead_empty)); /* dead and empty: swept */
     ASSERT_TRUE(path_exists(full_leaf));   /* populated: for reconcile */
     ASSERT_TRUE(path_exists(live_leaf));   /* a live process's: untouched */
+    ASSERT_FALSE(path_exists(ns_dead));    /* dead in our namespace */
+    ASSERT_TRUE(path_exists(ns_foreign_leaf)); /* another namespace's */
 
     ASSERT_OK(kill(orphan, SIGKILL));
     ASSERT_EQ(waitpid(orphan, NULL, 0), orphan);
@@ -993,6 +1010,8 @@ TEST(contain_open_sweeps_what_a_dead_rein_left)
     ASSERT_OK(rmdir(dead_full));
     ASSERT_OK(rmdir(live_leaf));
     ASSERT_OK(rmdir(live));
+    ASSERT_OK(rmdir(ns_foreign_leaf));
+    ASSERT_OK(rmdir(ns_foreign));
     contain_free(c2);
     contain_free(c);
     ASSERT_FALSE(path_exists(rein)); /* the last instance took rein/ along */
@@ -1018,7 +1037,9 @@ TEST(contain_attach_takes_the_runs_leaf_anywhere_and_nothing_else)
     const char *const made[] = {
         "", "/rein", "/rein/1.2.3", "/rein/bogus", "/rein/bogus/run-77",
         "/rein/1.2", "/rein/1.2/run-77", "/rein/1.2.3x", "/rein/1.2.3x/run-77",
-        "/notrein", "/notrein/1.2.3", "/notrein/1.2.3/run-77", "/run-77"};
+        "/notrein", "/notrein/1.2.3", "/notrein/1.2.3/run-77", "/run-77",
+        "/rein/1.2.3.4", "/rein/1.2.3.4.5",
+        "/rein/1.2.3.4.5/run-77", "/rein/1.2.3.", "/rein/1.2.3./run-77"};
     const size_t nmade = sizeof made / sizeof *made;
     for (size_t i = 0; i < nmade; i++) {
         char sub[PATH_MAX * 2];
@@ -1041,6 +1062,9 @@ TEST(contain_attach_takes_the_runs_leaf_anywhere_and_nothing_else)
         {"/rein/bogus/run-77", 77, false},   /* not an instance's name */
         {"/rein/1.2/run-77", 77, false},
         {"/rein/1.2.3x/run-77", 77, false},
+        {"/rein/1.2.3.4/run-77", 77, true},  /* with its pid namespace */
+        {"/rein/1.2.3.4.5/run-77", 77, false},
+        {"/rein/1.2.3./run-77", 77, false},
         {"/notrein/1.2.3/run-77", 77, false}, /* not under rein/ */
         {"/run-77", 77, false},
         {"!rein/1.2.3/run-77", 77, false},   /* not absolute */
@@ -1048,10 +1072,15 @@ TEST(contain_attach_takes_the_runs_leaf_anywhere_and_nothing_else)
     };
     contain_t *const at[] = {c, low};
     for (size_t a = 0; a < 2; a++) {
-        char leaf[PATH_MAX * 2];
-        snprintf(leaf, sizeof leaf, "%s/rein/1.2.3/run-77", rel);
-        cg_dir("cgroup2", NULL, leaf, dir, sizeof dir);
-        ASSERT_OK(mkdir(dir, 0755)); /* freeing an attached run removes it */
+        /* The leaves to attach: freeing an attached run removes its. */
+        static const char *const leaves[] = {"/rein/1.2.3/run-77",
+                                             "/rein/1.2.3.4/run-77"};
+        for (size_t l = 0; l < 2; l++) {
+            char leaf[PATH_MAX * 2];
+            snprintf(leaf, sizeof leaf, "%s%s", rel, leaves[l]);
+            cg_dir("cgroup2", NULL, leaf, dir, sizeof dir);
+            ASSERT_OK(mkdir(dir, 0755));
+        }
         for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
             char path[PATH_MAX * 2];
             if (cases[i].tail[0] == '!')
@@ -1070,6 +1099,7 @@ TEST(contain_attach_takes_the_runs_leaf_anywhere_and_nothing_else)
             ASSERT_STR(contain_run_cgroup(r), path);
             ASSERT_FALSE(contain_run_populated(r));
             contain_run_free(r); /* empty: the leaf goes */
+            cg_dir("cgroup2", NULL, path, dir, sizeof dir);
             ASSERT_FALSE(path_exists(dir));
         }
     }

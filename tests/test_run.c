@@ -781,6 +781,31 @@ static void echo_job(char *cmd, size_t size, char *pidfile, size_t psize)
              pidfile, pidfile, pidfile);
 }
 
+/* A TERM for rein reaches a job that stopped itself, woken: it ends as
+ * its trap says, not by the KILL after REIN_SUP_GRACE_MS. */
+TEST(run_forwards_sigterm_to_a_stopped_job_and_wakes_it)
+{
+    setup();
+    char pidfile[PATH_MAX], cmd[4 * PATH_MAX];
+    snprintf(pidfile, sizeof pidfile, "%s/job.pid", test_tmpdir());
+    snprintf(cmd, sizeof cmd,
+             "trap 'echo got TERM; exit 3' TERM; "
+             "echo $$ > %s.tmp && mv %s.tmp %s && kill -STOP $$; sleep 100",
+             pidfile, pidfile, pidfile);
+    const char *argv[] = {rein_path(), "run", "--raw", "--", "sh", "-c",
+                          cmd, NULL};
+    pid_t pid;
+    int pidfd;
+    int out_fd = rein_start_piped(argv, &pid, &pidfd);
+    pid_t job = tu_await_pid_file(pidfile, RUN_TEST_STEP_MS);
+    await_state(job, 'T', true);
+    ASSERT_EQ(kill(pid, SIGTERM), 0);
+    buf_t out = BUF_INIT;
+    ASSERT_EQ(rein_finish(pid, pidfd, out_fd, &out), 3);
+    ASSERT_CONTAINS(out.p, "got TERM");
+    buf_free(&out);
+}
+
 /* Ctrl-Z at a job-control shell suspends the job with rein, and `fg`
  * resumes both: the job (in a session of its own, where SIGTSTP would be
  * dropped) is stopped, the shell reports rein stopped, and after `fg`
@@ -852,6 +877,61 @@ TEST(run_ctrl_z_under_a_shell_inside_suspends_that_shells_job)
     await_state(job, 'T', false);
     tty_send(&t, "\x03"); /* the job ends; then the shell */
     tty_expect(&t, "inner$ ");
+    tty_send(&t, "exit 0\r");
+    ASSERT_EQ(tty_finish(&t), 0);
+    buf_free(&t.out);
+}
+
+/* The job in the terminal's foreground may have outlived its group's
+ * leader: the later stages of a pipeline whose first stage has ended.  A
+ * TSTP or INT for rein still reaches that job, not the shell's group
+ * (which an interactive shell ignores them in). */
+TEST(run_signals_reach_a_foreground_job_whose_group_leader_has_exited)
+{
+    setup();
+    char pidfile[PATH_MAX], line[4 * PATH_MAX];
+    snprintf(pidfile, sizeof pidfile, "%s/job.pid", test_tmpdir());
+    setenv("PS1", "inner$ ", 1);
+    unsetenv("PROMPT_COMMAND");
+    const char *args[] = {"run", "--raw", "--", "/bin/bash", "--norc",
+                          "--noprofile", "-i", NULL};
+    struct tty t;
+    tty_start(&t, args, 100, 30);
+    tty_expect(&t, "inner$ ");
+    snprintf(line, sizeof line,
+             "true | (echo $BASHPID > %s.tmp && mv %s.tmp %s && "
+             "exec sleep 100)\r",
+             pidfile, pidfile, pidfile);
+    tty_send(&t, line);
+    pid_t job = tu_await_pid_file(pidfile, RUN_TEST_STEP_MS);
+    procfs_stat_t st;
+    uint64_t job_start;
+    ASSERT_OK(procfs_read_stat(job, &st));
+    ASSERT_OK(procfs_start_time(job, &job_start));
+    pid_t leader = st.pgrp;
+    ASSERT_TRUE(leader != job);
+    /* `true` has ended and the shell reaps it: polled, as no event here
+     * says so. */
+    uint64_t end = test_now_ms() + RUN_TEST_STEP_MS;
+    while (procfs_read_stat(leader, &st) == 0) {
+        ASSERT_TRUE(test_now_ms() < end);
+        usleep(2000);
+    }
+    buf_reset(&t.out);
+    ASSERT_OK(kill(t.pid, SIGTSTP));
+    tty_expect(&t, "Stopped");
+    await_state(job, 'T', true);
+    tty_expect(&t, "inner$ ");
+    buf_reset(&t.out);
+    tty_send(&t, "fg\r");
+    tty_expect(&t, "exec sleep 100 )"); /* the shell names the job */
+    await_state(job, 'T', false);
+    buf_reset(&t.out);
+    ASSERT_OK(kill(t.pid, SIGINT));
+    tty_expect(&t, "inner$ "); /* the job ended, the shell is back */
+    uint64_t now_start;
+    ASSERT_FALSE(procfs_start_time(job, &now_start) == 0 &&
+                 now_start == job_start);
     tty_send(&t, "exit 0\r");
     ASSERT_EQ(tty_finish(&t), 0);
     buf_free(&t.out);

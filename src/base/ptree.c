@@ -317,19 +317,27 @@ size_t ptree_count_alive(const ptree_t *t)
     return n;
 }
 
-bool ptree_group_alive(pid_t pgid)
+pid_t ptree_group_session(pid_t pgid)
 {
     pid_t *all;
     size_t n;
-    bool found = false;
-    if (pgid <= 1 || procfs_list_all(&all, &n) < 0)
-        return false;
-    for (size_t i = 0; i < n && !found; i++) {
+    pid_t sid = -ESRCH;
+    int rc;
+    if (pgid <= 1)
+        return -ESRCH;
+    if ((rc = procfs_list_all(&all, &n)) < 0)
+        return rc;
+    for (size_t i = 0; i < n && sid < 0; i++) {
         procfs_stat_t st;
         if (procfs_read_stat(all[i], &st) == 0 && st.pgrp == pgid &&
             st.state != 'Z' && st.state != 'X')
-            found = true;
+            sid = st.session;
     }
     free(all);
-    return found;
+    return sid;
+}
+
+bool ptree_group_alive(pid_t pgid)
+{
+    return ptree_group_session(pgid) > 0;
 }

@@ -117,5 +117,9 @@ void ptree_pass_end(ptree_pass_t *p);
 size_t ptree_count_alive(const ptree_t *t);
 /* True when a live (non-zombie) process has process group pgid. */
 bool ptree_group_alive(pid_t pgid);
+/* The session of process group pgid, read from a live (non-zombie)
+ * member, the group's leader or not (a group outlives its leader); -ESRCH
+ * when it has none, or a negative error.  A scan of every process. */
+pid_t ptree_group_session(pid_t pgid);
 
 #endif

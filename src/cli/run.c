@@ -913,7 +913,15 @@ static void run_on_signal(loop_t *l, int signo, void *data)
      * the next reconcile). */
     if (!r->id || r->done)
         return;
-    rein_sup_signal(r->sup, r->id, signo);
+    pid_t pg = sup_run_fg_group(r->sup, r->id);
+    if (pg <= 0)
+        return;
+    sup_run_signal_group(r->sup, r->id, pg, signo);
+    /* A stopped job (`kill -STOP`, a debugger's) would hold the TERM
+     * until the grace ends in a KILL: woken, as a shell's `kill` wakes
+     * one, it ends as it chooses. */
+    if (signo == SIGTERM)
+        sup_run_signal_group(r->sup, r->id, pg, SIGCONT);
     if (signo == SIGTERM && !r->term_timer)
         loop_timer_add(l, REIN_SUP_GRACE_MS, run_on_term_grace, r,
                        &r->term_timer);

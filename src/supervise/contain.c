@@ -327,11 +327,39 @@ static int contain_mkdir(const char *path)
 }
 
 /*
+ * Whether instance directory name (contain_open's "<pid>.<start>.<seq>"
+ * and, from this build on, ".<pid namespace>") names a rein that is gone:
+ * its pid and start time name no live process here.  A rein in another
+ * pid namespace (a container sharing our cgroup) is not ours to judge by
+ * pid, and neither is one whose namespace we cannot read; a name without
+ * one (an older build's) is judged as before.
+ */
+static bool contain_instance_gone(const char *name, uint64_t my_ns)
+{
+    char *end;
+    long pid = strtol(name, &end, 10);
+    if (pid <= 0 || *end != '.')
+        return false;
+    unsigned long long start = strtoull(end + 1, &end, 10);
+    if (*end != '.')
+        return false;
+    strtoul(end + 1, &end, 10); /* the sequence number */
+    if (*end == '.') {
+        unsigned long long ns = strtoull(end + 1, &end, 10);
+        if (*end || ns != my_ns || !my_ns)
+            return false;
+    }
+    uint64_t now;
+    return !(procfs_start_time((pid_t)pid, &now) == 0 && now == start);
+}
+
+/*
  * Removes what a rein that died left in rein/: the instance directories
- * whose <pid>.<start> names no live process, with their empty leaves.  A
- * populated leaf survives rmdir (EBUSY), and with it its instance: those
- * processes are for reconcile, which knows the run.  Nothing here can touch
- * a live rein's directories, since its pid and start time still match.
+ * that name no live process (contain_instance_gone), with their empty
+ * leaves.  A populated leaf survives rmdir (EBUSY), and with it its
+ * instance: those processes are for reconcile, which knows the run.
+ * Nothing here can touch a live rein's directories, since its pid and
+ * start time still match.
  */
 static void contain_sweep_stale(const contain_hier_t *h)
 {
@@ -342,16 +370,11 @@ static void contain_sweep_stale(const contain_hier_t *h)
     DIR *d = opendir(pdir);
     if (!d)
         return;
+    uint64_t my_ns = 0;
+    procfs_pid_ns(&my_ns); /* 0 when unknown: sweeps no named namespace */
     struct dirent *e;
     while ((e = readdir(d))) {
-        char *end;
-        long pid = strtol(e->d_name, &end, 10);
-        if (pid <= 0 || *end != '.')
-            continue;
-        unsigned long long start = strtoull(end + 1, &end, 10);
-        uint64_t now;
-        if (*end != '.' ||
-            (procfs_start_time((pid_t)pid, &now) == 0 && now == start))
+        if (!contain_instance_gone(e->d_name, my_ns))
             continue;
         if (contain_path(idir, sizeof idir, pdir, e->d_name) < 0)
             continue;
@@ -563,8 +586,8 @@ int contain_open_why(const char *force, contain_t **out, char *why,
 {
     contain_level_t want = 0;
     contain_t *c = NULL;
-    char inst[64];
-    uint64_t start = 0;
+    char inst[96];
+    uint64_t start = 0, ns = 0;
     int rc;
 
     *out = NULL;
@@ -586,10 +609,14 @@ int contain_open_why(const char *force, contain_t **out, char *why,
     if (!c)
         return -ENOMEM;
     procfs_start_time(getpid(), &start);
-    /* The sequence number keeps two supervisors of one process apart. */
-    snprintf(inst, sizeof inst, "%ld.%llu.%u", (long)getpid(),
+    procfs_pid_ns(&ns);
+    /* The sequence number keeps two supervisors of one process apart; the
+     * pid namespace says where the pid means this process
+     * (contain_instance_gone). */
+    snprintf(inst, sizeof inst, "%ld.%llu.%u.%llu", (long)getpid(),
              (unsigned long long)start,
-             __atomic_fetch_add(&contain_seq, 1, __ATOMIC_RELAXED));
+             __atomic_fetch_add(&contain_seq, 1, __ATOMIC_RELAXED),
+             (unsigned long long)ns);
 
     contain_setup_pids(c, inst);
     if (!want || want == CONTAIN_CGROUP) {
@@ -773,9 +800,25 @@ static bool contain_all_digits(const char *s, size_t len)
     return true;
 }
 
+/* True when the len bytes at name are an instance's name as contain_open
+ * makes it, <pid>.<start>.<n>.<pid namespace>, or as older builds did,
+ * without the namespace: three or four fields of digits. */
+static bool contain_is_instance_name(const char *name, size_t len)
+{
+    size_t fields = 0;
+    for (size_t at = 0; at <= len; fields++) {
+        const char *dot = memchr(name + at, '.', len - at);
+        size_t n = dot ? (size_t)(dot - (name + at)) : len - at;
+        if (!contain_all_digits(name + at, n))
+            return false;
+        at += n + 1;
+    }
+    return fields == 3 || fields == 4;
+}
+
 /*
  * True when rel names the leaf rein makes for run run_id, wherever it lies
- * in the hierarchy: .../rein/<pid>.<start>.<n>/run-<run_id>, every
+ * in the hierarchy: .../rein/<instance>/run-<run_id>, every
  * component plain (none empty, "." or "..").  The leaf need not be under
  * our own cgroup: reconcile and `rein kill` may run in another cgroup
  * (another terminal's or service's scope) than the rein that made it.
@@ -809,13 +852,7 @@ static bool contain_is_run_leaf(const char *rel, int64_t run_id)
     if (n < 3 || clen[0] != strlen(CONTAIN_PARENT_DIR) ||
         memcmp(comp[0], CONTAIN_PARENT_DIR, clen[0]) != 0)
         return false;
-    /* <pid>.<start>.<n>, as contain_open_why names an instance. */
-    const char *d1 = memchr(comp[1], '.', clen[1]);
-    const char *d2 = d1 ? memchr(d1 + 1, '.', clen[1] - (size_t)(d1 + 1 - comp[1]))
-                        : NULL;
-    if (!d2 || !contain_all_digits(comp[1], (size_t)(d1 - comp[1])) ||
-        !contain_all_digits(d1 + 1, (size_t)(d2 - d1 - 1)) ||
-        !contain_all_digits(d2 + 1, clen[1] - (size_t)(d2 + 1 - comp[1])))
+    if (!contain_is_instance_name(comp[1], clen[1]))
         return false;
     char want[32];
     int wl = snprintf(want, sizeof want, "run-%lld", (long long)run_id);

@@ -1628,13 +1628,22 @@ static int signal_target(rein_sup_t *s, int64_t id, struct run **out)
 }
 
 /* Whether process group pg is one of run r's: the leader's own, or one
- * whose leader is in the run's session (the session's id is the run
- * leader's pid, ours while the leader is not reaped). */
+ * in the run's session (the session's id is the run leader's pid, ours
+ * while the leader is not reaped).  The group's own leader says so at
+ * once; a group whose leader has exited (the later stages of a pipeline
+ * whose first has ended: `cat list | xargs slow`) is asked of any member,
+ * or Ctrl-C and Ctrl-Z would miss the job in the terminal's foreground. */
 static bool run_group(const struct run *r, pid_t pg)
 {
     procfs_stat_t st;
-    return pg == r->pid ||
-           (pg > 1 && procfs_read_stat(pg, &st) == 0 && st.session == r->pid);
+    if (pg == r->pid)
+        return true;
+    if (pg <= 1)
+        return false;
+    if (procfs_read_stat(pg, &st) == 0 && st.pgrp == pg &&
+        st.state != 'Z' && st.state != 'X')
+        return st.session == r->pid;
+    return ptree_group_session(pg) == r->pid;
 }
 
 pid_t sup_run_fg_group(rein_sup_t *s, int64_t id)
