@@ -235,8 +235,9 @@ int rein_pty_start(rein_pty_t *p, const rein_pty_start_opts_t *opts,
  * more than REIN_PTY_WRITE_QUEUE_MAX bytes waiting.  (A write from another
  * thread may go out before bytes the callback left queued.) */
 int rein_pty_write(rein_pty_t *p, const void *data, size_t len);
-/* Sets the terminal size, clamped as at start; the foreground job gets
- * SIGWINCH.  REIN_EPTY_IDLE when nothing runs; while start is still
+/* Sets the terminal size, clamped as at start, except that 0 is below
+ * the minimum here (20 columns, 5 rows), not the default; the foreground
+ * job gets SIGWINCH.  REIN_EPTY_IDLE when nothing runs; while start is still
  * setting up, it waits for the terminal to exist. */
 int rein_pty_resize(rein_pty_t *p, unsigned cols, unsigned rows);
 /* Ends the running command and its descendants (TERM, grace, KILL); start
@@ -273,7 +274,9 @@ typedef struct rein_proc_terminate_opts {
 
 /* -ESRCH when no such process, or only a zombie (it has exited). */
 int rein_proc_from_pid(pid_t pid, rein_proc_t **out);
-/* Every process whose executable is path; *out is an array of *n handles. */
+/* Every process whose executable is path (symbolic links resolved: on a
+ * merged /usr, /bin/sleep finds /usr/bin/sleep's); *out is an array of
+ * *n handles.  A path that names no file: 0 with none (NULL, 0). */
 int rein_proc_from_path(const char *path, rein_proc_t ***out, size_t *n);
 /* Frees a handle (never signals anything). */
 void rein_proc_free(rein_proc_t *p);

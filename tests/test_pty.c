@@ -133,6 +133,24 @@ TEST(pty_resize_is_seen_and_clamped)
     done(&d);
 }
 
+/* 0 is a size below the minimum on resize, clamped as the seed clamps
+ * it, not "the default" as at start. */
+TEST(pty_resize_to_zero_clamps_to_the_minimum)
+{
+    struct drive d = {0};
+    d.when = "ready";
+    d.action = 2;
+    rein_pty_start_opts_t o = {
+        .command = "trap 'stty size; exit 0' WINCH; echo ready; "
+                   "while :; do sleep 0.05; done"};
+    rein_run_result_t res;
+    run(&d, &o, &res);
+    ASSERT_OK(d.action_rc);
+    ASSERT_EQ(res.exit_code, 0);
+    ASSERT_CONTAINS(d.out.p, "5 20\r\n");
+    done(&d);
+}
+
 TEST(pty_ctrl_d_ends_cat_cleanly)
 {
     struct drive d = {0};

@@ -196,6 +196,39 @@ TEST(shell_exec_env_cwd_and_skipped_variables)
              test_tmpdir());
     ASSERT_STR(c.out.p, want);
 
+    /* The skip-list holds for the session env and a command's env as for
+     * the host's: no startup file, no exported function, no SHLVL, and no
+     * seed or offset of bash's own (SECONDS, RANDOM, $0 by BASH_ARGV0,
+     * the platform names).  Other names pass. */
+    char fenv[600];
+    snprintf(fenv, sizeof fenv, "BASH_ENV=%s", benv);
+    setenv("SECONDS", "1000", 1);
+    setenv("BASH_ARGV0", "renamed", 1);
+    setenv("OSTYPE", "host-os", 1);
+    const char *senv2[] = {fenv, "SHLVL=9", "BASH_FUNC_f%%=() { echo fn; }",
+                           "REIN_T_S=s2", "HOSTTYPE=host-type", NULL};
+    const char *renv2[] = {fenv, "SHLVL=42", "ENV=/nonexistent",
+                           "PS4=+cmd ", "REIN_T_B=b2", NULL};
+    rein_shell_opts_t so2 = {.session_env = senv2};
+    rein_shell_run_opts_t o2 = {
+        .command = "echo \"$SHLVL|$(type -t f)|$REIN_T_S|$REIN_T_B|"
+                   "$(( SECONDS < 100 ))|$0|$OSTYPE|"
+                   "$([ \"$HOSTTYPE\" = host-type ] && echo leaked)|$PS4\"",
+        .env = renv2};
+    buf_reset(&c.out);
+    ASSERT_OK(xexec(&so2, &o2, &c, &res));
+    ASSERT_STR(c.out.p, "1||s2|b2|1|/bin/bash|linux-gnu||+ \n");
+    rein_shell_t *sh;
+    ASSERT_OK(rein_shell_new(&so2, &sh));
+    o2.command = "echo \"$SHLVL|$(type -t f)|$REIN_T_S|$REIN_T_B|$PS4\"";
+    buf_reset(&c.out);
+    ASSERT_OK(xrun(sh, &o2, &c, &res));
+    ASSERT_STR(c.out.p, "1||s2|b2|+ \n");
+    rein_shell_free(sh);
+    unsetenv("SECONDS");
+    unsetenv("BASH_ARGV0");
+    unsetenv("OSTYPE");
+
     rein_shell_run_opts_t bad = {.command = "true", .cwd = "/nonexistent"};
     ASSERT_EQ(xexec(NULL, &bad, &c, &res), REIN_ECWD);
     const char *malformed[] = {"NOEQUALS", NULL};
@@ -1289,8 +1322,9 @@ TEST(shell_session_tmout_does_not_end_it)
 {
     /* bash's read takes TMOUT as its default timeout; the driver's reads
      * wait for the next command however long it takes.  The host's TMOUT
-     * (hardened hosts export one) is not passed on at all; a session's
-     * own, even read-only, no longer ends the session when it runs out. */
+     * (hardened hosts export one) is not passed on at all, nor is the
+     * session env's (the skip-list); one a command sets, even read-only,
+     * no longer ends the session when it runs out. */
     ASSERT_OK(setenv("TMOUT", "1", 1)); /* this test's own process */
     struct col c = {0};
     rein_run_result_t res;

@@ -191,14 +191,22 @@ static int list_push(rein_proc_t ***v, size_t *n, rein_proc_t *h)
 
 int rein_proc_from_path(const char *path, rein_proc_t ***out, size_t *n)
 {
-    if (!path || !out || !n)
+    if (!path || !*path || !out || !n)
         return -EINVAL;
     rein_proc_t **v = NULL;
     size_t cnt = 0, nall = 0;
     pid_t *all = NULL;
     int rc;
-    /* /proc/<pid>/exe is a resolved path, so compare with one. */
+    /* /proc/<pid>/exe is a resolved path, so compare with one.  A path
+     * that names no file is run by no process: an empty list, as the
+     * seed's fromPath gives (a deleted executable's link reads
+     * "... (deleted)", which no path given here matches). */
     char *want = realpath(path, NULL);
+    if (!want && (errno == ENOENT || errno == ENOTDIR)) {
+        *out = NULL;
+        *n = 0;
+        return 0;
+    }
     if (!want)
         return -errno;
     rc = procfs_list_all(&all, &nall);

@@ -630,14 +630,44 @@ struct shell_run {
 
 /* ------------------------------------------------------- environment */
 
-/* Variables bash would act on at start, which the host's values must not
- * steer (the seed's skip-list); BASH_FUNC_* (exported functions) too. */
+/*
+ * The skip-list (the seed's: "PS1, PWD, SHLVL, bash function exports,
+ * etc."): names that are the shell's own business, dropped wherever an
+ * environment is built for it — the host's, the session env and a
+ * command's env alike, as the reference drops them.  Three kinds:
+ *   - what bash acts on as it starts or runs a line, which would steer the
+ *     session itself: a startup file to source (BASH_ENV, ENV), options
+ *     (SHELLOPTS, BASHOPTS, BASH_COMPAT), word splitting and globbing
+ *     (IFS, GLOBIGNORE), cd's search (CDPATH), a read timeout (TMOUT),
+ *     the trace fd (BASH_XTRACEFD), prompts and history;
+ *   - what bash keeps itself and would take an imported value of as a
+ *     seed or an offset: SECONDS, RANDOM, SRANDOM, OPTIND, OPTERR, SHLVL,
+ *     PWD, OLDPWD, BASH_ARGV0 (which renames $0), the platform names;
+ *   - what bash sets and never reads, dropped so that no stale copy is
+ *     passed on: BASH_VERSION and the other BASH_* state, PPID, UID...
+ * SHELL and HOSTNAME stay: programs read them (bash sets neither one's
+ * export when missing); so does FUNCNEST, which the session's own lines
+ * are kept clear of (SHELL_DRIVER).  BASH_FUNC_*%% (exported functions)
+ * go too.
+ */
 static const char *const shell_env_skip[] = {
-    "PS1",    "PS2",      "PS3",      "PS4",     "PROMPT_COMMAND",
-    "PWD",    "OLDPWD",   "SHLVL",    "BASH_ENV", "ENV",
-    "SHELLOPTS", "BASHOPTS", "CDPATH", "IFS",    "BASH_XTRACEFD",
-    "TMOUT",  NULL};
+    "BASH",           "BASHOPTS",       "BASHPID",        "BASH_ALIASES",
+    "BASH_ARGC",      "BASH_ARGV",      "BASH_ARGV0",     "BASH_CMDS",
+    "BASH_COMMAND",   "BASH_COMPAT",    "BASH_ENV",       "BASH_EXECUTION_STRING",
+    "BASH_LINENO",    "BASH_REMATCH",   "BASH_SOURCE",    "BASH_SUBSHELL",
+    "BASH_VERSINFO",  "BASH_VERSION",   "BASH_XTRACEFD",  "CDPATH",
+    "COMP_WORDBREAKS", "DIRSTACK",      "ENV",            "EPOCHREALTIME",
+    "EPOCHSECONDS",   "EUID",           "FUNCNAME",       "GLOBIGNORE",
+    "GROUPS",         "HISTCMD",        "HISTFILE",
+    "HISTTIMEFORMAT", "HOSTTYPE",       "IFS",            "LINENO",
+    "MACHTYPE",       "OLDPWD",         "OPTERR",         "OPTIND",
+    "OSTYPE",         "PIPESTATUS",     "PPID",           "PROMPT_COMMAND",
+    "PS0",            "PS1",            "PS2",            "PS3",
+    "PS4",            "PWD",            "RANDOM",         "SECONDS",
+    "SHELLOPTS",      "SHLVL",          "SRANDOM",        "TMOUT",
+    "UID",            NULL};
 
+/* Whether entry ("NAME=value") is one the skip-list drops. */
 static bool shell_env_skipped(const char *entry)
 {
     const char *eq = strchr(entry, '=');
@@ -653,8 +683,22 @@ static bool shell_env_skipped(const char *entry)
     return false;
 }
 
-/* environ minus the skipped variables, then each list in order (the later
- * wins).  REIN_EENV for a malformed entry. */
+/* Sets list's entries (NULL-terminated, may be NULL) in e but those the
+ * skip-list drops.  REIN_EENV for a malformed entry, skipped or not. */
+static int shell_env_put_kept(env_t *e, const char *const *list)
+{
+    for (size_t i = 0; list && list[i]; i++) {
+        int rc;
+        if (!env_valid(list[i]))
+            return REIN_EENV;
+        if (!shell_env_skipped(list[i]) && (rc = env_put(e, list[i])) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* environ, then each list in order (the later wins), each without what
+ * the skip-list drops.  REIN_EENV for a malformed entry. */
 static int shell_build_env(env_t *e, const char *const *a,
                            const char *const *b)
 {
@@ -671,7 +715,8 @@ static int shell_build_env(env_t *e, const char *const *a,
     free(keep);
     if (rc < 0)
         return rc;
-    if ((rc = env_put_all(e, a)) < 0 || (rc = env_put_all(e, b)) < 0) {
+    if ((rc = shell_env_put_kept(e, a)) < 0 ||
+        (rc = shell_env_put_kept(e, b)) < 0) {
         env_free(e);
         return rc;
     }
@@ -1690,8 +1735,8 @@ static int build_request(buf_t *b, const char *fifo,
                          const rein_shell_run_opts_t *run)
 {
     size_t n = 0;
-    while (run->env && run->env[n])
-        n++;
+    for (size_t i = 0; run->env && run->env[i]; i++)
+        n += !shell_env_skipped(run->env[i]);
     int rc = buf_append(b, fifo, strlen(fifo) + 1);
     /* A relative cwd as "./dir": cd would take "-" for $OLDPWD and look a
      * bare name up in the session's CDPATH, where the one-shot's chdir
@@ -1709,8 +1754,9 @@ static int build_request(buf_t *b, const char *fifo,
         rc = buf_printf(b, "%zu", n);
     if (rc == 0)
         rc = buf_append_byte(b, 0);
-    for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = buf_append(b, run->env[i], strlen(run->env[i]) + 1);
+    for (size_t i = 0; rc == 0 && run->env && run->env[i]; i++)
+        if (!shell_env_skipped(run->env[i]))
+            rc = buf_append(b, run->env[i], strlen(run->env[i]) + 1);
     if (rc == 0)
         rc = buf_append(b, run->command, strlen(run->command) + 1);
     return rc;

@@ -491,8 +491,10 @@ int rein_pty_resize(rein_pty_t *p, unsigned cols, unsigned rows)
     int rc = 0;
     if (!p)
         return -EINVAL;
-    cols = ptyio_clamp_cols(cols);
-    rows = ptyio_clamp_rows(rows);
+    /* As the seed clamps a resize: 0 is below the minimum here, where at
+     * start it asks for the default. */
+    cols = cols ? ptyio_clamp_cols(cols) : REIN_PTY_MIN_COLS;
+    rows = rows ? ptyio_clamp_rows(rows) : REIN_PTY_MIN_ROWS;
     pthread_mutex_lock(&p->mu);
     bool on_loop = p->running && pthread_equal(pthread_self(), p->loop_thread);
     if (on_loop && p->setting_up) {
