@@ -96,7 +96,10 @@ typedef struct rein_cancel rein_cancel_t;
  * made (a token can wake a call blocked in the kernel). */
 int rein_cancel_new(rein_cancel_t **out);
 /* Raises the flag; every call using the token returns -ECANCELED or a
- * cancelled result soon after.  Repeats are no-ops. */
+ * cancelled result soon after.  A call given a token already raised
+ * starts nothing: rein_shell_exec, rein_shell_run and rein_pty_start
+ * return a cancelled result at once (a persistent session is kept: it ran
+ * nothing).  Repeats are no-ops. */
 void rein_cancel_trigger(rein_cancel_t *c);
 /* Whether the flag has been raised. */
 bool rein_cancel_triggered(const rein_cancel_t *c);

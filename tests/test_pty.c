@@ -264,6 +264,26 @@ TEST(pty_cancel_token_from_another_thread)
     done(&d);
 }
 
+/* A token raised before the call starts nothing at all. */
+TEST(pty_cancel_token_raised_before_start_starts_nothing)
+{
+    struct drive d = {0};
+    rein_cancel_t *c;
+    ASSERT_OK(rein_cancel_new(&c));
+    rein_cancel_trigger(c);
+    char mark[512], cmd[600];
+    snprintf(mark, sizeof mark, "%s/ran", test_tmpdir());
+    snprintf(cmd, sizeof cmd, "echo ran > '%s'; sleep 30", mark);
+    rein_pty_start_opts_t o = {.command = cmd, .cancel = c};
+    rein_run_result_t res;
+    run(&d, &o, &res);
+    ASSERT_TRUE(res.cancelled);
+    ASSERT_FALSE(res.has_exit_code);
+    ASSERT_EQ(access(mark, F_OK), -1);
+    rein_cancel_free(c);
+    done(&d);
+}
+
 struct concurrent {
     rein_pty_t *p;
     int rc;

@@ -433,13 +433,26 @@ TEST(shell_exec_cancel_token_raised_before)
     ASSERT_OK(rein_cancel_new(&tok));
     rein_cancel_trigger(tok);
     struct col c = {0};
-    rein_shell_run_opts_t o = {.command = "sleep 30", .cancel = tok};
+    /* Nothing starts: not even the command's first line. */
+    char mark[512], cmd[600];
+    snprintf(mark, sizeof mark, "%s/ran", test_tmpdir());
+    snprintf(cmd, sizeof cmd, "echo ran > '%s'; sleep 30", mark);
+    rein_shell_run_opts_t o = {.command = cmd, .cancel = tok};
     rein_run_result_t res;
     uint64_t t0 = test_now_ms();
     ASSERT_OK(xexec(NULL, &o, &c, &res));
     ASSERT_TRUE(res.cancelled);
     ASSERT_FALSE(res.has_exit_code);
     ASSERT_INT(test_now_ms() - t0, <, REIN_SHELL_GRACE_MS);
+    /* A persistent session runs nothing either, and is kept. */
+    rein_shell_t *sh;
+    ASSERT_OK(rein_shell_new(NULL, &sh));
+    ASSERT_STR(run_out(sh, &c, "X=kept", &res), "");
+    ASSERT_OK(xrun(sh, &o, &c, &res));
+    ASSERT_TRUE(res.cancelled);
+    ASSERT_STR(run_out(sh, &c, "echo $X", &res), "kept\n");
+    rein_shell_free(sh);
+    ASSERT_EQ(access(mark, F_OK), -1);
     rein_cancel_free(tok);
     buf_free(&c.out);
 }

@@ -1400,6 +1400,13 @@ int rein_shell_exec(const rein_shell_opts_t *opts,
     if ((rc = shell_build_env(&env, opts ? opts->session_env : NULL,
                               run->env)) < 0)
         goto out;
+    /* A token raised before the call: cancelled, and nothing started (a
+     * bash TERMed a moment after its spawn could already have run a
+     * line). */
+    if (rein_cancel_triggered(run->cancel)) {
+        result->cancelled = true;
+        goto out;
+    }
     if (snap && pipe2(mfd, O_CLOEXEC) < 0) {
         rc = -errno;
         goto out;
@@ -1793,6 +1800,13 @@ int rein_shell_run(rein_shell_t *sh, const rein_shell_run_opts_t *run,
     if (sh->running) {
         pthread_mutex_unlock(&sh->mu);
         return REIN_ESHELL_BUSY;
+    }
+    if (rein_cancel_triggered(run->cancel)) {
+        /* Raised before the call: cancelled, nothing sent, and the
+         * session, which ran nothing, is kept. */
+        pthread_mutex_unlock(&sh->mu);
+        result->cancelled = true;
+        return 0;
     }
     sh->running = true;
     pthread_mutex_unlock(&sh->mu);

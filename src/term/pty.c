@@ -310,6 +310,12 @@ int rein_pty_start(rein_pty_t *p, const rein_pty_start_opts_t *o,
         pthread_mutex_unlock(&p->mu);
         return REIN_EPTY_RUNNING;
     }
+    if (rein_cancel_triggered(o->cancel)) {
+        /* Raised before the call: cancelled, and nothing started. */
+        pthread_mutex_unlock(&p->mu);
+        result->cancelled = true;
+        return 0;
+    }
     p->running = true; /* a start from the chunk callback now fails */
     p->setting_up = true;
     p->loop_thread = pthread_self();
