@@ -645,27 +645,21 @@ struct shell_run {
  *     PWD, OLDPWD, BASH_ARGV0 (which renames $0), the platform names;
  *   - what bash sets and never reads, dropped so that no stale copy is
  *     passed on: BASH_VERSION and the other BASH_* state, PPID, UID...
- * SHELL and HOSTNAME stay: programs read them (bash sets neither one's
- * export when missing); so does FUNCNEST, which the session's own lines
- * are kept clear of (SHELL_DRIVER).  BASH_FUNC_*%% (exported functions)
- * go too.
+ * SHELL and HOSTNAME pass: programs read them, and bash exports neither
+ * of its own accord.  So does FUNCNEST, which the session's own lines are
+ * kept clear of (SHELL_DRIVER).  BASH_FUNC_*%% (exported functions) go.
  */
 static const char *const shell_env_skip[] = {
-    "BASH",           "BASHOPTS",       "BASHPID",        "BASH_ALIASES",
-    "BASH_ARGC",      "BASH_ARGV",      "BASH_ARGV0",     "BASH_CMDS",
-    "BASH_COMMAND",   "BASH_COMPAT",    "BASH_ENV",       "BASH_EXECUTION_STRING",
-    "BASH_LINENO",    "BASH_REMATCH",   "BASH_SOURCE",    "BASH_SUBSHELL",
-    "BASH_VERSINFO",  "BASH_VERSION",   "BASH_XTRACEFD",  "CDPATH",
-    "COMP_WORDBREAKS", "DIRSTACK",      "ENV",            "EPOCHREALTIME",
-    "EPOCHSECONDS",   "EUID",           "FUNCNAME",       "GLOBIGNORE",
-    "GROUPS",         "HISTCMD",        "HISTFILE",
-    "HISTTIMEFORMAT", "HOSTTYPE",       "IFS",            "LINENO",
-    "MACHTYPE",       "OLDPWD",         "OPTERR",         "OPTIND",
-    "OSTYPE",         "PIPESTATUS",     "PPID",           "PROMPT_COMMAND",
-    "PS0",            "PS1",            "PS2",            "PS3",
-    "PS4",            "PWD",            "RANDOM",         "SECONDS",
-    "SHELLOPTS",      "SHLVL",          "SRANDOM",        "TMOUT",
-    "UID",            NULL};
+    "BASH", "BASHOPTS", "BASHPID", "BASH_ALIASES", "BASH_ARGC", "BASH_ARGV",
+    "BASH_ARGV0", "BASH_CMDS", "BASH_COMMAND", "BASH_COMPAT", "BASH_ENV",
+    "BASH_EXECUTION_STRING", "BASH_LINENO", "BASH_REMATCH", "BASH_SOURCE",
+    "BASH_SUBSHELL", "BASH_VERSINFO", "BASH_VERSION", "BASH_XTRACEFD",
+    "CDPATH", "COMP_WORDBREAKS", "DIRSTACK", "ENV", "EPOCHREALTIME",
+    "EPOCHSECONDS", "EUID", "FUNCNAME", "GLOBIGNORE", "GROUPS", "HISTCMD",
+    "HISTFILE", "HISTTIMEFORMAT", "HOSTTYPE", "IFS", "LINENO", "MACHTYPE",
+    "OLDPWD", "OPTERR", "OPTIND", "OSTYPE", "PIPESTATUS", "PPID",
+    "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS3", "PS4", "PWD", "RANDOM",
+    "SECONDS", "SHELLOPTS", "SHLVL", "SRANDOM", "TMOUT", "UID", NULL};
 
 /* Whether entry ("NAME=value") is one the skip-list drops. */
 static bool shell_env_skipped(const char *entry)
