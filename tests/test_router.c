@@ -839,3 +839,26 @@ TEST(router_names_round_trip)
     router_cat_t x;
     ASSERT_EQ(router_cat_parse("bogus", &x), -EINVAL);
 }
+
+/* What a shell expands before the command sees its words, and what it
+ * leaves alone. */
+TEST(router_expands_tells_expanded_words_from_literal_ones)
+{
+    static const char *const yes[] = {
+        "rm -rf $V", "cp \"$S\" bk/", "cp a bk/$(echo b)", "rm *.tmp",
+        "rm a?", "rm [ab]", "mkdir -p ~/x", "cp a ~", "X=~/y cp a b",
+        "echo `date`", "mkdir d{1,2}", "touch f{1..3}", "cp a:~/b c",
+        "echo \"${X}\"", "rm \"a\"$b"};
+    static const char *const no[] = {
+        "rm -rf victim", "cp 'a$b' c", "rm 'g*.txt'", "rm \\*.tmp",
+        "echo \"a*b\"", "echo a~b", "touch {}", "echo '`x`'", "rm \"a\\$b\"",
+        "{ cp a b; }", ""};
+    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
+        printf("yes: %s\n", yes[i]);
+        ASSERT_TRUE(router_expands(yes[i]));
+    }
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++) {
+        printf("no: %s\n", no[i]);
+        ASSERT_FALSE(router_expands(no[i]));
+    }
+}

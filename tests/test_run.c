@@ -585,6 +585,47 @@ TEST(run_narrate_cp_names_source_destination_and_size)
     buf_free(&err);
 }
 
+/* Words the shell expands are not the paths the command gets: such a
+ * segment is not narrated, where stat()ing `$V` or `*.tmp` as written
+ * reported a deleted directory as one that "did not exist".  A file whose
+ * name only looks like a glob, given as a word of its own, still is. */
+TEST(run_narrate_says_nothing_of_what_the_shell_expands)
+{
+    setup();
+    char dir[PATH_MAX], f[PATH_MAX + 16];
+    snprintf(dir, sizeof dir, "%s/victim", test_tmpdir());
+    ASSERT_EQ(mkdir(dir, 0700), 0);
+    snprintf(f, sizeof f, "%s/f", dir);
+    write_file(f, "hi\n", 0644);
+    snprintf(f, sizeof f, "%s/a.tmp", test_tmpdir());
+    write_file(f, "x\n", 0644);
+    setenv("REIN_T_V", dir, 1);
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    const char *a1[] = {"sh", "-c", "rm -rf $REIN_T_V", NULL};
+    ASSERT_EQ(run_rein(a1, -1, test_tmpdir(), &out, &err), 0);
+    ASSERT_EQ(access(dir, F_OK), -1); /* it was removed */
+    ASSERT_NOT_CONTAINS(out.p, "[rein] narrate");
+    buf_reset(&out);
+    const char *a2[] = {"rm *.tmp && mkdir $(echo x)y d{1,2} && "
+                        "touch ~/../nonexistent-rein-dir/f",
+                        NULL};
+    ASSERT_EQ(run_rein(a2, -1, test_tmpdir(), &out, &err), 1);
+    ASSERT_EQ(access(f, F_OK), -1); /* a.tmp was removed */
+    ASSERT_NOT_CONTAINS(out.p, "[rein] narrate");
+    buf_reset(&out);
+    /* Quoted, the characters are the name's: narrated. */
+    const char *a3[] = {"touch 'g*.txt' \"h\\$.txt\"", NULL};
+    ASSERT_EQ(run_rein(a3, -1, test_tmpdir(), &out, &err), 0);
+    ASSERT_CONTAINS(out.p, "[rein] narrate touch: created g*.txt");
+    buf_reset(&out);
+    const char *a4[] = {"rm", "g*.txt", NULL};
+    ASSERT_EQ(run_rein(a4, -1, test_tmpdir(), &out, &err), 0);
+    ASSERT_CONTAINS(out.p, "[rein] narrate rm: removed g*.txt");
+    unsetenv("REIN_T_V");
+    buf_free(&out);
+    buf_free(&err);
+}
+
 TEST(run_passthrough_is_verbatim)
 {
     setup();

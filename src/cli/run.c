@@ -1037,12 +1037,18 @@ static int run_narrate_begin(struct run *r)
         return -ENOMEM;
     for (size_t i = 0; i < r->route.nsegs; i++) {
         router_seg_t *s = &r->route.segs[i];
+        /* Words the shell expands are not the paths the command gets:
+         * stat()ing `$V` or `*.tmp` as written would report a deleted
+         * directory as one that "did not exist".  Such a segment is not
+         * narrated at all, rather than narrated wrong. */
+        r->nnarr = i + 1;
+        if (r->route.shell_text && s->text && router_expands(s->text))
+            continue;
         size_t k = router_command_at(s->argv, s->argc);
         int rc = narrate_begin((const char *const *)s->argv + k, s->argc - k,
                                &r->narr[i]);
         if (rc < 0)
             return rc;
-        r->nnarr++;
     }
     return 0;
 }

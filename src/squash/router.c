@@ -419,6 +419,59 @@ nomem:
     return -ENOMEM;
 }
 
+bool router_expands(const char *s)
+{
+    bool word_start = true;
+    for (size_t i = 0; s[i]; i++) {
+        char c = s[i];
+        bool at_start = word_start;
+        word_start = router_blank(c) || c == '\n' || c == ';' || c == '|' ||
+                     c == '&' || c == '(' || c == ')' || c == '=' ||
+                     c == ':';
+        switch (c) {
+        case '\\':
+            if (s[i + 1])
+                i++;
+            break;
+        case '\'':
+            while (s[i + 1] && s[i + 1] != '\'')
+                i++;
+            if (s[i + 1])
+                i++;
+            break;
+        case '"':
+            for (i++; s[i] && s[i] != '"'; i++) {
+                if (s[i] == '$' || s[i] == '`')
+                    return true;
+                if (s[i] == '\\' && s[i + 1])
+                    i++;
+            }
+            if (!s[i])
+                return false;
+            break;
+        case '$': case '`': case '*': case '?': case '[':
+            return true;
+        case '~':
+            if (at_start)
+                return true;
+            break;
+        case '{': {
+            /* {a,b} and {1..3}; a lone { (a group) is no expansion */
+            size_t j = i + 1;
+            while (s[j] && s[j] != '}' && !router_blank(s[j]))
+                if (s[j] == ',' || (s[j] == '.' && s[j + 1] == '.'))
+                    return true;
+                else
+                    j++;
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    return false;
+}
+
 int router_words(const char *seg, char ***argv, size_t *argc)
 {
     size_t n = strlen(seg);
@@ -1754,6 +1807,7 @@ int router_classify_ctx(router_t *r, const char *cmdline,
         return -EINVAL;
     if ((rc = router_split(cmdline, &out->segs, &out->nsegs)) < 0)
         return rc;
+    out->shell_text = true;
     bool whole = strlen(cmdline) > ROUTER_MAX_INPUT;
     for (size_t i = 0; i < out->nsegs; i++) {
         router_seg_t *s = &out->segs[i];

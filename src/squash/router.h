@@ -112,6 +112,10 @@ typedef struct router_result {
     const char *grammar;    /* the first segment's grammar, or NULL */
     const char *tty_why;    /* of the first interactive segment, or NULL */
     bool term_edit;         /* of any segment (router_seg_t.term_edit) */
+    bool shell_text;        /* the segments were read from shell text (a
+                               command line, or `sh -c STRING`'s string):
+                               their words are as written, before the
+                               shell expands them (router_expands) */
     router_seg_t *segs;
     size_t nsegs;
 } router_result_t;
@@ -193,6 +197,13 @@ void router_segs_free(router_seg_t *segs, size_t n);
  * and backslashes removed; $vars left as written).  NULL-terminated;
  * free with router_words_free. */
 int router_words(const char *seg, char ***argv, size_t *argc);
+/* Whether a shell would expand anything in command text s before the
+ * command sees its words: a parameter, command or arithmetic expansion
+ * (`$`, a backquote, also within double quotes), a glob (`*`, `?`, `[`),
+ * a tilde opening a word or an assignment's value, a brace expansion
+ * (`{a,b}`, `{1..3}`).  Quoted and escaped characters are literal.  The
+ * words router_words gives for such text are not what the command gets. */
+bool router_expands(const char *s);
 void router_words_free(char **argv);
 
 #endif
