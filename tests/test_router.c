@@ -47,7 +47,10 @@ TEST(router_categories_from_the_builtin_table)
                               "git clone x", "git pull --rebase",
                               "docker build .",
                               "ssh host uptime", "unknown-tool --flag",
-                              "(cd x && make)", "node script.js", NULL};
+                              "(cd x && make)", "node script.js",
+                              "node --test", "node --test --test-reporter=tap",
+                              "node --check app.js", "node --run build",
+                              NULL};
     const char *narrate[] = {"cp a b", "cp -r dir dst", "mv a b", "rm f",
                              "mkdir -p a/b", "touch x", "chmod 755 f",
                              "ln -s a b", "sudo cp a /etc/b",

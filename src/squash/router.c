@@ -724,7 +724,10 @@ const char *router_shell_string(char *const *argv, size_t argc)
 static const char *const router_batch_opts[] = {
     "-c", "-e", "-m", "-E", "--eval", "--batch", "-batch", "--script",
     "-b", "-f", "--file", "--command", "-x", "--version", "-V", "-h",
-    "--help", "-v", "-p", "--print", "-l", NULL};
+    "--help", "-v", "-p", "--print", "-l",
+    /* node's runners: its test runner, a syntax check, a package.json
+     * script (`node --test` with no file finds the tests itself) */
+    "--test", "--check", "--run", NULL};
 
 /* True when one of opts is among the words: `--name` or `--name=v`, and a
  * one-letter `-x` also in a bundle of short options or with its value
