@@ -865,3 +865,53 @@ TEST(router_expands_tells_expanded_words_from_literal_ones)
         ASSERT_FALSE(router_expands(no[i]));
     }
 }
+
+/* The lines of a heredoc are data the command reads, not commands: a file
+ * written with `cat > f <<'EOF'` is not refused for the `git commit`, `top`
+ * or `rm -rf` in it.  A shell's heredoc is its script, and is judged. */
+TEST(router_heredoc_bodies_are_data_not_commands)
+{
+    router_t *r = mk(NULL);
+    static const char *const data[] = {
+        "cat > release.sh <<'EOF'\ngit add -A\ngit commit\nEOF\necho written",
+        "cat > doc.txt <<EOF\ntop\nEOF",
+        "cat > clean.sh <<'EOF'\n#!/bin/sh\nrm -rf \"$HOME\"\nEOF",
+        "cat <<-EOF > x\n\tvim\n\tEOF\necho ok",
+        "cat <<A <<\"B\" | grep x\nless\nA\nrm -rf /\nB\necho ok",
+        "x=$(cat <<EOF\ngit commit\nEOF\n)",
+        "cat <<EOF\ngit commit", /* unterminated: to the end */
+        "cat > n.txt <<'E O'\ntop\nE O\n",
+        NULL};
+    for (const char *const *p = data; *p; p++) {
+        router_result_t res;
+        ASSERT_OK(router_classify(r, *p, &res));
+        printf("%s -> %s %d\n", *p, router_cat_name(res.category),
+               (int)res.danger);
+        ASSERT_TRUE(res.category != ROUTER_INTERACTIVE);
+        ASSERT_EQ(res.danger, ROUTER_SAFE);
+        router_result_free(&res);
+    }
+    /* What follows the body is commands again. */
+    ASSERT_CAT(r, "cat > f <<'EOF'\ntext\nEOF\ngit commit", ROUTER_INTERACTIVE);
+    router_result_t res;
+    ASSERT_OK(router_classify(r, "cat > f <<'EOF'\ntext\nEOF\nrm -rf /", &res));
+    ASSERT_EQ(res.danger, ROUTER_DANGER_ASK);
+    router_result_free(&res);
+    /* Not heredocs: quoted, a here-string, arithmetic, a comment. */
+    ASSERT_CAT(r, "echo \"<<EOF\"\ngit commit", ROUTER_INTERACTIVE);
+    ASSERT_CAT(r, "grep x <<< 'a'\ngit commit", ROUTER_INTERACTIVE);
+    ASSERT_CAT(r, "echo $((1<<2))\ngit commit", ROUTER_INTERACTIVE);
+    ASSERT_CAT(r, "echo x # <<EOF\ngit commit", ROUTER_INTERACTIVE);
+    /* A shell's script is commands. */
+    static const char *const code[] = {"bash <<EOF\nrm -rf /\nEOF",
+                                       "sudo sh -s <<'EOF'\nrm -rf /\nEOF",
+                                       "X=1 /bin/bash <<-EOF\n\trm -rf /\n\tEOF",
+                                       NULL};
+    for (const char *const *p = code; *p; p++) {
+        ASSERT_OK(router_classify(r, *p, &res));
+        printf("%s -> %d\n", *p, (int)res.danger);
+        ASSERT_EQ(res.danger, ROUTER_DANGER_ASK);
+        router_result_free(&res);
+    }
+    router_free(r);
+}

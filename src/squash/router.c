@@ -192,15 +192,210 @@ void router_segs_free(router_seg_t *segs, size_t n)
     free(segs);
 }
 
+/* ------------------------------------------------------------ heredocs */
+
+static const char *router_base(const char *p);
+static bool router_in(const char *w, const char *const *list);
+
+/* Shells that, given a pipe for input and no -i, read commands from it
+ * without a prompt: a session driven with write_stdin. */
+static const char *const router_pipe_shells[] = {"sh", "bash", "dash", "zsh",
+                                                 "ksh", "fish", NULL};
+
+struct router_heredoc {
+    char delim[ROUTER_HEREDOC_DELIM_MAX + 1];
+    bool tabs; /* <<-: the body's leading tabs go, the delimiter's too */
+    bool code; /* a shell reads it as its script: routed as commands */
+};
+
+/* Reads the delimiter word of a heredoc at s[i..n) (after `<<` or `<<-`
+ * and blanks) into h, quotes removed; returns the index after it, or 0
+ * when there is no word or it is too long. */
+static size_t router_heredoc_word(const char *s, size_t i, size_t n,
+                                  struct router_heredoc *h)
+{
+    size_t k = 0;
+    while (i < n && !router_blank(s[i]) && !strchr("\n;|&<>()", s[i])) {
+        char q = s[i];
+        if (q == '\'' || q == '"') {
+            for (i++; i < n && s[i] != q; i++)
+                if (k < ROUTER_HEREDOC_DELIM_MAX)
+                    h->delim[k++] = s[i];
+                else
+                    return 0;
+            i = i < n ? i + 1 : n;
+            continue;
+        }
+        if (q == '\\' && i + 1 < n)
+            i++;
+        if (k >= ROUTER_HEREDOC_DELIM_MAX)
+            return 0;
+        h->delim[k++] = s[i++];
+    }
+    h->delim[k] = 0;
+    return k ? i : 0;
+}
+
+/* Whether the simple command that starts at s[from..to) is a shell that
+ * reads its script from standard input (`bash <<EOF`, `sudo sh -s`): past
+ * assignments and the wrappers that run a command as given. */
+static bool router_heredoc_shell(const char *s, size_t from, size_t to)
+{
+    static const char *const wrappers[] = {"sudo", "env", "exec", "command",
+                                           "nohup", "time", NULL};
+    char word[64];
+    size_t i = from;
+    for (;;) {
+        while (i < to && router_blank(s[i]))
+            i++;
+        size_t e = i;
+        while (e < to && !router_blank(s[e]) && s[e] != '<')
+            e++;
+        if (e == i || e - i >= sizeof word)
+            return false;
+        memcpy(word, s + i, e - i);
+        word[e - i] = 0;
+        i = e;
+        if (strchr(word, '=') || router_in(word, wrappers))
+            continue;
+        return router_in(router_base(word), router_pipe_shells);
+    }
+}
+
+/* The index after a heredoc's body that starts at s[i..n): after the line
+ * that is h's delimiter (tabs first for <<-), or n when none is. */
+static size_t router_heredoc_end(const char *s, size_t i, size_t n,
+                                 const struct router_heredoc *h, buf_t *keep)
+{
+    size_t dl = strlen(h->delim);
+    while (i < n) {
+        const char *nl = memchr(s + i, '\n', n - i);
+        size_t e = nl ? (size_t)(nl - s) : n, b = i;
+        if (h->tabs)
+            while (b < e && s[b] == '\t')
+                b++;
+        size_t next = nl ? e + 1 : n;
+        if (e - b == dl && !memcmp(s + b, h->delim, dl))
+            return next;
+        if (keep && buf_append(keep, s + i, next - i) < 0)
+            return SIZE_MAX;
+        i = next;
+    }
+    return n;
+}
+
+/*
+ * Shell text s[0..n) without its heredocs' bodies, into out: a `<<WORD`
+ * (`<<-WORD`, the word quoted or not; not `<<<`, nor `<<` in quotes, a
+ * comment or arithmetic) makes the lines after its own, up to the one that
+ * is WORD, data the command reads.  Read as commands, a file an agent
+ * writes with `cat > f <<'EOF'` would be refused for a `git commit` or an
+ * `rm -rf` in it.  A shell's heredoc (`bash <<EOF`) is its script, and is
+ * kept, as commands.  0, or -ENOMEM; out is left empty when s has none
+ * (or more than ROUTER_MAX_HEREDOCS on a line, which is left as it is).
+ */
+static int router_drop_heredocs(const char *s, size_t n, buf_t *out)
+{
+    struct router_heredoc hd[ROUTER_MAX_HEREDOCS];
+    size_t nhd = 0, cmd = 0, arith = 0;
+    bool sq = false, dq = false, any = false;
+    buf_reset(out);
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (sq) {
+            sq = c != '\'';
+        } else if (c == '\\') {
+            if (i + 1 < n && buf_append_byte(out, (unsigned char)c) < 0)
+                return -ENOMEM;
+            i += i + 1 < n;
+            c = s[i];
+        } else if (dq) {
+            dq = c != '"';
+        } else if (c == '\'' || c == '"') {
+            sq = c == '\'';
+            dq = c == '"';
+        } else if (c == '#' && router_word_start(s, i)) {
+            const char *nl = memchr(s + i, '\n', n - i);
+            size_t e = nl ? (size_t)(nl - s) : n;
+            if (buf_append(out, s + i, e - i) < 0)
+                return -ENOMEM;
+            i = e - 1;
+            continue;
+        } else if (c == '(' && i + 1 < n && s[i + 1] == '(') {
+            arith++;
+        } else if (c == ')' && i + 1 < n && s[i + 1] == ')' && arith) {
+            arith--;
+        } else if (c == ';' || c == '&' || c == '|' || c == '(' ||
+                   c == '{') {
+            cmd = i + 1;
+        } else if (c == '<' && !arith && i + 1 < n && s[i + 1] == '<' &&
+                   (i + 2 >= n || s[i + 2] != '<') &&
+                   (i == 0 || s[i - 1] != '<')) {
+            size_t j = i + 2;
+            bool tabs = j < n && s[j] == '-';
+            j += tabs;
+            while (j < n && router_blank(s[j]))
+                j++;
+            if (nhd == ROUTER_MAX_HEREDOCS) {
+                buf_reset(out);
+                return 0; /* too many to follow: the text as it is */
+            }
+            struct router_heredoc *h = &hd[nhd];
+            size_t e = router_heredoc_word(s, j, n, h);
+            if (e) {
+                h->tabs = tabs;
+                h->code = router_heredoc_shell(s, cmd, i);
+                nhd++;
+                any = true;
+                if (buf_append(out, s + i, e - i) < 0)
+                    return -ENOMEM;
+                i = e - 1;
+                continue;
+            }
+        } else if (c == '\n') {
+            if (buf_append_byte(out, '\n') < 0)
+                return -ENOMEM;
+            cmd = i + 1;
+            size_t at = i + 1;
+            for (size_t k = 0; k < nhd; k++) {
+                at = router_heredoc_end(s, at, n, &hd[k],
+                                        hd[k].code ? out : NULL);
+                if (at == SIZE_MAX)
+                    return -ENOMEM;
+            }
+            nhd = 0;
+            i = at - 1;
+            cmd = at;
+            continue;
+        }
+        if (buf_append_byte(out, (unsigned char)c) < 0)
+            return -ENOMEM;
+    }
+    if (!any)
+        buf_reset(out);
+    return 0;
+}
+
 int router_split(const char *cmdline, router_seg_t **out, size_t *nout)
 {
     size_t n = strlen(cmdline), i = 0, count = 0;
-    router_seg_t *segs = calloc(ROUTER_MAX_SEGMENTS, sizeof *segs);
     router_op_t op = ROUTER_OP_NONE;
-    if (!segs)
-        return -ENOMEM;
     /* Past the input limit the scan is skipped: one segment, whole. */
     bool whole = n > ROUTER_MAX_INPUT;
+    buf_t text = BUF_INIT;
+    if (!whole && memmem(cmdline, n, "<<", 2)) {
+        if (router_drop_heredocs(cmdline, n, &text) < 0)
+            return -ENOMEM;
+        if (text.len) {
+            cmdline = text.p;
+            n = text.len;
+        }
+    }
+    router_seg_t *segs = calloc(ROUTER_MAX_SEGMENTS, sizeof *segs);
+    if (!segs) {
+        buf_free(&text);
+        return -ENOMEM;
+    }
     while (i <= n) {
         struct router_sep sep;
         if (whole) {
@@ -221,23 +416,25 @@ int router_split(const char *cmdline, router_seg_t **out, size_t *nout)
             sep.at = n;
             sep.len = 0;
         }
-        char *text = router_trim_dup(cmdline + i, sep.at - i);
-        if (!text) {
+        char *seg = router_trim_dup(cmdline + i, sep.at - i);
+        if (!seg) {
             router_segs_free(segs, count);
+            buf_free(&text);
             return -ENOMEM;
         }
-        if (*text) {
-            segs[count].text = text;
+        if (*seg) {
+            segs[count].text = seg;
             segs[count].op = count ? op : ROUTER_OP_NONE;
             count++;
         } else {
-            free(text);
+            free(seg);
         }
         if (sep.len == 0)
             break;
         op = sep.op;
         i = sep.at + sep.len;
     }
+    buf_free(&text);
     *out = segs;
     *nout = count;
     return 0;
@@ -682,10 +879,6 @@ static const char *const router_repl_cmds[] = {
 static const char *const router_shells[] = {"sh", "bash", "dash", "zsh",
                                             "ksh", NULL};
 
-/* Shells that, given a pipe for input and no -i, read commands from it
- * without a prompt: a session driven with write_stdin. */
-static const char *const router_pipe_shells[] = {"sh", "bash", "dash", "zsh",
-                                                 "ksh", "fish", NULL};
 
 const char *router_shell_string(char *const *argv, size_t argc)
 {

@@ -74,6 +74,11 @@ typedef enum router_danger {
 #define ROUTER_MAX_INPUT (64 * 1024)
 #define ROUTER_MAX_SEGMENTS 64
 #define ROUTER_MAX_WORDS 256
+/* Heredocs pending on one line that the router reads past (`cat <<A <<B`);
+ * a line with more is left as it is, its bodies routed as commands. */
+#define ROUTER_MAX_HEREDOCS 8
+/* The longest heredoc delimiter the router reads past. */
+#define ROUTER_HEREDOC_DELIM_MAX 256
 /* A policy file larger than this is refused. */
 #define ROUTER_POLICY_MAX_BYTES (256 * 1024)
 /* How deep an editor or pager setting is itself routed (`EDITOR='git -c
