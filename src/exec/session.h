@@ -44,6 +44,9 @@
  * pruned (Codex's MAX_SESSIONS and LRU_PROTECTED_COUNT). */
 #define SESSION_MAX_LIVE 64
 #define SESSION_LRU_PROTECTED 8
+/* From this many sessions held on, a result that leaves one running warns
+ * that the oldest will soon be pruned (Codex's WARNING_SESSIONS). */
+#define SESSION_WARN_LIVE 60
 /* Awaiting input is looked for at most this often during a wait. */
 #define SESSION_INPUT_CHECK_MS 100
 /* The partial last line kept for `prompt`. */

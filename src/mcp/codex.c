@@ -180,7 +180,7 @@ static const char exec_schema[] =
     "pseudo-terminal: REPLs, TUIs, password prompts; the output is the "
     "text the terminal shows (no escape codes, redrawn lines at their last "
     "frame), a full-screen program's its rendered screen.\"},"
-    "\"yield_time_ms\":{\"type\":\"integer\",\"description\":\"Return after "
+    "\"yield_time_ms\":{\"type\":\"number\",\"description\":\"Return after "
     "at most this long (250..30000, default 10000).\"},"
     "\"max_output_tokens\":{\"type\":\"integer\",\"minimum\":0,"
     "\"description\":\"Output budget in tokens of 4 bytes (default "
@@ -217,7 +217,7 @@ static const char write_schema[] =
     "\"keys\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
     "\"description\":\"Named keys to send after chars: ctrl+c, up, enter, "
     "f5, ...\"},"
-    "\"yield_time_ms\":{\"type\":\"integer\",\"description\":\"Return after "
+    "\"yield_time_ms\":{\"type\":\"number\",\"description\":\"Return after "
     "at most this long (default 250, 30000 with wait_for; an empty poll "
     "5000 up to 1800000).\"},"
     "\"max_output_tokens\":{\"type\":\"integer\",\"minimum\":0,"
@@ -251,6 +251,7 @@ static const char exec_output_schema[] =
     "\"awaiting_input\":{\"type\":\"boolean\"},"
     "\"prompt\":{\"type\":\"string\"},"
     "\"pruned\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}},"
+    "\"open_sessions\":{\"type\":\"integer\"},"
     "\"write_error\":{\"type\":\"string\"},"
     "\"wait_for_error\":{\"type\":\"string\"},"
     "\"dangerous\":{\"type\":\"boolean\"},"
@@ -1117,6 +1118,15 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
             buf_printf(&text, "%s %" PRId64, i ? "," : "", pruned[i]);
         buf_printf(&text, "\n");
     }
+    /* Near the cap, before a session the model still needs is pruned. */
+    size_t open = session_count(cx->store);
+    bool crowded = running && open >= SESSION_WARN_LIVE;
+    if (crowded)
+        buf_printf(&text,
+                   "Sessions: %zu open; at %d the least recently used one is "
+                   "pruned (ended): end those you no longer need with "
+                   "kill_session\n",
+                   open, SESSION_MAX_LIVE);
     buf_printf(&text, "Output:\n");
     buf_append(&text, out.p ? out.p : "", out.len);
 
@@ -1159,6 +1169,8 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
     if (awaiting)
         json_object_set_new(sc, "prompt", json_utf8(prompt.p, prompt.len));
     json_object_set_new(sc, "pruned", jp);
+    if (crowded)
+        json_object_set_new(sc, "open_sessions", json_integer((json_int_t)open));
     if (x->write_error[0])
         json_object_set_new(sc, "write_error", json_string(x->write_error));
     if (why == SESSION_WAKE_PATTERN)
@@ -1335,6 +1347,19 @@ static bool codex_shell_ok(const char *shell, char *found)
 static unsigned clamp_u(json_int_t v, unsigned lo, unsigned hi)
 {
     return v < (json_int_t)lo ? lo : v > (json_int_t)hi ? hi : (unsigned)v;
+}
+
+/* A yield_time_ms argument (a number, as the seed types it: 1000.5 is
+ * 1000 ms), or dflt when absent.  Negative is 0 and a huge one stays
+ * within json_int_t, for clamp_u to bound either way. */
+static json_int_t codex_ms_arg(const json_t *v, json_int_t dflt)
+{
+    if (json_is_integer(v))
+        return json_integer_value(v);
+    if (!json_is_real(v))
+        return dflt;
+    double d = json_real_value(v);
+    return d <= 0 ? 0 : d >= (double)UINT32_MAX ? UINT32_MAX : (json_int_t)d;
 }
 
 /* The danger check's answer when the command must not run (yet). */
@@ -1560,8 +1585,7 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
     }
 
     json_t *jy = json_object_get(args, "yield_time_ms");
-    json_int_t asked = json_is_integer(jy) ? json_integer_value(jy)
-                                           : CODEX_DEFAULT_EXEC_YIELD_MS;
+    json_int_t asked = codex_ms_arg(jy, CODEX_DEFAULT_EXEC_YIELD_MS);
     const char *one[] = {shell_path, login ? "-lc" : "-c", cmd, NULL};
     if (cmd_len + 1 > SHELL_ARG_MAX &&
         (rc = codex_join_argv(shell_path, login, cmd, &joined, &pieces)) < 0)
@@ -1679,6 +1703,12 @@ static int tool_write(mcp_call_t *call, json_t *args, void *ud)
                                "it has ended; nothing was written "
                                "(read_output reads its output meanwhile).",
                                id);
+    /* Both default to "": an empty one is no input, as the seed has it
+     * ("Empty = pure poll"); only two that carry bytes contradict. */
+    if (jc && json_string_length(jc) == 0)
+        jc = NULL;
+    if (jb && json_string_length(jb) == 0)
+        jb = NULL;
     if (jc && jb)
         return mcp_call_error(call, "Pass `chars` or `chars_b64`, not both.");
     if (wait_for && session_pattern_check(wait_for, err, sizeof err) < 0)
@@ -1796,14 +1826,12 @@ static int tool_write(mcp_call_t *call, json_t *args, void *ud)
      * as long as a call may: 250 ms would end it before most matches
      * (a prompt or an exit still ends it at once). */
     if (acted) {
-        asked = json_is_integer(jy) ? json_integer_value(jy)
-                : wait_for          ? CODEX_MAX_YIELD_MS
-                                    : CODEX_DEFAULT_WRITE_YIELD_MS;
+        asked = codex_ms_arg(jy, wait_for ? CODEX_MAX_YIELD_MS
+                                          : CODEX_DEFAULT_WRITE_YIELD_MS);
         x->yield_ms = clamp_u(asked, CODEX_MIN_YIELD_MS, CODEX_MAX_YIELD_MS);
     } else {
-        asked = json_is_integer(jy) ? json_integer_value(jy)
-                : wait_for          ? CODEX_MAX_YIELD_MS
-                                    : CODEX_MIN_EMPTY_YIELD_MS;
+        asked = codex_ms_arg(jy, wait_for ? CODEX_MAX_YIELD_MS
+                                          : CODEX_MIN_EMPTY_YIELD_MS);
         x->yield_ms = clamp_u(asked, CODEX_MIN_EMPTY_YIELD_MS,
                               (unsigned)cx->max_empty_poll_ms);
     }

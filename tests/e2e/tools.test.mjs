@@ -736,12 +736,16 @@ test('write_stdin decodes escapes, base64 and named keys; bad input is an error'
     const r = await exec(client, { cmd: 'od -An -c' });
     await write(client, { session_id: r.session_id, chars: 'a\\tb\\x41\\u00e9\\\\\\n' });
     await write(client, { session_id: r.session_id, chars_b64: Buffer.from('Z\n').toString('base64') });
+    // An empty one of the two is no input, not a second one.
+    await write(client, { session_id: r.session_id, chars: '', chars_b64: Buffer.from('Y').toString('base64') });
+    await write(client, { session_id: r.session_id, chars: 'X', chars_b64: '' });
+    await write(client, { session_id: r.session_id, chars: '', chars_b64: '' });
     await write(client, { session_id: r.session_id, keys: ['enter'] });
     const d = await write(client, { session_id: r.session_id, close_stdin: true, yield_time_ms: 5000 });
     const all = r.output + d.output;
     assert.equal(d.exit_code, 0);
     assert.match(all, /a\s+\\t\s+b\s+A\s+303\s+251\s+\\\s+\\n/);
-    assert.match(all, /Z\s+\\n\s+\\n/);
+    assert.match(all, /Z\s+\\n\s+Y\s+X\s+\\n/);
     const k = await exec(client, { cmd: 'cat -v', tty: true });
     const w = await write(client, { session_id: k.session_id, keys: ['up', 'enter'], yield_time_ms: 5000, wait_for: '\\^\\[\\[A\\r?\\n' });
     assert.match(w.output, /\^\[\[A/);
@@ -1463,6 +1467,9 @@ test('LRU at 64: the least recently used is pruned (exited first) and named', as
       const r = await exec(client, { cmd, wait_for: 'up' });
       assert.ok(r.session_id, `session ${i} runs`);
       ids.push(r.session_id);
+      // From the 60th on, a result that leaves one running warns (Codex's
+      // WARNING_SESSIONS); before, none does.
+      assert.equal(r.open_sessions, i + 1 >= 60 ? i + 1 : undefined, `session ${i}`);
     }
     assert.equal(new Set(ids).size, 64, 'ids are never reused');
     // Full: a command that exits within its yield takes no place (Codex:
@@ -1735,7 +1742,9 @@ test('yield clamps at their edges; REIN_MAX_EMPTY_POLL_MS caps an empty poll', a
     const { client } = await connect(envv === undefined ? {} : { REIN_MAX_EMPTY_POLL_MS: envv });
     try {
       if (envv === undefined) {
-        for (const [asked, eff] of [[249, 250], [250, 250], [30000, 30000], [30001, 30000]]) {
+        // A number, as the seed types it: a fraction is cut, a negative is 0.
+        for (const [asked, eff] of [[249, 250], [250, 250], [30000, 30000], [30001, 30000],
+          [1000.5, 1000], [30000.9, 30000], [-5.5, 250], [1e300, 30000]]) {
           const r = await exec(client, { cmd: 'true', yield_time_ms: asked });
           assert.equal(r.yield_time_ms, eff);
         }
