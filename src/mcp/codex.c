@@ -700,7 +700,8 @@ static void codex_exit_signal(const session_t *s, squash_t *sq)
  * so a hazard in the middle is shown (0).  -EFBIG past CODEX_SCAN_MAX;
  * -ENOENT without a log or budget; -ENODATA when the log's size cap punched
  * out part of the range; -EIO when the log is shorter than the output (a
- * spool write failed); another negative code for a failed read.  On
+ * spool write failed); -ENOSPC when the view is over budget (its facts
+ * alone are); another negative code for a failed read.  On
  * failure *cond is empty and the caller condenses the buffered text.
  */
 static int codex_from_log(mcp_codex_t *cx, session_t *s, uint64_t from,
@@ -765,6 +766,10 @@ static int codex_from_log(mcp_codex_t *cx, session_t *s, uint64_t from,
         codex_exit_signal(s, sq);
         rc = squash_finish(sq, exit_code, dur_ms, 0);
     }
+    /* The facts alone over a tiny budget: the caller shows the tail that
+     * fits, as for an output held whole (codex_fit), never more. */
+    if (rc == 0 && cond->len > budget)
+        rc = -ENOSPC;
 done:
     squash_free(sq);
     free(blk);
@@ -787,6 +792,8 @@ static const char *codex_scan_error(int rc)
         return "the session has no log";
     case -EIO:
         return "the log does not hold all of them";
+    case -ENOSPC:
+        return "max_output_tokens is too small even for the condensed view";
     default:
         return rein_strerror(rc);
     }
@@ -1010,6 +1017,10 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
     }
     if (truncated && omitted == 0)
         omitted = 1; /* something was condensed away */
+    /* Counted in text, which repairs made longer (an invalid byte is a
+     * 3-byte U+FFFD): never more than the output had. */
+    if (omitted > ch.bytes && ch.bytes)
+        omitted = ch.bytes;
     char cid[2 * CODEX_CHUNK_ID_BYTES + 1];
     chunk_id(cid);
     uint64_t tokens = (ch.bytes + CODEX_BYTES_PER_TOKEN - 1) /

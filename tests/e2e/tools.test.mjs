@@ -1289,6 +1289,21 @@ test('max_output_tokens: never over budget, hazards kept, truncation named', asy
     }
     const u = await exec(client, { cmd: "printf 'a\\377b\\n'" });
     assert.equal(u.output, 'a\uFFFDb\n');
+    // Over the 1 MiB buffer, read from the log: still never over budget,
+    // even when the facts alone are.
+    for (const t of [1, 5, 10, 40]) {
+      const b = await exec(client, {
+        cmd: "seq 1 150000; echo 'error: something bad happened at foo.c:12'; seq 1 150000",
+        max_output_tokens: t, yield_time_ms: 20000,
+      });
+      assert.equal(b.exit_code, 0);
+      assert.ok(Buffer.byteLength(b.output) <= t * 4, `budget ${t}: ${Buffer.byteLength(b.output)} bytes`);
+      assert.equal(b.truncated, true);
+    }
+    // Bytes not shown are counted against the output, not its repaired
+    // text (each invalid byte a 3-byte U+FFFD).
+    const f = await exec(client, { cmd: "head -c 1000 /dev/zero | tr '\\0' '\\377'", max_output_tokens: 10 });
+    assert.ok(f.omitted_bytes <= 1000, `${f.omitted_bytes}`);
   } finally {
     await client.close();
   }
