@@ -1021,6 +1021,9 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
      * 3-byte U+FFFD): never more than the output had. */
     if (omitted > ch.bytes && ch.bytes)
         omitted = ch.bytes;
+    /* The call's whole time, what it took to condense included (a long
+     * output's view read from the log takes a moment). */
+    wall = (double)(loop_clock_ms() - x->t0) / 1000.0;
     char cid[2 * CODEX_CHUNK_ID_BYTES + 1];
     chunk_id(cid);
     uint64_t tokens = (ch.bytes + CODEX_BYTES_PER_TOKEN - 1) /
