@@ -177,6 +177,34 @@ TEST(classify_stack_traces_of_each_language)
     ASSERT_EQ(cl(&s, "TypeError: Cannot read properties of undefined").kind, CLS_HAZARD);
     ASSERT_TRUE(cl(&s, "    at Object.<anonymous> (/a/app.js:10:7)").cont);
     ASSERT_FALSE(cl(&s, "next").cont);
+    /* node's throw site above an uncaught exception: the path and line,
+     * its source line (code at column 0 too) and the caret under it */
+    cl(&s, "");
+    r = cl(&s, "/tmp/nd/build.js:3");
+    ASSERT_EQ(r.kind, CLS_HAZARD);
+    ASSERT_STR(r.rule, "throw-site");
+    ASSERT_TRUE(cl(&s, "function load() { return cfg.entry; }").cont);
+    ASSERT_TRUE(cl(&s, "                             ^").cont);
+    ASSERT_FALSE(cl(&s, "").cont);
+    ASSERT_EQ(cl(&s, "file:///app/x.mjs:9").kind, CLS_HAZARD);
+    ASSERT_TRUE(cl(&s, "await go();").cont);
+    ASSERT_FALSE(cl(&s, "not a caret").cont); /* the capture ends */
+    /* with no excerpt printed, the exception under it is its own */
+    ASSERT_EQ(cl(&s, "src/a.ts:12").kind, CLS_HAZARD);
+    r = cl(&s, "TypeError: x");
+    ASSERT_FALSE(r.cont);
+    ASSERT_EQ(r.kind, CLS_HAZARD);
+    ASSERT_TRUE(cl(&s, "    at f (a.ts:1:1)").cont);
+    cl(&s, "");
+    /* not throw sites: no script, words around it, a column */
+    static const char *const not_sites[] = {
+        "a.c:3", "see app.js:3", "app.js:3:7", "/dir/:3", "app.js:",
+        "http://x/app.js:80", "app.js:3x", NULL};
+    for (const char *const *p = not_sites; *p; p++) {
+        r = cl(&s, *p);
+        if (r.kind == CLS_HAZARD && r.rule && !strcmp(r.rule, "throw-site"))
+            test_fail(__FILE__, __LINE__, "\"%s\" is a throw site", *p);
+    }
     classify_free(s.c);
 }
 

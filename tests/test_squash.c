@@ -2615,3 +2615,42 @@ TEST_T(squash_line_of_many_mb_costs_bounded_memory, SCALE_TIMEOUT_S)
     }
     buf_free(&out);
 }
+
+/* node's throw site above an uncaught exception comes with its source
+ * line and the caret under it, in a long output (not shown whole), under
+ * node's grammar and under the universal rules alike: the line that
+ * threw, which the frames below only name. */
+TEST(squash_node_throw_site_keeps_its_source_line_and_caret)
+{
+    char gdir[PATH_MAX];
+    tu_shipped_grammars(gdir, sizeof gdir);
+    const char *dirs[] = {gdir, NULL};
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    for (int i = 0; i < 100; i++)
+        buf_printf(&in, "building module %d\n", i);
+    buf_printf(&in, "/tmp/nd/build.js:3\n"
+                    "function load() { return cfg.entry; }\n"
+                    "                             ^\n"
+                    "\n"
+                    "TypeError: Cannot read properties of undefined "
+                    "(reading 'entry')\n"
+                    "    at load (/tmp/nd/build.js:3:30)\n"
+                    "    at Module._compile (node:internal/modules/cjs/"
+                    "loader:1521:14)\n"
+                    "\n"
+                    "Node.js v20.20.2\n");
+    static const char *const cmds[] = {"node build.js", "./run.sh"};
+    for (size_t c = 0; c < 2; c++) {
+        sq_opts_t o = {.command = cmds[c], .log_path = "/l",
+                       .grammar_dirs = dirs};
+        buf_reset(&out);
+        ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+        printf("%s:\n%s", cmds[c], out.p);
+        ASSERT_CONTAINS(out.p, "\n/tmp/nd/build.js:3\n"
+                               "function load() { return cfg.entry; }\n"
+                               "                             ^\n");
+        ASSERT_CONTAINS(out.p, "\n    at load (/tmp/nd/build.js:3:30)\n");
+    }
+    buf_free(&in);
+    buf_free(&out);
+}

@@ -58,6 +58,8 @@ enum cls_ml {
                            a line opening with '[' (GoogleTest's own) */
     CLS_ML_MOCHA,       /* a mocha failure's report, blank lines and all,
                            to the next one's head */
+    CLS_ML_THROW,       /* node's throw site: its source line, then the
+                           caret line under it (cls_throw_site) */
 };
 
 /* Where a grammar capture with a gutterless excerpt (multiline.excerpt,
@@ -86,7 +88,8 @@ struct classify {
                                   universal `file:line:col:` diagnostic) */
     enum cls_expect ml_expect; /* ... and where it stands */
     size_t ml_caret_indent;    /* CLS_EX_FIXIT: the caret line's */
-    unsigned ml_step;          /* CLS_ML_HCL: where it stands */
+    unsigned ml_step;          /* CLS_ML_HCL, CLS_ML_THROW: where it
+                                  stands */
     bool ml_warning;
     const char *ml_source, *ml_id;
     uint64_t prev_hash;
@@ -286,6 +289,34 @@ static bool cls_shellcheck_tail(const char *s, size_t n)
         if (!cls_digit((unsigned char)s[i]))
             return false;
     return true;
+}
+
+/* Node's throw site, the line it prints above an uncaught exception's
+ * source excerpt and caret: a script's path and the line, and nothing
+ * else (`/app/build.js:3`, `src/a.ts:12`, `file:///app/x.mjs:9`). */
+static bool cls_throw_site(const char *s, size_t n)
+{
+    static const char *const ext[] = {".js", ".mjs", ".cjs", ".ts", ".mts",
+                                      ".cts", ".jsx", ".tsx", NULL};
+    const char *colon = n ? memrchr(s, ':', n) : NULL;
+    if (!colon || colon == s || (size_t)(colon - s) + 1 == n)
+        return false;
+    for (const char *d = colon + 1; d < s + n; d++)
+        if (!cls_digit((unsigned char)*d))
+            return false;
+    size_t plen = (size_t)(colon - s);
+    for (size_t i = 0; i < plen; i++)
+        if (s[i] == ' ' || s[i] == '\t' || (s[i] == ':' && i != 4))
+            return false; /* one word; `file:` the only colon in it */
+    if (s[plen - 1] == '/' || (memchr(s, ':', plen) &&
+                               !cls_prefix(s, plen, "file:///")))
+        return false;
+    for (const char *const *e = ext; *e; e++) {
+        size_t el = strlen(*e);
+        if (plen > el && !memcmp(s + plen - el, *e, el))
+            return true;
+    }
+    return false;
 }
 
 /* `file:line[:col]: kind` at the start of the line (compilers, linters,
@@ -1676,6 +1707,16 @@ static bool cls_universal_line(const char *s, size_t n, unsigned colours,
     }
     if (ind == 0 && cls_location(s, n, h))
         return true;
+    /* node's throw site, with its excerpt and caret under it (taken by
+     * their place, as a compiler's) */
+    if (ind == 0 && cls_throw_site(s, n)) {
+        h->id = "throw-site";
+        h->ml = CLS_ML_THROW;
+        h->ml_max = CLS_THROW_SITE_LINES;
+        h->has_loc = true;
+        h->loc_len = n;
+        return true;
+    }
     /* an indented `file.ext:N: message`: a test's failure message (go test
      * prints them above their `--- FAIL`) */
     if (ind > 0 && ind <= CLS_INDENT_MAX && cls_indented_location(t, tn)) {
@@ -1842,6 +1883,8 @@ static bool cls_mocha_head(const char *s, size_t n)
 /* Continuation of a built-in capture: 1 belongs, 0 ends before the line;
  * *last: the line belongs and ends it.  A line that opens a failed test
  * of its own is never another hazard's (cls_failure_head). */
+static bool cls_caret_line(const char *s, size_t n);
+
 static int cls_ml_builtin(classify_t *c, const char *s, size_t n, bool *last)
 {
     *last = false;
@@ -1891,6 +1934,18 @@ static int cls_ml_builtin(classify_t *c, const char *s, size_t n, bool *last)
             return 1;
         return 0;
     }
+    case CLS_ML_THROW:
+        /* the source line (whatever it holds: code at column 0 too), then
+         * the caret under it, which ends the capture */
+        if (blank)
+            return 0;
+        if (c->ml_step++ == 0) {
+            /* no excerpt printed: a diagnostic of its own stays one */
+            struct cls_hit own;
+            return !cls_universal_line(s, n, 0, &own);
+        }
+        *last = true;
+        return cls_caret_line(s, n);
     case CLS_ML_UNTIL_BLANK:
         return !blank;
     case CLS_ML_ASSERT:

@@ -82,6 +82,9 @@
 #define CLS_CC_CONTEXT_MAX 8
 /* Lines a universal stack trace captures at most. */
 #define CLS_TRACE_MAX 100
+/* Lines node's throw site captures under it: its source excerpt and the
+ * caret line. */
+#define CLS_THROW_SITE_LINES 2
 /* A summary (outcome) line is at most this long; longer ones are prose. */
 #define CLS_OUTCOME_LEN_MAX 200
 /* Keyword scans look at the first and the last CLS_SCAN_MAX bytes of a
