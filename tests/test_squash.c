@@ -2654,3 +2654,50 @@ TEST(squash_node_throw_site_keeps_its_source_line_and_caret)
     buf_free(&in);
     buf_free(&out);
 }
+
+/* A dedup rule's `item` group names the part its members vary in: lines
+ * that differ only there are one group, whatever the item holds (a word,
+ * which a template keeps); without the group, each word is its own. */
+TEST(squash_dedup_item_group_folds_what_differs_only_there)
+{
+    static const char *const json[] = {
+        "{\"name\": \"pk\", \"detect\": {\"commands\": [\"pk\"]}, \"noise\": "
+        "[{\"id\": \"inst\", \"pattern\": \"^Inst (?<item>\\\\S+) \", "
+        "\"action\": \"dedup\"}]}",
+        "{\"name\": \"pk\", \"detect\": {\"commands\": [\"pk\"]}, \"noise\": "
+        "[{\"id\": \"inst\", \"pattern\": \"^Inst \\\\S+ \", "
+        "\"action\": \"dedup\"}]}"};
+    static const char *const names[] = {"autoconf", "automake", "bison",
+                                        "flex", "gawk", "make", "patch",
+                                        "quilt"};
+    buf_t in = BUF_INIT, out = BUF_INIT, err = BUF_INIT;
+    for (int i = 0; i < 60; i++)
+        buf_printf(&in, "Inst %s (1.%d Debian:12 [all])\n", names[i % 8], i);
+    buf_printf(&in, "done: 60 installed\n");
+    for (size_t k = 0; k < 2; k++) {
+        grammar_t *g;
+        grammar_set_t *set;
+        ASSERT_OK(grammar_parse("pk.json", json[k], strlen(json[k]), &g, &err));
+        ASSERT_OK(grammar_set_new(&set));
+        ASSERT_OK(grammar_set_add(set, g));
+        ASSERT_OK(grammar_set_resolve(set, &err));
+        sq_opts_t o = {.command = "pk", .grammars = set, .log_path = "/l"};
+        buf_reset(&out);
+        ASSERT_OK(squash_buffer(&o, in.p, in.len, 0, 0, &out));
+        printf("%s", out.p);
+        if (k == 0) {
+            ASSERT_CONTAINS(out.p, "Inst autoconf (1.0 Debian:12 [all])\n"
+                                   "[rein] repeat 60× \"Inst {} ({} {} [all])\" "
+                                   "(lines 1-60)\n");
+            ASSERT_NOT_CONTAINS(out.p, "Inst automake");
+        } else {
+            ASSERT_CONTAINS(out.p, "Inst automake (1.1 Debian:12 [all])\n");
+            ASSERT_CONTAINS(out.p, "[rein] repeat 7× \"Inst quilt ({} {} [all])\"");
+        }
+        ASSERT_CONTAINS(out.p, "done: 60 installed\n");
+        grammar_set_free(set);
+    }
+    buf_free(&in);
+    buf_free(&out);
+    buf_free(&err);
+}

@@ -2236,6 +2236,11 @@ static void cls_set_grammar(classify_t *c, const grammar_match_t *m,
         r->noise = m->action == GRAMMAR_DEDUP ? CLS_NOISE_DEDUP
                                               : CLS_NOISE_TOOL;
         r->lead = m->action == GRAMMAR_LEAD;
+        if (m->action == GRAMMAR_DEDUP && m->has_item) {
+            r->has_item = true;
+            r->item_off = m->item_off;
+            r->item_len = m->item_len;
+        }
         return;
     }
     if (m->tier != GRAMMAR_HAZARD)

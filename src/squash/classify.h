@@ -162,6 +162,10 @@ typedef struct cls_result {
                              (go's `FAIL\tpkg`): a verdict the squasher
                              folds only with identical copies */
     size_t loc_off, loc_len;
+    bool has_item;        /* noise of a grammar's dedup rule: the span its
+                             `item` group matched, which varies between
+                             the members of one group (a package name) */
+    size_t item_off, item_len;
 } cls_result_t;
 
 typedef struct classify classify_t;

@@ -51,6 +51,7 @@ struct grammar_rule {
     bool broken;           /* a lazy compile failed: the rule never matches */
     unsigned max_lines;    /* 0: no multiline */
     int g_file, g_line, g_col; /* group numbers, or -1 */
+    int g_item;                /* a dedup rule's `item` group, or -1 */
     const grammar_t *owner;
 };
 
@@ -211,6 +212,8 @@ static int grammar_rule_compile(const grammar_t *g, grammar_rule_t *r,
             r->g_line = n;
         if ((n = pcre2_substring_number_from_name(r->re, (PCRE2_SPTR) "col")) > 0)
             r->g_col = n;
+        if ((n = pcre2_substring_number_from_name(r->re, (PCRE2_SPTR) "item")) > 0)
+            r->g_item = n;
     }
     return 0;
 }
@@ -300,7 +303,7 @@ static int grammar_parse_rule(grammar_t *g, grammar_tier_t tier, json_t *jr,
     static const char *const keys[] = {"id", "pattern", "severity", "action",
                                        "multiline", "colour", NULL};
     const char *label = g->label;
-    r->g_file = r->g_line = r->g_col = -1;
+    r->g_file = r->g_line = r->g_col = r->g_item = -1;
     r->tier = tier;
     r->owner = g;
     if (!json_is_object(jr)) {
@@ -766,6 +769,13 @@ static void grammar_fill(const grammar_rule_t *r, grammar_ctx_t *ctx,
     if (r->g_col > 0 && (uint32_t)r->g_col < pairs &&
         ov[2 * r->g_col] != PCRE2_UNSET)
         m->col = strtol(s + ov[2 * r->g_col], NULL, 10);
+    if (r->g_item > 0 && (uint32_t)r->g_item < pairs &&
+        ov[2 * r->g_item] != PCRE2_UNSET &&
+        ov[2 * r->g_item + 1] > ov[2 * r->g_item]) {
+        m->has_item = true;
+        m->item_off = ov[2 * r->g_item];
+        m->item_len = ov[2 * r->g_item + 1] - ov[2 * r->g_item];
+    }
 }
 
 /* The first rule of tier t in g's chain (g, then its includes) that

@@ -87,6 +87,9 @@ typedef struct grammar_match {
     bool has_file;            /* named groups file / line / col matched */
     size_t file_off, file_len;
     long line, col;           /* -1 when absent */
+    bool has_item;            /* a dedup rule's `item` group matched, not
+                                 empty: the part its members vary in */
+    size_t item_off, item_len;
 } grammar_match_t;
 
 /* Parses one grammar from JSON bytes; label names it in errors (a path).

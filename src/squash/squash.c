@@ -314,6 +314,7 @@ struct squash {
     bool finishing, finished;
     int err;            /* first error in the vt callback */
     buf_t out, tmpl;
+    buf_t item_line;    /* sq_item_group_add's line, its item replaced */
     sq_stats_t st;
 };
 
@@ -847,6 +848,29 @@ static int sq_group_add(squash_t *sq, const sq_line_t *l, const char *loc,
                      loclen, show, group);
 }
 
+/* Adds a line of a grammar's dedup noise whose rule names the part its
+ * members vary in (an `item` group: apt's package name, a word dedup's
+ * template would keep): templated with that span as one variable token,
+ * so `Inst autoconf (...)` and `Inst automake (...)` are one group, shown
+ * once.  As sq_group_add. */
+static int sq_item_group_add(squash_t *sq, const sq_line_t *l,
+                             const cls_result_t *r, uint32_t *group)
+{
+    if (r->item_off > l->len || r->item_len > l->len - r->item_off)
+        return sq_group_add(sq, l, NULL, 0, false, 1, group, NULL);
+    buf_reset(&sq->item_line);
+    /* A digit is variable to the template (dedup.c): the span becomes {}. */
+    if (buf_append(&sq->item_line, l->text, r->item_off) < 0 ||
+        buf_append_byte(&sq->item_line, '0') < 0 ||
+        buf_append(&sq->item_line, l->text + r->item_off + r->item_len,
+                   l->len - r->item_off - r->item_len) < 0)
+        return -ENOMEM;
+    uint64_t h = dedup_template(sq->item_line.p, sq->item_line.len,
+                                &sq->tmpl);
+    return dedup_add(sq->dd, h, sq->tmpl.p, sq->tmpl.len,
+                     sq->line_base + l->lineno, NULL, 0, 1, group);
+}
+
 /* dedup is giving group g's index to another template (DEDUP_GROUPS_MAX):
  * every member of g is an item (it had no more than its view shows), and
  * each keeps its line but names no group.  The members are found by line
@@ -1339,7 +1363,9 @@ static int sq_take(squash_t *sq, const sq_line_t *l, cls_result_t r)
         sq->noise[r.noise]++;
         sq_noise_mark(sq, l->lineno);
         if (r.noise == CLS_NOISE_DEDUP) {
-            cnt = sq_group_add(sq, l, NULL, 0, false, 1, &group, NULL);
+            cnt = r.has_item ? sq_item_group_add(sq, l, &r, &group)
+                             : sq_group_add(sq, l, NULL, 0, false, 1, &group,
+                                            NULL);
             if (cnt < 0)
                 return cnt;
             if (cnt == 1)
@@ -1444,6 +1470,7 @@ void squash_free(squash_t *sq)
     buf_free(&sq->whole);
     buf_free(&sq->out);
     buf_free(&sq->tmpl);
+    buf_free(&sq->item_line);
     free(sq);
 }
 
