@@ -76,7 +76,9 @@ static void check_lines(const buf_t *out, const char *raw)
 }
 
 /* Past SQ_SMALL_LINES a stream is condensed: a hazard goes out the
- * moment its line completes, alone; the summary follows at the end. */
+ * moment its line completes, alone; after SQ_QUIET_MS without output
+ * what waits for the summary and the last lines after it; the summary
+ * follows at the end. */
 TEST(squash_streams_hazards_before_the_end)
 {
     sq_opts_t o = {.command = "make", .log_path = "/tmp/x.log"};
@@ -92,18 +94,26 @@ TEST(squash_streams_hazards_before_the_end)
     const char *more = "compiling c\nBuild finished: 1 error\n";
     ASSERT_OK(squash_feed(sq, more, strlen(more), 10));
     ASSERT_OK(buf_append_str(&in, more));
-    ASSERT_OK(squash_tick(sq, 10 + SQ_QUIET_MS)); /* not small: held */
+    ASSERT_OK(squash_tick(sq, 10 + SQ_QUIET_MS - 1)); /* not yet quiet */
     ASSERT_STR(out.p, "src/a.c:3:4: error: boom\n");
+    /* A quiet spell: what waits for the summary and the last lines go
+     * out now, once. */
+    ASSERT_OK(squash_tick(sq, 10 + SQ_QUIET_MS));
+    ASSERT_STR(out.p, "src/a.c:3:4: error: boom\ncompiling c\n"
+                      "Build finished: 1 error\n");
+    ASSERT_OK(squash_tick(sq, 20 + SQ_QUIET_MS)); /* nothing new */
     ASSERT_OK(squash_finish(sq, 2, 2310, 20));
     ASSERT_CONTAINS(out.p, "[rein] exit 2 · 2.31s · 43 lines\n");
     ASSERT_CONTAINS(out.p, "Build finished: 1 error\n");
+    ASSERT_EQ(strstr(out.p, "Build finished"),
+              strstr(out.p, "Build finished: 1 error\n[rein] exit"));
     ASSERT_CONTAINS(out.p, "[rein] log /tmp/x.log\n");
     sq_stats_t st;
     squash_stats(sq, &st);
     ASSERT_EQ(st.raw_lines, 43);
     ASSERT_EQ(st.errors, 1);
     ASSERT_EQ(st.outcomes, 1);
-    ASSERT_EQ(st.omitted, 41);
+    ASSERT_EQ(st.omitted, 40); /* compiling c came out in the quiet */
     ASSERT_EQ(st.out_bytes, out.len);
     check_lines(&out, in.p);
     ASSERT_EQ(squash_feed(sq, "x", 1, 30), -EINVAL);

@@ -261,6 +261,7 @@ struct squash {
     bool small;
     size_t small_bytes;
     size_t released;       /* the items before this index are all out */
+    uint64_t stream_last;  /* the latest line streamed (sq_stream) */
     uint64_t last_feed_ms; /* when the last bytes came (squash_feed) */
 
     uint64_t noise[CLS_NOISE_REASONS];
@@ -736,6 +737,8 @@ static int sq_stream(squash_t *sq, struct sq_item *it)
         return 0;
     int rc = sq_item_render(sq, it, &sq->out, NULL);
     it->emitted = true;
+    if (it->lineno > sq->stream_last)
+        sq->stream_last = it->lineno;
     sq_send(sq, &sq->out);
     /* A streamed line is never rendered again (the summary renders only
      * what was not streamed), so its text need not stay: a stream of a
@@ -756,14 +759,50 @@ static int sq_stream(squash_t *sq, struct sq_item *it)
  * before a line is streamed (ahead of its item being added, so that the
  * items keep their order and a hazard's index its meaning), after a
  * quiet spell, and at the end. */
+static int sq_send_waiting(squash_t *sq, uint64_t after);
+
 static int sq_release(squash_t *sq)
 {
     if (sq->deferred || !sq->small)
         return 0;
+    return sq_send_waiting(sq, 0);
+}
+
+/*
+ * A quiet spell in the stream of an output past the small bounds: what
+ * waits for the summary (outcomes, prompts, a dedup group's first line)
+ * and the last tail_lines lines go out now, in line order, so that whoever
+ * watches sees what the command says as it waits: a server's `Listening on
+ * :3000` after its build's chatter, a long job's latest step (the seed's
+ * "silence > 2s: flush pending").  Only lines after the last one streamed
+ * go, so the stream stays in line order: the ring's older lines stay
+ * omitted (the end's total counts them), older items wait for the
+ * summary.  Nothing is sent twice: a spell with nothing new since the
+ * last sends nothing.
+ */
+static int sq_release_quiet(squash_t *sq)
+{
+    if (sq->deferred || sq->small)
+        return 0;
+    while (sq->ringn &&
+           (sq->ringn > sq->tail_lines ||
+            sq->ring[sq->ringhead].lineno <= sq->stream_last)) {
+        sq->ringhead = (sq->ringhead + 1) % sq->ringcap;
+        sq->ringn--;
+    }
+    return sq_send_waiting(sq, sq->stream_last);
+}
+
+/* Sends the items not streamed yet and the lines in the ring, in line
+ * order, but for items at or above line `after`, which wait for the
+ * summary (sq_release, sq_release_quiet). */
+static int sq_send_waiting(squash_t *sq, uint64_t after)
+{
     size_t end = sq->nitems, i = sq->released, r = 0;
     int rc = 0;
     while (rc == 0 && (i < end || r < sq->ringn)) {
-        if (i < end && sq->items[i].emitted) {
+        if (i < end && (sq->items[i].emitted ||
+                        sq->items[i].lineno <= after)) {
             i++;
             continue;
         }
@@ -1489,7 +1528,7 @@ int squash_tick(squash_t *sq, uint64_t now_ms)
         return -EINVAL;
     int rc = vt_tick(sq->vt, now_ms);
     if (rc == 0 && now_ms - sq->last_feed_ms >= SQ_QUIET_MS)
-        rc = sq_release(sq);
+        rc = sq->small ? sq_release(sq) : sq_release_quiet(sq);
     return rc;
 }
 
