@@ -2711,3 +2711,36 @@ TEST(squash_dedup_item_group_folds_what_differs_only_there)
     buf_free(&out);
     buf_free(&err);
 }
+
+/* A budget too small for anything but markers: the noise marker goes
+ * before the budget is passed; the exit, omitted and log markers stay,
+ * whatever the budget. */
+TEST(squash_budget_of_markers_alone_drops_the_noise_marker)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    for (int i = 0; i < 250; i++)
+        buf_printf(&in, "test_case_%03d (suite.T) ... ok\n", i);
+    buf_printf(&in, "ERROR: test_case_190 (suite.T)\n");
+    size_t bare = 0, full = 0;
+    for (size_t budget = 40; budget <= 400; budget += 4) {
+        sq_opts_t o = {.command = "svc", .log_path = "/l",
+                       .budget_bytes = budget};
+        buf_reset(&out);
+        ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+        ASSERT_CONTAINS(out.p, "[rein] exit 1");
+        ASSERT_CONTAINS(out.p, "[rein] log /l\n");
+        bool noise = strstr(out.p, "[rein] noise ") != NULL;
+        if (!noise && !bare)
+            bare = out.len; /* the markers that stay, alone */
+        if (noise && !full)
+            full = budget;
+        /* over the budget only with the markers that never go */
+        if (out.len > budget)
+            ASSERT_FALSE(noise);
+        if (noise)
+            ASSERT_INT(out.len, <=, budget);
+    }
+    ASSERT_TRUE(bare > 0 && full > 0);
+    buf_free(&in);
+    buf_free(&out);
+}

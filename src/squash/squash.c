@@ -1853,6 +1853,28 @@ static int sq_render(squash_t *sq, buf_t *out, size_t *extra,
     return rc;
 }
 
+/* A view over its explicit budget with nothing left to drop but its
+ * markers: the noise marker goes, the one that only says what some of the
+ * omitted lines were (the exit, omitted and log markers say what a reader
+ * needs).  No raw line can pass for it: one that reads `[rein] ` is shown
+ * escaped (emit_raw). */
+static void sq_drop_noise_marker(buf_t *out)
+{
+    static const char mark[] = "[rein] noise ";
+    for (size_t i = 0; i < out->len;) {
+        const char *nl = memchr(out->p + i, '\n', out->len - i);
+        size_t e = nl ? (size_t)(nl - out->p) + 1 : out->len;
+        if (e - i > sizeof mark - 1 && !memcmp(out->p + i, mark,
+                                               sizeof mark - 1)) {
+            memmove(out->p + i, out->p + e, out->len - e);
+            out->len -= e - i;
+            out->p[out->len] = '\0';
+            return;
+        }
+        i = e;
+    }
+}
+
 /* The size of the view of the selected items, rendered in measure mode
  * into scratch; 0 on error (*rc set). */
 static size_t sq_measure(squash_t *sq, buf_t *scratch,
@@ -2518,6 +2540,8 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
             rc = sq_render(sq, &sq->out, NULL, &v, &dropped);
         if (rc == 0 && budget && sq->out.len > budget)
             rc = sq_plan(sq, budget, &v, &sq->out);
+        if (rc == 0 && sq->budget && sq->out.len > sq->budget)
+            sq_drop_noise_marker(&sq->out);
         if (rc == 0 && sq->whole_ok)
             rc = sq_whole_view(sq, exit_code, duration_ms, lines, &sq->out);
     } else {
