@@ -113,15 +113,15 @@ TEST(pty_size_is_clamped_on_start)
     done(&d);
 }
 
-TEST(pty_resize_is_seen_and_clamped)
+/* Resizes a shell that prints its size after the SIGWINCH to cols x
+ * rows, and checks the size it saw (`stty size`: "rows cols"). */
+static void resize_seen(unsigned cols, unsigned rows, const char *want)
 {
     struct drive d = {0};
-    /* The shell prints its size after each SIGWINCH; the first resize is
-     * clamped to 20x5, which the second line shows. */
     d.when = "ready";
     d.action = 2;
-    d.cols = 3;
-    d.rows = 9999;
+    d.cols = cols;
+    d.rows = rows;
     rein_pty_start_opts_t o = {
         .command = "trap 'stty size; exit 0' WINCH; echo ready; "
                    "while :; do sleep 0.05; done"};
@@ -129,26 +129,20 @@ TEST(pty_resize_is_seen_and_clamped)
     run(&d, &o, &res);
     ASSERT_OK(d.action_rc);
     ASSERT_EQ(res.exit_code, 0);
-    ASSERT_CONTAINS(d.out.p, "200 20\r\n");
+    ASSERT_CONTAINS(d.out.p, want);
     done(&d);
+}
+
+TEST(pty_resize_is_seen_and_clamped)
+{
+    resize_seen(3, 9999, "200 20\r\n");
 }
 
 /* 0 is a size below the minimum on resize, clamped as the seed clamps
  * it, not "the default" as at start. */
 TEST(pty_resize_to_zero_clamps_to_the_minimum)
 {
-    struct drive d = {0};
-    d.when = "ready";
-    d.action = 2;
-    rein_pty_start_opts_t o = {
-        .command = "trap 'stty size; exit 0' WINCH; echo ready; "
-                   "while :; do sleep 0.05; done"};
-    rein_run_result_t res;
-    run(&d, &o, &res);
-    ASSERT_OK(d.action_rc);
-    ASSERT_EQ(res.exit_code, 0);
-    ASSERT_CONTAINS(d.out.p, "5 20\r\n");
-    done(&d);
+    resize_seen(0, 0, "5 20\r\n");
 }
 
 TEST(pty_ctrl_d_ends_cat_cleanly)

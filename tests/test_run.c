@@ -890,23 +890,32 @@ TEST(run_ctrl_z_suspends_the_job_with_rein_and_fg_resumes_both)
  * rein while that shell's job has the terminal suspends the job alone,
  * as ^Z would at a terminal; the inner shell says `Stopped`, rein runs
  * on, and the shell's own `fg` resumes the job. */
+/* `rein run --raw -- bash -i` on a terminal of its own (prompt
+ * `inner$ `), with the job `line` starts at its prompt; the job's pid,
+ * once it wrote it to `pidfile`. */
+static pid_t inner_shell_job(struct tty *t, const char *line,
+                             const char *pidfile)
+{
+    setenv("PS1", "inner$ ", 1);
+    unsetenv("PROMPT_COMMAND");
+    const char *args[] = {"run", "--raw", "--", "/bin/bash", "--norc",
+                          "--noprofile", "-i", NULL};
+    tty_start(t, args, 100, 30);
+    tty_expect(t, "inner$ ");
+    tty_send(t, line);
+    return tu_await_pid_file(pidfile, RUN_TEST_STEP_MS);
+}
+
 TEST(run_ctrl_z_under_a_shell_inside_suspends_that_shells_job)
 {
     setup();
     char pidfile[PATH_MAX], line[4 * PATH_MAX];
     snprintf(pidfile, sizeof pidfile, "%s/job.pid", test_tmpdir());
-    setenv("PS1", "inner$ ", 1);
-    unsetenv("PROMPT_COMMAND");
-    const char *args[] = {"run", "--raw", "--", "/bin/bash", "--norc",
-                          "--noprofile", "-i", NULL};
-    struct tty t;
-    tty_start(&t, args, 100, 30);
-    tty_expect(&t, "inner$ ");
     snprintf(line, sizeof line,
              "sh -c 'echo $$ > %s.tmp && mv %s.tmp %s && exec sleep 100'\r",
              pidfile, pidfile, pidfile);
-    tty_send(&t, line);
-    pid_t job = tu_await_pid_file(pidfile, RUN_TEST_STEP_MS);
+    struct tty t;
+    pid_t job = inner_shell_job(&t, line, pidfile);
     buf_reset(&t.out);
     ASSERT_OK(kill(t.pid, SIGTSTP));
     tty_expect(&t, "Stopped");
@@ -932,19 +941,12 @@ TEST(run_signals_reach_a_foreground_job_whose_group_leader_has_exited)
     setup();
     char pidfile[PATH_MAX], line[4 * PATH_MAX];
     snprintf(pidfile, sizeof pidfile, "%s/job.pid", test_tmpdir());
-    setenv("PS1", "inner$ ", 1);
-    unsetenv("PROMPT_COMMAND");
-    const char *args[] = {"run", "--raw", "--", "/bin/bash", "--norc",
-                          "--noprofile", "-i", NULL};
-    struct tty t;
-    tty_start(&t, args, 100, 30);
-    tty_expect(&t, "inner$ ");
     snprintf(line, sizeof line,
              "true | (echo $BASHPID > %s.tmp && mv %s.tmp %s && "
              "exec sleep 100)\r",
              pidfile, pidfile, pidfile);
-    tty_send(&t, line);
-    pid_t job = tu_await_pid_file(pidfile, RUN_TEST_STEP_MS);
+    struct tty t;
+    pid_t job = inner_shell_job(&t, line, pidfile);
     procfs_stat_t st;
     uint64_t job_start;
     ASSERT_OK(procfs_read_stat(job, &st));
