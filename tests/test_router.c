@@ -851,7 +851,7 @@ TEST(router_expands_tells_expanded_words_from_literal_ones)
         "rm -rf $V", "cp \"$S\" bk/", "cp a bk/$(echo b)", "rm *.tmp",
         "rm a?", "rm [ab]", "mkdir -p ~/x", "cp a ~", "X=~/y cp a b",
         "echo `date`", "mkdir d{1,2}", "touch f{1..3}", "cp a:~/b c",
-        "echo \"${X}\"", "rm \"a\"$b"};
+        "echo \"${X}\"", "rm \"a\"$b", "cp a >~/x"};
     static const char *const no[] = {
         "rm -rf victim", "cp 'a$b' c", "rm 'g*.txt'", "rm \\*.tmp",
         "echo \"a*b\"", "echo a~b", "touch {}", "echo '`x`'", "rm \"a\\$b\"",
@@ -877,9 +877,11 @@ TEST(router_heredoc_bodies_are_data_not_commands)
         "cat > doc.txt <<EOF\ntop\nEOF",
         "cat > clean.sh <<'EOF'\n#!/bin/sh\nrm -rf \"$HOME\"\nEOF",
         "cat <<-EOF > x\n\tvim\n\tEOF\necho ok",
-        "cat <<A <<\"B\" | grep x\nless\nA\nrm -rf /\nB\necho ok",
+        "cat <<A <<\"B\" > x\nless\nA\nrm -rf /\nB\necho ok",
+        "FOO=1 tee -a notes.md <<'EOF'\nvim\nEOF",
+        "if true; then cat > f <<'EOF'\ngit commit\nEOF\nfi",
         "x=$(cat <<EOF\ngit commit\nEOF\n)",
-        "cat <<EOF\ngit commit", /* unterminated: to the end */
+
         "cat > n.txt <<'E O'\ntop\nE O\n",
         NULL};
     for (const char *const *p = data; *p; p++) {
@@ -902,11 +904,32 @@ TEST(router_heredoc_bodies_are_data_not_commands)
     ASSERT_CAT(r, "grep x <<< 'a'\ngit commit", ROUTER_INTERACTIVE);
     ASSERT_CAT(r, "echo $((1<<2))\ngit commit", ROUTER_INTERACTIVE);
     ASSERT_CAT(r, "echo x # <<EOF\ngit commit", ROUTER_INTERACTIVE);
-    /* A shell's script is commands. */
-    static const char *const code[] = {"bash <<EOF\nrm -rf /\nEOF",
-                                       "sudo sh -s <<'EOF'\nrm -rf /\nEOF",
-                                       "X=1 /bin/bash <<-EOF\n\trm -rf /\n\tEOF",
-                                       NULL};
+    /* Lines any command but cat or tee reads are judged as commands: a
+     * shell's script, however it is started or fed (a safety check that
+     * errs keeps them).  So are lines after text this scan is unsure of
+     * ($'...' quoting), and after `<<` that is no heredoc (${...},
+     * $[...]), or one that never ends. */
+    static const char *const code[] = {
+        "bash <<EOF\nrm -rf /\nEOF",
+        "sudo sh -s <<'EOF'\nrm -rf /\nEOF",
+        "X=1 /bin/bash <<-EOF\n\trm -rf /\n\tEOF",
+        "if true; then bash <<'EOF'\nrm -rf /\nEOF\nfi",
+        "while read l; do sh <<EOF\nrm -rf /\nEOF\ndone",
+        "sudo -u root bash <<'EOF'\nrm -rf /\nEOF",
+        "env -i bash <<EOF\nrm -rf /\nEOF",
+        "timeout 5 bash <<EOF\nrm -rf /\nEOF",
+        "! bash <<EOF\nrm -rf /\nEOF",
+        "FOO=${HOME} bash <<'EOF'\nrm -rf /\nEOF",
+        "FOO=${HOME} cat <<'EOF'\nrm -rf /\nEOF",
+        "cat <<'EOF' | bash\nrm -rf /\nEOF",
+        "cat <<'EOF' > f; $(cat f)\nrm -rf /\nEOF",
+        "<<'EOF' bash\nrm -rf /\nEOF",
+        "ssh host <<EOF\nrm -rf /\nEOF",
+        "echo ${x:-<<EOF}\nrm -rf /\nEOF",
+        "echo $[1<<2]\nrm -rf /",
+        "echo $'\\' <<X ' #'\nrm -rf /\nX",
+        "cat <<EOF\nrm -rf /",
+        NULL};
     for (const char *const *p = code; *p; p++) {
         ASSERT_OK(router_classify(r, *p, &res));
         printf("%s -> %d\n", *p, (int)res.danger);

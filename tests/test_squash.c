@@ -2744,3 +2744,63 @@ TEST(squash_budget_of_markers_alone_drops_the_noise_marker)
     buf_free(&in);
     buf_free(&out);
 }
+
+/* A quiet spell in a long stream takes nothing from the end's fallback
+ * tail: a failed command's last words before a streamed warning stay, as
+ * without the pause.  And a binary run whose marker went out in a spell
+ * is not reported again, whole, when it goes on: the rest is another
+ * marker, after it. */
+TEST(squash_quiet_spell_keeps_the_tail_and_never_repeats_a_binary_run)
+{
+    for (int pause = 0; pause < 2; pause++) {
+        sq_opts_t o = {.command = "deploy", .log_path = "/l"};
+        buf_t out = BUF_INIT, in = BUF_INIT;
+        squash_t *sq;
+        ASSERT_OK(squash_new(&o, collect, &out, &sq));
+        for (int i = 0; i < 300; i++)
+            buf_printf(&in, "%08x%08x%08x%08x\n", i * 2654435761u, i, ~i, i * 7);
+        buf_printf(&in, "upstream gave up after 3 tries, nothing deployed\n"
+                        "warning: config key foo is deprecated\n");
+        ASSERT_OK(squash_feed(sq, in.p, in.len, 0));
+        if (pause)
+            ASSERT_OK(squash_tick(sq, SQ_QUIET_MS));
+        ASSERT_OK(squash_finish(sq, 1, 0, SQ_QUIET_MS + 1));
+        ASSERT_CONTAINS(out.p, "upstream gave up after 3 tries, nothing "
+                               "deployed\n");
+        squash_free(sq);
+        buf_free(&out);
+        buf_free(&in);
+    }
+
+    sq_opts_t o = {.command = "dump", .log_path = "/l"};
+    buf_t out = BUF_INIT, in = BUF_INIT;
+    squash_t *sq;
+    ASSERT_OK(squash_new(&o, collect, &out, &sq));
+    for (int i = 0; i < 100; i++)
+        buf_printf(&in, "record %d of the listing\n", i);
+    char bin[101];
+    memset(bin, 0xff, 100);
+    bin[100] = '\n';
+    for (int i = 0; i < 3; i++)
+        buf_append(&in, bin, sizeof bin);
+    ASSERT_OK(squash_feed(sq, in.p, in.len, 0));
+    ASSERT_OK(squash_tick(sq, SQ_QUIET_MS));
+    ASSERT_CONTAINS(out.p, "[rein] binary ");
+    for (int i = 0; i < 3; i++)
+        ASSERT_OK(squash_feed(sq, bin, sizeof bin, SQ_QUIET_MS + 1));
+    ASSERT_OK(squash_finish(sq, 0, 0, SQ_QUIET_MS + 2));
+    printf("%s", out.p);
+    /* two markers, one after the other, over different bytes */
+    const char *a = strstr(out.p, "[rein] binary ");
+    ASSERT_TRUE(a != NULL);
+    const char *b = strstr(a + 1, "[rein] binary ");
+    ASSERT_TRUE(b != NULL);
+    ASSERT_TRUE(strstr(b + 1, "[rein] binary ") == NULL);
+    unsigned long a0, a1, b0, b1;
+    ASSERT_EQ(sscanf(strstr(a, "(bytes "), "(bytes %lu-%lu)", &a0, &a1), 2);
+    ASSERT_EQ(sscanf(strstr(b, "(bytes "), "(bytes %lu-%lu)", &b0, &b1), 2);
+    ASSERT_EQ(b0, a1);
+    squash_free(sq);
+    buf_free(&out);
+    buf_free(&in);
+}

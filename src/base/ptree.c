@@ -339,5 +339,5 @@ pid_t ptree_group_session(pid_t pgid)
 
 bool ptree_group_alive(pid_t pgid)
 {
-    return ptree_group_session(pgid) > 0;
+    return ptree_group_session(pgid) >= 0;
 }

@@ -118,8 +118,10 @@ size_t ptree_count_alive(const ptree_t *t);
 /* True when a live (non-zombie) process has process group pgid. */
 bool ptree_group_alive(pid_t pgid);
 /* The session of process group pgid, read from a live (non-zombie)
- * member, the group's leader or not (a group outlives its leader); -ESRCH
- * when it has none, or a negative error.  A scan of every process. */
+ * member, the group's leader or not (a group outlives its leader): 0 when
+ * the session's leader is outside our pid namespace (as /proc says it);
+ * -ESRCH when the group has no live member, or a negative error.  A scan
+ * of every process. */
 pid_t ptree_group_session(pid_t pgid);
 
 #endif

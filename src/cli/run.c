@@ -914,14 +914,14 @@ static void run_on_signal(loop_t *l, int signo, void *data)
     if (!r->id || r->done)
         return;
     pid_t pg = sup_run_fg_group(r->sup, r->id);
-    if (pg <= 0)
-        return;
-    sup_run_signal_group(r->sup, r->id, pg, signo);
-    /* A stopped job (`kill -STOP`) would hold a TERM until the grace
-     * ends in a KILL, and a HUP for good: woken, as bash's `kill` wakes a
-     * stopped job for these two, it ends as it chooses. */
-    if (signo == SIGTERM || signo == SIGHUP)
-        sup_run_signal_group(r->sup, r->id, pg, SIGCONT);
+    if (pg > 0) {
+        sup_run_signal_group(r->sup, r->id, pg, signo);
+        /* A stopped job (`kill -STOP`) would hold a TERM until the grace
+         * ends in a KILL, and a HUP for good: woken, as bash's `kill`
+         * wakes a stopped job for these two, it ends as it chooses. */
+        if (signo == SIGTERM || signo == SIGHUP)
+            sup_run_signal_group(r->sup, r->id, pg, SIGCONT);
+    }
     if (signo == SIGTERM && !r->term_timer)
         loop_timer_add(l, REIN_SUP_GRACE_MS, run_on_term_grace, r,
                        &r->term_timer);

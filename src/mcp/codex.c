@@ -1631,7 +1631,7 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
     x->t0 = loop_now(cx->loop);
     x->budget = budget_of(args);
     x->yield_ms = clamp_u(asked, CODEX_MIN_YIELD_MS, CODEX_MAX_YIELD_MS);
-    x->yield_clamped = json_is_integer(jy) && (json_int_t)x->yield_ms != asked;
+    x->yield_clamped = json_is_number(jy) && (json_int_t)x->yield_ms != asked;
     rc = session_spawn(cx->store, &so, &x->s);
     if (rc == -E2BIG) {
         rc = mcp_call_errorf(call,
@@ -1719,9 +1719,9 @@ static int tool_write(mcp_call_t *call, json_t *args, void *ud)
                                id);
     /* Both default to "": an empty one is no input, as the seed has it
      * ("Empty = pure poll"); only two that carry bytes contradict. */
-    if (jc && json_string_length(jc) == 0)
+    if (json_is_string(jc) && json_string_length(jc) == 0)
         jc = NULL;
-    if (jb && json_string_length(jb) == 0)
+    if (json_is_string(jb) && json_string_length(jb) == 0)
         jb = NULL;
     if (jc && jb)
         return mcp_call_error(call, "Pass `chars` or `chars_b64`, not both.");
@@ -1849,7 +1849,7 @@ static int tool_write(mcp_call_t *call, json_t *args, void *ud)
         x->yield_ms = clamp_u(asked, CODEX_MIN_EMPTY_YIELD_MS,
                               (unsigned)cx->max_empty_poll_ms);
     }
-    x->yield_clamped = json_is_integer(jy) && (json_int_t)x->yield_ms != asked;
+    x->yield_clamped = json_is_number(jy) && (json_int_t)x->yield_ms != asked;
     session_touch(s);
     rc = codex_wait(x, wait_for, true, SESSION_INPUT_CHECK_MS);
     if (rc < 0) {

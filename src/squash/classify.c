@@ -292,8 +292,10 @@ static bool cls_shellcheck_tail(const char *s, size_t n)
 }
 
 /* Node's throw site, the line it prints above an uncaught exception's
- * source excerpt and caret: a script's path and the line, and nothing
- * else (`/app/build.js:3`, `src/a.ts:12`, `file:///app/x.mjs:9`). */
+ * source excerpt and caret: a script's absolute path (node prints no
+ * other) and the line, and nothing else (`/app/build.js:3`,
+ * `file:///app/x.mjs:9`).  A relative `src/a.js:3` is `grep -c`'s count,
+ * which node's own grammar (throw-location) tells apart by the command. */
 static bool cls_throw_site(const char *s, size_t n)
 {
     static const char *const ext[] = {".js", ".mjs", ".cjs", ".ts", ".mts",
@@ -309,7 +311,8 @@ static bool cls_throw_site(const char *s, size_t n)
         if (s[i] == ' ' || s[i] == '\t' || (s[i] == ':' && i != 4))
             return false; /* one word; `file:` the only colon in it */
     if (s[plen - 1] == '/' || (memchr(s, ':', plen) &&
-                               !cls_prefix(s, plen, "file:///")))
+                               !cls_prefix(s, plen, "file:///")) ||
+        (s[0] != '/' && !cls_prefix(s, plen, "file:///")))
         return false;
     for (const char *const *e = ext; *e; e++) {
         size_t el = strlen(*e);

@@ -205,7 +205,7 @@ static const char *const router_pipe_shells[] = {"sh", "bash", "dash", "zsh",
 struct router_heredoc {
     char delim[ROUTER_HEREDOC_DELIM_MAX + 1];
     bool tabs; /* <<-: the body's leading tabs go, the delimiter's too */
-    bool code; /* a shell reads it as its script: routed as commands */
+    bool data; /* read by a command that only writes it out: dropped */
 };
 
 /* Reads the delimiter word of a heredoc at s[i..n) (after `<<` or `<<-`
@@ -236,36 +236,54 @@ static size_t router_heredoc_word(const char *s, size_t i, size_t n,
     return k ? i : 0;
 }
 
-/* Whether the simple command that starts at s[from..to) is a shell that
- * reads its script from standard input (`bash <<EOF`, `sudo sh -s`): past
- * assignments and the wrappers that run a command as given. */
-static bool router_heredoc_shell(const char *s, size_t from, size_t to)
+/*
+ * Whether the heredoc whose `<<` is at s[to] feeds a command that only
+ * writes its input out (`cat > f <<'EOF'`, `tee f`), so that its lines
+ * are data: the simple command from s[from] is `cat` or `tee` (after
+ * assignments and `!`, `then`, `do`, `else`), and nothing on the line
+ * pipes its output on (`cat <<EOF | bash` runs the lines).  Anything else
+ * keeps its lines, judged as commands, as a shell's (`bash <<EOF`, `sudo
+ * -u x sh`, `ssh host`) must be: a safety check that errs keeps them.
+ */
+static bool router_heredoc_data(const char *s, size_t from, size_t to,
+                                size_t n)
 {
-    static const char *const wrappers[] = {"sudo", "env", "exec", "command",
-                                           "nohup", "time", NULL};
+    static const char *const data[] = {"cat", "tee", NULL};
+    static const char *const words[] = {"!", "then", "do", "else", NULL};
     char word[64];
     size_t i = from;
     for (;;) {
         while (i < to && router_blank(s[i]))
             i++;
         size_t e = i;
-        while (e < to && !router_blank(s[e]) && s[e] != '<')
+        while (e < to && !router_blank(s[e]) && s[e] != '<' && s[e] != '>')
             e++;
         if (e == i || e - i >= sizeof word)
             return false;
         memcpy(word, s + i, e - i);
         word[e - i] = 0;
         i = e;
-        if (strchr(word, '=') || router_in(word, wrappers))
+        if (router_in(word, words) || (strchr(word, '=') &&
+                                       !strpbrk(word, "$`'\"{")))
             continue;
-        return router_in(router_base(word), router_pipe_shells);
+        if (!router_in(router_base(word), data))
+            return false;
+        break;
     }
+    /* the rest of its line: nothing that could run its output (a pipe,
+     * a command substitution), quoted or not */
+    for (i = to; i < n && s[i] != '\n'; i++)
+        if (s[i] == '|' || s[i] == '`' ||
+            (s[i] == '$' && i + 1 < n && s[i + 1] == '('))
+            return false;
+    return true;
 }
 
 /* The index after a heredoc's body that starts at s[i..n): after the line
- * that is h's delimiter (tabs first for <<-), or n when none is. */
+ * that is h's delimiter (tabs first for <<-); 0 when no line is (bash
+ * would read to the end: not what the text meant, most likely). */
 static size_t router_heredoc_end(const char *s, size_t i, size_t n,
-                                 const struct router_heredoc *h, buf_t *keep)
+                                 const struct router_heredoc *h)
 {
     size_t dl = strlen(h->delim);
     while (i < n) {
@@ -277,27 +295,27 @@ static size_t router_heredoc_end(const char *s, size_t i, size_t n,
         size_t next = nl ? e + 1 : n;
         if (e - b == dl && !memcmp(s + b, h->delim, dl))
             return next;
-        if (keep && buf_append(keep, s + i, next - i) < 0)
-            return SIZE_MAX;
         i = next;
     }
-    return n;
+    return 0;
 }
 
 /*
- * Shell text s[0..n) without its heredocs' bodies, into out: a `<<WORD`
- * (`<<-WORD`, the word quoted or not; not `<<<`, nor `<<` in quotes, a
- * comment or arithmetic) makes the lines after its own, up to the one that
- * is WORD, data the command reads.  Read as commands, a file an agent
- * writes with `cat > f <<'EOF'` would be refused for a `git commit` or an
- * `rm -rf` in it.  A shell's heredoc (`bash <<EOF`) is its script, and is
- * kept, as commands.  0, or -ENOMEM; out is left empty when s has none
- * (or more than ROUTER_MAX_HEREDOCS on a line, which is left as it is).
+ * Shell text s[0..n) without the bodies of the heredocs that are data,
+ * into out.  A `<<WORD` (`<<-WORD`, the word quoted or not) outside
+ * quotes, `${ }`, arithmetic and comments makes the lines after its own,
+ * up to the one that is WORD, what the command reads.  Read as commands,
+ * a file an agent writes with `cat > f <<'EOF'` was refused for a `git
+ * commit` or an `rm -rf` in it.  Only a body router_heredoc_data calls
+ * data is dropped, and only when its delimiter line comes; any doubt (a
+ * quoting this scan does not follow, more than ROUTER_MAX_HEREDOCS on a
+ * line) leaves the text as it is.  0, or -ENOMEM; out is left empty
+ * when nothing was dropped.
  */
 static int router_drop_heredocs(const char *s, size_t n, buf_t *out)
 {
     struct router_heredoc hd[ROUTER_MAX_HEREDOCS];
-    size_t nhd = 0, cmd = 0, arith = 0;
+    size_t nhd = 0, cmd = 0, arith = 0, brace = 0;
     bool sq = false, dq = false, any = false;
     buf_reset(out);
     for (size_t i = 0; i < n; i++) {
@@ -311,6 +329,8 @@ static int router_drop_heredocs(const char *s, size_t n, buf_t *out)
             c = s[i];
         } else if (dq) {
             dq = c != '"';
+        } else if (c == '$' && i + 1 < n && s[i + 1] == '\'') {
+            goto unsure; /* $'...': \' does not end it */
         } else if (c == '\'' || c == '"') {
             sq = c == '\'';
             dq = c == '"';
@@ -321,32 +341,34 @@ static int router_drop_heredocs(const char *s, size_t n, buf_t *out)
                 return -ENOMEM;
             i = e - 1;
             continue;
+        } else if (c == '$' && i + 1 < n &&
+                   (s[i + 1] == '{' || s[i + 1] == '[')) {
+            brace++; /* ${...}, $[...]: no heredoc inside */
+        } else if ((c == '}' || c == ']') && brace) {
+            brace--;
         } else if (c == '(' && i + 1 < n && s[i + 1] == '(') {
             arith++;
         } else if (c == ')' && i + 1 < n && s[i + 1] == ')' && arith) {
             arith--;
         } else if (c == ';' || c == '&' || c == '|' || c == '(' ||
-                   c == '{') {
+                   (c == '{' && router_word_start(s, i))) {
             cmd = i + 1;
-        } else if (c == '<' && !arith && i + 1 < n && s[i + 1] == '<' &&
-                   (i + 2 >= n || s[i + 2] != '<') &&
+        } else if (c == '<' && !arith && !brace && i + 1 < n &&
+                   s[i + 1] == '<' && (i + 2 >= n || s[i + 2] != '<') &&
                    (i == 0 || s[i - 1] != '<')) {
             size_t j = i + 2;
             bool tabs = j < n && s[j] == '-';
             j += tabs;
             while (j < n && router_blank(s[j]))
                 j++;
-            if (nhd == ROUTER_MAX_HEREDOCS) {
-                buf_reset(out);
-                return 0; /* too many to follow: the text as it is */
-            }
+            if (nhd == ROUTER_MAX_HEREDOCS)
+                goto unsure;
             struct router_heredoc *h = &hd[nhd];
             size_t e = router_heredoc_word(s, j, n, h);
             if (e) {
                 h->tabs = tabs;
-                h->code = router_heredoc_shell(s, cmd, i);
+                h->data = router_heredoc_data(s, cmd, i, n);
                 nhd++;
-                any = true;
                 if (buf_append(out, s + i, e - i) < 0)
                     return -ENOMEM;
                 i = e - 1;
@@ -355,13 +377,16 @@ static int router_drop_heredocs(const char *s, size_t n, buf_t *out)
         } else if (c == '\n') {
             if (buf_append_byte(out, '\n') < 0)
                 return -ENOMEM;
-            cmd = i + 1;
             size_t at = i + 1;
             for (size_t k = 0; k < nhd; k++) {
-                at = router_heredoc_end(s, at, n, &hd[k],
-                                        hd[k].code ? out : NULL);
-                if (at == SIZE_MAX)
+                size_t end = router_heredoc_end(s, at, n, &hd[k]);
+                if (!end)
+                    goto unsure;
+                if (!hd[k].data &&
+                    buf_append(out, s + at, end - at) < 0)
                     return -ENOMEM;
+                any = any || hd[k].data;
+                at = end;
             }
             nhd = 0;
             i = at - 1;
@@ -371,8 +396,13 @@ static int router_drop_heredocs(const char *s, size_t n, buf_t *out)
         if (buf_append_byte(out, (unsigned char)c) < 0)
             return -ENOMEM;
     }
+    if (nhd) /* a heredoc on the last line: no body to drop */
+        any = false;
     if (!any)
         buf_reset(out);
+    return 0;
+unsure:
+    buf_reset(out);
     return 0;
 }
 
@@ -624,7 +654,7 @@ bool router_expands(const char *s)
         bool at_start = word_start;
         word_start = router_blank(c) || c == '\n' || c == ';' || c == '|' ||
                      c == '&' || c == '(' || c == ')' || c == '=' ||
-                     c == ':';
+                     c == ':' || c == '<' || c == '>';
         switch (c) {
         case '\\':
             if (s[i + 1])

@@ -759,13 +759,13 @@ static int sq_stream(squash_t *sq, struct sq_item *it)
  * before a line is streamed (ahead of its item being added, so that the
  * items keep their order and a hazard's index its meaning), after a
  * quiet spell, and at the end. */
-static int sq_send_waiting(squash_t *sq, uint64_t after);
+static int sq_send_waiting(squash_t *sq, uint64_t after, size_t keep);
 
 static int sq_release(squash_t *sq)
 {
     if (sq->deferred || !sq->small)
         return 0;
-    return sq_send_waiting(sq, 0);
+    return sq_send_waiting(sq, 0, 0);
 }
 
 /*
@@ -775,30 +775,33 @@ static int sq_release(squash_t *sq)
  * watches sees what the command says as it waits: a server's `Listening on
  * :3000` after its build's chatter, a long job's latest step (the seed's
  * "silence > 2s: flush pending").  Only lines after the last one streamed
- * go, so the stream stays in line order: the ring's older lines stay
- * omitted (the end's total counts them), older items wait for the
- * summary.  Nothing is sent twice: a spell with nothing new since the
- * last sends nothing.
+ * go, so the stream stays in line order: the ring's older lines stay for
+ * the fallback tail at the end, older items wait for the summary.
+ * Nothing is sent twice: a spell with nothing new since the last sends
+ * nothing.
  */
 static int sq_release_quiet(squash_t *sq)
 {
     if (sq->deferred || sq->small)
         return 0;
-    while (sq->ringn &&
-           (sq->ringn > sq->tail_lines ||
-            sq->ring[sq->ringhead].lineno <= sq->stream_last)) {
-        sq->ringhead = (sq->ringhead + 1) % sq->ringcap;
-        sq->ringn--;
-    }
-    return sq_send_waiting(sq, sq->stream_last);
+    /* the ring's newest lines after the last streamed, tail_lines at most;
+     * the older ones stay for the fallback tail at the end (a failed
+     * command's last words, when no error line says why) */
+    size_t keep = sq->ringn;
+    while (keep && sq->ringn - keep < sq->tail_lines &&
+           sq->ring[(sq->ringhead + keep - 1) % sq->ringcap].lineno >
+               sq->stream_last)
+        keep--;
+    return sq_send_waiting(sq, sq->stream_last, keep);
 }
 
-/* Sends the items not streamed yet and the lines in the ring, in line
- * order, but for items at or above line `after`, which wait for the
- * summary (sq_release, sq_release_quiet). */
-static int sq_send_waiting(squash_t *sq, uint64_t after)
+/* Sends the items not streamed yet, but for those at or above line
+ * `after`, which wait for the summary, and the lines in the ring but its
+ * `keep` oldest, in line order; the lines sent leave the ring, the ones
+ * kept stay (sq_release, sq_release_quiet). */
+static int sq_send_waiting(squash_t *sq, uint64_t after, size_t keep)
 {
-    size_t end = sq->nitems, i = sq->released, r = 0;
+    size_t end = sq->nitems, i = sq->released, r = keep;
     int rc = 0;
     while (rc == 0 && (i < end || r < sq->ringn)) {
         if (i < end && (sq->items[i].emitted ||
@@ -820,8 +823,10 @@ static int sq_send_waiting(squash_t *sq, uint64_t after)
         rc = sq_stream(sq, it);
     }
     /* The lines sent leave the ring: the fallback tail at the end is
-     * made of the lines after them. */
-    sq->ringn = sq->ringhead = 0;
+     * made of the lines kept and the lines after them. */
+    sq->ringn = keep;
+    if (!keep)
+        sq->ringhead = 0;
     sq->released = sq->nitems;
     return rc;
 }
@@ -1385,7 +1390,10 @@ static int sq_take(squash_t *sq, const sq_line_t *l, cls_result_t r)
         sq->prompts++;
         return sq_item_add(sq, l, SQ_R_PROMPT, UINT32_MAX, &it);
     case CLS_BINARY:
+        /* a run of binary lines is one item, unless its marker is out
+         * already (a quiet spell sent it): the rest is another */
         if (sq->nitems && sq->items[sq->nitems - 1].role == SQ_R_BINARY &&
+            !sq->items[sq->nitems - 1].emitted &&
             sq->items[sq->nitems - 1].raw_end == l->raw_start) {
             sq->items[sq->nitems - 1].raw_end = l->raw_end;
             sq->items[sq->nitems - 1].lineno = l->lineno;
