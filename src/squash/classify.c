@@ -300,13 +300,16 @@ static bool cls_throw_site(const char *s, size_t n)
 {
     static const char *const ext[] = {".js", ".mjs", ".cjs", ".ts", ".mts",
                                       ".cts", ".jsx", ".tsx", NULL};
-    const char *colon = n ? memrchr(s, ':', n) : NULL;
-    if (!colon || colon == s || (size_t)(colon - s) + 1 == n)
+    /* cheap refusals first: this runs on every unknown line */
+    if (n < 4 || (s[0] != '/' && s[0] != 'f') ||
+        !cls_digit((unsigned char)s[n - 1]))
         return false;
-    for (const char *d = colon + 1; d < s + n; d++)
-        if (!cls_digit((unsigned char)*d))
-            return false;
-    size_t plen = (size_t)(colon - s);
+    size_t d = n - 1;
+    while (d > 0 && cls_digit((unsigned char)s[d - 1]))
+        d--;
+    if (d < 2 || s[d - 1] != ':')
+        return false;
+    size_t plen = d - 1;
     for (size_t i = 0; i < plen; i++)
         if (s[i] == ' ' || s[i] == '\t' || (s[i] == ':' && i != 4))
             return false; /* one word; `file:` the only colon in it */
