@@ -923,6 +923,8 @@ TEST(router_heredoc_bodies_are_data_not_commands)
         "FOO=${HOME} cat <<'EOF'\nrm -rf /\nEOF",
         "cat <<'EOF' | bash\nrm -rf /\nEOF",
         "cat <<'EOF' > f; $(cat f)\nrm -rf /\nEOF",
+        "cat > f <<'EOF' && sh f\nrm -rf /\nEOF",
+        "cat > f <<'EOF'; bash f\nrm -rf /\nEOF",
         "<<'EOF' bash\nrm -rf /\nEOF",
         "ssh host <<EOF\nrm -rf /\nEOF",
         "echo ${x:-<<EOF}\nrm -rf /\nEOF",

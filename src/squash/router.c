@@ -240,8 +240,9 @@ static size_t router_heredoc_word(const char *s, size_t i, size_t n,
  * Whether the heredoc whose `<<` is at s[to] feeds a command that only
  * writes its input out (`cat > f <<'EOF'`, `tee f`), so that its lines
  * are data: the simple command from s[from] is `cat` or `tee` (after
- * assignments and `!`, `then`, `do`, `else`), and nothing on the line
- * pipes its output on (`cat <<EOF | bash` runs the lines).  Anything else
+ * assignments and `!`, `then`, `do`, `else`), and no other command
+ * follows on its line (`cat <<EOF | bash`, `cat > f <<EOF && sh f` run
+ * the lines).  Anything else
  * keeps its lines, judged as commands, as a shell's (`bash <<EOF`, `sudo
  * -u x sh`, `ssh host`) must be: a safety check that errs keeps them.
  */
@@ -270,10 +271,10 @@ static bool router_heredoc_data(const char *s, size_t from, size_t to,
             return false;
         break;
     }
-    /* the rest of its line: nothing that could run its output (a pipe,
-     * a command substitution), quoted or not */
+    /* the rest of its line: no other command (a pipe into a shell, `&&
+     * bash f` running what it wrote, a substitution), quoted or not */
     for (i = to; i < n && s[i] != '\n'; i++)
-        if (s[i] == '|' || s[i] == '`' ||
+        if (s[i] == '|' || s[i] == '&' || s[i] == ';' || s[i] == '`' ||
             (s[i] == '$' && i + 1 < n && s[i + 1] == '('))
             return false;
     return true;
