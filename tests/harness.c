@@ -269,7 +269,7 @@ static void start_test(struct slot *s, struct test_case *tc,
             if (sig != SIGKILL && sig != SIGSTOP)
                 signal(sig, SIG_DFL);
         setpgid(0, 0);
-        prctl(PR_SET_CHILD_SUBREAPER, 0);
+        prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
         dup2(fd, 1);
         dup2(fd, 2);
         int devnull = open("/dev/null", O_RDONLY);
@@ -485,7 +485,7 @@ int main(int argc, char **argv)
         return 125;
     }
     setenv("REIN_TEST_TMP", root_tmp, 1);
-    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     sigset_t chld;
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);

@@ -70,7 +70,7 @@
 static bool subreaper_flag(void)
 {
     int on = 0;
-    prctl(PR_GET_CHILD_SUBREAPER, &on);
+    prctl(PR_GET_CHILD_SUBREAPER, &on, 0, 0, 0);
     return on != 0;
 }
 
@@ -85,7 +85,7 @@ static contain_t *open_level(contain_level_t level)
         SKIP_FACILITY(contain_level_name(level), "%s", why);
     ASSERT_OK(rc);
     ASSERT_EQ(contain_level(c), level);
-    ASSERT_OK(prctl(PR_SET_CHILD_SUBREAPER, 1));
+    ASSERT_OK(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0));
     sigset_t chld;
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);

@@ -671,7 +671,7 @@ static void chosen_signal_case(bool fallback, int signo, bool group)
 {
     set_mode(fallback);
     if (group)
-        ASSERT_OK(prctl(PR_SET_CHILD_SUBREAPER, 1));
+        ASSERT_OK(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0));
     char num[16];
     snprintf(num, sizeof num, "%d", signo);
     const char *argv[] = {helper_path(), "sig-report", num,

@@ -1504,7 +1504,7 @@ static void assert_ended(const char *needle, long long id, const char *reason)
  * subreaper) becomes this test's own child: one it may signal. */
 static void adopt_watchmen(void)
 {
-    ASSERT_OK(prctl(PR_SET_CHILD_SUBREAPER, 1));
+    ASSERT_OK(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0));
 }
 
 /* The watchman of rein `owner`, after adopt_watchmen: the child of ours

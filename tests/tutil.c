@@ -528,5 +528,5 @@ void tu_syscall_fails(long nr, int arg, unsigned value, int err)
     };
     struct sock_fprog prog = {sizeof f / sizeof f[0], f};
     ASSERT_OK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
-    ASSERT_OK(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog));
+    ASSERT_OK(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0));
 }

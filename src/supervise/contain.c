@@ -631,8 +631,10 @@ int contain_open_why(const char *force, contain_t **out, char *why,
         /* Orphans of a run come to us at the cgroup level too: they must
          * be reaped by someone who knows whose they are. */
         int on = 0;
-        prctl(PR_GET_CHILD_SUBREAPER, &on);
-        if (on || prctl(PR_SET_CHILD_SUBREAPER, 1) == 0) {
+        /* all five arguments given: glibc's prctl is variadic, and the
+         * kernel (and valgrind) read the ones left out from garbage */
+        prctl(PR_GET_CHILD_SUBREAPER, &on, 0, 0, 0);
+        if (on || prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0) {
             c->set_subreaper = !on;
             if (!c->level)
                 c->level = CONTAIN_SUBREAPER;
@@ -668,7 +670,7 @@ void contain_free(contain_t *c)
     contain_drop_instance(&c->v2);
     contain_drop_instance(&c->pids);
     if (c->set_subreaper)
-        prctl(PR_SET_CHILD_SUBREAPER, 0);
+        prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
     free(c);
 }
 
