@@ -309,13 +309,17 @@ static bool cls_throw_site(const char *s, size_t n)
         d--;
     if (d < 2 || s[d - 1] != ':')
         return false;
-    size_t plen = d - 1;
-    for (size_t i = 0; i < plen; i++)
-        if (s[i] == ' ' || s[i] == '\t' || (s[i] == ':' && i != 4))
-            return false; /* one word; `file:` the only colon in it */
-    if (s[plen - 1] == '/' || (memchr(s, ':', plen) &&
-                               !cls_prefix(s, plen, "file:///")) ||
-        (s[0] != '/' && !cls_prefix(s, plen, "file:///")))
+    size_t plen = d - 1, from = 0;
+    if (s[0] != '/') {
+        if (!cls_prefix(s, plen, "file:///"))
+            return false;
+        from = strlen("file:");
+    }
+    /* one word, no colon but the url's */
+    for (size_t i = from; i < plen; i++)
+        if (s[i] == ' ' || s[i] == '\t' || s[i] == ':')
+            return false;
+    if (s[plen - 1] == '/')
         return false;
     for (const char *const *e = ext; *e; e++) {
         size_t el = strlen(*e);

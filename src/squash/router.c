@@ -197,11 +197,6 @@ void router_segs_free(router_seg_t *segs, size_t n)
 static const char *router_base(const char *p);
 static bool router_in(const char *w, const char *const *list);
 
-/* Shells that, given a pipe for input and no -i, read commands from it
- * without a prompt: a session driven with write_stdin. */
-static const char *const router_pipe_shells[] = {"sh", "bash", "dash", "zsh",
-                                                 "ksh", "fish", NULL};
-
 struct router_heredoc {
     char delim[ROUTER_HEREDOC_DELIM_MAX + 1];
     bool tabs; /* <<-: the body's leading tabs go, the delimiter's too */
@@ -242,9 +237,9 @@ static size_t router_heredoc_word(const char *s, size_t i, size_t n,
  * are data: the simple command from s[from] is `cat` or `tee` (after
  * assignments and `!`, `then`, `do`, `else`), and no other command
  * follows on its line (`cat <<EOF | bash`, `cat > f <<EOF && sh f` run
- * the lines).  Anything else
- * keeps its lines, judged as commands, as a shell's (`bash <<EOF`, `sudo
- * -u x sh`, `ssh host`) must be: a safety check that errs keeps them.
+ * the lines).  Anything else keeps its lines, judged as commands, as a
+ * shell's (`bash <<EOF`, `sudo -u x sh`, `ssh host`) must be: a safety
+ * check that errs keeps them.
  */
 static bool router_heredoc_data(const char *s, size_t from, size_t to,
                                 size_t n)
@@ -910,6 +905,10 @@ static const char *const router_repl_cmds[] = {
 static const char *const router_shells[] = {"sh", "bash", "dash", "zsh",
                                             "ksh", NULL};
 
+/* Shells that, given a pipe for input and no -i, read commands from it
+ * without a prompt: a session driven with write_stdin. */
+static const char *const router_pipe_shells[] = {"sh", "bash", "dash", "zsh",
+                                                 "ksh", "fish", NULL};
 
 const char *router_shell_string(char *const *argv, size_t argc)
 {

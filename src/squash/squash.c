@@ -160,6 +160,8 @@ struct sq_view {
     int exit_code;
     uint64_t duration_ms, lines, raw_bytes;
     struct sq_grp *grp; /* dedup_group_count() entries */
+    bool no_noise;      /* the noise marker left out: the markers alone
+                           are over the explicit budget */
 };
 
 /* The lines a gap marker must count (not noise, and, unless under an
@@ -1854,33 +1856,11 @@ static int sq_render(squash_t *sq, buf_t *out, size_t *extra,
         rc = sq_gap_render(sq, v, prev, NULL, hidden_hazards, out, dropped);
     uint64_t noise[CLS_NOISE_REASONS];
     sq_noise_dropped(sq, noise);
-    if (rc == 0 && sq_noise_sum(noise))
+    if (rc == 0 && sq_noise_sum(noise) && !v->no_noise)
         rc = emit_noise(out, noise);
     if (rc == 0 && *dropped && sq->log_path)
         rc = emit_log(out, sq->log_path, sq->log_lost);
     return rc;
-}
-
-/* A view over its explicit budget with nothing left to drop but its
- * markers: the noise marker goes, the one that only says what some of the
- * omitted lines were (the exit, omitted and log markers say what a reader
- * needs).  No raw line can pass for it: one that reads `[rein] ` is shown
- * escaped (emit_raw). */
-static void sq_drop_noise_marker(buf_t *out)
-{
-    static const char mark[] = "[rein] noise ";
-    for (size_t i = 0; i < out->len;) {
-        const char *nl = memchr(out->p + i, '\n', out->len - i);
-        size_t e = nl ? (size_t)(nl - out->p) + 1 : out->len;
-        if (e - i > sizeof mark - 1 && !memcmp(out->p + i, mark,
-                                               sizeof mark - 1)) {
-            memmove(out->p + i, out->p + e, out->len - e);
-            out->len -= e - i;
-            out->p[out->len] = '\0';
-            return;
-        }
-        i = e;
-    }
 }
 
 /* The size of the view of the selected items, rendered in measure mode
@@ -2548,8 +2528,13 @@ int squash_finish(squash_t *sq, int exit_code, uint64_t duration_ms,
             rc = sq_render(sq, &sq->out, NULL, &v, &dropped);
         if (rc == 0 && budget && sq->out.len > budget)
             rc = sq_plan(sq, budget, &v, &sq->out);
-        if (rc == 0 && sq->budget && sq->out.len > sq->budget)
-            sq_drop_noise_marker(&sq->out);
+        if (rc == 0 && sq->budget && sq->out.len > sq->budget) {
+            /* nothing left to drop but markers: the noise marker goes,
+             * the one that only says what some omitted lines were */
+            v.no_noise = true;
+            buf_reset(&sq->out);
+            rc = sq_render(sq, &sq->out, NULL, &v, &dropped);
+        }
         if (rc == 0 && sq->whole_ok)
             rc = sq_whole_view(sq, exit_code, duration_ms, lines, &sq->out);
     } else {
