@@ -12,6 +12,9 @@
  * cap by more than its mandatory markers and ends every line in '\n';
  * streamed, with quiet spells between chunks, it sends whole lines and
  * counts what it sent.
+ * The redraw hold (redraw.h), fed the stripper's lines, hands each on
+ * once and in line order (the pieces of a cut line together), whatever
+ * its reach.
  * The terminal's view (vtview.h), taken after every chunk, is valid UTF-8
  * each time and counts every byte; for text that nothing draws over (no
  * control byte but LF, no `[` that could make a marker look-alike), the
@@ -24,6 +27,7 @@
 
 #include "base/buf.h"
 #include "base/utf8.h"
+#include "squash/redraw.h"
 #include "squash/squash.h"
 #include "squash/vt.h"
 #include "squash/vtview.h"
@@ -35,7 +39,23 @@ struct fz {
     uint64_t more; /* the line whose next piece is due, 0: none */
     uint64_t raw_start, raw_end; /* the last line's bytes */
     uint64_t rows;    /* rows that gave a line */
+    redraw_t *rd;     /* the hold the lines go on to */
+    uint64_t held_out, held_last; /* lines it handed on, the last one's */
+    bool held_cut;    /* ... which was a piece of a cut line */
 };
+
+static int fz_held(const sq_line_t *l, bool redrawn, void *d)
+{
+    struct fz *f = d;
+    (void)redrawn;
+    if (l->lineno < f->held_last ||
+        (l->lineno == f->held_last && !(l->cut && f->held_cut)))
+        abort();
+    f->held_last = l->lineno;
+    f->held_cut = l->cut;
+    f->held_out++;
+    return 0;
+}
 
 static int fz_line(const sq_line_t *l, void *d)
 {
@@ -60,6 +80,8 @@ static int fz_line(const sq_line_t *l, void *d)
     if (l->row == f->rows)
         f->rows++;
     f->more = l->more ? l->lineno : 0;
+    if (redraw_put(f->rd, l) < 0)
+        abort();
     f->lines++;
     f->bytes += l->len;
     for (size_t i = 0; i < l->len; i++)
@@ -77,17 +99,21 @@ static void fz_collect(const char *text, size_t len, void *data)
     buf_append(data, text, len);
 }
 
-static void fz_run(const uint8_t *p, size_t n, size_t chunk, struct fz *f)
+static void fz_run(const uint8_t *p, size_t n, size_t chunk, unsigned reach,
+                   struct fz *f)
 {
     vt_t *vt;
-    if (vt_new(fz_line, f, &vt) < 0)
+    if (redraw_new(reach, fz_held, f, &f->rd) < 0 ||
+        vt_new(fz_line, f, &vt) < 0)
         abort();
     for (size_t i = 0; i < n; i += chunk)
         if (vt_feed(vt, p + i, n - i < chunk ? n - i : chunk, 0) < 0)
             abort();
-    if (vt_finish(vt) < 0 || f->more)
+    if (vt_finish(vt) < 0 || f->more || redraw_flush(f->rd) < 0 ||
+        f->held_out != f->lines)
         abort();
     vt_free(vt);
+    redraw_free(f->rd);
 }
 
 /* The view of p[0..n) taken after every chunk, joined into *out. */
@@ -120,8 +146,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const uint8_t *p = data + 1;
     size_t n = size - 1;
     struct fz a = {0}, b = {0};
-    fz_run(p, n, n ? n : 1, &a);
-    fz_run(p, n, chunk, &b);
+    fz_run(p, n, n ? n : 1, REDRAW_REACH, &a);
+    fz_run(p, n, chunk, 0, &b);
     if (a.lines != b.lines || a.bytes != b.bytes || a.hash != b.hash)
         abort();
 

@@ -40,6 +40,7 @@
 #include "squash/dedup.h"
 #include "squash/emit.h"
 #include "squash/grammar.h"
+#include "squash/redraw.h"
 #include "squash/squash.h"
 #include "squash/vt.h"
 #include "tutil.h"
@@ -62,6 +63,7 @@ struct ref_line {
     cls_kind_t kind;
     bool hazard;      /* a hazard line (not a line one owns) */
     bool error;       /* ... of error severity */
+    bool drawn_over;  /* a frame a redraw replaced: never shown */
 };
 
 /* The input, line by line (l[1] .. l[n]). */
@@ -74,11 +76,15 @@ struct ref {
     int err;
 };
 
-static int ref_on_line(const sq_line_t *sl, void *data)
+/* A line as the squasher takes it out of its redraw hold (redraw.h): a
+ * frame drawn over is progress, never classified, unless it says an
+ * error. */
+static int ref_on_line(const sq_line_t *sl, bool redrawn, void *data)
 {
     struct ref *r = data;
-    cls_result_t c;
-    if (classify_line(r->cls, sl, &c) < 0)
+    cls_result_t c = {.kind = CLS_NOISE, .noise = CLS_NOISE_PROGRESS};
+    bool drawn_over = redrawn && !classify_error_line(sl->text, sl->len);
+    if (!drawn_over && classify_line(r->cls, sl, &c) < 0)
         return -ENOMEM;
     if (sl->lineno >= r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 256;
@@ -103,9 +109,15 @@ static int ref_on_line(const sq_line_t *sl, void *data)
     l->kind = c.kind;
     l->hazard = c.kind == CLS_HAZARD && !c.cont;
     l->error = l->hazard && !c.warning;
+    l->drawn_over = drawn_over;
     if (sl->lineno > r->n)
         r->n = (size_t)sl->lineno;
     return buf_append(&r->text, sl->text ? sl->text : "", sl->len);
+}
+
+static int ref_on_vt(const sq_line_t *sl, void *data)
+{
+    return redraw_put(data, sl);
 }
 
 static void ref_build(const grammar_set_t *set, const char *command,
@@ -119,10 +131,14 @@ static void ref_build(const grammar_set_t *set, const char *command,
     grammar_ctx_free(ctx);
     ASSERT_OK(classify_new_set(gs, ng, &r->cls));
     vt_t *vt;
-    ASSERT_OK(vt_new(ref_on_line, r, &vt));
+    redraw_t *rd;
+    ASSERT_OK(redraw_new(REDRAW_REACH, ref_on_line, r, &rd));
+    ASSERT_OK(vt_new(ref_on_vt, rd, &vt));
     ASSERT_OK(vt_feed(vt, raw->p, raw->len, 0));
     ASSERT_OK(vt_finish(vt));
+    ASSERT_OK(redraw_flush(rd));
     vt_free(vt);
+    redraw_free(rd);
     r->raw_len = raw->len;
     classify_free(r->cls);
     ASSERT_OK(buf_append(&r->text, "", 0));
@@ -349,7 +365,7 @@ static void seen_read(const struct ref *r, const buf_t *out, struct seen *s,
                 emit_raw_escaped(p + 6, n - 6))
                 t += 6, tn -= 6;
             size_t L = next;
-            while (L < s->n && (r->l[L].len != tn ||
+            while (L < s->n && (r->l[L].drawn_over || r->l[L].len != tn ||
                                 memcmp(r->text.p + r->l[L].off, t, tn)))
                 L++;
             if (L == s->n) {

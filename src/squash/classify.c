@@ -2217,6 +2217,13 @@ static void cls_set_hit(cls_result_t *r, const struct cls_hit *h)
     r->loc_len = h->loc_len;
 }
 
+bool classify_error_line(const char *s, size_t n)
+{
+    struct cls_hit h;
+    return n && !cls_blank(s, n) && cls_universal_hazard(s, n, 0, &h) &&
+           !h.warning;
+}
+
 /* A line the stripper judged binary only for its ill-formed UTF-8 keeps
  * its repaired text (vt.h): a compiler message with a few Latin-1 bytes
  * is mostly ASCII and still says what broke.  It is shown when the

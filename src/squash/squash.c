@@ -1,6 +1,8 @@
 /*
- * squash.c — the squasher pipeline (see squash.h): vt → classify → dedup
- * → emit.
+ * squash.c — the squasher pipeline (see squash.h): vt → redraw →
+ * classify → dedup → emit.  A frame of a row that a later one drew over
+ * (redraw.h) is counted as progress and goes no further, unless it says
+ * an error.
  *
  * Lines worth showing become items (hazards and the lines they own, below
  * them and, from a grammar's `lead` rule, above them: gcc's include chain;
@@ -71,6 +73,7 @@
 #include "squash/dedup.h"
 #include "squash/emit.h"
 #include "squash/grammar.h"
+#include "squash/redraw.h"
 #include "squash/vt.h"
 
 /* FNV-1a for exact hazard groups: the 64-bit prime, and a basis that is
@@ -223,6 +226,7 @@ struct squash {
     unsigned tail_lines;
 
     vt_t *vt;
+    redraw_t *rd;       /* between vt and the rest: a row's last frame */
     classify_t *cls;
     dedup_t *dd;
     grammar_set_t *own_set;
@@ -1174,7 +1178,9 @@ static int sq_long_end(squash_t *sq);
  * nothing. */
 static int sq_pending_end(squash_t *sq)
 {
-    int rc = sq_long_end(sq);
+    int rc = redraw_flush(sq->rd);
+    if (rc == 0)
+        rc = sq_long_end(sq);
     if (rc == 0)
         rc = sq_held_release(sq, NULL);
     if (rc < 0)
@@ -1277,21 +1283,42 @@ static int sq_prompt_stream(squash_t *sq, const sq_line_t *l)
     return rc;
 }
 
+/* A line out of the redraw hold (redraw.h).  A frame a later one drew
+ * over is progress, counted and never shown, unless it says an error:
+ * a failure a program drew and then drew over is still a fact. */
+static int sq_on_frame(const sq_line_t *l, bool redrawn, void *data)
+{
+    squash_t *sq = data;
+    if (redrawn && !classify_error_line(l->text, l->len)) {
+        sq_small_count(sq, l);
+        sq->noise[CLS_NOISE_PROGRESS]++;
+        sq_noise_mark(sq, l->lineno);
+        /* the whole view shows every line: one without its frames would
+         * not say what was left out */
+        sq->whole_ok = false;
+        buf_free(&sq->whole);
+        return 0;
+    }
+    if (l->cut)
+        return sq_long_add(sq, l);
+    int rc = sq_long_end(sq); /* never: a line's last piece ends it */
+    return rc < 0 ? rc : sq_line(sq, l);
+}
+
 static int sq_on_line(const sq_line_t *l, void *data)
 {
     squash_t *sq = data;
     int rc = 0;
 
     if (l->kind == SQ_LINE_PARTIAL && !sq->finishing) {
-        /* A pause mid-line: a prompt is worth saying at once. */
-        if (!sq->deferred && classify_prompt(l->text, l->len))
+        /* A pause mid-line: a prompt is worth saying at once, after the
+         * lines before it. */
+        if (!sq->deferred && classify_prompt(l->text, l->len) &&
+            (rc = redraw_flush(sq->rd)) == 0)
             rc = sq_prompt_stream(sq, l);
         return rc;
     }
-    if (l->cut)
-        return sq_long_add(sq, l);
-    rc = sq_long_end(sq); /* never: a line's last piece ends it */
-    return rc < 0 ? rc : sq_line(sq, l);
+    return redraw_put(sq->rd, l);
 }
 
 /* A classified line into the view's items and counts. */
@@ -1477,6 +1504,8 @@ int squash_new(const sq_opts_t *opts, sq_emit_fn emit, void *data,
     sq->whole_ok = sq->deferred;
     sq->small = !sq->deferred;
     if ((rc = vt_new(sq_on_line, sq, &sq->vt)) < 0 ||
+        (rc = redraw_new(sq->deferred ? REDRAW_REACH : 0, sq_on_frame, sq,
+                         &sq->rd)) < 0 ||
         (rc = classify_new_set(sq->gs, sq->ng, &sq->cls)) < 0 || (rc = dedup_new(&sq->dd)) < 0)
         goto fail;
     dedup_on_recycle(sq->dd, sq_on_recycle, sq);
@@ -1494,6 +1523,7 @@ void squash_free(squash_t *sq)
     free(sq->command);
     free(sq->log_path);
     vt_free(sq->vt);
+    redraw_free(sq->rd);
     classify_free(sq->cls);
     dedup_free(sq->dd);
     grammar_set_free(sq->own_set);
@@ -1537,7 +1567,9 @@ int squash_tick(squash_t *sq, uint64_t now_ms)
     if (sq->finished)
         return -EINVAL;
     int rc = vt_tick(sq->vt, now_ms);
-    if (rc == 0 && now_ms - sq->last_feed_ms >= SQ_QUIET_MS)
+    /* a quiet spell: what waits for a redraw shows as it stands */
+    if (rc == 0 && now_ms - sq->last_feed_ms >= SQ_QUIET_MS &&
+        !sq->deferred && (rc = redraw_flush(sq->rd)) == 0)
         rc = sq->small ? sq_release(sq) : sq_release_quiet(sq);
     return rc;
 }

@@ -1,0 +1,350 @@
+/*
+ * test_redraw.c — a row's last frame (squash/redraw.h): rows drawn again
+ * by a move back up (docker's layer bars, a log-update block) give their
+ * last frame, the others come out marked, every line once and in order;
+ * a streamed view holds nothing until a row is drawn again; lines out of
+ * reach leave before the end; the hold's line and byte bounds at their
+ * edges; a status bar aside replaced and erased; a cut line passes after
+ * what was held; and the squasher's views of a redrawn pull: only each
+ * layer's last frame, an error frame kept, a quiet spell showing what
+ * waits.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "harness.h"
+#include "squash/grammar.h"
+#include "squash/redraw.h"
+#include "squash/squash.h"
+#include "squash/vt.h"
+#include "tutil.h"
+
+/* What left the hold, in order. */
+struct got {
+    buf_t text;  /* each line, then '\n' */
+    buf_t marks; /* 'R' for a line marked redrawn, '.' for one not */
+    uint64_t last_lineno;
+    uint32_t frames_max;
+    bool out_of_order;
+};
+
+static int got_line(const sq_line_t *l, bool redrawn, void *data)
+{
+    struct got *g = data;
+    if (l->lineno != g->last_lineno + 1)
+        g->out_of_order = true;
+    g->last_lineno = l->lineno;
+    if (!redrawn && l->frames > g->frames_max)
+        g->frames_max = l->frames;
+    int rc = buf_append_byte(&g->marks, redrawn ? 'R' : '.');
+    if (rc == 0 && !redrawn)
+        rc = buf_append(&g->text, l->text, l->len);
+    if (rc == 0 && !redrawn)
+        rc = buf_append_byte(&g->text, '\n');
+    return rc;
+}
+
+static int to_hold(const sq_line_t *l, void *data)
+{
+    return redraw_put(data, l);
+}
+
+static void got_free(struct got *g)
+{
+    buf_free(&g->text);
+    buf_free(&g->marks);
+}
+
+/* Draws as docker's progress display does (one row per layer id, made by
+ * a line feed below the others; a frame of a row: move up to it, erase
+ * it, carriage return, the text, carriage return, move back down), with
+ * `steps` frames of each layer's bar, then `last` for each layer: a pull
+ * of n layers.  A plain line clears the rows docker redraws.  err_at: the
+ * step at which layer 0 draws an error frame, or -1. */
+static const char *const layer_ids[] = {"0a1b2c3d4e5f", "1b2c3d4e5f60",
+                                        "2c3d4e5f6071", "3d4e5f607182"};
+
+static void docker_pull(buf_t *b, int n, int steps, const char *last,
+                        int err_at)
+{
+    ASSERT_TRUE(n <= (int)(sizeof layer_ids / sizeof *layer_ids));
+    ASSERT_OK(buf_append_str(b, "Using default tag: latest\n"
+                                "latest: Pulling from library/python\n"));
+    for (int i = 0; i < n; i++)
+        ASSERT_OK(buf_printf(b, "\n\x1b[1A\x1b[2K\r%s: Pulling fs layer "
+                                "\r\x1b[1B", layer_ids[i]));
+    for (int s = 0; s <= steps; s++)
+        for (int i = 0; i < n; i++) {
+            int up = n - i;
+            ASSERT_OK(buf_printf(b, "\x1b[%dA\x1b[2K\r", up));
+            if (s == err_at && i == 0)
+                ASSERT_OK(buf_printf(b, "%s: error: unexpected EOF, "
+                                        "retrying\r", layer_ids[i]));
+            else if (s < steps)
+                ASSERT_OK(buf_printf(b, "%s: Downloading [%.*s>%*s] "
+                                        "%dMB/%dMB\r", layer_ids[i], s,
+                                     "====================", steps - s, "",
+                                     s, steps));
+            else
+                ASSERT_OK(buf_printf(b, "%s: %s\r", layer_ids[i], last));
+            ASSERT_OK(buf_printf(b, "\x1b[%dB", up));
+        }
+    ASSERT_OK(buf_append_str(b, "Digest: sha256:0123abcd\n"
+                                "Status: Downloaded newer image for "
+                                "python:latest\n"));
+}
+
+/* Feeds raw through a stripper into a hold of base rows, flushing at the
+ * end. */
+static void through(const buf_t *raw, unsigned base, struct got *g)
+{
+    redraw_t *rd;
+    vt_t *vt;
+    ASSERT_OK(redraw_new(base, got_line, g, &rd));
+    ASSERT_OK(vt_new(to_hold, rd, &vt));
+    ASSERT_OK(vt_feed(vt, raw->p, raw->len, 0));
+    ASSERT_OK(vt_finish(vt));
+    ASSERT_OK(redraw_flush(rd));
+    vt_free(vt);
+    redraw_free(rd);
+}
+
+TEST(redraw_a_row_drawn_again_gives_its_last_frame)
+{
+    buf_t raw = BUF_INIT;
+    docker_pull(&raw, 3, 10, "Pull complete", -1);
+    struct got g = {0};
+    through(&raw, REDRAW_REACH, &g);
+    /* every line once, in order; only each layer's last frame unmarked,
+     * with the frames it replaced counted */
+    ASSERT_FALSE(g.out_of_order);
+    ASSERT_EQ(g.last_lineno, g.marks.len);
+    ASSERT_STR(g.text.p, "Using default tag: latest\n"
+                         "latest: Pulling from library/python\n"
+                         "0a1b2c3d4e5f: Pull complete\n"
+                         "1b2c3d4e5f60: Pull complete\n"
+                         "2c3d4e5f6071: Pull complete\n"
+                         "Digest: sha256:0123abcd\n"
+                         "Status: Downloaded newer image for python:latest\n");
+    ASSERT_EQ(g.marks.len - buf_count(g.marks.p, g.marks.len, 'R'), 7);
+    ASSERT_TRUE(g.frames_max >= 11);
+    got_free(&g);
+    buf_free(&raw);
+}
+
+/* A streamed view (base 0): output that never redraws is never held, so
+ * each line leaves while it is put; a block drawn once and then again
+ * keeps its first frame (it had left) and its last. */
+TEST(redraw_a_streamed_view_holds_only_after_a_row_is_drawn_again)
+{
+    struct got g = {0};
+    redraw_t *rd;
+    vt_t *vt;
+    ASSERT_OK(redraw_new(0, got_line, &g, &rd));
+    ASSERT_OK(vt_new(to_hold, rd, &vt));
+    ASSERT_OK(vt_feed(vt, "one\ntwo\n", 8, 0));
+    ASSERT_STR(g.text.p, "one\ntwo\n");
+    const char *frame1 = "a 1\nb 1\n", *frame2 = "\x1b[2Aa 2\nb 2\n",
+               *frame3 = "\x1b[2Aa 3\nb 3\n";
+    ASSERT_OK(vt_feed(vt, frame1, strlen(frame1), 0));
+    ASSERT_STR(g.text.p, "one\ntwo\na 1\nb 1\n");
+    ASSERT_OK(vt_feed(vt, frame2, strlen(frame2), 0));
+    ASSERT_OK(vt_feed(vt, frame3, strlen(frame3), 0));
+    ASSERT_STR(g.text.p, "one\ntwo\na 1\nb 1\n"); /* held */
+    ASSERT_OK(vt_finish(vt));
+    ASSERT_OK(redraw_flush(rd));
+    ASSERT_STR(g.text.p, "one\ntwo\na 1\nb 1\na 3\nb 3\n");
+    ASSERT_STR(g.marks.p, "....RR..");
+    ASSERT_EQ(redraw_count(rd), 2);
+    ASSERT_FALSE(g.out_of_order);
+    vt_free(vt);
+    redraw_free(rd);
+    got_free(&g);
+}
+
+/* Once rows are drawn again two deep, a line more than two rows above the
+ * lowest leaves at once: lines printed above a live block of two rows
+ * (as a test runner prints results above its summary) are not kept for
+ * the end. */
+TEST(redraw_lines_out_of_reach_leave_before_the_end)
+{
+    struct got g = {0};
+    redraw_t *rd;
+    vt_t *vt;
+    ASSERT_OK(redraw_new(0, got_line, &g, &rd));
+    ASSERT_OK(vt_new(to_hold, rd, &vt));
+    const char *blk = "s 1\nt 1\n\x1b[2As 2\nt 2\n";
+    ASSERT_OK(vt_feed(vt, blk, strlen(blk), 0));
+    ASSERT_STR(g.text.p, "s 1\nt 1\n");
+    /* a result printed where the block was, the block drawn below it:
+     * each time, the line three rows above the cursor's is out of reach */
+    for (int i = 0; i < 5; i++) {
+        char b[64];
+        int n = snprintf(b, sizeof b, "\x1b[2Aresult %d\ns %d\nt %d\n", i,
+                         i + 3, i + 3);
+        ASSERT_OK(vt_feed(vt, b, (size_t)n, 0));
+    }
+    ASSERT_STR(g.text.p, "s 1\nt 1\nresult 0\nresult 1\nresult 2\n"
+                         "result 3\nresult 4\n");
+    ASSERT_OK(vt_finish(vt));
+    ASSERT_OK(redraw_flush(rd));
+    ASSERT_STR(g.text.p, "s 1\nt 1\nresult 0\nresult 1\nresult 2\n"
+                         "result 3\nresult 4\ns 7\nt 7\n");
+    ASSERT_FALSE(g.out_of_order);
+    vt_free(vt);
+    redraw_free(rd);
+    got_free(&g);
+}
+
+static sq_line_t aside_line(uint64_t lineno, uint32_t at, const char *text,
+                            size_t len)
+{
+    return (sq_line_t){.text = text, .len = len, .lineno = lineno,
+                       .row = SQ_ROW_ASIDE, .aside_at = at,
+                       .kind = SQ_LINE_COMPLETE};
+}
+
+/* Rows aside that nothing draws again never go out of reach: the hold's
+ * bounds let them go, the oldest first, at REDRAW_MAX_LINES lines and
+ * REDRAW_MAX_BYTES bytes exactly. */
+TEST(redraw_the_hold_lets_the_oldest_go_at_its_bounds)
+{
+    struct got g = {0};
+    redraw_t *rd;
+    ASSERT_OK(redraw_new(REDRAW_REACH, got_line, &g, &rd));
+    uint64_t n = 0;
+    for (uint32_t at = 1; at <= REDRAW_MAX_LINES; at++) {
+        sq_line_t l = aside_line(++n, at, "x", 1);
+        ASSERT_OK(redraw_put(rd, &l));
+    }
+    ASSERT_EQ(g.marks.len, 0);
+    sq_line_t l = aside_line(++n, REDRAW_MAX_LINES + 1, "x", 1);
+    ASSERT_OK(redraw_put(rd, &l));
+    ASSERT_EQ(g.marks.len, 1);
+    ASSERT_EQ(g.last_lineno, 1);
+    ASSERT_OK(redraw_flush(rd));
+    ASSERT_EQ(g.marks.len, REDRAW_MAX_LINES + 1);
+    ASSERT_FALSE(g.out_of_order);
+    redraw_free(rd);
+    got_free(&g);
+
+    /* bytes: four lines of a quarter each fill the hold; a fifth byte
+     * more pushes the first out */
+    struct got h = {0};
+    ASSERT_OK(redraw_new(REDRAW_REACH, got_line, &h, &rd));
+    size_t q = REDRAW_MAX_BYTES / 4;
+    char *big = malloc(q + 1);
+    ASSERT_TRUE(big != NULL);
+    memset(big, 'y', q + 1);
+    for (uint32_t i = 1; i <= 4; i++) {
+        sq_line_t b = aside_line(i, i, big, q);
+        ASSERT_OK(redraw_put(rd, &b));
+    }
+    ASSERT_EQ(h.marks.len, 0);
+    sq_line_t one = aside_line(5, 5, big, 1);
+    ASSERT_OK(redraw_put(rd, &one));
+    ASSERT_EQ(h.marks.len, 1);
+    /* a cut line (a piece of one longer than SQ_LINE_MAX) is never held:
+     * what was held leaves first */
+    sq_line_t cut = aside_line(6, 6, big, q);
+    cut.cut = true;
+    ASSERT_OK(redraw_put(rd, &cut));
+    ASSERT_EQ(h.marks.len, 6);
+    ASSERT_EQ(h.last_lineno, 6);
+    ASSERT_FALSE(h.out_of_order);
+    free(big);
+    redraw_free(rd);
+    got_free(&h);
+}
+
+/* A status bar aside (apt's, at the screen's last row) drawn again
+ * replaces its last frame; an erase of the rows aside replaces the one
+ * standing. */
+TEST(redraw_a_status_bar_aside_is_replaced_then_erased)
+{
+    struct got g = {0};
+    redraw_t *rd;
+    ASSERT_OK(redraw_new(0, got_line, &g, &rd));
+    sq_line_t a = aside_line(1, 24, "Progress: [ 10%]", 16);
+    ASSERT_OK(redraw_put(rd, &a)); /* first frame: nothing redraws yet */
+    ASSERT_STR(g.marks.p, ".");
+    sq_line_t b = aside_line(2, 24, "Progress: [ 60%]", 16);
+    b.kind = SQ_LINE_OVERWRITE;
+    ASSERT_OK(redraw_put(rd, &b));
+    sq_line_t c = aside_line(3, 24, "Progress: [ 90%]", 16);
+    c.kind = SQ_LINE_OVERWRITE;
+    ASSERT_OK(redraw_put(rd, &c));
+    sq_line_t erase = aside_line(4, 0, "", 0);
+    erase.kind = SQ_LINE_OVERWRITE;
+    erase.aside_from = 1;
+    ASSERT_OK(redraw_put(rd, &erase));
+    ASSERT_OK(redraw_flush(rd));
+    ASSERT_STR(g.marks.p, ".RR.");
+    ASSERT_STR(g.text.p, "Progress: [ 10%]\n\n");
+    redraw_free(rd);
+    ASSERT_EQ(redraw_new(REDRAW_REACH + 1, got_line, &g, &rd), -EINVAL);
+    ASSERT_TRUE(rd == NULL);
+    redraw_free(NULL);
+    got_free(&g);
+}
+
+static void collect(const char *t, size_t n, void *d)
+{
+    buf_append(d, t, n);
+}
+
+/* The squasher's views of a pull: each layer's last frame and none of
+ * its bars, which the noise marker counts as progress; an error a layer
+ * drew and then drew over is still shown. */
+TEST(squash_a_redrawn_pull_shows_each_layers_last_frame)
+{
+    struct grammar_set *set = tu_shipped_set();
+    buf_t raw = BUF_INIT, out = BUF_INIT;
+    docker_pull(&raw, 4, 20, "Pull complete", -1);
+    for (int streamed = 0; streamed < 2; streamed++) {
+        tu_condense(set, "docker pull python", &raw, streamed, 0, 0, &out);
+        ASSERT_NOT_CONTAINS(out.p, "Downloading");
+        ASSERT_CONTAINS(out.p, "0a1b2c3d4e5f: Pull complete\n");
+        ASSERT_CONTAINS(out.p, "[rein] repeat 4× \"{} Pull complete\"");
+        ASSERT_CONTAINS(out.p, "Status: Downloaded newer image for "
+                               "python:latest\n");
+        ASSERT_CONTAINS(out.p, "progress ");
+    }
+    /* deferred: not one stale first frame either */
+    tu_condense(set, "docker pull python", &raw, false, 0, 0, &out);
+    ASSERT_NOT_CONTAINS(out.p, "Pulling fs layer");
+    buf_reset(&raw);
+    docker_pull(&raw, 4, 20, "Pull complete", 7);
+    for (int streamed = 0; streamed < 2; streamed++) {
+        tu_condense(set, "docker pull python", &raw, streamed, 0, 1, &out);
+        ASSERT_NOT_CONTAINS(out.p, "Downloading");
+        ASSERT_CONTAINS(out.p, "0a1b2c3d4e5f: error: unexpected EOF, "
+                               "retrying\n");
+    }
+    buf_free(&raw);
+    buf_free(&out);
+    grammar_set_free(set);
+}
+
+/* A streamed view holds the rows a redraw may still reach; a quiet spell
+ * shows them as they stand. */
+TEST(squash_a_quiet_spell_shows_the_rows_a_redraw_holds)
+{
+    sq_opts_t o = {.command = "docker pull python"};
+    buf_t out = BUF_INIT;
+    squash_t *sq;
+    ASSERT_OK(squash_new(&o, collect, &out, &sq));
+    const char *blk = "fetch a 1%\nfetch b 1%\n\x1b[2Afetch a 50%\n"
+                      "fetch b 70%\n";
+    ASSERT_OK(squash_feed(sq, blk, strlen(blk), 10));
+    ASSERT_NOT_CONTAINS(out.p ? out.p : "", "50%");
+    ASSERT_OK(squash_tick(sq, 10 + SQ_QUIET_MS));
+    ASSERT_CONTAINS(out.p, "fetch a 50%\nfetch b 70%\n");
+    ASSERT_OK(squash_finish(sq, 0, 5, 20));
+    ASSERT_CONTAINS(out.p, "[rein] exit 0");
+    squash_free(sq);
+    buf_free(&out);
+}
