@@ -79,6 +79,14 @@ static void check_lines(const buf_t *out, const char *raw)
  * moment its line completes, alone; after SQ_QUIET_MS without output
  * what waits for the summary and the last lines after it; the summary
  * follows at the end. */
+static size_t count_of(const char *s, const char *w)
+{
+    size_t n = 0;
+    for (const char *p = s; (p = strstr(p, w)); p += strlen(w))
+        n++;
+    return n;
+}
+
 TEST(squash_streams_hazards_before_the_end)
 {
     sq_opts_t o = {.command = "make", .log_path = "/tmp/x.log"};
@@ -642,6 +650,42 @@ TEST(squash_folded_copies_of_a_hazard_keep_their_own_locations)
         last_loc = p;
     ASSERT_TRUE(last_loc < marker); /* the marker closes the block */
     check_lines(&out, in.p);
+    buf_free(&in);
+    buf_free(&out);
+}
+
+/* The same traceback over and over folds whole: a code line under a
+ * `File` line is its frame's excerpt in a folded copy as in a shown one,
+ * so a fourth copy used to unfold at its first code line and show half a
+ * traceback (its head and code lines, no `File` line above them). */
+TEST(squash_a_repeated_traceback_folds_whole_after_its_shown_copies)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    for (int i = 0; i < SQ_HAZARD_SHOW + 3; i++)
+        ASSERT_OK(buf_printf(&in, "processing item %d\n"
+                                  "Traceback (most recent call last):\n"
+                                  "  File \"/app/worker.py\", line 42, in run\n"
+                                  "    result = handle(item)\n"
+                                  "  File \"/app/worker.py\", line 17, in handle\n"
+                                  "    return 1 / item.count\n"
+                                  "ZeroDivisionError: division by zero\n", i));
+    for (int i = 0; i < 30; i++)
+        ASSERT_OK(buf_printf(&in, "filler line %d\n", i));
+    for (int deferred = 0; deferred < 2; deferred++) {
+        sq_opts_t o = {.command = "python3 worker.py", .deferred = deferred};
+        buf_reset(&out);
+        ASSERT_OK(squash_buffer(&o, in.p, in.len, 1, 0, &out));
+        ASSERT_EQ(count_of(out.p, "Traceback (most recent call last):\n"),
+                  SQ_HAZARD_SHOW);
+        ASSERT_EQ(count_of(out.p, "    result = handle(item)\n"),
+                  SQ_HAZARD_SHOW);
+        ASSERT_EQ(count_of(out.p, "    return 1 / item.count\n"),
+                  SQ_HAZARD_SHOW);
+        ASSERT_EQ(count_of(out.p, "line 17, in handle\n"), SQ_HAZARD_SHOW);
+        ASSERT_CONTAINS(out.p, "[rein] repeat 6\xc3\x97 \"Traceback (most "
+                               "recent call last):\"");
+        check_lines(&out, in.p);
+    }
     buf_free(&in);
     buf_free(&out);
 }
@@ -2425,14 +2469,6 @@ static void long_view(buf_t *want, unsigned lineno, const char *line,
                lineno, at + h, at + s, lineno, len - s);
     buf_append(want, line + s, len - s);
     buf_append_byte(want, '\n');
-}
-
-static size_t count_of(const char *s, const char *w)
-{
-    size_t n = 0;
-    for (const char *p = s; (p = strstr(p, w)); p += strlen(w))
-        n++;
-    return n;
 }
 
 /* A line longer than SQ_LINE_MAX (it reaches the squasher in pieces) is

@@ -1022,11 +1022,14 @@ static int sq_fact_add(squash_t *sq, uint64_t key)
 }
 
 /* Whether a line a hazard owns is one of its facts: it names a location or
- * carries a message (an excerpt or a caret is not). */
-static bool sq_is_fact(const char *s, size_t n)
+ * carries a message (an excerpt or a caret is not).  Weighed as a shown
+ * block's lines are, under the frame above it (frame_indent, updated):
+ * a traceback's code line is the excerpt of its `File` line, in a folded
+ * copy as in a shown one, so a fourth copy of a traceback does not
+ * unfold at its first code line. */
+static bool sq_is_fact(const char *s, size_t n, size_t *frame_indent)
 {
-    size_t fi = SIZE_MAX;
-    enum sq_weight w = sq_cont_weight(s, n, &fi);
+    enum sq_weight w = sq_cont_weight(s, n, frame_indent);
     return w == SQ_W_LOC || w == SQ_W_TEXT;
 }
 
@@ -1058,7 +1061,8 @@ static int sq_stream(squash_t *sq, struct sq_item *it);
 static int sq_unfold(squash_t *sq, const sq_line_t *cont, size_t margin)
 {
     if (!sq->folded_valid ||
-        !sq_is_fact(cont->text + margin, cont->len - margin) ||
+        !sq_is_fact(cont->text + margin, cont->len - margin,
+                    &sq->frame_indent) ||
         sq_fact_has(sq, sq_fact_key(sq->folded_key, cont->text,
                                     cont->len)))
         return 0;
@@ -1383,6 +1387,7 @@ static int sq_take(squash_t *sq, const sq_line_t *l, cls_result_t r)
         if (!sq->head_shown) {
             sq_bit_set(sq, &sq->foldbits, l->lineno);
             sq_bit_set(sq, &sq->foldhaz, l->lineno);
+            sq->frame_indent = SIZE_MAX; /* its block is weighed afresh */
             if ((rc = sq_lead_release(sq, 0, leads)) < 0)
                 return rc;
             return sq_fold_keep(sq, l, group, key, r.warning);
