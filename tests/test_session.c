@@ -107,6 +107,25 @@ TEST(session_lru_victim_rules_at_the_edges)
     ASSERT_EQ(session_lru_victim(all_live, 3, 2), 0);
 }
 
+/* The pruning warning comes as far below any cap as below the default,
+ * and never later than one session before it. */
+TEST(session_warns_of_pruning_below_its_own_cap)
+{
+    rein_sup_t *sup = open_sup();
+    size_t caps[] = {0, 8, SESSION_MAX_LIVE - SESSION_WARN_LIVE + 1,
+                     SESSION_MAX_LIVE - SESSION_WARN_LIVE, 1};
+    size_t max[] = {SESSION_MAX_LIVE, 8, caps[2], caps[3], 1};
+    size_t warn[] = {SESSION_WARN_LIVE, 8 - (SESSION_MAX_LIVE -
+                                             SESSION_WARN_LIVE), 1, 1, 1};
+    for (size_t i = 0; i < sizeof caps / sizeof *caps; i++) {
+        session_store_t *st = open_store(sup, caps[i], 0);
+        ASSERT_EQ(session_max_live(st), max[i]);
+        ASSERT_EQ(session_warn_at(st), warn[i]);
+        session_store_free(st);
+    }
+    rein_sup_close(sup);
+}
+
 TEST(session_awaiting_input_tty_and_pipe)
 {
     rein_sup_t *sup = open_sup();

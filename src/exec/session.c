@@ -212,6 +212,19 @@ size_t session_count(const session_store_t *st)
     return st->nstored;
 }
 
+size_t session_max_live(const session_store_t *st)
+{
+    return st->max_live;
+}
+
+_Static_assert(SESSION_WARN_LIVE < SESSION_MAX_LIVE, "a warning before the cap");
+
+size_t session_warn_at(const session_store_t *st)
+{
+    const size_t before = SESSION_MAX_LIVE - SESSION_WARN_LIVE;
+    return st->max_live > before ? st->max_live - before : 1;
+}
+
 session_t *session_at(const session_store_t *st, size_t i)
 {
     /* At most max_live stored: a selection pass per call is cheap. */

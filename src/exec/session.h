@@ -45,7 +45,9 @@
 #define SESSION_MAX_LIVE 64
 #define SESSION_LRU_PROTECTED 8
 /* From this many sessions held on, a result that leaves one running warns
- * that the oldest will soon be pruned (Codex's WARNING_SESSIONS). */
+ * that the oldest will soon be pruned (Codex's WARNING_SESSIONS): this
+ * many below the cap (SESSION_MAX_LIVE - SESSION_WARN_LIVE) for a store
+ * opened with another max_live (session_warn_at). */
 #define SESSION_WARN_LIVE 60
 /* Awaiting input is looked for at most this often during a wait. */
 #define SESSION_INPUT_CHECK_MS 100
@@ -100,6 +102,11 @@ void session_store_set_output_hook(session_store_t *st, session_output_fn fn,
                                    void *ud);
 /* Sessions in the store now. */
 size_t session_count(const session_store_t *st);
+/* The most sessions the store holds (its max_live), and the count from
+ * which a result warns of pruning: SESSION_WARN_LIVE at the default cap,
+ * as far below any other cap, and at least 1. */
+size_t session_max_live(const session_store_t *st);
+size_t session_warn_at(const session_store_t *st);
 /* The i-th stored session, most recently used first; NULL past the end. */
 session_t *session_at(const session_store_t *st, size_t i);
 

@@ -1134,13 +1134,13 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
     }
     /* Near the cap, before a session the model still needs is pruned. */
     size_t open = session_count(cx->store);
-    bool crowded = running && open >= SESSION_WARN_LIVE;
+    bool crowded = running && open >= session_warn_at(cx->store);
     if (crowded)
         buf_printf(&text,
-                   "Sessions: %zu open; at %d the least recently used one is "
-                   "pruned (ended): end those you no longer need with "
+                   "Sessions: %zu open; at %zu the least recently used one "
+                   "is pruned (ended): end those you no longer need with "
                    "kill_session\n",
-                   open, SESSION_MAX_LIVE);
+                   open, session_max_live(cx->store));
     buf_printf(&text, "Output:\n");
     buf_append(&text, out.p ? out.p : "", out.len);
 
