@@ -13,8 +13,9 @@
  * streamed, with quiet spells between chunks, it sends whole lines and
  * counts what it sent.
  * The redraw hold (redraw.h), fed the stripper's lines, hands each on
- * once and in line order (the pieces of a cut line together), whatever
- * its reach.
+ * once, in line order but for the frames drawn over that it hands on as
+ * they are replaced (the pieces of a cut line together), whatever its
+ * reach.
  * The terminal's view (vtview.h), taken after every chunk, is valid UTF-8
  * each time and counts every byte; for text that nothing draws over (no
  * control byte but LF, no `[` that could make a marker look-alike), the
@@ -44,16 +45,24 @@ struct fz {
     bool held_cut;    /* ... which was a piece of a cut line */
 };
 
+/* Keeps every other frame drawn over in its turn: both ways out run. */
+static bool fz_keep(const sq_line_t *l, void *d)
+{
+    (void)d;
+    return l->lineno & 1;
+}
+
 static int fz_held(const sq_line_t *l, bool redrawn, void *d)
 {
     struct fz *f = d;
-    (void)redrawn;
+    f->held_out++;
+    if (redrawn && !fz_keep(l, d))
+        return 0; /* handed on as it is replaced: out of order */
     if (l->lineno < f->held_last ||
         (l->lineno == f->held_last && !(l->cut && f->held_cut)))
         abort();
     f->held_last = l->lineno;
     f->held_cut = l->cut;
-    f->held_out++;
     return 0;
 }
 
@@ -100,12 +109,13 @@ static void fz_collect(const char *text, size_t len, void *data)
 }
 
 static void fz_run(const uint8_t *p, size_t n, size_t chunk, unsigned reach,
-                   struct fz *f)
+                   unsigned cols, struct fz *f)
 {
     vt_t *vt;
-    if (redraw_new(reach, fz_held, f, &f->rd) < 0 ||
+    if (redraw_new(reach, fz_held, fz_keep, f, &f->rd) < 0 ||
         vt_new(fz_line, f, &vt) < 0)
         abort();
+    vt_set_cols(vt, cols);
     for (size_t i = 0; i < n; i += chunk)
         if (vt_feed(vt, p + i, n - i < chunk ? n - i : chunk, 0) < 0)
             abort();
@@ -143,11 +153,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size == 0)
         return 0;
     size_t chunk = (size_t)data[0] % 17 + 1;
+    /* half the inputs on a terminal of a known width (moves count the
+     * rows a wide line wraps to), 20 to 83 columns */
+    unsigned cols = data[0] & 0x80 ? 20u + (data[0] & 0x3f) : 0;
     const uint8_t *p = data + 1;
     size_t n = size - 1;
     struct fz a = {0}, b = {0};
-    fz_run(p, n, n ? n : 1, REDRAW_REACH, &a);
-    fz_run(p, n, chunk, 0, &b);
+    fz_run(p, n, n ? n : 1, REDRAW_REACH, cols, &a);
+    fz_run(p, n, chunk, 0, cols, &b);
     if (a.lines != b.lines || a.bytes != b.bytes || a.hash != b.hash)
         abort();
 
@@ -167,6 +180,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sq_opts_t o;
     memset(&o, 0, sizeof o);
     o.command = "fuzz";
+    o.cols = cols;
     o.log_path = "/l";
     o.grammars = NULL;
     o.grammar_dirs = (const char *const[]){NULL};

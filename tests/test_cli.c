@@ -148,6 +148,8 @@ TEST(cli_reconcile_watch_refuses_what_an_owner_would_not_pass)
     buf_free(&out);
 }
 
+static int rein_sh(const char *script, const char *file, buf_t *out);
+
 TEST(cli_squash_bad_options_name_what_was_wrong)
 {
     buf_t out = BUF_INIT;
@@ -160,10 +162,28 @@ TEST(cli_squash_bad_options_name_what_was_wrong)
     buf_reset(&out);
     /* help and the error show the same usage, every option in it. */
     ASSERT_EQ(rein("help", "squash", &out), 0);
-    ASSERT_CONTAINS(out.p, "[--budget BYTES] [--stream] < output");
+    ASSERT_CONTAINS(out.p, "[--budget BYTES] [--cols N] [--stream] < output");
     buf_reset(&out);
     ASSERT_EQ(rein("help", "grammar", &out), 0);
     ASSERT_CONTAINS(out.p, "usage: rein grammar check FILE [SAMPLE]");
+    /* a terminal's width, at the PTY's bounds */
+    static const char *const bad[] = {"19", "401", "80x", "-1"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char sh[96];
+        snprintf(sh, sizeof sh, "\"$0\" squash --cols %s < \"$1\"", bad[i]);
+        buf_reset(&out);
+        ASSERT_EQ(rein_sh(sh, "/dev/null", &out), 2);
+        ASSERT_CONTAINS(out.p, "rein squash: --cols takes the terminal's "
+                               "width, 20..400 columns, not '");
+    }
+    static const char *const good[] = {"20", "400"};
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        char sh[96];
+        snprintf(sh, sizeof sh, "\"$0\" squash --cols %s < \"$1\"", good[i]);
+        buf_reset(&out);
+        ASSERT_EQ(rein_sh(sh, "/dev/null", &out), 0);
+        ASSERT_CONTAINS(out.p, "[rein] exit 0");
+    }
     buf_free(&out);
 }
 

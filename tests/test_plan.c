@@ -77,13 +77,13 @@ struct ref {
 };
 
 /* A line as the squasher takes it out of its redraw hold (redraw.h): a
- * frame drawn over is progress, never classified, unless it says an
- * error. */
+ * frame drawn over is progress, never classified (it comes out of line
+ * order), unless it says an error or a warning. */
 static int ref_on_line(const sq_line_t *sl, bool redrawn, void *data)
 {
     struct ref *r = data;
     cls_result_t c = {.kind = CLS_NOISE, .noise = CLS_NOISE_PROGRESS};
-    bool drawn_over = redrawn && !classify_error_line(sl->text, sl->len);
+    bool drawn_over = redrawn && !classify_hazard_line(sl->text, sl->len);
     if (!drawn_over && classify_line(r->cls, sl, &c) < 0)
         return -ENOMEM;
     if (sl->lineno >= r->cap) {
@@ -115,6 +115,12 @@ static int ref_on_line(const sq_line_t *sl, bool redrawn, void *data)
     return buf_append(&r->text, sl->text ? sl->text : "", sl->len);
 }
 
+static bool ref_keep(const sq_line_t *sl, void *data)
+{
+    (void)data;
+    return classify_hazard_line(sl->text, sl->len);
+}
+
 static int ref_on_vt(const sq_line_t *sl, void *data)
 {
     return redraw_put(data, sl);
@@ -132,7 +138,7 @@ static void ref_build(const grammar_set_t *set, const char *command,
     ASSERT_OK(classify_new_set(gs, ng, &r->cls));
     vt_t *vt;
     redraw_t *rd;
-    ASSERT_OK(redraw_new(REDRAW_REACH, ref_on_line, r, &rd));
+    ASSERT_OK(redraw_new(REDRAW_REACH, ref_on_line, ref_keep, r, &rd));
     ASSERT_OK(vt_new(ref_on_vt, rd, &vt));
     ASSERT_OK(vt_feed(vt, raw->p, raw->len, 0));
     ASSERT_OK(vt_finish(vt));

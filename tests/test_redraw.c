@@ -7,7 +7,8 @@
  * edges; a status bar aside replaced and erased; a cut line passes after
  * what was held; and the squasher's views of a redrawn pull: only each
  * layer's last frame, an error frame kept, a quiet spell showing what
- * waits.
+ * waits; told the terminal's width, moves count a wide line's wrapped
+ * rows, so an Ink block with one keeps the lines written above it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,7 +27,8 @@
 struct got {
     buf_t text;  /* each line, then '\n' */
     buf_t marks; /* 'R' for a line marked redrawn, '.' for one not */
-    uint64_t last_lineno;
+    uint64_t last_lineno; /* of the last line not redrawn */
+    uint64_t lines;       /* all that came */
     uint32_t frames_max;
     bool out_of_order;
 };
@@ -34,9 +36,12 @@ struct got {
 static int got_line(const sq_line_t *l, bool redrawn, void *data)
 {
     struct got *g = data;
-    if (l->lineno != g->last_lineno + 1)
+    /* a frame drawn over comes as it is replaced; the rest in order */
+    if (!redrawn && l->lineno <= g->last_lineno)
         g->out_of_order = true;
-    g->last_lineno = l->lineno;
+    if (!redrawn)
+        g->last_lineno = l->lineno;
+    g->lines++;
     if (!redrawn && l->frames > g->frames_max)
         g->frames_max = l->frames;
     int rc = buf_append_byte(&g->marks, redrawn ? 'R' : '.');
@@ -97,19 +102,26 @@ static void docker_pull(buf_t *b, int n, int steps, const char *last,
                                 "python:latest\n"));
 }
 
-/* Feeds raw through a stripper into a hold of base rows, flushing at the
- * end. */
-static void through(const buf_t *raw, unsigned base, struct got *g)
+/* Feeds raw through a stripper (told the terminal's width, 0: unknown)
+ * into a hold of base rows, flushing at the end. */
+static void through_at(const buf_t *raw, unsigned base, unsigned cols,
+                       struct got *g)
 {
     redraw_t *rd;
     vt_t *vt;
-    ASSERT_OK(redraw_new(base, got_line, g, &rd));
+    ASSERT_OK(redraw_new(base, got_line, NULL, g, &rd));
     ASSERT_OK(vt_new(to_hold, rd, &vt));
+    vt_set_cols(vt, cols);
     ASSERT_OK(vt_feed(vt, raw->p, raw->len, 0));
     ASSERT_OK(vt_finish(vt));
     ASSERT_OK(redraw_flush(rd));
     vt_free(vt);
     redraw_free(rd);
+}
+
+static void through(const buf_t *raw, unsigned base, struct got *g)
+{
+    through_at(raw, base, 0, g);
 }
 
 TEST(redraw_a_row_drawn_again_gives_its_last_frame)
@@ -143,7 +155,7 @@ TEST(redraw_a_streamed_view_holds_only_after_a_row_is_drawn_again)
     struct got g = {0};
     redraw_t *rd;
     vt_t *vt;
-    ASSERT_OK(redraw_new(0, got_line, &g, &rd));
+    ASSERT_OK(redraw_new(0, got_line, NULL, &g, &rd));
     ASSERT_OK(vt_new(to_hold, rd, &vt));
     ASSERT_OK(vt_feed(vt, "one\ntwo\n", 8, 0));
     ASSERT_STR(g.text.p, "one\ntwo\n");
@@ -174,7 +186,7 @@ TEST(redraw_lines_out_of_reach_leave_before_the_end)
     struct got g = {0};
     redraw_t *rd;
     vt_t *vt;
-    ASSERT_OK(redraw_new(0, got_line, &g, &rd));
+    ASSERT_OK(redraw_new(0, got_line, NULL, &g, &rd));
     ASSERT_OK(vt_new(to_hold, rd, &vt));
     const char *blk = "s 1\nt 1\n\x1b[2As 2\nt 2\n";
     ASSERT_OK(vt_feed(vt, blk, strlen(blk), 0));
@@ -214,7 +226,7 @@ TEST(redraw_the_hold_lets_the_oldest_go_at_its_bounds)
 {
     struct got g = {0};
     redraw_t *rd;
-    ASSERT_OK(redraw_new(REDRAW_REACH, got_line, &g, &rd));
+    ASSERT_OK(redraw_new(REDRAW_REACH, got_line, NULL, &g, &rd));
     uint64_t n = 0;
     for (uint32_t at = 1; at <= REDRAW_MAX_LINES; at++) {
         sq_line_t l = aside_line(++n, at, "x", 1);
@@ -234,7 +246,7 @@ TEST(redraw_the_hold_lets_the_oldest_go_at_its_bounds)
     /* bytes: four lines of a quarter each fill the hold; a fifth byte
      * more pushes the first out */
     struct got h = {0};
-    ASSERT_OK(redraw_new(REDRAW_REACH, got_line, &h, &rd));
+    ASSERT_OK(redraw_new(REDRAW_REACH, got_line, NULL, &h, &rd));
     size_t q = REDRAW_MAX_BYTES / 4;
     char *big = malloc(q + 1);
     ASSERT_TRUE(big != NULL);
@@ -261,13 +273,13 @@ TEST(redraw_the_hold_lets_the_oldest_go_at_its_bounds)
 }
 
 /* A status bar aside (apt's, at the screen's last row) drawn again
- * replaces its last frame; an erase of the rows aside replaces the one
- * standing. */
+ * replaces its last frame; an erase from its row down replaces the one
+ * standing, a clear of the whole screen does not. */
 TEST(redraw_a_status_bar_aside_is_replaced_then_erased)
 {
     struct got g = {0};
     redraw_t *rd;
-    ASSERT_OK(redraw_new(0, got_line, &g, &rd));
+    ASSERT_OK(redraw_new(0, got_line, NULL, &g, &rd));
     sq_line_t a = aside_line(1, 24, "Progress: [ 10%]", 16);
     ASSERT_OK(redraw_put(rd, &a)); /* first frame: nothing redraws yet */
     ASSERT_STR(g.marks.p, ".");
@@ -277,15 +289,21 @@ TEST(redraw_a_status_bar_aside_is_replaced_then_erased)
     sq_line_t c = aside_line(3, 24, "Progress: [ 90%]", 16);
     c.kind = SQ_LINE_OVERWRITE;
     ASSERT_OK(redraw_put(rd, &c));
-    sq_line_t erase = aside_line(4, 0, "", 0);
+    /* a clear of the whole screen takes nothing: what it showed was
+     * shown */
+    sq_line_t clear = aside_line(4, 0, "", 0);
+    clear.kind = SQ_LINE_OVERWRITE;
+    clear.aside_from = 1;
+    ASSERT_OK(redraw_put(rd, &clear));
+    sq_line_t erase = aside_line(5, 0, "", 0);
     erase.kind = SQ_LINE_OVERWRITE;
-    erase.aside_from = 1;
+    erase.aside_from = 24;
     ASSERT_OK(redraw_put(rd, &erase));
     ASSERT_OK(redraw_flush(rd));
-    ASSERT_STR(g.marks.p, ".RR.");
-    ASSERT_STR(g.text.p, "Progress: [ 10%]\n\n");
+    ASSERT_STR(g.marks.p, ".RR..");
+    ASSERT_STR(g.text.p, "Progress: [ 10%]\n\n\n");
     redraw_free(rd);
-    ASSERT_EQ(redraw_new(REDRAW_REACH + 1, got_line, &g, &rd), -EINVAL);
+    ASSERT_EQ(redraw_new(REDRAW_REACH + 1, got_line, NULL, &g, &rd), -EINVAL);
     ASSERT_TRUE(rd == NULL);
     redraw_free(NULL);
     got_free(&g);
@@ -347,4 +365,152 @@ TEST(squash_a_quiet_spell_shows_the_rows_a_redraw_holds)
     ASSERT_CONTAINS(out.p, "[rein] exit 0");
     squash_free(sq);
     buf_free(&out);
+}
+
+/* As Ink and log-update draw: a block of a row wider than the terminal
+ * and a progress row, erased (ESC[2K, then ESC[1A, once per screen row
+ * the block took: the wide row is two) to write a line that stays, then
+ * drawn again below it.  Told the width, the stripper counts the wide
+ * row as the two rows it wrapped to, so the erase ends where the block
+ * began and every line written to stay is kept.  Counting it as one
+ * row, the erase went a row too far and took the line above the block
+ * with it, each time. */
+TEST(redraw_a_block_wider_than_the_terminal_keeps_the_lines_above_it)
+{
+    const char *wide = "Compiling src/components/a-directory-name-long-enough/"
+                       "to-wrap-past-the-right-margin-of-a-terminal-that-is-"
+                       "eighty-columns/Widget.tsx";
+    ASSERT_TRUE(strlen(wide) > 80 && strlen(wide) <= 160);
+    const char *kept[] = {"warning: package foo is deprecated",
+                          "Built chunk main.js (120 kB)",
+                          "Built chunk vendor.js (900 kB)",
+                          "Build finished with 1 warning"};
+    buf_t raw = BUF_INIT;
+    ASSERT_OK(buf_printf(&raw, "Starting build\n%s\nProgress 0%%\n", wide));
+    for (int i = 0; i < 4; i++) {
+        ASSERT_OK(buf_append_str(&raw, "\x1b[2K\x1b[1A\x1b[2K\x1b[1A\x1b[2K"
+                                       "\x1b[1A\x1b[2K\x1b[G"));
+        ASSERT_OK(buf_printf(&raw, "%s\n", kept[i]));
+        if (i < 3)
+            ASSERT_OK(buf_printf(&raw, "%s\nProgress %d%%\n", wide,
+                                 30 * (i + 1)));
+    }
+    struct got g = {0};
+    through_at(&raw, REDRAW_REACH, 80, &g);
+    ASSERT_STR(g.text.p, "Starting build\n"
+                         "warning: package foo is deprecated\n"
+                         "Built chunk main.js (120 kB)\n"
+                         "Built chunk vendor.js (900 kB)\n"
+                         "\n" /* the progress row, erased */
+                         "Build finished with 1 warning\n");
+    ASSERT_FALSE(g.out_of_order);
+    got_free(&g);
+    /* the squasher told the width shows them */
+    sq_opts_t o = {.command = "node build.js", .cols = 80, .deferred = true};
+    buf_t out = BUF_INIT;
+    ASSERT_OK(squash_buffer(&o, raw.p, raw.len, 0, 0, &out));
+    for (int i = 0; i < 4; i++)
+        ASSERT_CONTAINS(out.p, kept[i]);
+    ASSERT_NOT_CONTAINS(out.p, "Progress");
+    buf_free(&out);
+    buf_free(&raw);
+}
+
+/* A move within a row wider than the terminal stays on it; one past it
+ * goes on to the rows beyond, down as up; unknown width, every line is a
+ * row. */
+TEST(redraw_moves_count_the_rows_a_wide_line_wrapped_to)
+{
+    struct got g = {0};
+    buf_t raw = BUF_INIT;
+    /* rows: "top", a 50-cell line (three rows of 20), "low"; up 3 from
+     * the row below "low" lands on the wide line's middle piece, and a
+     * move down 3 from there comes back to the row below "low": the
+     * erase between takes the wide line, not "top" */
+    const char *w50 = "01234567890123456789012345678901234567890123456789";
+    ASSERT_OK(buf_printf(&raw, "top\n%s\nlow\n\x1b[3A\x1b[2K\x1b[3Bend\n",
+                         w50));
+    through_at(&raw, REDRAW_REACH, 20, &g);
+    ASSERT_STR(g.text.p, "top\nlow\n\nend\n");
+    got_free(&g);
+    /* each line one row: the same moves go to "top" and back */
+    memset(&g, 0, sizeof g);
+    through_at(&raw, REDRAW_REACH, 0, &g);
+    buf_t want = BUF_INIT;
+    ASSERT_OK(buf_printf(&want, "%s\nlow\n\nend\n", w50));
+    ASSERT_STR(g.text.p, want.p);
+    buf_free(&want);
+    /* within the wide line: up 1 from its last piece is its middle one,
+     * at the same column; a carriage return there still starts the
+     * line */
+    buf_reset(&raw);
+    got_free(&g);
+    memset(&g, 0, sizeof g);
+    ASSERT_OK(buf_printf(&raw, "%s\x1b[1AXY\rZ\n", w50));
+    through_at(&raw, REDRAW_REACH, 20, &g);
+    ASSERT_STR(g.text.p, "Z12345678901234567890123456789XY2345678901234567"
+                         "89\n");
+    got_free(&g);
+    buf_free(&raw);
+}
+
+/* A row that waits unchanged (a layer `Waiting` while others download)
+ * stays held however often the rows below it redraw: their frames are
+ * handed on as they are replaced, and the hold closes up their places
+ * rather than push the waiting row out at REDRAW_MAX_LINES. */
+TEST(redraw_a_waiting_row_outlasts_a_thousand_frames_below_it)
+{
+    struct got g = {0};
+    redraw_t *rd;
+    vt_t *vt;
+    ASSERT_OK(redraw_new(REDRAW_REACH, got_line, NULL, &g, &rd));
+    ASSERT_OK(vt_new(to_hold, rd, &vt));
+    ASSERT_OK(vt_feed(vt, "layer1: Waiting\nlayer2: 0%\n", 27, 0));
+    for (int i = 1; i <= 4 * (int)REDRAW_MAX_LINES; i++) {
+        char b[64];
+        int n = snprintf(b, sizeof b, "\x1b[1A\x1b[2Klayer2: %d%%\n", i);
+        ASSERT_OK(vt_feed(vt, b, (size_t)n, 0));
+    }
+    ASSERT_EQ(g.text.len, 0); /* nothing but replaced frames out yet */
+    ASSERT_EQ(g.lines, 4 * REDRAW_MAX_LINES);
+    ASSERT_OK(vt_feed(vt, "\x1b[2Alayer1: Pull complete\n", 26, 0));
+    ASSERT_OK(vt_finish(vt));
+    ASSERT_OK(redraw_flush(rd));
+    char want[64];
+    /* in line order: layer2's last frame came before layer1's */
+    snprintf(want, sizeof want, "layer2: %u%%\nlayer1: Pull complete\n",
+             4 * REDRAW_MAX_LINES);
+    ASSERT_STR(g.text.p, want);
+    ASSERT_FALSE(g.out_of_order);
+    vt_free(vt);
+    redraw_free(rd);
+    got_free(&g);
+}
+
+static bool keep_errors(const sq_line_t *l, void *data)
+{
+    (void)data;
+    return memmem(l->text, l->len, "error", 5) != NULL;
+}
+
+/* A frame `keep` wants comes in its turn, marked; the others as they are
+ * replaced. */
+TEST(redraw_a_kept_frame_comes_in_line_order)
+{
+    struct got g = {0};
+    redraw_t *rd;
+    vt_t *vt;
+    ASSERT_OK(redraw_new(REDRAW_REACH, got_line, keep_errors, &g, &rd));
+    ASSERT_OK(vt_new(to_hold, rd, &vt));
+    const char *in = "head\nfetch 10%\n\x1b[1Afetch error, retrying\n"
+                     "\x1b[1Afetch 90%\n\x1b[1Afetch done\ntail\n";
+    ASSERT_OK(vt_feed(vt, in, strlen(in), 0));
+    ASSERT_STR(g.marks.p, "RR"); /* `fetch 10%` and `90%`, at once */
+    ASSERT_OK(vt_finish(vt));
+    ASSERT_OK(redraw_flush(rd));
+    ASSERT_STR(g.marks.p, "RR.R.."); /* head, the error, done, tail */
+    ASSERT_FALSE(g.out_of_order);
+    vt_free(vt);
+    redraw_free(rd);
+    got_free(&g);
 }

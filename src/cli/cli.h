@@ -85,7 +85,7 @@ int cli_metrics(int argc, char **argv);
 /* The usage lines of verbs whose help and errors must agree. */
 #define CLI_SQUASH_USAGE                                                   \
     "rein squash [--as \"COMMAND\"] [--exit N] [--duration MS] "           \
-    "[--log PATH] [--budget BYTES] [--stream] < output"
+    "[--log PATH] [--budget BYTES] [--cols N] [--stream] < output"
 #define CLI_GRAMMAR_USAGE "rein grammar check FILE [SAMPLE]"
 
 int cli_squash(int argc, char **argv);

@@ -457,6 +457,8 @@ static void run_sync_size(struct run *r)
         if (r->ans)
             term_answer_resize(r->ans, ptyio_clamp_cols(c),
                                ptyio_clamp_rows(w));
+        if (r->sq)
+            squash_set_cols(r->sq, ptyio_clamp_cols(c));
     }
 }
 
@@ -1586,7 +1588,8 @@ int cli_run(int argc, char **argv, bool shorthand)
     /* After the spawn, because the log path is the run's: the child is
      * starting meanwhile, and its output waits in the PTY. */
     sq_opts_t so = {.command = r.cmdline,
-                    .log_path = r.log_path[0] ? r.log_path : NULL};
+                    .log_path = r.log_path[0] ? r.log_path : NULL,
+                    .cols = ptyio_clamp_cols(r.cols)};
     if (squash_new(&so, run_emit, &r, &r.sq) < 0)
         goto nomem;
     r.sq_muted = r.verbatim;

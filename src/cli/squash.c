@@ -144,11 +144,21 @@ int cli_squash(int argc, char **argv)
                 return cli_squash_usage("--budget takes bytes, not '%s'", v);
             o.budget_bytes = (size_t)x;
             i++;
+        } else if (!strcmp(a, "--cols") && v) {
+            uint64_t x;
+            if (!cli_number(v, REIN_PTY_MAX_COLS, &x) ||
+                x < REIN_PTY_MIN_COLS)
+                return cli_squash_usage("--cols takes the terminal's width, "
+                                        "%d..%d columns, not '%s'",
+                                        REIN_PTY_MIN_COLS, REIN_PTY_MAX_COLS,
+                                        v);
+            o.cols = (unsigned)x;
+            i++;
         } else if (!strcmp(a, "--stream")) {
             stream = true;
         } else if (!v && (!strcmp(a, "--as") || !strcmp(a, "--exit") ||
                           !strcmp(a, "--duration") || !strcmp(a, "--log") ||
-                          !strcmp(a, "--budget"))) {
+                          !strcmp(a, "--budget") || !strcmp(a, "--cols"))) {
             return cli_squash_usage("%s needs a value", a);
         } else {
             return cli_squash_usage("unknown option '%s'", a);

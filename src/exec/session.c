@@ -506,6 +506,8 @@ int session_spawn(session_store_t *st, const session_spawn_opts_t *o,
                                     &s->ans) < 0 ||
                     vtview_new(&s->view) < 0)))
         goto fail;
+    if (s->view)
+        vtview_set_cols(s->view, s->cols);
     rein_run_opts_t ro = {
         .argv = o->argv,
         .cwd = o->cwd,
@@ -1228,5 +1230,7 @@ int session_resize(session_t *s, unsigned cols, unsigned rows)
         term_answer_resize(s->ans, s->cols, s->rows);
     if (s->screen)
         term_answer_resize(s->screen, s->cols, s->rows);
+    if (s->view)
+        vtview_set_cols(s->view, s->cols);
     return 0;
 }

@@ -636,6 +636,16 @@ static int codex_tty_text(session_t *s, const buf_t *raw,
     return rc;
 }
 
+/* The width a session's output is drawn at: its terminal's, 0 on pipes
+ * (squash.h: sq_opts_t cols). */
+static unsigned codex_cols(const session_t *s)
+{
+    unsigned cols = 0, rows = 0;
+    if (session_tty(s))
+        session_size(s, &cols, &rows);
+    return cols;
+}
+
 /*
  * Fits text (raw: the same output as it was, log bytes from ch->from)
  * into budget bytes.  Within it: unchanged.  Over it: the squasher's
@@ -643,16 +653,16 @@ static int codex_tty_text(session_t *s, const buf_t *raw,
  * line numbers the log's; if even that does not fit (tiny budgets), the
  * tail that does.  Returns whether anything was left out.
  */
-static bool codex_fit(mcp_codex_t *cx, const char *command,
-                      const char *log_path, int exit_code, uint64_t dur_ms,
-                      const buf_t *raw, const session_chunk_t *ch,
-                      buf_t *text, size_t budget)
+static bool codex_fit(mcp_codex_t *cx, const session_t *s, int exit_code,
+                      uint64_t dur_ms, const buf_t *raw,
+                      const session_chunk_t *ch, buf_t *text, size_t budget)
 {
     if (text->len <= budget)
         return false;
     buf_t cond = BUF_INIT;
     codex_load_grammars(cx);
-    sq_opts_t so = {.command = command, .log_path = log_path,
+    sq_opts_t so = {.command = session_command(s),
+                    .log_path = session_log_path(s), .cols = codex_cols(s),
                     .budget_bytes = budget ? budget : 1,
                     .grammars = cx->grammars, .raw_base = ch->from,
                     .line_base = ch->lines_before};
@@ -740,6 +750,7 @@ static int codex_from_log(mcp_codex_t *cx, session_t *s, uint64_t from,
     }
     codex_load_grammars(cx);
     sq_opts_t so = {.command = session_command(s), .log_path = path,
+                    .cols = codex_cols(s),
                     .budget_bytes = budget, .grammars = cx->grammars,
                     .raw_base = from, .line_base = lines_before};
     if (!(blk = malloc(CODEX_SCAN_BLOCK))) {
@@ -835,7 +846,8 @@ static int codex_headtail_view(mcp_codex_t *cx, session_t *s,
     uint64_t gap_lines = gap_nl + (tcut == len && !ch->ends_line);
     codex_load_grammars(cx);
     sq_opts_t so = {.command = session_command(s),
-                    .log_path = session_log_path(s), .budget_bytes = budget,
+                    .log_path = session_log_path(s), .cols = codex_cols(s),
+                    .budget_bytes = budget,
                     .grammars = cx->grammars, .raw_base = ch->from,
                     .line_base = ch->lines_before};
     squash_t *sq = NULL;
@@ -1009,9 +1021,9 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
             omitted += before - out.len;
     } else {
         buf_free(&cond);
-        truncated = codex_fit(cx, session_command(s), session_log_path(s),
-                              running ? -1 : code, (uint64_t)(wall * 1000),
-                              &raw, &ch, &out, x->budget);
+        truncated = codex_fit(cx, s, running ? -1 : code,
+                              (uint64_t)(wall * 1000), &raw, &ch, &out,
+                              x->budget);
         if (truncated && before > out.len)
             omitted += before - out.len;
     }

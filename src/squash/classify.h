@@ -187,9 +187,9 @@ const char *classify_noise_name(cls_noise_t n);
  * `:` `?` `>` `$` `#` `]` `)`, or asks for a password or a yes/no. */
 bool classify_prompt(const char *s, size_t n);
 /* Whether a line, judged alone by the universal rules with no grammar and
- * no colour, is an error (a warning is not): what a frame that a redraw
- * replaced may say that the view must not lose (squash.c). */
-bool classify_error_line(const char *s, size_t n);
+ * no colour, is a hazard, an error or a warning: what a frame that a
+ * redraw replaced may say that the view must not lose (squash.c). */
+bool classify_hazard_line(const char *s, size_t n);
 /* Matches abandoned at a grammar's limits so far. */
 uint64_t classify_limit_hits(const classify_t *c);
 

@@ -12,7 +12,9 @@
  * and the ones that do not cost none.
  *
  * Two ways out:
- *   streaming (default): each hazard line is sent the moment it completes;
+ *   streaming (default): each hazard line is sent the moment it completes
+ *     (in output that redraws its last rows, once its row is out of a
+ *     redraw's reach, redraw.h);
  *     at the end the exit marker, the remaining items, the repeat markers
  *     and the counts follow.  While the output is small, every line but
  *     noise is sent, no later than the next line streamed, a quiet spell
@@ -266,6 +268,7 @@ struct squash {
      * every later one. */
     bool small;
     size_t small_bytes;
+    uint64_t frames_dropped; /* lines a redraw replaced (sq_on_frame) */
     size_t released;       /* the items before this index are all out */
     uint64_t stream_last;  /* the latest line streamed (sq_stream) */
     uint64_t last_feed_ms; /* when the last bytes came (squash_feed) */
@@ -1287,20 +1290,28 @@ static int sq_prompt_stream(squash_t *sq, const sq_line_t *l)
     return rc;
 }
 
+/* Whether a frame a later one drew over must be shown all the same: it
+ * says an error or a warning, and a failure a program drew and then drew
+ * over is still a fact (it comes in its turn, redraw.h). */
+static bool sq_keep_frame(const sq_line_t *l, void *data)
+{
+    (void)data;
+    return classify_hazard_line(l->text, l->len);
+}
+
 /* A line out of the redraw hold (redraw.h).  A frame a later one drew
- * over is progress, counted and never shown, unless it says an error:
- * a failure a program drew and then drew over is still a fact. */
+ * over (as it is replaced, out of line order) is progress, counted and
+ * never shown; the whole view leaves it out too, and says so
+ * (sq_whole_view).  Every other line, a kept frame among them, in order
+ * into the view. */
 static int sq_on_frame(const sq_line_t *l, bool redrawn, void *data)
 {
     squash_t *sq = data;
-    if (redrawn && !classify_error_line(l->text, l->len)) {
+    if (redrawn && !sq_keep_frame(l, sq)) {
         sq_small_count(sq, l);
         sq->noise[CLS_NOISE_PROGRESS]++;
+        sq->frames_dropped++;
         sq_noise_mark(sq, l->lineno);
-        /* the whole view shows every line: one without its frames would
-         * not say what was left out */
-        sq->whole_ok = false;
-        buf_free(&sq->whole);
         return 0;
     }
     if (l->cut)
@@ -1509,11 +1520,12 @@ int squash_new(const sq_opts_t *opts, sq_emit_fn emit, void *data,
     sq->whole_ok = sq->deferred;
     sq->small = !sq->deferred;
     if ((rc = vt_new(sq_on_line, sq, &sq->vt)) < 0 ||
-        (rc = redraw_new(sq->deferred ? REDRAW_REACH : 0, sq_on_frame, sq,
-                         &sq->rd)) < 0 ||
+        (rc = redraw_new(sq->deferred ? REDRAW_REACH : 0, sq_on_frame,
+                         sq_keep_frame, sq, &sq->rd)) < 0 ||
         (rc = classify_new_set(sq->gs, sq->ng, &sq->cls)) < 0 || (rc = dedup_new(&sq->dd)) < 0)
         goto fail;
     dedup_on_recycle(sq->dd, sq_on_recycle, sq);
+    vt_set_cols(sq->vt, opts->cols);
     *out = sq;
     return 0;
 fail:
@@ -2479,6 +2491,16 @@ static int sq_whole_view(squash_t *sq, int exit_code, uint64_t duration_ms,
                        sq->line_base + lines);
     if (rc == 0)
         rc = buf_append(&w, sq->whole.p, sq->whole.len);
+    /* every line but the frames a redraw replaced, which are named */
+    if (rc == 0 && sq->frames_dropped) {
+        uint64_t counts[CLS_NOISE_REASONS] = {0};
+        counts[CLS_NOISE_PROGRESS] = sq->frames_dropped;
+        rc = emit_omitted_total(&w, sq->frames_dropped);
+        if (rc == 0)
+            rc = emit_noise(&w, counts);
+        if (rc == 0 && sq->log_path)
+            rc = emit_log(&w, sq->log_path, sq->log_lost);
+    }
     if (rc == 0 && w.len <= out->len) {
         buf_free(out);
         *out = w;
@@ -2495,6 +2517,11 @@ void squash_log_lost(squash_t *sq, uint64_t lost)
 {
     if (sq)
         sq->log_lost = lost;
+}
+
+void squash_set_cols(squash_t *sq, unsigned cols)
+{
+    vt_set_cols(sq->vt, cols);
 }
 
 void squash_set_signal(squash_t *sq, int signo)
@@ -2633,7 +2660,7 @@ void squash_stats(const squash_t *sq, sq_stats_t *out)
                  sq->items[i].role != SQ_R_SKIP;
     out->omitted = sq->st.raw_lines > shown ? sq->st.raw_lines - shown : 0;
     if (sq->whole_shown)
-        out->omitted = 0;
+        out->omitted = sq->frames_dropped;
 }
 
 static void sq_collect(const char *text, size_t len, void *data)

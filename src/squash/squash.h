@@ -100,6 +100,9 @@ typedef struct sq_line {
 /* The squasher's knobs. */
 typedef struct sq_opts {
     const char *command;       /* the command line, for grammar detection */
+    unsigned cols;             /* the terminal's width the output was drawn
+                                  at, 0: unknown or not a terminal (vt.h:
+                                  vt_set_cols) */
     const char *log_path;      /* named in the `log` marker; may be NULL */
     size_t budget_bytes;       /* 0: no budget (stream everything condensed)*/
     unsigned tail_lines;       /* fallback tail when nothing classified;
@@ -161,7 +164,9 @@ typedef struct sq_opts {
 typedef struct squash squash_t;
 
 /* Receives condensed output as it is decided: one or more whole lines,
- * each ending in '\n'.  Hazards arrive as soon as their line is complete. */
+ * each ending in '\n'.  Hazards arrive as soon as their line is complete,
+ * or, in output that redraws its last rows, once no move back up can
+ * reach their row any more (redraw.h). */
 typedef void (*sq_emit_fn)(const char *text, size_t len, void *data);
 
 /* Creates a squasher for one command's output. */
@@ -188,6 +193,9 @@ void squash_log_lost(squash_t *sq, uint64_t lost);
  * marker; without it a status of 128 + a signal is read as a death by it
  * (emit_exit).  Before finish. */
 void squash_set_signal(squash_t *sq, int signo);
+/* The terminal's width changed (a resize): the output after it was drawn
+ * at cols (vt_set_cols). */
+void squash_set_cols(squash_t *sq, unsigned cols);
 /* Ends the stream: flushes everything and emits the summary (exit marker,
  * counts, log path).  exit_code: status or 128+signal, or negative for a
  * command still running (`exit ?`); duration_ms. */

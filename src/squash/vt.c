@@ -50,6 +50,8 @@ struct vt_slot {
     uint64_t at;
     uint32_t len;
     uint32_t ctl;
+    uint32_t cells;   /* its width when handed out, if cols is known:
+                         how many screen rows it wraps to */
     uint8_t colours;
     bool valid;
 };
@@ -191,6 +193,7 @@ struct vt {
     uint64_t row;
     uint64_t rows;
     uint64_t row_floor;  /* no move goes above this (set by vt_skip) */
+    unsigned cols;       /* the terminal's width, 0: unknown (vt_set_cols) */
     bool row_old;
     bool row_dirty;
     uint64_t saved_row;  /* ESC 7 / ESC[s */
@@ -230,6 +233,11 @@ int vt_new(vt_line_fn fn, void *data, vt_t **out)
     vt->data = data;
     *out = vt;
     return 0;
+}
+
+void vt_set_cols(vt_t *vt, unsigned cols)
+{
+    vt->cols = cols;
 }
 
 void vt_free(vt_t *vt)
@@ -977,6 +985,11 @@ static int vt_keep_row(vt_t *vt)
     struct vt_slot *s = vt_slot(k, vt->row);
     s->row = vt->row;
     s->valid = keep;
+    s->cells = 0;
+    if (vt->cols) {
+        size_t cells = vt_columns(vt, vt->line.len);
+        s->cells = cells > UINT32_MAX ? UINT32_MAX : (uint32_t)cells;
+    }
     if (!keep)
         return 0;
     /* Per line, so one copy in the common case, where the text does not
@@ -1104,6 +1117,78 @@ static int vt_move_row(vt_t *vt, uint64_t to, size_t col, bool lf,
      * line go to the next line that comes out. */
     vt_enter_row(vt, to, col, out ? raw_end : vt->line_raw_start);
     return rc;
+}
+
+/* How many screen rows row r takes: one, or as many as it wrapped to
+ * when the terminal's width is known and the row is in reach. */
+static uint64_t vt_row_height(const vt_t *vt, uint64_t r)
+{
+    const struct vt_slot *s = vt->kept ? vt_slot(vt->kept, r) : NULL;
+    if (!vt->cols || !s || s->row != r || s->cells <= vt->cols)
+        return 1;
+    return ((uint64_t)s->cells + vt->cols - 1) / vt->cols;
+}
+
+/*
+ * A relative move of n screen rows up (or down), at the cursor's column
+ * (or at column 1: home).  Rows are lines (vt.h) while the terminal's
+ * width is unknown.  Known (vt_set_cols), a row wider than the terminal
+ * is the screen rows it wrapped to, as a program that redraws its last
+ * rows counts them (Ink and log-update move up over a wrapped row's
+ * every piece): a move within a row stays on it, at that piece's
+ * column, and one past it goes on to the rows beyond.  A carriage return
+ * still goes to the line's start, not its last piece's: a progress line
+ * wider than the terminal reads as the line it draws, where a terminal
+ * would scroll its pieces away.
+ */
+static int vt_move_rows(vt_t *vt, bool up, uint64_t n, bool home,
+                        uint64_t raw_end)
+{
+    size_t col = home ? 0 : vt_cursor_col(vt);
+    uint64_t at = vt_row_base(vt);
+    if (!vt->cols)
+        return vt_move_row(vt, up ? (at > n ? at - n : 0) : at + n, col,
+                           false, raw_end);
+    size_t w = vt->cols, c = col % w;
+    uint64_t sub = 0, h = 1;
+    if (vt->row != SQ_ROW_ASIDE) {
+        /* The rows it takes: as many as its text wraps to, or as it did
+         * when handed out (an erase blanks its pieces, it does not take
+         * them away). */
+        size_t cells = vt_columns(vt, vt->line.len);
+        h = cells > w ? (cells + w - 1) / w : 1;
+        if (vt->row_old && vt_row_height(vt, vt->row) > h)
+            h = vt_row_height(vt, vt->row);
+        sub = col / w;
+        if (sub && col % w == 0 && col == cells)
+            sub--; /* just past the last column: still on that piece */
+        if (sub >= h)
+            sub = h - 1; /* moved past the margin, where a terminal stops */
+    }
+    if (up ? n <= sub : sub + n < h) {
+        vt_move_col(vt, (up ? sub - n : sub + n) * w + c);
+        return 0;
+    }
+    uint64_t r = at;
+    if (up) {
+        uint64_t top = vt->rows > VT_ROWS_BACK ? vt->rows - VT_ROWS_BACK : 0;
+        if (top < vt->row_floor)
+            top = vt->row_floor;
+        for (n -= sub; n && r > top;) {
+            uint64_t hr = vt_row_height(vt, --r);
+            if (n <= hr)
+                return vt_move_row(vt, r, (hr - n) * w + c, false, raw_end);
+            n -= hr;
+        }
+        return vt_move_row(vt, r, c, false, raw_end);
+    }
+    for (n -= h - 1 - sub; r + 1 < vt->rows;) {
+        uint64_t hr = vt_row_height(vt, ++r);
+        if (n <= hr)
+            return vt_move_row(vt, r, (n - 1) * w + c, false, raw_end);
+        n -= hr;
+    }
+    return vt_move_row(vt, vt->rows, c, false, raw_end);
 }
 
 /* A line feed (LF, VT, FF, IND): the row below, at column col. */
@@ -1288,7 +1373,7 @@ static int vt_erase_below(vt_t *vt, unsigned mode)
         if (s) {
             s->row = r;
             s->valid = true;
-            s->len = s->ctl = 0;
+            s->len = s->ctl = s->cells = 0;
             s->colours = 0;
         }
         rc = vt_blank_row(vt, r, 0);
@@ -1358,16 +1443,13 @@ static int vt_csi(vt_t *vt, unsigned char f, uint64_t raw_end)
         break;
     }
     case 'A': /* CUU */
-    case 'F': { /* CPL: and to column 1 */
-        uint64_t at = vt_row_base(vt), n = vt_param(vt, 0, 1);
-        return vt_move_row(vt, at > n ? at - n : 0,
-                           f == 'F' ? 0 : vt_cursor_col(vt), false, raw_end);
-    }
+    case 'F': /* CPL: and to column 1 */
+        return vt_move_rows(vt, true, vt_param(vt, 0, 1), f == 'F', raw_end);
     case 'B': /* CUD */
     case 'e': /* VPR */
     case 'E': /* CNL: and to column 1 */
-        return vt_move_row(vt, vt_row_base(vt) + vt_param(vt, 0, 1),
-                           f == 'E' ? 0 : vt_cursor_col(vt), false, raw_end);
+        return vt_move_rows(vt, false, vt_param(vt, 0, 1), f == 'E',
+                            raw_end);
     case 's':
         vt_save_cursor(vt);
         break;
@@ -1392,13 +1474,11 @@ static int vt_csi(vt_t *vt, unsigned char f, uint64_t raw_end)
 /* ESC 8, ESC M, ESC D or ESC E (c). */
 static int vt_esc_move(vt_t *vt, unsigned char c, uint64_t raw_end)
 {
-    uint64_t at = vt_row_base(vt);
     switch (c) {
     case '8':
         return vt_restore_cursor(vt, raw_end);
     case 'M':
-        return vt_move_row(vt, at ? at - 1 : 0, vt_cursor_col(vt), false,
-                           raw_end);
+        return vt_move_rows(vt, true, 1, false, raw_end);
     case 'D':
         return vt_line_feed(vt, vt_cursor_col(vt), raw_end);
     default:

@@ -19,8 +19,10 @@
  *   ED 0 (ESC[J) also blanks the rows below the cursor.  A move to an
  *   absolute row (CUP, HVP, VPA) goes aside (SQ_ROW_ASIDE): the screen's
  *   height, and so which counted row it names, is not known here; the
- *   row it named comes with each line drawn there (sq_line_t aside_at).  Rows are
- *   lines: a line wider than the terminal counts as one row;
+ *   row it named comes with each line drawn there (sq_line_t aside_at).
+ *   Rows are lines while the terminal's width is unknown; told it
+ *   (vt_set_cols), a relative move counts a line wider than the terminal
+ *   as the rows it wrapped to, as the program moving does;
  *   SGR colour is kept as line metadata (red / yellow / green); OSC, DCS,
  *   APC, PM and SOS strings and every other escape are swallowed, and so
  *   are BEL, DEL and the charset shifts SO and SI (`tput sgr0` ends in SI
@@ -101,6 +103,11 @@ typedef int (*vt_line_fn)(const sq_line_t *line, void *data);
 
 /* Creates a stripper that hands lines to fn.  0 or -ENOMEM. */
 int vt_new(vt_line_fn fn, void *data, vt_t **out);
+/* The terminal's width in columns, for relative moves over lines wider
+ * than it; 0 (the default): unknown, every line is one row.  May change
+ * at any time (a resize): rows already handed out keep the width they
+ * were drawn at. */
+void vt_set_cols(vt_t *vt, unsigned cols);
 /* Feeds raw bytes, any chunking; now_ms dates the last byte for partial
  * lines.  0, -ENOMEM, or the callback's negative return. */
 int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms);

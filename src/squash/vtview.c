@@ -365,6 +365,11 @@ int vtview_new(vtview_t **out)
     return 0;
 }
 
+void vtview_set_cols(vtview_t *v, unsigned cols)
+{
+    vt_set_cols(v->vt, cols);
+}
+
 void vtview_free(vtview_t *v)
 {
     if (!v)

@@ -52,6 +52,9 @@ typedef struct vtview vtview_t;
 
 /* A view of a stream from its first byte.  0 or -ENOMEM. */
 int vtview_new(vtview_t **out);
+/* The terminal's width the output is drawn at (vt.h: vt_set_cols); 0,
+ * the default: unknown. */
+void vtview_set_cols(vtview_t *v, unsigned cols);
 /* NULL is a no-op. */
 void vtview_free(vtview_t *v);
 /* Feeds the stream's next n bytes.  0 or -ENOMEM. */
