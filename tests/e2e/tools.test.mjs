@@ -544,6 +544,42 @@ test('an exit between calls is still drained by the next poll', async () => {
   }
 });
 
+// An Ink-style block with a row wider than the session's terminal, erased
+// (a `ESC[2K ESC[1A` per screen row: the wide row is two) to write lines
+// that stay: the session's width makes its rows count as the program's,
+// so the lines written to stay are all in the result, whole or condensed,
+// and none of the block's earlier frames.
+test('a redrawn block with a row wider than the terminal keeps the lines written above it', async () => {
+  const script = [
+    'import sys',
+    'w = sys.stdout.write',
+    "wide = 'Compiling ' + 'src/components/very-long-directory-name/' * 3 + 'Widget.tsx'",
+    "w('Starting build\\n' + wide + '\\nProgress 0%\\n')",
+    "kept = ['warning: package foo is deprecated', 'Built chunk main.js (120 kB)', 'Built chunk vendor.js (900 kB)', 'Build finished']",
+    'for i, k in enumerate(kept):',
+    "    w('\\x1b[2K\\x1b[1A' * 3 + '\\x1b[2K\\x1b[G' + k + '\\n')",
+    '    if i < 3:',
+    "        w(wide + '\\nProgress %d%%\\n' % (30 * (i + 1)))",
+    "for i in range(400):",
+    "    w('step %d of the build went fine\\n' % i)",
+  ].join('\n');
+  const file = join(WORK, 'inkish.py');
+  writeFileSync(file, script);
+  const { client } = await connect();
+  try {
+    for (const max_output_tokens of [undefined, 300]) {
+      const r = await exec(client, { cmd: `python3 ${file}`, tty: true, cols: 80, rows: 24, yield_time_ms: 20000, max_output_tokens });
+      assert.equal(r.exit_code, 0);
+      for (const k of ['warning: package foo is deprecated', 'Built chunk main.js (120 kB)', 'Built chunk vendor.js (900 kB)']) {
+        assert.ok(r.output.includes(k), `${k} kept (max_output_tokens ${max_output_tokens}): ${r.output.slice(0, 2000)}`);
+      }
+      assert.ok(!r.output.includes('Progress 30%'), `no stale frame: ${r.output.slice(0, 2000)}`);
+    }
+  } finally {
+    await client.close();
+  }
+});
+
 test('interactive bash on a tty keeps its state; resize is seen by stty size', async () => {
   const { client } = await connect();
   try {
