@@ -2267,7 +2267,10 @@ static int tool_read(mcp_call_t *call, json_t *args, void *ud)
     if (as_text && !grep) {
         /* The lines of the range as shown, from a terminal's ground state:
          * a range that starts inside an escape sequence shows its rest. */
-        if ((rc = vtview_new(&tv)) < 0 ||
+        const session_t *known = session_find(cx->store, id);
+        if ((rc = vtview_new(&tv)) == 0 && known)
+            vtview_set_cols(tv, codex_cols(known));
+        if (rc < 0 ||
             (rc = vtview_feed(tv, raw.p ? raw.p : "", raw.len)) < 0 ||
             (rc = vtview_take(tv, &text, NULL)) < 0) {
             vtview_free(tv);

@@ -54,8 +54,8 @@
  * (the tallest terminal rein gives a program). */
 #define REDRAW_REACH VT_ROWS_BACK
 /* The most lines held at once (a power of two), frames replaced but not
- * yet out of the ring among them; at the bound the replaced ones make
- * room first, then the oldest line leaves.  Above REDRAW_REACH, so that
+ * yet out of the ring among them; at the bound, when those are half the
+ * ring their places are closed up, else the oldest line leaves.  Above REDRAW_REACH, so that
  * a full screen of rows and the frames drawn over them wait together. */
 #define REDRAW_MAX_LINES 512u
 /* The most text bytes held at once, likewise.  A line of more than this

@@ -1301,9 +1301,9 @@ static bool sq_keep_frame(const sq_line_t *l, void *data)
 
 /* A line out of the redraw hold (redraw.h).  A frame a later one drew
  * over (as it is replaced, out of line order) is progress, counted and
- * never shown; the whole view leaves it out too, and says so
- * (sq_whole_view).  Every other line, a kept frame among them, in order
- * into the view. */
+ * never shown; the whole view leaves it out too, as it leaves out the
+ * frames of a carriage-return bar (sq_whole_view).  Every other line, a
+ * kept frame among them, in order into the view. */
 static int sq_on_frame(const sq_line_t *l, bool redrawn, void *data)
 {
     squash_t *sq = data;
@@ -2489,18 +2489,10 @@ static int sq_whole_view(squash_t *sq, int exit_code, uint64_t duration_ms,
     buf_t w = BUF_INIT;
     int rc = emit_exit(&w, exit_code, sq->exit_signal, duration_ms,
                        sq->line_base + lines);
+    /* every line but the frames a redraw replaced, left out as a
+     * carriage-return bar's frames are: what the screen showed */
     if (rc == 0)
         rc = buf_append(&w, sq->whole.p, sq->whole.len);
-    /* every line but the frames a redraw replaced, which are named */
-    if (rc == 0 && sq->frames_dropped) {
-        uint64_t counts[CLS_NOISE_REASONS] = {0};
-        counts[CLS_NOISE_PROGRESS] = sq->frames_dropped;
-        rc = emit_omitted_total(&w, sq->frames_dropped);
-        if (rc == 0)
-            rc = emit_noise(&w, counts);
-        if (rc == 0 && sq->log_path)
-            rc = emit_log(&w, sq->log_path, sq->log_lost);
-    }
     if (rc == 0 && w.len <= out->len) {
         buf_free(out);
         *out = w;

@@ -133,7 +133,7 @@ static int vt_kept_grow(struct vt_kept *k, uint64_t row, size_t n)
         if (!sl)
             return -ENOMEM;
         for (size_t i = 0; i < k->nslots; i++)
-            if (k->slot[i].valid)
+            if (k->slot[i].valid || k->slot[i].cells)
                 sl[k->slot[i].row & (ns - 1)] = k->slot[i];
         free(k->slot);
         k->slot = sl;
@@ -194,6 +194,10 @@ struct vt {
     uint64_t rows;
     uint64_t row_floor;  /* no move goes above this (set by vt_skip) */
     unsigned cols;       /* the terminal's width, 0: unknown (vt_set_cols) */
+    /* With cols known, the current line's screen rows: the highest the
+     * cursor reached and how many the line took, since it entered the
+     * line (vt_note_piece). */
+    size_t piece, pieces;
     bool row_old;
     bool row_dirty;
     uint64_t saved_row;  /* ESC 7 / ESC[s */
@@ -434,7 +438,32 @@ static void vt_line_reset(vt_t *vt, uint64_t raw_end)
     vt->frames = 0;
     vt->rewound = vt->partial_sent = vt->cut_active = false;
     vt->ctl = 0;
+    vt->piece = vt->pieces = 0;
     vt->line_raw_start = raw_end;
+}
+
+/*
+ * With the terminal's width known, remembers which of its line's screen
+ * rows the cursor is on and how many the line takes, before a move back
+ * or an erase changes its column or text: a carriage return or ESC[G
+ * goes to the start of the screen row the cursor is on, not of the line
+ * (the line model keeps it at the line's start), and an erase blanks a
+ * wrapped line's rows without taking them away, so a move up after
+ * either counts from where a terminal's cursor is.
+ */
+static void vt_note_piece(vt_t *vt)
+{
+    if (!vt->cols || vt->row == SQ_ROW_ASIDE)
+        return;
+    size_t w = vt->cols, col = vt_cursor_col(vt);
+    size_t cells = vt_columns(vt, vt->line.len);
+    size_t piece = col / w, h = cells > w ? (cells + w - 1) / w : 1;
+    if (piece && col % w == 0 && col == cells)
+        piece--; /* just past the last column: still on that row */
+    if (piece > vt->piece)
+        vt->piece = piece;
+    if (h > vt->pieces)
+        vt->pieces = h;
 }
 
 /* Whether a line of len text bytes and ctl control bytes is binary
@@ -798,8 +827,11 @@ static int vt_print(vt_t *vt, const unsigned char *p, size_t n,
  * cursor at its right margin); a column inside a wide character is its
  * right half (vt->half).  The walk starts at the cursor, or at the
  * line's start when that is nearer, so a move costs what it moves. */
+static void vt_note_piece(vt_t *vt);
+
 static void vt_move_col(vt_t *vt, size_t col)
 {
+    vt_note_piece(vt);
     size_t now = vt_cursor_col(vt), at = now - vt->pad - vt->half;
     if (col < now && vt->line.len)
         vt->rewound = true;
@@ -906,6 +938,7 @@ static void vt_erase_chars(vt_t *vt, size_t n)
 /* Erases in line: 0 cursor to end, 1 start to cursor, 2 the whole line. */
 static void vt_erase(vt_t *vt, unsigned mode)
 {
+    vt_note_piece(vt);
     if (mode == 0) {
         /* from the right half of a wide character: its left half stays, a
          * blank */
@@ -1152,21 +1185,28 @@ static int vt_move_rows(vt_t *vt, bool up, uint64_t n, bool home,
     size_t w = vt->cols, c = col % w;
     uint64_t sub = 0, h = 1;
     if (vt->row != SQ_ROW_ASIDE) {
-        /* The rows it takes: as many as its text wraps to, or as it did
-         * when handed out (an erase blanks its pieces, it does not take
-         * them away). */
+        /* The rows it takes: as many as its text wraps to, as it took
+         * since the cursor came (vt_note_piece), or as it did when handed
+         * out; the cursor's, the highest it reached. */
         size_t cells = vt_columns(vt, vt->line.len);
-        h = cells > w ? (cells + w - 1) / w : 1;
+        vt_note_piece(vt);
+        h = vt->pieces;
         if (vt->row_old && vt_row_height(vt, vt->row) > h)
             h = vt_row_height(vt, vt->row);
         sub = col / w;
-        if (sub && col % w == 0 && col == cells)
-            sub--; /* just past the last column: still on that piece */
+        if (sub && col % w == 0 && col == cells) {
+            sub--; /* just past the last column: still on that row */
+            c = w - 1;
+        }
+        if (vt->piece > sub)
+            sub = vt->piece;
         if (sub >= h)
             sub = h - 1; /* moved past the margin, where a terminal stops */
     }
     if (up ? n <= sub : sub + n < h) {
-        vt_move_col(vt, (up ? sub - n : sub + n) * w + c);
+        uint64_t to = up ? sub - n : sub + n;
+        vt_move_col(vt, to * w + c);
+        vt->piece = to; /* the move set it, up or down */
         return 0;
     }
     uint64_t r = at;
@@ -1188,7 +1228,9 @@ static int vt_move_rows(vt_t *vt, bool up, uint64_t n, bool home,
             return vt_move_row(vt, r, (n - 1) * w + c, false, raw_end);
         n -= hr;
     }
-    return vt_move_row(vt, vt->rows, c, false, raw_end);
+    /* past the last row: vt_move_row stops the move at the first new row,
+     * after handing out the one the cursor leaves (the newest, maybe) */
+    return vt_move_row(vt, r + n, c, false, raw_end);
 }
 
 /* A line feed (LF, VT, FF, IND): the row below, at column col. */
@@ -1523,6 +1565,7 @@ int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms)
                 rc = vt_line_feed(vt, 0, here);
                 break;
             case '\r':
+                vt_note_piece(vt);
                 if (vt->line.len && vt->cur)
                     vt->rewound = true;
                 vt->cur = 0;

@@ -105,8 +105,8 @@ typedef int (*vt_line_fn)(const sq_line_t *line, void *data);
 int vt_new(vt_line_fn fn, void *data, vt_t **out);
 /* The terminal's width in columns, for relative moves over lines wider
  * than it; 0 (the default): unknown, every line is one row.  May change
- * at any time (a resize): rows already handed out keep the width they
- * were drawn at. */
+ * at any time (a resize): a move counts every row at the width it has
+ * then, the rows drawn before too. */
 void vt_set_cols(vt_t *vt, unsigned cols);
 /* Feeds raw bytes, any chunking; now_ms dates the last byte for partial
  * lines.  0, -ENOMEM, or the callback's negative return. */
