@@ -2,7 +2,7 @@
  * squash.c — the squasher pipeline (see squash.h): vt → redraw →
  * classify → dedup → emit.  A frame of a row that a later one drew over
  * (redraw.h) is counted as progress and goes no further, unless it says
- * an error.
+ * an error or a warning.
  *
  * Lines worth showing become items (hazards and the lines they own, below
  * them and, from a grammar's `lead` rule, above them: gcc's include chain;

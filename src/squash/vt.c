@@ -1170,9 +1170,10 @@ static uint64_t vt_row_height(const vt_t *vt, uint64_t r)
  * rows counts them (Ink and log-update move up over a wrapped row's
  * every piece): a move within a row stays on it, at that piece's
  * column, and one past it goes on to the rows beyond.  A carriage return
- * still goes to the line's start, not its last piece's: a progress line
- * wider than the terminal reads as the line it draws, where a terminal
- * would scroll its pieces away.
+ * still writes from the line's start, not its last piece's, so that a
+ * progress line wider than the terminal reads as the line it draws,
+ * where a terminal would scroll its pieces away; the piece the cursor
+ * was on is remembered for the next move up or down (vt_note_piece).
  */
 static int vt_move_rows(vt_t *vt, bool up, uint64_t n, bool home,
                         uint64_t raw_end)
