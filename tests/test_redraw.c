@@ -63,6 +63,35 @@ static int to_hold(const sq_line_t *l, void *data)
     return redraw_put(data, l);
 }
 
+/* A stripper (told the terminal's width, 0: unknown) feeding a hold of
+ * base rows, whose lines go to g. */
+struct pipe {
+    vt_t *vt;
+    redraw_t *rd;
+};
+
+static void pipe_open(struct pipe *p, unsigned base, unsigned cols,
+                      redraw_keep_fn keep, struct got *g)
+{
+    ASSERT_OK(redraw_new(base, got_line, keep, g, &p->rd));
+    ASSERT_OK(vt_new(to_hold, p->rd, &p->vt));
+    vt_set_cols(p->vt, cols);
+}
+
+static void pipe_feed(struct pipe *p, const char *s)
+{
+    ASSERT_OK(vt_feed(p->vt, s, strlen(s), 0));
+}
+
+/* Ends the stream and flushes the hold, then lets both go. */
+static void pipe_close(struct pipe *p)
+{
+    ASSERT_OK(vt_finish(p->vt));
+    ASSERT_OK(redraw_flush(p->rd));
+    vt_free(p->vt);
+    redraw_free(p->rd);
+}
+
 static void got_free(struct got *g)
 {
     buf_free(&g->text);
@@ -113,16 +142,10 @@ static void docker_pull(buf_t *b, int n, int steps, const char *last,
 static void through_at(const buf_t *raw, unsigned base, unsigned cols,
                        struct got *g)
 {
-    redraw_t *rd;
-    vt_t *vt;
-    ASSERT_OK(redraw_new(base, got_line, NULL, g, &rd));
-    ASSERT_OK(vt_new(to_hold, rd, &vt));
-    vt_set_cols(vt, cols);
-    ASSERT_OK(vt_feed(vt, raw->p, raw->len, 0));
-    ASSERT_OK(vt_finish(vt));
-    ASSERT_OK(redraw_flush(rd));
-    vt_free(vt);
-    redraw_free(rd);
+    struct pipe p;
+    pipe_open(&p, base, cols, NULL, g);
+    ASSERT_OK(vt_feed(p.vt, raw->p, raw->len, 0));
+    pipe_close(&p);
 }
 
 static void through(const buf_t *raw, unsigned base, struct got *g)
@@ -159,27 +182,20 @@ TEST(redraw_a_row_drawn_again_gives_its_last_frame)
 TEST(redraw_a_streamed_view_holds_only_after_a_row_is_drawn_again)
 {
     struct got g = {0};
-    redraw_t *rd;
-    vt_t *vt;
-    ASSERT_OK(redraw_new(0, got_line, NULL, &g, &rd));
-    ASSERT_OK(vt_new(to_hold, rd, &vt));
-    ASSERT_OK(vt_feed(vt, "one\ntwo\n", 8, 0));
+    struct pipe p;
+    pipe_open(&p, 0, 0, NULL, &g);
+    pipe_feed(&p, "one\ntwo\n");
     ASSERT_STR(g.text.p, "one\ntwo\n");
-    const char *frame1 = "a 1\nb 1\n", *frame2 = "\x1b[2Aa 2\nb 2\n",
-               *frame3 = "\x1b[2Aa 3\nb 3\n";
-    ASSERT_OK(vt_feed(vt, frame1, strlen(frame1), 0));
+    pipe_feed(&p, "a 1\nb 1\n");
     ASSERT_STR(g.text.p, "one\ntwo\na 1\nb 1\n");
-    ASSERT_OK(vt_feed(vt, frame2, strlen(frame2), 0));
-    ASSERT_OK(vt_feed(vt, frame3, strlen(frame3), 0));
+    pipe_feed(&p, "\x1b[2Aa 2\nb 2\n");
+    pipe_feed(&p, "\x1b[2Aa 3\nb 3\n");
     ASSERT_STR(g.text.p, "one\ntwo\na 1\nb 1\n"); /* held */
-    ASSERT_OK(vt_finish(vt));
-    ASSERT_OK(redraw_flush(rd));
+    ASSERT_EQ(redraw_count(p.rd), 2);
+    pipe_close(&p);
     ASSERT_STR(g.text.p, "one\ntwo\na 1\nb 1\na 3\nb 3\n");
     ASSERT_STR(g.marks.p, "....RR..");
-    ASSERT_EQ(redraw_count(rd), 2);
     ASSERT_FALSE(g.out_of_order);
-    vt_free(vt);
-    redraw_free(rd);
     got_free(&g);
 }
 
@@ -190,30 +206,24 @@ TEST(redraw_a_streamed_view_holds_only_after_a_row_is_drawn_again)
 TEST(redraw_lines_out_of_reach_leave_before_the_end)
 {
     struct got g = {0};
-    redraw_t *rd;
-    vt_t *vt;
-    ASSERT_OK(redraw_new(0, got_line, NULL, &g, &rd));
-    ASSERT_OK(vt_new(to_hold, rd, &vt));
-    const char *blk = "s 1\nt 1\n\x1b[2As 2\nt 2\n";
-    ASSERT_OK(vt_feed(vt, blk, strlen(blk), 0));
+    struct pipe p;
+    pipe_open(&p, 0, 0, NULL, &g);
+    pipe_feed(&p, "s 1\nt 1\n\x1b[2As 2\nt 2\n");
     ASSERT_STR(g.text.p, "s 1\nt 1\n");
     /* a result printed where the block was, the block drawn below it:
      * each time, the line three rows above the cursor's is out of reach */
     for (int i = 0; i < 5; i++) {
         char b[64];
-        int n = snprintf(b, sizeof b, "\x1b[2Aresult %d\ns %d\nt %d\n", i,
-                         i + 3, i + 3);
-        ASSERT_OK(vt_feed(vt, b, (size_t)n, 0));
+        snprintf(b, sizeof b, "\x1b[2Aresult %d\ns %d\nt %d\n", i, i + 3,
+                 i + 3);
+        pipe_feed(&p, b);
     }
     ASSERT_STR(g.text.p, "s 1\nt 1\nresult 0\nresult 1\nresult 2\n"
                          "result 3\nresult 4\n");
-    ASSERT_OK(vt_finish(vt));
-    ASSERT_OK(redraw_flush(rd));
+    pipe_close(&p);
     ASSERT_STR(g.text.p, "s 1\nt 1\nresult 0\nresult 1\nresult 2\n"
                          "result 3\nresult 4\ns 7\nt 7\n");
     ASSERT_FALSE(g.out_of_order);
-    vt_free(vt);
-    redraw_free(rd);
     got_free(&g);
 }
 
@@ -471,29 +481,24 @@ TEST(redraw_moves_count_the_rows_a_wide_line_wrapped_to)
 TEST(redraw_a_waiting_row_outlasts_a_thousand_frames_below_it)
 {
     struct got g = {0};
-    redraw_t *rd;
-    vt_t *vt;
-    ASSERT_OK(redraw_new(REDRAW_REACH, got_line, NULL, &g, &rd));
-    ASSERT_OK(vt_new(to_hold, rd, &vt));
-    ASSERT_OK(vt_feed(vt, "layer1: Waiting\nlayer2: 0%\n", 27, 0));
+    struct pipe p;
+    pipe_open(&p, REDRAW_REACH, 0, NULL, &g);
+    pipe_feed(&p, "layer1: Waiting\nlayer2: 0%\n");
     for (int i = 1; i <= 4 * (int)REDRAW_MAX_LINES; i++) {
         char b[64];
-        int n = snprintf(b, sizeof b, "\x1b[1A\x1b[2Klayer2: %d%%\n", i);
-        ASSERT_OK(vt_feed(vt, b, (size_t)n, 0));
+        snprintf(b, sizeof b, "\x1b[1A\x1b[2Klayer2: %d%%\n", i);
+        pipe_feed(&p, b);
     }
     ASSERT_EQ(g.text.len, 0); /* nothing but replaced frames out yet */
     ASSERT_EQ(g.lines, 4 * REDRAW_MAX_LINES);
-    ASSERT_OK(vt_feed(vt, "\x1b[2Alayer1: Pull complete\n", 26, 0));
-    ASSERT_OK(vt_finish(vt));
-    ASSERT_OK(redraw_flush(rd));
+    pipe_feed(&p, "\x1b[2Alayer1: Pull complete\n");
+    pipe_close(&p);
     char want[64];
     /* in line order: layer2's last frame came before layer1's */
     snprintf(want, sizeof want, "layer2: %u%%\nlayer1: Pull complete\n",
              4 * REDRAW_MAX_LINES);
     ASSERT_STR(g.text.p, want);
     ASSERT_FALSE(g.out_of_order);
-    vt_free(vt);
-    redraw_free(rd);
     got_free(&g);
 }
 
@@ -508,20 +513,14 @@ static bool keep_errors(const sq_line_t *l, void *data)
 TEST(redraw_a_kept_frame_comes_in_line_order)
 {
     struct got g = {0};
-    redraw_t *rd;
-    vt_t *vt;
-    ASSERT_OK(redraw_new(REDRAW_REACH, got_line, keep_errors, &g, &rd));
-    ASSERT_OK(vt_new(to_hold, rd, &vt));
-    const char *in = "head\nfetch 10%\n\x1b[1Afetch error, retrying\n"
-                     "\x1b[1Afetch 90%\n\x1b[1Afetch done\ntail\n";
-    ASSERT_OK(vt_feed(vt, in, strlen(in), 0));
+    struct pipe p;
+    pipe_open(&p, REDRAW_REACH, 0, keep_errors, &g);
+    pipe_feed(&p, "head\nfetch 10%\n\x1b[1Afetch error, retrying\n"
+                  "\x1b[1Afetch 90%\n\x1b[1Afetch done\ntail\n");
     ASSERT_STR(g.marks.p, "RR"); /* `fetch 10%` and `90%`, at once */
-    ASSERT_OK(vt_finish(vt));
-    ASSERT_OK(redraw_flush(rd));
+    pipe_close(&p);
     ASSERT_STR(g.marks.p, "RR.R.."); /* head, the error, done, tail */
     ASSERT_FALSE(g.out_of_order);
-    vt_free(vt);
-    redraw_free(rd);
     got_free(&g);
 }
 
