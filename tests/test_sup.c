@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -419,6 +420,74 @@ TEST_T(sup_timeouts_overall_and_no_output, 120)
             obs_free(&b);
             obs_free(&c);
         }
+}
+
+/* How late past its 300 ms timeout a flooding run may end (a liveness
+ * bound: the loop's other events come within a pass of reads). */
+#define SUP_TEST_STARVE_BOUND_MS 2000
+
+/* A consumer slower than its command: each chunk takes 200 us (as
+ * condensing takes under ASan, or a log on a slow disk).  It waits off
+ * the CPU, not spinning on it: the command, woken on this CPU as often
+ * as not, refills the fd meanwhile, so a read never finds it empty.  A
+ * cost, not a wait for anything: nothing here is synchronised by it. */
+struct slow {
+    uint64_t chunks;
+    int exits;
+    rein_run_info_t info;
+};
+
+static void on_out_slow(rein_sup_t *s, int64_t id, const void *p, size_t n,
+                        void *ud)
+{
+    (void)s;
+    (void)id;
+    (void)p;
+    (void)n;
+    struct slow *w = ud;
+    w->chunks++;
+    nanosleep(&(struct timespec){.tv_nsec = 200 * 1000}, NULL);
+}
+
+static void on_exit_slow(rein_sup_t *s, int64_t id, const rein_run_info_t *i,
+                         void *ud)
+{
+    (void)s;
+    (void)id;
+    struct slow *w = ud;
+    w->exits++;
+    w->info = *i;
+}
+
+/* A command that writes faster than its output is consumed never lets a
+ * read find the fd empty: the loop reads SUP_READS_PER_WAKE times a pass,
+ * then lets its timers run, so the run's timeout still ends it.  Reading
+ * until the fd was empty, the loop never came back, and `rein run -- yes
+ * | head -1` never saw its reader go (under ASan, in CI). */
+TEST_T(sup_output_faster_than_its_consumer_does_not_starve_the_loop, 60)
+{
+    for (int tty = 0; tty < 2; tty++) {
+        rein_sup_t *s = open_sup(NULL, false);
+        struct slow w = {0};
+        const char *argv[] = {"/bin/sh", "-c", "exec yes", NULL};
+        rein_run_opts_t ro = {.argv = argv, .tty = tty, .grace_ms = -1,
+                              .timeout_ms = 300, .cwd = test_tmpdir(),
+                              .on_output = on_out_slow,
+                              .on_exit = on_exit_slow, .data = &w};
+        int64_t id;
+        ASSERT_OK(rein_sup_spawn(s, &ro, &id));
+        uint64_t t0 = test_now_ms();
+        while (!w.exits) {
+            ASSERT_INT(test_now_ms() - t0, <, 30000);
+            rein_sup_run_once(s, 100);
+        }
+        ASSERT_EQ(w.info.reason, REIN_REASON_OVERALL_TIMEOUT);
+        ASSERT_INT(w.chunks, >, 0);
+        /* a liveness bound, not a speed: read until empty, the timeout
+         * fired seconds late or never */
+        ASSERT_INT(test_now_ms() - t0, <, SUP_TEST_STARVE_BOUND_MS);
+        rein_sup_close(s);
+    }
 }
 
 TEST(sup_exit_racing_a_timeout_gives_one_exit)

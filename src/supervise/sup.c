@@ -89,6 +89,14 @@
 
 /* Bytes asked for per read of a run's output. */
 #define SUP_READ_BUF 65536
+/* Reads of a run's output per wake-up of the loop: then the loop's other
+ * events get their turn (the fd is level-triggered, so what is left is
+ * read on the next pass).  A command that writes faster than rein
+ * condenses (`yes` under a view, under ASan) never lets a read find the
+ * fd empty, and read until then, the loop never saw a timeout fire, a
+ * cancel, or rein's own reader go away.  At a PTY's 4 KiB per read, 64
+ * KiB a pass; a pipe's, up to 1 MiB. */
+#define SUP_READS_PER_WAKE 16
 /* How often the boundary is checked while a run is being ended. */
 #define SUP_CHECK_MS 20
 /* After the leader is reaped: drain output until EOF or this long. */
@@ -948,13 +956,15 @@ static void cancel_run(struct run *r, rein_reason_t why, int signo,
 
 static void on_xdrain(loop_t *l, uint64_t id, void *data);
 
-static void read_output(struct run *r)
+/* Reads the run's output: at most max_reads reads, or until the fd is
+ * empty or at its end. */
+static void read_output_max(struct run *r, unsigned max_reads)
 {
     rein_sup_t *s = r->sup;
     if (r->eof || r->out_fd < 0)
         return;
     bool got = false;
-    for (;;) {
+    for (unsigned reads = 0; reads < max_reads; reads++) {
         ssize_t n = read(r->out_fd, s->rbuf, SUP_READ_BUF);
         if (n > 0) {
             got = true;
@@ -990,6 +1000,13 @@ static void read_output(struct run *r)
     if (r->state == REIN_RUN_RUNNING &&
         loop_now(s->loop) - r->last_scan_mono >= REIN_SUP_SCAN_MS)
         scan(r);
+}
+
+/* Reads all the run's output fd holds now: at its end, in a drain window,
+ * for a caller that must have it all before it goes on. */
+static void read_output(struct run *r)
+{
+    read_output_max(r, UINT_MAX);
 }
 
 static void on_settle(loop_t *l, uint64_t id, void *data);
@@ -1081,7 +1098,7 @@ static void on_io(loop_t *l, int fd, unsigned ev, void *data)
     (void)l;
     struct run *r = data;
     if (fd == r->out_fd && (ev & (LOOP_READ | LOOP_HUP)))
-        read_output(r);
+        read_output_max(r, SUP_READS_PER_WAKE);
     if (r->xdraining && r->eof)
         xdrain_end(r);
     if ((ev & LOOP_WRITE) && r->pending_in.len)
