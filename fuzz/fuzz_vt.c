@@ -52,11 +52,13 @@ static bool fz_keep(const sq_line_t *l, void *d)
     return l->lineno & 1;
 }
 
-static int fz_held(const sq_line_t *l, bool redrawn, void *d)
+static int fz_held(const sq_line_t *l, redraw_how_t how, void *d)
 {
     struct fz *f = d;
     f->held_out++;
-    if (redrawn && !fz_keep(l, d))
+    if ((how == REDRAW_DROPPED) == fz_keep(l, d) && how != REDRAW_SHOWN)
+        abort(); /* dropped though kept, or kept though not */
+    if (how == REDRAW_DROPPED)
         return 0; /* handed on as it is replaced: out of order */
     if (l->lineno < f->held_last ||
         (l->lineno == f->held_last && !(l->cut && f->held_cut)))

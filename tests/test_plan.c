@@ -79,11 +79,11 @@ struct ref {
 /* A line as the squasher takes it out of its redraw hold (redraw.h): a
  * frame drawn over is progress, never classified (it comes out of line
  * order), unless it says an error or a warning. */
-static int ref_on_line(const sq_line_t *sl, bool redrawn, void *data)
+static int ref_on_line(const sq_line_t *sl, redraw_how_t how, void *data)
 {
     struct ref *r = data;
     cls_result_t c = {.kind = CLS_NOISE, .noise = CLS_NOISE_PROGRESS};
-    bool drawn_over = redrawn && !classify_hazard_line(sl->text, sl->len);
+    bool drawn_over = how == REDRAW_DROPPED;
     if (!drawn_over && classify_line(r->cls, sl, &c) < 0)
         return -ENOMEM;
     if (sl->lineno >= r->cap) {

@@ -33,9 +33,10 @@ struct got {
     bool out_of_order;
 };
 
-static int got_line(const sq_line_t *l, bool redrawn, void *data)
+static int got_line(const sq_line_t *l, redraw_how_t how, void *data)
 {
     struct got *g = data;
+    bool redrawn = how != REDRAW_SHOWN;
     /* a frame drawn over comes as it is replaced; the rest in order */
     if (!redrawn && l->lineno <= g->last_lineno)
         g->out_of_order = true;

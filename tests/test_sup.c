@@ -432,9 +432,8 @@ TEST_T(sup_timeouts_overall_and_no_output, 120)
  * as not, refills the fd meanwhile, so a read never finds it empty.  A
  * cost, not a wait for anything: nothing here is synchronised by it. */
 struct slow {
+    struct obs o; /* first: on_exit_cb takes the struct as its obs */
     uint64_t chunks;
-    int exits;
-    rein_run_info_t info;
 };
 
 static void on_out_slow(rein_sup_t *s, int64_t id, const void *p, size_t n,
@@ -447,16 +446,6 @@ static void on_out_slow(rein_sup_t *s, int64_t id, const void *p, size_t n,
     struct slow *w = ud;
     w->chunks++;
     nanosleep(&(struct timespec){.tv_nsec = 200 * 1000}, NULL);
-}
-
-static void on_exit_slow(rein_sup_t *s, int64_t id, const rein_run_info_t *i,
-                         void *ud)
-{
-    (void)s;
-    (void)id;
-    struct slow *w = ud;
-    w->exits++;
-    w->info = *i;
 }
 
 /* A command that writes faster than its output is consumed never lets a
@@ -473,20 +462,21 @@ TEST_T(sup_output_faster_than_its_consumer_does_not_starve_the_loop, 60)
         rein_run_opts_t ro = {.argv = argv, .tty = tty, .grace_ms = -1,
                               .timeout_ms = 300, .cwd = test_tmpdir(),
                               .on_output = on_out_slow,
-                              .on_exit = on_exit_slow, .data = &w};
+                              .on_exit = on_exit_cb, .data = &w};
         int64_t id;
         ASSERT_OK(rein_sup_spawn(s, &ro, &id));
         uint64_t t0 = test_now_ms();
-        while (!w.exits) {
+        while (!w.o.exits) {
             ASSERT_INT(test_now_ms() - t0, <, 30000);
             rein_sup_run_once(s, 100);
         }
-        ASSERT_EQ(w.info.reason, REIN_REASON_OVERALL_TIMEOUT);
+        ASSERT_EQ(w.o.info.reason, REIN_REASON_OVERALL_TIMEOUT);
         ASSERT_INT(w.chunks, >, 0);
         /* a liveness bound, not a speed: read until empty, the timeout
          * fired seconds late or never */
         ASSERT_INT(test_now_ms() - t0, <, SUP_TEST_STARVE_BOUND_MS);
         rein_sup_close(s);
+        obs_free(&w.o);
     }
 }
 

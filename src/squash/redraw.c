@@ -151,7 +151,9 @@ static int redraw_pop(redraw_t *rd)
     rd->first++;
     rd->text_front = h->at + h->line.len;
     rd->ngone -= gone;
-    int rc = gone ? 0 : rd->fn(&l, redrawn, rd->data);
+    int rc = gone ? 0
+                  : rd->fn(&l, redrawn ? REDRAW_KEPT : REDRAW_SHOWN,
+                           rd->data);
     if (rd->first == rd->next) {
         buf_reset(&rd->text); /* after fn: l.text points into it */
         rd->text_front = 0;
@@ -195,7 +197,7 @@ static int redraw_replace(redraw_t *rd, struct redraw_held *h, sq_line_t *l)
         return 0;
     h->gone = true;
     rd->ngone++;
-    return rd->fn(&old, true, rd->data);
+    return rd->fn(&old, REDRAW_DROPPED, rd->data);
 }
 
 /* An erase of the rows aside from screen row `from` down (vt.h: an empty
@@ -310,7 +312,7 @@ int redraw_put(redraw_t *rd, const sq_line_t *line)
          * first, so the order stands */
         if ((rc = redraw_flush(rd)) < 0)
             return rc;
-        return rd->fn(&l, false, rd->data);
+        return rd->fn(&l, REDRAW_SHOWN, rd->data);
     }
     bool aside = l.row == SQ_ROW_ASIDE;
     struct redraw_slot *slot = NULL;
@@ -343,7 +345,7 @@ int redraw_put(redraw_t *rd, const sq_line_t *line)
     if (rc < 0)
         return rc;
     if (rd->reach == 0 && rd->first == rd->next)
-        return rd->fn(&l, false, rd->data); /* nothing redraws: no hold */
+        return rd->fn(&l, REDRAW_SHOWN, rd->data); /* nothing redraws */
 
     if ((rc = redraw_room(rd, l.len)) < 0)
         return rc;

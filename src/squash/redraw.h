@@ -65,12 +65,18 @@
 
 typedef struct redraw redraw_t;
 
-/* Receives each line as it leaves: redrawn when a later frame of its row
- * replaced it.  Lines not redrawn, and redrawn ones `keep` wanted, come
- * in line order; the other redrawn ones come as they are replaced, out of
- * it.  The text is valid only during the call.  A negative return stops
- * and is returned by redraw_put/redraw_flush. */
-typedef int (*redraw_fn)(const sq_line_t *line, bool redrawn, void *data);
+/* How a line leaves the hold. */
+typedef enum redraw_how {
+    REDRAW_SHOWN = 0, /* no later frame of its row replaced it: in order */
+    REDRAW_KEPT,      /* replaced, but `keep` wanted it: in line order */
+    REDRAW_DROPPED,   /* replaced: the moment it is, out of line order */
+} redraw_how_t;
+
+/* Receives each line as it leaves, and how.  The text is valid only
+ * during the call.  A negative return stops and is returned by
+ * redraw_put/redraw_flush. */
+typedef int (*redraw_fn)(const sq_line_t *line, redraw_how_t how,
+                         void *data);
 /* Whether a replaced frame must still come in line order (it says an
  * error); NULL: none. */
 typedef bool (*redraw_keep_fn)(const sq_line_t *line, void *data);

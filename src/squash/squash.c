@@ -1304,10 +1304,10 @@ static bool sq_keep_frame(const sq_line_t *l, void *data)
  * never shown; the whole view leaves it out too, as it leaves out the
  * frames of a carriage-return bar (sq_whole_view).  Every other line, a
  * kept frame among them, in order into the view. */
-static int sq_on_frame(const sq_line_t *l, bool redrawn, void *data)
+static int sq_on_frame(const sq_line_t *l, redraw_how_t how, void *data)
 {
     squash_t *sq = data;
-    if (redrawn && !sq_keep_frame(l, sq)) {
+    if (how == REDRAW_DROPPED) {
         sq_small_count(sq, l);
         sq->noise[CLS_NOISE_PROGRESS]++;
         sq->frames_dropped++;

@@ -1187,22 +1187,16 @@ static int vt_move_rows(vt_t *vt, bool up, uint64_t n, bool home,
     uint64_t sub = 0, h = 1;
     if (vt->row != SQ_ROW_ASIDE) {
         /* The rows it takes: as many as its text wraps to, as it took
-         * since the cursor came (vt_note_piece), or as it did when handed
-         * out; the cursor's, the highest it reached. */
-        size_t cells = vt_columns(vt, vt->line.len);
+         * since the cursor came, or as it did when handed out; the
+         * cursor's, the highest it reached (vt_note_piece). */
+        if (col && c == 0 && col == vt_columns(vt, vt->line.len))
+            c = w - 1; /* just past the last column: still on that row */
         vt_note_piece(vt);
         h = vt->pieces;
         if (vt->row_old && vt_row_height(vt, vt->row) > h)
             h = vt_row_height(vt, vt->row);
-        sub = col / w;
-        if (sub && col % w == 0 && col == cells) {
-            sub--; /* just past the last column: still on that row */
-            c = w - 1;
-        }
-        if (vt->piece > sub)
-            sub = vt->piece;
-        if (sub >= h)
-            sub = h - 1; /* moved past the margin, where a terminal stops */
+        sub = vt->piece < h ? vt->piece : h - 1; /* a terminal stops at
+                                                    its margin */
     }
     if (up ? n <= sub : sub + n < h) {
         uint64_t to = up ? sub - n : sub + n;
