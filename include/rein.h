@@ -562,6 +562,11 @@ typedef struct rein_run_opts {
     bool tty;                /* PTY (else pipes: stdout+stderr merged) */
     unsigned cols, rows;     /* tty: 0 = defaults, clamped as rein_pty */
     bool keep_stdin;         /* pipes: stdin a pipe held open (else /dev/null) */
+    /* tty: the child's stdin is the caller's own fd 0 (a file or pipe),
+     * not the PTY, so its bytes reach it exactly, with their own end;
+     * the PTY stays its controlling terminal and its stdout and stderr,
+     * and rein_sup_write still types into that terminal. */
+    bool inherit_stdin;
     uint32_t timeout_ms;           /* overall; 0: none */
     uint32_t no_output_timeout_ms; /* 0: none; re-armed by every output */
     int grace_ms;                  /* < 0: REIN_SUP_GRACE_MS */

@@ -1002,6 +1002,12 @@ TEST(run_ctrl_z_without_a_job_control_shell_stops_nothing)
     buf_free(&t.out);
 }
 
+/* True when s (may be NULL) does not contain needle. */
+static bool lacks(const char *s, const char *needle)
+{
+    return !s || !strstr(s, needle);
+}
+
 TEST(run_forwards_stdin_then_eof)
 {
     setup();
@@ -1019,10 +1025,73 @@ TEST(run_forwards_stdin_then_eof)
     buf_free(&err);
 }
 
-/* True when s (may be NULL) does not contain needle. */
-static bool lacks(const char *s, const char *needle)
+/* A line longer than a terminal's line discipline holds in canonical mode
+ * (4095 bytes and its end). */
+#define RUN_TEST_LONG_LINE 10000
+
+/* A file or pipe on stdin is the command's own, byte for byte: through the
+ * PTY, a long line was cut at 4095 bytes, CR LF came out as NL NL, ^W ^U
+ * and DEL edited the line, ^C ^\ and ^Z sent signals (`cat > file` of
+ * random bytes ended with 131 and an empty file), and ^D ended the input
+ * early.  The command sees a file or a pipe, as it would without rein. */
+TEST(run_passes_stdin_to_the_command_byte_for_byte)
 {
-    return !s || !strstr(s, needle);
+    setup();
+    buf_t data = BUF_INIT;
+    for (int i = 0; i < 256; i++)
+        buf_append(&data, (char[]){(char)i}, 1);
+    buf_append_str(&data, "line1\r\nline2\r\nword \027X\ncut\025Y\n"
+                          "del\177Z\nint\003quit\034stop\032eof\004\n");
+    for (int i = 0; i < RUN_TEST_LONG_LINE; i++)
+        buf_append(&data, "x", 1);
+    buf_append_str(&data, "\npartial");
+    char in[PATH_MAX], got[PATH_MAX], cmd[PATH_MAX + 64];
+    snprintf(in, sizeof in, "%s/stdin.bin", test_tmpdir());
+    snprintf(got, sizeof got, "%s/got.bin", test_tmpdir());
+    int fd = open(in, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    ASSERT_TRUE(fd >= 0);
+    ASSERT_EQ(write(fd, data.p, data.len), (ssize_t)data.len);
+    close(fd);
+    snprintf(cmd, sizeof cmd, "test -t 0 && echo on-a-tty; cat > '%s'", got);
+    const char *a[] = {"run", "--raw", "--", "/bin/sh", "-c", cmd, NULL};
+    buf_t out = BUF_INIT, err = BUF_INIT, copy = BUF_INIT;
+    for (int pipe_in = 0; pipe_in < 2; pipe_in++) {
+        int src = open(in, O_RDONLY | O_CLOEXEC);
+        ASSERT_TRUE(src >= 0);
+        int p[2] = {-1, -1};
+        pid_t w = -1;
+        if (pipe_in) { /* the same bytes through a pipe */
+            ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+            fflush(NULL);
+            ASSERT_TRUE((w = fork()) >= 0);
+            if (w == 0) {
+                close(p[0]);
+                _exit(write(p[1], data.p, data.len) == (ssize_t)data.len
+                          ? 0
+                          : 1);
+            }
+            close(p[1]);
+            close(src);
+            src = p[0];
+        }
+        buf_reset(&out);
+        ASSERT_EQ(run_rein(a, src, NULL, &out, &err), 0);
+        close(src);
+        if (w > 0) {
+            int st;
+            ASSERT_EQ(waitpid(w, &st, 0), w);
+            ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        }
+        ASSERT_TRUE(lacks(out.p, "on-a-tty"));
+        buf_reset(&copy);
+        ASSERT_TRUE(tu_read_file(got, &copy));
+        ASSERT_EQ(copy.len, data.len);
+        ASSERT_TRUE(memcmp(copy.p, data.p, data.len) == 0);
+    }
+    buf_free(&copy);
+    buf_free(&data);
+    buf_free(&out);
+    buf_free(&err);
 }
 
 /* The subject of repo's HEAD commit, into out (size n). */
@@ -1694,9 +1763,8 @@ TEST_T(run_killed_with_its_watchman_leaves_its_command_to_reconcile, 60)
     buf_free(&out);
 }
 
-/* More stdin than rein holds for a child (RUN_STDIN_PENDING_MAX, 1 MiB):
- * reading pauses and resumes as the child takes it, and every byte
- * arrives, from a regular file (read as the child takes it) and a pipe. */
+/* More stdin than a pipe or a terminal holds (4 MiB): every byte arrives,
+ * from a regular file and from a pipe whose writer never waits. */
 #define RUN_TEST_BIG_LINES 40000
 #define RUN_TEST_LINE_LEN 105 /* with its newline */
 
@@ -2156,16 +2224,18 @@ TEST(run_input_over_answers_every_cooked_read_with_eof)
     buf_t out = BUF_INIT, err = BUF_INIT;
     char path[PATH_MAX];
 
-    /* Two prompts, /dev/null: each read gets its own EOF. */
+    /* Two prompts on the terminal, stdin /dev/null: each read of the
+     * terminal gets its own EOF. */
     const char *two[] = {"run", "--raw", "--", "/bin/sh", "-c",
-                         "printf 'first? '; read a; printf 'second? '; "
-                         "read b; echo done",
+                         "exec </dev/tty; printf 'first? '; read a; "
+                         "printf 'second? '; read b; echo done",
                          NULL};
     ASSERT_EQ(run_rein_within(two, -1, RUN_TEST_STEP_MS, &out, &err, NULL),
               0);
     ASSERT_STR(out.p, "first? second? done\n");
 
-    /* A file: its lines, then an EOF for each cat. */
+    /* A file is the command's own stdin: its lines, then its end for
+     * each cat. */
     snprintf(path, sizeof path, "%s/in.txt", test_tmpdir());
     write_file(path, "abc\n", 0600);
     const char *cats[] = {"run", "--raw", "--", "/bin/sh", "-c",
@@ -2177,7 +2247,7 @@ TEST(run_input_over_answers_every_cooked_read_with_eof)
     close(fd);
     ASSERT_STR(out.p, "abc\ndone\n");
 
-    /* A last line without its newline: the first EOF delivers it. */
+    /* A last line without its newline is delivered as it is. */
     write_file(path, "abc", 0600);
     fd = open(path, O_RDONLY | O_CLOEXEC);
     buf_reset(&out);
@@ -2186,7 +2256,8 @@ TEST(run_input_over_answers_every_cooked_read_with_eof)
     close(fd);
     ASSERT_STR(out.p, "abcdone\n");
 
-    /* No stdin at all (fd 0 closed) is input over too. */
+    /* No stdin at all (fd 0 closed): the terminal is the command's stdin,
+     * its input over. */
     char script[PATH_MAX + 128];
     snprintf(script, sizeof script,
              "exec <&-; exec '%s' run --raw -- /bin/sh -c "
@@ -2211,7 +2282,8 @@ TEST(run_input_over_ends_password_prompts_with_eof)
     setup();
     buf_t out = BUF_INIT, err = BUF_INIT;
     const char *sh[] = {"run", "--", "/bin/sh", "-c",
-                        "printf 'Password: '; stty -echo; read -r pw; "
+                        "exec </dev/tty; printf 'Password: '; "
+                        "stty -echo; read -r pw; "
                         "echo \"read=$?\"; printf 'Again: '; read -r pw2; "
                         "echo \"again=$?\"; stty echo; exit 4",
                         NULL};
@@ -2245,7 +2317,7 @@ TEST(run_input_over_hangs_up_a_raw_read_after_the_grace)
     buf_t out = BUF_INIT, err = BUF_INIT;
     uint64_t took;
     const char *a[] = {"run", "--", "/bin/sh", "-c",
-                       "printf 'key? '; stty raw -echo; "
+                       "exec </dev/tty; printf 'key? '; stty raw -echo; "
                        "dd bs=1 count=1 2>/dev/null | od -An -tx1; "
                        "echo not-reached",
                        NULL};
@@ -2262,7 +2334,9 @@ TEST(run_input_over_hangs_up_a_raw_read_after_the_grace)
     /* --raw: stdout is the command's alone, the marker goes to stderr;
      * --json: the object says so. */
     const char *r[] = {"run", "--raw", "--", "/bin/sh", "-c",
-                       "stty raw -echo; dd bs=1 count=1 2>/dev/null", NULL};
+                       "exec </dev/tty; stty raw -echo; "
+                       "dd bs=1 count=1 2>/dev/null",
+                       NULL};
     buf_reset(&out);
     ASSERT_EQ(run_rein_within(r, -1, RUN_NO_INPUT_HANGUP_MS + RUN_TEST_STEP_MS,
                               &out, &err, NULL),
@@ -2270,7 +2344,9 @@ TEST(run_input_over_hangs_up_a_raw_read_after_the_grace)
     ASSERT_EQ(out.len, 0u);
     ASSERT_EQ(markers_of(&err, "hangup"), 1);
     const char *j[] = {"run", "--json", "--", "/bin/sh", "-c",
-                       "stty raw -echo; dd bs=1 count=1 2>/dev/null", NULL};
+                       "exec </dev/tty; stty raw -echo; "
+                       "dd bs=1 count=1 2>/dev/null",
+                       NULL};
     buf_reset(&out);
     ASSERT_EQ(run_rein_within(j, -1, RUN_NO_INPUT_HANGUP_MS + RUN_TEST_STEP_MS,
                               &out, &err, NULL),
@@ -2295,7 +2371,9 @@ TEST(run_input_over_hangup_ignored_ends_the_run)
     buf_t out = BUF_INIT, err = BUF_INIT;
     uint64_t took;
     const char *a[] = {"run", "--", "/bin/sh", "-c",
-                       "trap '' HUP; stty raw -echo; dd bs=1 count=1", NULL};
+                       "exec </dev/tty; trap '' HUP; stty raw -echo; "
+                       "dd bs=1 count=1",
+                       NULL};
     ASSERT_EQ(run_rein_within(a, -1,
                               2 * RUN_NO_INPUT_HANGUP_MS + RUN_TEST_STEP_MS,
                               &out, &err, &took),
@@ -2306,13 +2384,15 @@ TEST(run_input_over_hangup_ignored_ends_the_run)
     ASSERT_CONTAINS(out.p, "[rein] hangup SIGTERM · terminal read in raw "
                            "mode");
 
-    /* A real raw-mode program that ignores SIGHUP, stdin at /dev/null. */
+    /* A real raw-mode program that ignores SIGHUP and reads its terminal,
+     * stdin at /dev/null. */
     int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
     ASSERT_TRUE(null >= 0);
     const char *py[] = {"run", "--json", "--", "python3", "-c",
                         "import signal, sys, tty; "
                         "signal.signal(signal.SIGHUP, signal.SIG_IGN); "
-                        "tty.setraw(0); sys.stdin.read(1); "
+                        "t = open('/dev/tty', 'rb', 0); "
+                        "tty.setraw(t.fileno()); t.read(1); "
                         "print('raw-never-read')",
                         NULL};
     buf_reset(&out);
@@ -2357,7 +2437,8 @@ TEST(run_input_over_hangs_up_each_job_of_a_job_control_shell)
     setup();
     buf_t out = BUF_INIT, err = BUF_INIT;
     const char *a[] = {"run", "--raw", "--", "/bin/sh", "-c",
-                       "set -m; sh -c 'stty raw -echo; dd bs=1 count=1'; "
+                       "exec </dev/tty; set -m; "
+                       "sh -c 'stty raw -echo; dd bs=1 count=1'; "
                        "echo \"one=$?\"; stty raw -echo; dd bs=1 count=1; "
                        "echo \"two=$?\"",
                        NULL};
@@ -2385,7 +2466,7 @@ TEST_T(run_input_over_timed_waits_get_the_longer_grace, 90)
     uint64_t took;
     /* VTIME is in tenths of a second: twice the untimed grace. */
     snprintf(cmd, sizeof cmd,
-             "stty raw -echo min 0 time %d; "
+             "exec </dev/tty; stty raw -echo min 0 time %d; "
              "dd bs=1 count=1 2>/dev/null | od -An -tx1; echo end",
              2 * RUN_NO_INPUT_HANGUP_MS / 100);
     const char *a[] = {"run", "--raw", "--", "/bin/sh", "-c", cmd, NULL};
@@ -2395,7 +2476,7 @@ TEST_T(run_input_over_timed_waits_get_the_longer_grace, 90)
     ASSERT_TRUE(took >= 2 * RUN_NO_INPUT_HANGUP_MS);
 
     snprintf(cmd, sizeof cmd,
-             "stty raw -echo min 0 time %d; "
+             "exec </dev/tty; stty raw -echo min 0 time %d; "
              "while :; do dd bs=1 count=1 2>/dev/null; done",
              RUN_NO_INPUT_HANGUP_MS / 200);
     const char *b[] = {"run", "--raw", "--", "/bin/sh", "-c", cmd, NULL};
@@ -2450,7 +2531,8 @@ TEST(run_input_over_leaves_commands_that_do_not_wait_on_the_terminal_alone)
     setup();
     buf_t out = BUF_INIT, err = BUF_INIT;
     char cmd[256];
-    snprintf(cmd, sizeof cmd, "stty raw -echo; sleep %d.%d; echo ok",
+    snprintf(cmd, sizeof cmd,
+             "exec </dev/tty; stty raw -echo; sleep %d.%d; echo ok",
              2 * RUN_NO_INPUT_HANGUP_MS / 1000,
              2 * RUN_NO_INPUT_HANGUP_MS % 1000 / 100);
     const char *a[] = {"run", "--json", "--", "/bin/sh", "-c", cmd, NULL};
@@ -2469,13 +2551,16 @@ TEST(run_input_over_leaves_commands_that_do_not_wait_on_the_terminal_alone)
 
 /* An event loop's runtime (node's libuv) waits on its terminal beside an
  * eventfd and a self-pipe that only it can make ready (asyncio's is a
- * socketpair), its other threads asleep on a condition variable; or reads
- * the terminal in a thread of its own while the first joins it.  Either waits for keys nobody can
- * press, and is hung up as a plain raw read is. */
+ * socketpair), its other threads asleep on a condition variable or
+ * waiting for a signal (glibc's timer thread in vim, whose wait was taken
+ * for something else, so vim was never hung up); or reads the terminal in
+ * a thread of its own while the first joins it.  Either waits for keys
+ * nobody can press, and is hung up as a plain raw read is. */
 TEST(run_input_over_hangs_up_an_event_loop_waiting_on_the_terminal)
 {
     setup();
-    static const char *const modes[] = {"", "thread", "sockpair", NULL};
+    static const char *const modes[] = {"", "thread", "sockpair", "sigwait",
+                                        NULL};
     for (const char *const *m = modes; *m; m++) {
         buf_t out = BUF_INIT, err = BUF_INIT;
         uint64_t took;
@@ -2566,8 +2651,8 @@ TEST(run_input_over_leaves_an_event_loop_something_else_may_wake)
     buf_free(&err);
 }
 
-/* stdin a pipe whose writer lives: input may still come, so no read is
- * answered and no raw wait hung up; what comes later is forwarded. */
+/* stdin a pipe whose writer lives is the command's own: it waits for what
+ * may still come, as it would without rein, and takes it when it comes. */
 TEST(run_open_stdin_pipe_is_waited_for)
 {
     setup();
@@ -2575,7 +2660,6 @@ TEST(run_open_stdin_pipe_is_waited_for)
     ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
     const char *argv[] = {rein_path(), "run", "--raw", "--", "/bin/sh", "-c",
                           "echo ready; read a; echo \"got $a\"; "
-                          "stty raw -echo; "
                           "dd bs=1 count=1 2>/dev/null | od -An -tx1",
                           NULL};
     pid_t pid;

@@ -27,9 +27,9 @@
  * command and all it started; were the watchman gone too, the next `rein
  * reconcile` (or the next supervisor to open the state dir) would.
  *
- * This file adds what a proxy needs, on the supervisor's own loop: stdin
- * forwarded (rein_sup_write; after piped input ends, EOF and hang-up as
- * below),
+ * This file adds what a proxy needs, on the supervisor's own loop: what a
+ * person types at the terminal on stdin forwarded (rein_sup_write), a
+ * file or pipe on stdin passed to the command as its own (below),
  * SIGWINCH resizing the PTY, SIGINT, SIGTERM, SIGHUP and SIGQUIT forwarded
  * to the job in the PTY's foreground (a SIGTERM the command has not obeyed
  * within REIN_SUP_GRACE_MS ends the whole run: rein was told to stop),
@@ -45,10 +45,17 @@
  * position IPython waits for, the device attributes): rein answers them
  * (term/answer.h).
  *
- * When rein's own stdin ends (a file, a pipe, /dev/null, or no stdin at
- * all; never a terminal, where a person can still type), the command's
- * input is over for good, as it would be with `< /dev/null`.  A PTY has
- * no end of input of its own, so rein keeps answering for it (the
+ * A stdin that is not a terminal (a file, a pipe, /dev/null) is the
+ * command's own stdin, exactly as without rein: its bytes are not
+ * rewritten by a line discipline (CR to NL, lines cut at 4095 bytes, ^C
+ * ^Z ^\ ^U ^W ^D and DEL taken as keys), it ends when it ends, and the
+ * command sees a file where it would see one.  Its terminal, the PTY,
+ * then has no input at all, and neither has it when there is no stdin or
+ * rein runs in the background of a job-control shell: the terminal's
+ * input is over for good.  A PTY has no end of input of its own, so rein
+ * answers for it whatever reads it (a program that opens /dev/tty for a
+ * password or a key: ssh, git's credential prompt, less; the
+ * "awaiting input" facts of exec/awaiting.h, looked at on a timer that
  * "awaiting input" facts of exec/awaiting.h, looked at on a timer that
  * backs off from RUN_INPUT_CHECK_MIN_MS to RUN_INPUT_CHECK_MAX_MS):
  *
@@ -67,9 +74,6 @@
  *     also watches something else (ssh's socket) is never hung up; an
  *     event loop's own wake-ups (node's eventfd and self-pipe, its
  *     sleeping threads) are not something else (exec/awaiting.c).
- *
- * While stdin is still open (a pipe whose writer lives), input may still
- * come, and nothing is answered for it.
  *
  * No state dir, no run: when the state dir cannot hold the registry and the
  * log, rein refuses (125, one line naming the dir) instead of falling back
@@ -117,8 +121,9 @@
 
 /* Bytes asked for per read of stdin. */
 #define RUN_READ_BUF 65536
-/* Stdin bytes the supervisor may hold for a child that is not reading;
- * past this, stdin is not read until the child catches up. */
+/* Bytes typed at the terminal (a paste) that the supervisor may hold for
+ * a child that is not reading; past this, the terminal is not read until
+ * the child catches up. */
 #define RUN_STDIN_PENDING_MAX (1024u * 1024u)
 /* How often the PTY's mode is checked while the child is silent (a child
  * that goes raw and waits for a key prints nothing first). */
@@ -220,7 +225,10 @@ struct run {
     unsigned cols, rows;
 
     /* stdin */
-    bool in_watched, in_eof, in_file;
+    bool in_watched, in_eof;
+    /* stdin is a file or pipe, not a terminal: the command reads it itself
+     * (rein_run_opts_t inherit_stdin), and its terminal has no input */
+    bool in_pass;
     /* The command's input is over (stdin ended, not a terminal): its
      * terminal's reads are answered (see the top of file). */
     bool input_over;
@@ -557,7 +565,7 @@ static void run_on_room(loop_t *l, int fd, unsigned ev, void *data);
 
 static void run_stdin_watch(struct run *r, bool on)
 {
-    if (on == r->in_watched || r->in_eof || r->in_file)
+    if (on == r->in_watched || r->in_eof)
         return;
     if (on)
         loop_io_add(r->loop, STDIN_FILENO, LOOP_READ, run_on_stdin, r);
@@ -767,8 +775,8 @@ static void run_input_over(struct run *r)
                    &r->input_timer);
 }
 
-/* Reads a chunk of stdin and forwards it; false at EOF or error.  hup:
- * the wait that woke this read saw a hang-up. */
+/* Reads a chunk of the terminal on stdin and forwards it; false at EOF or
+ * error.  hup: the wait that woke this read saw a hang-up. */
 static bool run_read_stdin(struct run *r, bool hup)
 {
     ssize_t n = read(STDIN_FILENO, r->rbuf, RUN_READ_BUF);
@@ -776,10 +784,10 @@ static bool run_read_stdin(struct run *r, bool hup)
         return true;
     if (n <= 0) {
         /* A terminal's ^D ends one read of the person's, not the input:
-         * it is passed on as it is.  A pipe or file ends for good, and so
-         * does a terminal that hung up or failed: its reads return at
-         * once from then on, and each would be another ^D. */
-        if (r->in_tty && n == 0 && !hup)
+         * it is passed on as it is.  A terminal that hung up or failed
+         * ends for good: its reads return at once from then on, and each
+         * would be another ^D. */
+        if (n == 0 && !hup)
             run_send_eof(r);
         else
             run_input_over(r);
@@ -802,15 +810,6 @@ static void run_on_stdin(loop_t *l, int fd, unsigned ev, void *data)
         run_stdin_full(r);
 }
 
-/* stdin is a regular file (epoll refuses those): read it as the child
- * takes it. */
-static void run_pump_file(struct run *r)
-{
-    while (r->in_file && !r->in_eof && !run_stdin_full(r))
-        if (!run_read_stdin(r, false))
-            r->in_eof = true;
-}
-
 static void run_on_room(loop_t *l, int fd, unsigned ev, void *data)
 {
     (void)l;
@@ -821,7 +820,6 @@ static void run_on_room(loop_t *l, int fd, unsigned ev, void *data)
         return; /* the supervisor's own flush of this room comes next */
     run_room_unwatch(r);
     run_stdin_watch(r, true);
-    run_pump_file(r);
 }
 
 /* ------------------------------------------------------------- signals */
@@ -1190,6 +1188,7 @@ static int run_spawn(struct run *r)
         .tty = true,
         .cols = r->cols,
         .rows = r->rows,
+        .inherit_stdin = r->in_pass,
         .grace_ms = -1,
         .on_output = run_on_output,
         .on_exit = run_on_exit,
@@ -1226,17 +1225,15 @@ static int run_loop(struct run *r)
     if (fstat(STDOUT_FILENO, &so) == 0 &&
         (S_ISFIFO(so.st_mode) || S_ISSOCK(so.st_mode)))
         loop_io_add(r->loop, STDOUT_FILENO, 0, run_on_stdout, r);
-    int rc = r->in_bg ? -EBADF
-                      : loop_io_add(r->loop, STDIN_FILENO, LOOP_READ,
-                                    run_on_stdin, r);
-    if (rc == -EPERM) {
-        r->in_file = true; /* a regular file or /dev/null */
-        run_pump_file(r);
-    } else if (rc < 0) {
-        run_input_over(r); /* stdin closed or not ours: no input at all */
-    } else {
+    /* Only a terminal's input is read here and typed into the command's;
+     * a file or pipe is the command's own stdin (in_pass). */
+    int rc = r->in_tty ? loop_io_add(r->loop, STDIN_FILENO, LOOP_READ,
+                                     run_on_stdin, r)
+                       : -EBADF;
+    if (rc < 0)
+        run_input_over(r); /* no terminal input at all */
+    else
         r->in_watched = true;
-    }
     loop_timer_add(r->loop, RUN_TICK_MS, run_on_tick, r, &r->tick_timer);
     if (r->have_saved && r->mode != MODE_JSON)
         loop_timer_add(r->loop, RUN_TERM_POLL_MS, run_on_poll, r,
@@ -1553,6 +1550,12 @@ int cli_run(int argc, char **argv, bool shorthand)
      * terminal, its input over. */
     r.in_bg = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) != getpgrp();
     r.in_tty = isatty(STDIN_FILENO) && !r.in_bg;
+    /* A file or a pipe is passed to the command as it is, as its own
+     * stdin: through the PTY, the line discipline would rewrite it (CR to
+     * NL, lines cut at 4095 bytes, ^C ^Z ^\ ^U ^W ^D and DEL taken as
+     * keys), and the command would see a terminal where, without rein,
+     * it reads a file.  Its terminal then has no input. */
+    r.in_pass = !isatty(STDIN_FILENO) && fcntl(STDIN_FILENO, F_GETFD) >= 0;
     r.out_tty = isatty(STDOUT_FILENO);
     const char *term = getenv("TERM");
     r.status_on = r.mode == MODE_CONDENSED && r.in_tty && r.out_tty && term &&

@@ -17,7 +17,8 @@
  * Go's runtime, asyncio and their kind).  Those
  * do not count as "something else" when nothing outside the process can
  * reach it either: it has no child, and each other thread sleeps in a
- * futex or a sleep, or waits on such fds and the input alone.  A thread
+ * futex, a sleep or a wait for a signal, or waits on such fds and the
+ * input alone.  A thread
  * running, in the disk, or in any other call (a socket, a pipe from
  * elsewhere, wait4) is something else.  So idle node, at its REPL or at a
  * prompt of its own, waits on the input alone; node reading a socket or
@@ -55,7 +56,8 @@
 struct wait {
     bool others;   /* something outside the process may end it */
     /* it relies on the process's own wake-ups: it watches fds only the
-     * process makes ready, or other threads sleep in a futex or a sleep */
+     * process makes ready, or other threads sleep in a futex, a sleep or
+     * a wait for a signal */
     bool internal;
     bool timed;
     bool read;
@@ -312,7 +314,8 @@ static int select_set(pid_t pid, unsigned long addr, long nfds, bool tty,
 
 /* Is thread tid of pid asleep in a syscall waiting on our input?  *w says
  * how.  For a thread that is not, *w says what else it sleeps in: in a
- * futex, a sleep, or a wait on fds only the process readies (internal,
+ * futex, a sleep, a wait for a signal, or a wait on fds only the process
+ * readies (internal,
  * timed when it has a timeout), or in something the world may end
  * (others: a socket, a pipe from elsewhere, wait4, or not asleep). */
 static bool task_waits(pid_t pid, pid_t tid, bool tty, const struct stat *in,
@@ -430,6 +433,19 @@ static bool task_waits(pid_t pid, pid_t tid, bool tty, const struct stat *in,
     case SYS_nanosleep:
     case SYS_clock_nanosleep:
         w->internal = w->timed = true;
+        return false;
+    case SYS_rt_sigtimedwait:
+    case SYS_rt_sigsuspend:
+#ifdef SYS_pause
+    case SYS_pause:
+#endif
+        /* A wait for a signal: glibc's thread for the process's own
+         * timers (timer_create with SIGEV_THREAD: vim has one), a thread
+         * that takes the process's signals in turn.  What ends it is the
+         * process's own timer, a child's SIGCHLD (a child counts as
+         * something else already) or a request to stop: never input. */
+        w->internal = true;
+        w->timed = nr == SYS_rt_sigtimedwait && a[2] != 0;
         return false;
     default:
         w->others = true;

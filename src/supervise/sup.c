@@ -1250,6 +1250,8 @@ static int open_io(struct run *r, const rein_run_opts_t *o, sup_tio_fn tio_fn,
                 return -errno;
         }
         *child_in = *child_out = r->slave;
+        if (o->inherit_stdin)
+            *child_in = STDIN_FILENO;
         return 0;
     }
     int p[2];

@@ -33,7 +33,7 @@
  *                      mode, and prints "replies: K", K counted until the
  *                      terminal stays silent for a second.
  *   termhelper loop [thread | sockpair | fifo FIFO | both FIFO | child MS |
- *                    timer MS | threads N | highfd FD]
+ *                    timer MS | threads N | highfd FD | sigwait]
  *                      puts its terminal in raw mode, prints READY, and
  *                      waits as an event loop's runtime does (node's
  *                      libuv): epoll, no timeout, on the terminal, an
@@ -54,9 +54,16 @@
  *                                SIGCHLD handler writes the self-pipe;
  *                        timer:  a timerfd in the set fires after MS ms;
  *                        threads: N more threads sleep beside the second;
- *                        highfd: the self-pipe's write end is on fd FD.
+ *                        highfd: the self-pipe's write end is on fd FD;
+ *                        sigwait: the second thread waits for a signal
+ *                                (sigwaitinfo, SIGUSR1 blocked), as
+ *                                glibc's timer thread does in vim.
  *                      Prints what woke it: "tty" (exit 3), "fifo",
  *                      "child" or "timer" (exit 0).
+ *
+ * Its terminal is its controlling one: where its stdin is not a terminal
+ * (rein run passes a file or pipe to the command as its own stdin), it
+ * reads /dev/tty as fd 0, as a program that wants keys does.
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -251,6 +258,16 @@ static void *lp_poll_both(void *arg)
     return arg;
 }
 
+static void *lp_sigwait(void *arg)
+{
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGUSR1);
+    while (sigwaitinfo(&s, NULL) < 0)
+        ;
+    return arg;
+}
+
 static void lp_on_child(int sig)
 {
     (void)sig;
@@ -292,6 +309,12 @@ static int loop(int argc, char **argv)
     if (!strcmp(how, "fifo") && argc >= 4) {
         lp_fifo = argv[3];
         pthread_create(&th, NULL, lp_read_fifo, NULL);
+    } else if (!strcmp(how, "sigwait")) {
+        sigset_t s;
+        sigemptyset(&s);
+        sigaddset(&s, SIGUSR1);
+        pthread_sigmask(SIG_BLOCK, &s, NULL); /* the thread inherits it */
+        pthread_create(&th, NULL, lp_sigwait, NULL);
     } else {
         pthread_create(&th, NULL, lp_sleep, NULL);
     }
@@ -355,6 +378,13 @@ static int loop(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    if (!isatty(0)) {
+        int t = open("/dev/tty", O_RDWR | O_CLOEXEC);
+        if (t > 0) {
+            dup2(t, 0);
+            close(t);
+        }
+    }
     if (argc >= 2 && !strcmp(argv[1], "raw")) {
         struct termios saved, t;
         if (tcgetattr(0, &saved) < 0)
