@@ -2783,6 +2783,42 @@ TEST(run_in_the_background_of_a_job_control_shell_is_not_stopped)
     buf_free(&t.out);
 }
 
+/* A process of the command's that leaves the run's boundary (setsid) is
+ * an ownership escape: rein ends the run and it, and the view says so.
+ * The command's SIGTERM read as its own failure, with nothing to say why
+ * (a script that starts a daemon, a tmux server or an ssh-agent). */
+TEST(run_ownership_escape_is_said)
+{
+    setup();
+    const char *a[] = {"run", "--", "/bin/sh", "-c",
+                       "setsid sh -c 'echo job=$$; exec sleep 301' & "
+                       "exec sleep 300",
+                       NULL};
+    buf_t out = BUF_INIT, err = BUF_INIT;
+    ASSERT_EQ(run_rein_within(a, -1, RUN_TEST_STEP_MS, &out, &err, NULL),
+              128 + SIGTERM);
+    ASSERT_CONTAINS(out.p, "[rein] signal SIGTERM");
+    ASSERT_CONTAINS(out.p, "\n[rein] ended · a process it started left the "
+                           "run's boundary (setsid, a double fork)");
+    const char *j = strstr(out.p, "job=");
+    ASSERT_TRUE(j != NULL);
+    pid_t job = (pid_t)atoi(j + 4);
+    ASSERT_INT(job, >, 1);
+    ASSERT_TRUE(test_wait_gone(job));
+    json_t *run = ps_find("exec sleep 300");
+    ASSERT_STR(json_string_value(json_object_get(run, "reason")),
+               "ownership-escape");
+    json_decref(run);
+
+    /* A command that merely exits leaves no such marker. */
+    const char *b[] = {"run", "--", "/bin/sh", "-c", "exit 3", NULL};
+    buf_reset(&out);
+    ASSERT_EQ(run_rein_within(b, -1, RUN_TEST_STEP_MS, &out, &err, NULL), 3);
+    ASSERT_TRUE(lacks(out.p, "[rein] ended"));
+    buf_free(&out);
+    buf_free(&err);
+}
+
 /* Whether `rein ps --all` lists a run whose command contains needle. */
 static bool ps_lists(const char *needle)
 {

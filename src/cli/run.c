@@ -1275,6 +1275,23 @@ static void run_background(struct run *r)
     buf_free(&b);
 }
 
+/* Says why rein ended the run when nothing in the view does: the
+ * command's SIGTERM would read as its own failure.  The hang-up has its
+ * own markers; the proxy's other cancels answer the person's signal or
+ * the reader's going, and `rein kill` signals the run from elsewhere
+ * (its reason is the signal). */
+static void run_ended(struct run *r)
+{
+    if (r->reason != REIN_REASON_OWNERSHIP_ESCAPE)
+        return;
+    buf_t b = BUF_INIT;
+    emit_ended(&b, "a process it started left the run's boundary (setsid, "
+                   "a double fork), so rein ended the run and it: nothing "
+                   "rein starts outlives its run");
+    run_marker(r, &b);
+    buf_free(&b);
+}
+
 /* Everything after the child is gone: narrate markers, the summary. */
 static void run_summary(struct run *r)
 {
@@ -1283,6 +1300,7 @@ static void run_summary(struct run *r)
         r->end_ms = loop_clock_ms();
     uint64_t ms = r->end_ms - r->start_ms;
     if (r->mode == MODE_RAW) {
+        run_ended(r);
         run_background(r);
         buf_free(&b);
         return;
@@ -1299,6 +1317,7 @@ static void run_summary(struct run *r)
     }
     squash_set_signal(r->sq, r->exit_signal);
     squash_finish(r->sq, r->exit_code, ms, loop_clock_ms());
+    run_ended(r);
     run_background(r);
     buf_free(&b);
 }

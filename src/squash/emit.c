@@ -214,6 +214,11 @@ int emit_background_hangup(buf_t *out)
                                "terminal's hangup as it exited\n");
 }
 
+int emit_ended(buf_t *out, const char *why)
+{
+    return buf_printf(out, EMIT_PREFIX "ended · %s\n", why);
+}
+
 int emit_running(buf_t *out, uint64_t elapsed_ms, uint64_t lines)
 {
     uint64_t s = elapsed_ms / 1000;

@@ -86,6 +86,10 @@ int emit_background(buf_t *out);
  * session's leader) exited, killed jobs of it that did not ignore it
  * (`server &` in `sh -c`). */
 int emit_background_hangup(buf_t *out);
+/* [rein] ended · WHY — `rein run`: rein ended the run for a reason that was
+ * neither the command's doing nor the proxy's own answer to a signal or a
+ * wait (an escape from the run's boundary); why says which. */
+int emit_ended(buf_t *out, const char *why);
 /* [rein] running · 1m05s · 1400 lines — `rein run`'s status line on a
  * terminal (rewritten in place, erased before anything else is written):
  * how long the command has run and the lines it wrote.  No newline: the
