@@ -793,6 +793,12 @@ TEST(run_forwards_sigint_to_the_child)
     buf_free(&out);
 }
 
+/* True when s (may be NULL) does not contain needle. */
+static bool lacks(const char *s, const char *needle)
+{
+    return !s || !strstr(s, needle);
+}
+
 /* The state of process pid (stat field 3) once it is `want` or not
  * (`is`), polled: a stop or a continue reaches a process a moment after
  * it was sent, and there is no event for it here. */
@@ -876,6 +882,52 @@ TEST(run_ctrl_z_suspends_the_job_with_rein_and_fg_resumes_both)
     await_state(job, 'T', false);
     /* EOF: the job ends, and rein with it; the shell's prompt says so
      * (typed before it, the line could still be rein's to read). */
+    buf_reset(&t.out);
+    tty_send(&t, "\x04");
+    tty_expect(&t, "test-prompt$ ");
+    tty_send(&t, "echo \"rein said $?\"\r");
+    tty_expect(&t, "rein said 0");
+    tty_send(&t, "exit\r");
+    ASSERT_EQ(tty_finish(&t), 0);
+    buf_free(&t.out);
+}
+
+/* ^Z, then `bg`: rein runs on in the background of the person's shell,
+ * and the terminal is the shell's.  rein used to go on reading it: the
+ * next line typed at the shell stopped it (`Stopped (tty input)`), and
+ * after `fg` it sat in a read of a line the shell had taken, its command
+ * long gone, until the person pressed Enter.  Now it leaves the terminal
+ * alone until `fg` gives it back, and reads it again then. */
+TEST(run_bg_leaves_the_terminal_to_the_shell_until_fg)
+{
+    setup();
+    char cmd[4 * PATH_MAX], pidfile[PATH_MAX], line[6 * PATH_MAX];
+    echo_job(cmd, sizeof cmd, pidfile, sizeof pidfile);
+    const char *argv[] = {"/bin/bash", "--norc", "--noprofile", "-i", NULL};
+    setenv("PS1", "test-prompt$ ", 1);
+    unsetenv("PROMPT_COMMAND");
+    struct tty t;
+    tty_spawn(&t, argv, 100, 30);
+    snprintf(line, sizeof line, "%s run --raw -- sh -c '%s'\r", rein_path(),
+             cmd);
+    tty_send(&t, line);
+    pid_t job = tu_await_pid_file(pidfile, RUN_TEST_STEP_MS);
+    tty_send(&t, "one\r");
+    tty_expect(&t, "got one");
+    tty_send(&t, "\x1a");
+    tty_expect(&t, "Stopped");
+    tty_send(&t, "bg\r");
+    await_state(job, 'T', false);
+    /* Lines for the shell, while rein runs in its background. */
+    tty_send(&t, "echo shell-$((6*7))\r");
+    tty_expect(&t, "shell-42");
+    tty_send(&t, "jobs\r");
+    tty_expect(&t, "Running");
+    ASSERT_TRUE(lacks(t.out.p, "Stopped (tty input)"));
+    ASSERT_TRUE(lacks(t.out.p, "got echo"));
+    tty_send(&t, "fg\r");
+    tty_send(&t, "two\r");
+    tty_expect(&t, "got two");
     buf_reset(&t.out);
     tty_send(&t, "\x04");
     tty_expect(&t, "test-prompt$ ");
@@ -1000,12 +1052,6 @@ TEST(run_ctrl_z_without_a_job_control_shell_stops_nothing)
     tty_send(&t, "\x04");
     ASSERT_EQ(tty_finish(&t), 0);
     buf_free(&t.out);
-}
-
-/* True when s (may be NULL) does not contain needle. */
-static bool lacks(const char *s, const char *needle)
-{
-    return !s || !strstr(s, needle);
 }
 
 TEST(run_forwards_stdin_then_eof)

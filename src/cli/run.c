@@ -218,6 +218,9 @@ struct run {
     /* stdin is a terminal whose foreground is not rein's group (`rein run
      * CMD &` from a job-control shell): not read, its modes not touched */
     bool in_bg;
+    /* stdin was the person's terminal, and a job-control shell has moved
+     * rein to the background since (^Z, then `bg`): run_fg_check */
+    bool away;
     bool have_saved; /* saved holds the real terminal's modes */
     struct termios saved;
     enum run_term term;
@@ -316,7 +319,7 @@ static void run_status_draw(struct run *r)
 {
     uint64_t now = loop_clock_ms();
     struct winsize ws;
-    if (!r->status_on || r->verbatim || r->done || !r->out_nl ||
+    if (!r->status_on || r->away || r->verbatim || r->done || !r->out_nl ||
         r->term != TERM_COOKED ||
         now - r->start_ms < RUN_STATUS_AFTER_MS ||
         (r->status_ms && now - r->status_ms < RUN_STATUS_EVERY_MS) ||
@@ -425,7 +428,7 @@ static void run_term_sync(struct run *r)
 {
     struct termios t;
     int fd;
-    if (!r->have_saved || r->mode == MODE_JSON || !r->id ||
+    if (!r->have_saved || r->away || r->mode == MODE_JSON || !r->id ||
         (fd = sup_run_fd(r->sup, r->id)) < 0 || tcgetattr(fd, &t) < 0)
         return;
     enum run_term want = !(t.c_lflag & ICANON) ? TERM_RAW
@@ -565,7 +568,7 @@ static void run_on_room(loop_t *l, int fd, unsigned ev, void *data);
 
 static void run_stdin_watch(struct run *r, bool on)
 {
-    if (on == r->in_watched || r->in_eof)
+    if (on == r->in_watched || r->in_eof || (on && r->away))
         return;
     if (on)
         loop_io_add(r->loop, STDIN_FILENO, LOOP_READ, run_on_stdin, r);
@@ -839,8 +842,8 @@ static void run_on_term_grace(loop_t *l, uint64_t id, void *data)
 }
 
 /* The signals the proxy watches (run_on_signal). */
-static const int run_signals[] = {SIGWINCH, SIGINT,  SIGTERM,
-                                  SIGHUP,   SIGQUIT, SIGTSTP};
+static const int run_signals[] = {SIGWINCH, SIGINT,  SIGTERM, SIGHUP,
+                                  SIGQUIT,  SIGTSTP, SIGCONT};
 #define RUN_NSIGNALS (sizeof run_signals / sizeof run_signals[0])
 
 /*
@@ -862,6 +865,38 @@ static const int run_signals[] = {SIGWINCH, SIGINT,  SIGTERM,
  * terminal sends ^Z to the job as a byte: what it means there is the
  * program's business.
  */
+/*
+ * Follows the person's terminal as a job-control shell moves rein between
+ * its foreground and its background: `bg` continues rein with SIGCONT,
+ * `fg` of a stopped rein too, but `fg` of a running one only hands it the
+ * terminal, which the RUN_TERM_POLL_MS look sees.  In the background the terminal is the shell's: rein does not
+ * read it (a read stops rein with SIGTTIN, and input seen ready just
+ * before the move was a line for the shell, so a read after it waited
+ * for the person's next one, with the command long gone), does not set
+ * its modes (SIGTTOU; they are the shell's line editor's), and draws no
+ * status line over the shell's prompt.  Back in the foreground it reads
+ * the terminal again and puts it in the mode the command's terminal is
+ * in (the shell set its own meanwhile).  A rein started in the background
+ * (in_bg) treats its input as over from the start and stays so.
+ */
+static void run_fg_check(struct run *r)
+{
+    if (!r->in_tty)
+        return;
+    bool away = tcgetpgrp(STDIN_FILENO) != getpgrp();
+    if (away == r->away)
+        return;
+    r->away = away;
+    if (away) {
+        run_status_clear(r);
+        run_stdin_watch(r, false);
+        r->term = TERM_COOKED; /* whatever the shell sets is not ours */
+        return;
+    }
+    run_stdin_watch(r, true);
+    run_term_sync(r);
+}
+
 static void run_suspend(struct run *r)
 {
     pid_t pg = r->id && !r->done ? sup_run_fg_group(r->sup, r->id) : -1;
@@ -885,7 +920,8 @@ static void run_suspend(struct run *r)
     sigprocmask(SIG_BLOCK, &tstp, NULL);
     if (job)
         sup_run_signal_group(r->sup, r->id, pg, SIGCONT);
-    if (r->have_saved && was != TERM_COOKED)
+    run_fg_check(r);
+    if (r->have_saved && !r->away && was != TERM_COOKED)
         run_term_apply(r, was);
     run_sync_size(r);
 }
@@ -899,6 +935,10 @@ static void run_on_signal(loop_t *l, int signo, void *data)
     }
     if (signo == SIGTSTP) {
         run_suspend(r);
+        return;
+    }
+    if (signo == SIGCONT) { /* `fg` or `bg` from the person's shell */
+        run_fg_check(r);
         return;
     }
     /* The child has its own session: a signal meant for the job (Ctrl-C
@@ -940,6 +980,7 @@ static void run_on_poll(loop_t *l, uint64_t id, void *data)
 {
     (void)id;
     struct run *r = data;
+    run_fg_check(r);
     run_term_sync(r);
     loop_timer_add(l, RUN_TERM_POLL_MS, run_on_poll, r, &r->poll_timer);
 }
@@ -1235,7 +1276,7 @@ static int run_loop(struct run *r)
     else
         r->in_watched = true;
     loop_timer_add(r->loop, RUN_TICK_MS, run_on_tick, r, &r->tick_timer);
-    if (r->have_saved && r->mode != MODE_JSON)
+    if (r->in_tty)
         loop_timer_add(r->loop, RUN_TERM_POLL_MS, run_on_poll, r,
                        &r->poll_timer);
     while (!r->done) {
