@@ -41,6 +41,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -124,6 +125,12 @@ _Static_assert(CODEX_SCAN_MAX == 64u << 20, "the Omitted: text says 64 MiB");
  * so a process that never reads cannot make rein hold unbounded input.
  * One write may go past it, by at most its own size. */
 #define CODEX_STDIN_PENDING_MAX (1024u * 1024u)
+/* The longest line a terminal in canonical mode takes: its line buffer
+ * (N_TTY_BUF_SIZE, 4096) less the byte its line end needs.  The kernel
+ * drops the rest of a longer line as it comes, so a write with one is
+ * said to have been cut (write_error): a tty is the wrong session for a
+ * long line, a pipe takes it whole. */
+#define CODEX_CANON_LINE_MAX 4095u
 
 struct mcp_codex {
     mcp_server_t *srv;
@@ -879,6 +886,40 @@ static void xcall_free(struct xcall *x)
 
 /* Why rein ended a session, for the agent that would otherwise read a
  * SIGTERM as the program's own failure; NULL when it ended by itself. */
+/* The longest line in p: the bytes between line ends (NL, or CR, which a
+ * terminal turns into one). */
+static size_t codex_longest_line(const char *p, size_t n)
+{
+    size_t longest = 0, cur = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] == '\n' || p[i] == '\r')
+            cur = 0;
+        else if (++cur > longest)
+            longest = cur;
+    }
+    return longest;
+}
+
+/* After data went to session sid's terminal: says in x's write_error that
+ * the terminal cut a line of it, when it reads lines (canonical mode) and
+ * one is longer than CODEX_CANON_LINE_MAX. */
+static void codex_note_cut_line(mcp_codex_t *cx, int64_t sid,
+                                struct xcall *x, const char *p,
+                                size_t n)
+{
+    struct termios t;
+    int fd = sup_run_fd(cx->sup, sid);
+    size_t longest = codex_longest_line(p, n);
+    if (longest <= CODEX_CANON_LINE_MAX || x->write_error[0] || fd < 0 ||
+        tcgetattr(fd, &t) < 0 || !(t.c_lflag & ICANON))
+        return;
+    snprintf(x->write_error, sizeof x->write_error,
+             "a line of %zu bytes was cut to %u: the terminal reads lines "
+             "(canonical mode) and keeps at most %u bytes of one; start "
+             "the command with tty: false to give it long lines whole",
+             longest, CODEX_CANON_LINE_MAX, CODEX_CANON_LINE_MAX);
+}
+
 static const char *codex_reason_text(rein_reason_t r)
 {
     switch (r) {
@@ -1668,6 +1709,8 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
         if (wr < 0)
             snprintf(x->write_error, sizeof x->write_error,
                      "stdin write failed: %s", rein_strerror(wr));
+        else if (session_tty(x->s))
+            codex_note_cut_line(cx, session_id(x->s), x, stdin_text, len);
         rein_sup_close_stdin(cx->sup, session_id(x->s));
     }
     rc = codex_wait(x, wait_for, true, CODEX_EARLY_EXIT_GRACE_MS);
@@ -1814,8 +1857,9 @@ static int tool_write(mcp_call_t *call, json_t *args, void *ud)
                      "bytes sent earlier (at most %u may wait), so this "
                      "write (%zu bytes) was not sent",
                      waiting, CODEX_STDIN_PENDING_MAX, data.len);
-        else
-            wr = rein_sup_write(cx->sup, sid, data.p, data.len);
+        else if ((wr = rein_sup_write(cx->sup, sid, data.p, data.len)) == 0 &&
+                 session_tty(s))
+            codex_note_cut_line(cx, sid, x, data.p, data.len);
         if (wr < 0)
             snprintf(x->write_error, sizeof x->write_error,
                      "stdin write failed: %s%s", rein_strerror(wr),

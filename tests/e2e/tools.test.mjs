@@ -835,6 +835,31 @@ test('a NUL byte is refused in a command, a path or the environment, and passed 
   }
 });
 
+test('a line longer than a canonical terminal keeps is said to be cut', async () => {
+  const { client } = await connect();
+  try {
+    // 4095 bytes and the newline go in whole; a byte more is dropped by
+    // the kernel, and the result says so.
+    const edge = await exec(client, { cmd: 'wc -c', tty: true, stdin: 'x'.repeat(4095) + '\n', yield_time_ms: 10000 });
+    assert.match(edge.output, /\b4096\b/);
+    assert.equal(edge.write_error, undefined);
+    const over = await exec(client, { cmd: 'wc -c', tty: true, stdin: 'x'.repeat(5000) + '\n', yield_time_ms: 10000 });
+    assert.match(over.output, /\b4096\b/);
+    assert.equal(over.write_error, 'a line of 5000 bytes was cut to 4095: the terminal reads lines (canonical mode) and keeps at most 4095 bytes of one; start the command with tty: false to give it long lines whole');
+    // write_stdin alike; a raw-mode reader takes the line whole, unsaid.
+    const r = await exec(client, { cmd: 'cat > /dev/null', tty: true, yield_time_ms: 250 });
+    const w = await write(client, { session_id: r.session_id, chars: 'y'.repeat(4096) + '\n', yield_time_ms: 250 });
+    assert.match(w.write_error, /^a line of 4096 bytes was cut to 4095/);
+    await call(client, 'kill_session', { session_id: r.session_id });
+    const raw = await exec(client, { cmd: 'stty raw; head -c 6000 | wc -c', tty: true, yield_time_ms: 500 });
+    const wr = await write(client, { session_id: raw.session_id, chars: 'z'.repeat(6000), yield_time_ms: 10000, wait_for: '6000' });
+    assert.equal(wr.write_error, undefined);
+    assert.match(wr.output, /6000/);
+  } finally {
+    await client.close();
+  }
+});
+
 test('write_stdin refuses input once 1 MiB waits unread, and says so', async () => {
   const { client } = await connect();
   try {
