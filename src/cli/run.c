@@ -863,7 +863,10 @@ static const int run_signals[] = {SIGWINCH, SIGINT,  SIGTERM, SIGHUP,
  * job's mode (the shell set its own while it had the terminal) and the
  * job told the size (a resize meanwhile was the shell's to see).  A raw
  * terminal sends ^Z to the job as a byte: what it means there is the
- * program's business.
+ * program's business, and a program that suspends itself on it (less,
+ * vi: kill(0, SIGTSTP)) cannot, since the same rule drops the stop
+ * signals of its orphaned group, as under `ssh host less`; suspending it
+ * would take a parent of the command inside its session, as a shell is.
  */
 /*
  * Follows the person's terminal as a job-control shell moves rein between
