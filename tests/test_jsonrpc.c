@@ -73,6 +73,29 @@ static const struct parse_case parse_cases[] = {
      JSONRPC_INVALID_PARAMS, 0, NULL},
     {"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"m\",\"params\":"
      "[18446744073709551616} ", JSONRPC_PARSE_ERROR, 0, NULL},
+    /* a lone surrogate escape (JSON.stringify of half a pair): valid
+     * JSON that jansson refuses, so -32602 with the id, whichever side of
+     * it the id is and whatever its type */
+    {"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":"
+     "{\"name\":\"exec_command\",\"arguments\":{\"cmd\":\"echo \\ud800\"}}}",
+     JSONRPC_INVALID_PARAMS, 0, "7"},
+    {"{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":[\"\\udc00x\"],"
+     "\"id\":\"after\"}", JSONRPC_INVALID_PARAMS, 0, "\"after\""},
+    {"{\"jsonrpc\":\"2.0\",\"id\":\"q\",\"method\":\"m\",\"params\":"
+     "{\"\\ud800\\u0041\":1}}", JSONRPC_INVALID_PARAMS, 0, "\"q\""},
+    {"{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":[\"\\udbff\\udbff\"],"
+     "\"i\\u0064\":-3}", JSONRPC_INVALID_PARAMS, 0, "-3"},
+    /* ... with no id when the id itself holds it (it could not be echoed
+     * as sent), or when there is none */
+    {"{\"jsonrpc\":\"2.0\",\"id\":\"a\\ud800\",\"method\":\"m\"}",
+     JSONRPC_INVALID_PARAMS, 0, NULL},
+    {"{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":[\"\\ud800\"]}",
+     JSONRPC_INVALID_PARAMS, 0, NULL},
+    /* a whole pair is a character; a malformed escape is a parse error */
+    {"{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"m\",\"params\":"
+     "[\"\\ud83d\\ude00\"]}", 0, JSONRPC_REQUEST, "8"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"m\",\"params\":"
+     "[\"\\ud800\\uzzzz\"]}", JSONRPC_PARSE_ERROR, 0, NULL},
     /* a key repeated: -32600 (not a parse error, which has no id), echoing
      * the id when it is certain: the client waits for that answer */
     {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\",\"method\":\"b\"}",
@@ -185,6 +208,151 @@ TEST(jsonrpc_nesting_past_the_parser_limit_keeps_its_id)
     ASSERT_CONTAINS(e.message, "cannot take");
     json_decref(bad);
     buf_free(&line);
+}
+
+/* The refusal of a lone surrogate names the escape, says what to send
+ * instead, and is not cut short with the escape at the largest byte
+ * position a line can have. */
+TEST(jsonrpc_lone_surrogate_message_names_the_escape)
+{
+    static const char head[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"m\",\"params\":[\"";
+    static const char tail[] = "\\udbff\\u0041\"]}";
+    size_t len = JSONRPC_LINE_MAX;
+    size_t pad = len - (sizeof head - 1) - (sizeof tail - 1);
+    char *line = malloc(len);
+    ASSERT_TRUE(line != NULL);
+    memcpy(line, head, sizeof head - 1);
+    memset(line + sizeof head - 1, 'a', pad);
+    memcpy(line + len - (sizeof tail - 1), tail, sizeof tail - 1);
+    jsonrpc_msg_t m;
+    jsonrpc_error_t e;
+    json_t *bad;
+    ASSERT_EQ(jsonrpc_parse(line, len, &m, &e, &bad), JSONRPC_INVALID_PARAMS);
+    ASSERT_EQ(json_integer_value(e.id), 3);
+    ASSERT_CONTAINS(e.message, "invalid Unicode '\\uDBFF\\u0041'");
+    ASSERT_CONTAINS(e.message, "surrogate");
+    /* the closing quote, counted from 1: len - 2 */
+    char at[64];
+    snprintf(at, sizeof at, "ending at byte %zu:", len - 2);
+    ASSERT_CONTAINS(e.message, at);
+    ASSERT_CONTAINS(e.message, "U+FFFD (\\ufffd) in its place.");
+    json_decref(bad);
+    free(line);
+}
+
+/* ------------------------------------------------ the id, read from text */
+
+struct text_id_case {
+    const char *text;
+    const char *id; /* the id, as compact JSON; NULL: none */
+};
+
+static const struct text_id_case text_id_cases[] = {
+    {"{\"id\":1}", "1"},
+    {" \t\r\n{ \"id\" : \"x\" } trailing", "\"x\""},
+    {"{\"i\\u0064\":\"e\\\"s\\\\\"}", "\"e\\\"s\\\\\""},
+    {"{\"\\u0069\\u0064\":9}", "9"},
+    {"{\"\\u0069\\u0064\\u0020\":9}", NULL}, /* "id ": long, not decoded */
+    {"{\"i\\\"d\":1}", NULL},
+    {"{\"idx\":1,\"xid\":2}", NULL},
+    {"{\"jsonrpc\":\"2.0\",\"params\":{\"id\":2,\"a\":[{\"id\":4}]},\"id\":3}",
+     "3"},
+    {"{\"params\":{\"id\":2}}", NULL},
+    {"{\"a\":\"}\\\",\\\"id\\\":5\",\"id\":6}", "6"},
+    {"{\"a\":\"\\\\\",\"id\":4}", "4"},
+    {"{\"a\":[\"]\",{\"}\":\"[\"}],\"id\":-0}", "0"},
+    {"{\"a\":true,\"b\":null,\"c\":-1.5e3,\"id\":\"t\"}", "\"t\""},
+    {"{\"id\":1,\"id\":1}", "1"},
+    {"{\"id\":1,\"id\":2}", NULL},
+    {"{\"id\":1,\"i\\u0064\":\"1\"}", NULL},
+    /* not an id */
+    {"{\"id\":1.5}", NULL},
+    {"{\"id\":null}", NULL},
+    {"{\"id\":true}", NULL},
+    {"{\"id\":[1]}", NULL},
+    {"{\"id\":{}}", NULL},
+    {"{\"id\":1e400}", NULL},
+    {"{\"id\":18446744073709551616}", NULL},
+    {"{\"id\":12abc}", NULL},
+    {"{\"id\":\"\\ud800\"}", NULL},
+    {"{\"id\":\"\xff\"}", NULL},
+    /* not an object */
+    {"", NULL},
+    {"   ", NULL},
+    {"[{\"id\":1}]", NULL},
+    {"\"id\"", NULL},
+    {"{}", NULL},
+    {"{ }", NULL},
+    {"{\"id\"1}", NULL},
+    {"{\"a\" 1,\"id\":2}", NULL},
+    {"{\"a\":1 \"id\":2}", NULL},
+    {"{\"a\":1,,\"id\":2}", NULL},
+    {"{\"a\":1,}", NULL},
+    {"{'id':1}", NULL},
+    {"{\"a\":,\"id\":2}", NULL},
+    {"{\"id\":1, garbage", NULL},
+    /* cut short: the id when its value ends within the text */
+    {"{\"id\":12", NULL}, /* more digits may follow */
+    {"{\"id\":12 ", "12"},
+    {"{\"id\":12,", "12"},
+    {"{\"id\":\"ab", NULL},
+    {"{\"id\":\"ab\\", NULL},
+    {"{\"id\":\"ab\"", "\"ab\""},
+    {"{\"id\":", NULL},
+    {"{\"id\"", NULL},
+    {"{\"i", NULL},
+    {"{", NULL},
+    {"{\"id\":7,\"p\":\"unterminated", "7"},
+    {"{\"id\":7,\"p\":[1,{\"q\":[", "7"},
+    {"{\"id\":7,\"p\":tr", "7"},
+    {"{\"id\":7,\"id\":", "7"}, /* a second id that cannot be seen */
+    {"{\"p\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[", NULL},
+};
+
+TEST(jsonrpc_text_id_walks_only_the_top_level_object)
+{
+    for (size_t i = 0; i < sizeof text_id_cases / sizeof text_id_cases[0];
+         i++) {
+        const struct text_id_case *c = &text_id_cases[i];
+        json_t *id = jsonrpc_text_id(c->text, strlen(c->text));
+        char *got = id ? json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY)
+                       : NULL;
+        if (c->id ? !got || strcmp(got, c->id) : got != NULL)
+            fprintf(stderr, "case %zu: %s -> %s\n", i, c->text,
+                    got ? got : "(none)");
+        if (c->id)
+            ASSERT_STR(got, c->id);
+        else
+            ASSERT_TRUE(got == NULL);
+        free(got);
+        json_decref(id);
+    }
+    /* Bytes past n are not read: cut before the '}', 123 may go on. */
+    json_t *id = jsonrpc_text_id("{\"id\":123}", 9);
+    ASSERT_TRUE(id == NULL);
+    id = jsonrpc_text_id("{\"id\":123}", 10);
+    ASSERT_EQ(json_integer_value(id), 123);
+    json_decref(id);
+}
+
+/* Nesting deeper than any parser's stack costs the scan nothing: counted,
+ * not recursed into. */
+TEST(jsonrpc_text_id_after_deep_nesting)
+{
+    enum { DEPTH = 1000000 };
+    buf_t t = BUF_INIT;
+    ASSERT_OK(buf_append_str(&t, "{\"p\":"));
+    for (int i = 0; i < DEPTH; i++)
+        ASSERT_OK(buf_append_str(&t, "[{\"a\":"));
+    ASSERT_OK(buf_append_str(&t, "0"));
+    for (int i = 0; i < DEPTH; i++)
+        ASSERT_OK(buf_append_str(&t, "}]"));
+    ASSERT_OK(buf_append_str(&t, ",\"id\":\"deep\"}"));
+    json_t *id = jsonrpc_text_id(t.p, t.len);
+    ASSERT_STR(json_string_value(id), "deep");
+    json_decref(id);
+    buf_free(&t);
 }
 
 /* --------------------------------------------------------------- fixture */
@@ -401,8 +569,8 @@ TEST_T(jsonrpc_line_limit_at_its_edge, 120)
     json_t *r = fx_next(&f);
     ASSERT_EQ(json_integer_value(json_object_get(r, "id")), 1);
     json_decref(r);
-    /* One byte more: refused with -32600 (no id), skipped to its '\n',
-     * and the next line is served as usual. */
+    /* One byte more: refused with -32600 (with the id its start shows),
+     * skipped to its '\n', and the next line is served as usual. */
     char *over = padded_request(JSONRPC_LINE_MAX + 1, 2);
     feed_chunked(f.rpc, over, JSONRPC_LINE_MAX + 2);
     free(over);
@@ -410,7 +578,7 @@ TEST_T(jsonrpc_line_limit_at_its_edge, 120)
     ASSERT_EQ(json_array_size(f.seen), 2);
     r = fx_next(&f);
     ASSERT_EQ(error_code(r), JSONRPC_INVALID_REQUEST);
-    ASSERT_TRUE(json_object_get(r, "id") == NULL);
+    ASSERT_EQ(json_integer_value(json_object_get(r, "id")), 2);
     ASSERT_CONTAINS(json_string_value(json_object_get(
                         json_object_get(r, "error"), "message")),
                     "line limit");
@@ -429,11 +597,104 @@ TEST_T(jsonrpc_line_limit_at_its_edge, 120)
     feed_str(f.rpc, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"x\"}\n");
     r = fx_next(&f);
     ASSERT_EQ(error_code(r), JSONRPC_INVALID_REQUEST);
+    ASSERT_TRUE(json_object_get(r, "id") == NULL); /* blanks: no object */
     json_decref(r);
     r = fx_next(&f);
     ASSERT_EQ(json_integer_value(json_object_get(r, "id")), 5);
     json_decref(r);
     ASSERT_EQ(json_array_size(f.seen), 3);
+    fx_fini(&f);
+}
+
+/* head, pad bytes of 'a', tail and '\n': *len bytes before the '\n'. */
+static char *long_line(const char *head, size_t pad, const char *tail,
+                       size_t *len)
+{
+    size_t hn = strlen(head), tn = strlen(tail);
+    *len = hn + pad + tn;
+    char *s = malloc(*len + 1);
+    ASSERT_TRUE(s != NULL);
+    memcpy(s, head, hn);
+    memset(s + hn, 'a', pad);
+    memcpy(s + hn + pad, tail, tn);
+    s[*len] = '\n';
+    return s;
+}
+
+/* Feeds s whole (first 0: in one call) or as a piece of first bytes and
+ * then read-sized chunks, so that the chunk crossing the limit is only
+ * part buffered; then a ping, and returns the over-long line's answer. */
+static json_t *refusal_of(struct fx *f, char *s, size_t len, size_t first)
+{
+    if (first == 0) {
+        ASSERT_OK(jsonrpc_feed(f->rpc, s, len + 1));
+    } else {
+        ASSERT_OK(jsonrpc_feed(f->rpc, s, first));
+        feed_chunked(f->rpc, s + first, len + 1 - first);
+    }
+    free(s);
+    feed_str(f->rpc, "{\"jsonrpc\":\"2.0\",\"id\":\"next\",\"method\":\"x\"}\n");
+    json_t *r = fx_next(f);
+    ASSERT_EQ(error_code(r), JSONRPC_INVALID_REQUEST);
+    ASSERT_CONTAINS(json_string_value(json_object_get(
+                        json_object_get(r, "error"), "message")),
+                    "line limit");
+    json_t *next = fx_next(f);
+    ASSERT_STR(json_string_value(json_object_get(next, "id")), "next");
+    json_decref(next);
+    return r;
+}
+
+/* An over-long line is answered with the id in its first JSONRPC_LINE_MAX
+ * bytes, an integer or a string, its key escaped or not, however the line
+ * came in reads; an id past that start is not seen, and the answer goes
+ * without one.  The edge: the id's closing quote as the last byte kept. */
+TEST_T(jsonrpc_over_long_line_keeps_the_id_in_its_start, 180)
+{
+    static const char before[] =
+        "{\"jsonrpc\":\"2.0\",\"method\":\"big\",\"params\":{\"p\":\"";
+    static const char edge_tail[] = "\"},\"id\":\"e\"}";
+    struct fx f;
+    fx_init(&f);
+    size_t len;
+    char *s = long_line("{\"jsonrpc\":\"2.0\",\"id\":21,\"method\":\"big\","
+                        "\"params\":{\"p\":\"", JSONRPC_LINE_MAX, "\"}}",
+                        &len);
+    json_t *r = refusal_of(&f, s, len, JSONRPC_READ_CHUNK);
+    ASSERT_EQ(json_integer_value(json_object_get(r, "id")), 21);
+    json_decref(r);
+
+    s = long_line("{\"jsonrpc\":\"2.0\",\"i\\u0064\":\"s\\\"1\","
+                  "\"method\":\"big\",\"params\":{\"p\":\"",
+                  JSONRPC_LINE_MAX, "\"}}", &len);
+    r = refusal_of(&f, s, len, 0);
+    ASSERT_STR(json_string_value(json_object_get(r, "id")), "s\"1");
+    json_decref(r);
+
+    s = long_line(before, JSONRPC_LINE_MAX, "\"},\"id\":23}", &len);
+    r = refusal_of(&f, s, len, 1000);
+    ASSERT_TRUE(json_object_get(r, "id") == NULL);
+    json_decref(r);
+
+    /* The line one byte over the limit, its last byte the '}' after the
+     * id: the id's closing quote is the last byte kept. */
+    size_t pad = JSONRPC_LINE_MAX + 1 - (sizeof before - 1) -
+                 (sizeof edge_tail - 1);
+    s = long_line(before, pad, edge_tail, &len);
+    ASSERT_EQ(len, JSONRPC_LINE_MAX + 1);
+    ASSERT_EQ(s[JSONRPC_LINE_MAX - 1], '"');
+    r = refusal_of(&f, s, len, 1000);
+    ASSERT_STR(json_string_value(json_object_get(r, "id")), "e");
+    json_decref(r);
+    /* One byte more and the quote is past it: no id. */
+    s = long_line(before, pad + 1, edge_tail, &len);
+    r = refusal_of(&f, s, len, 1000);
+    ASSERT_TRUE(json_object_get(r, "id") == NULL);
+    json_decref(r);
+    s = long_line(before, pad + 1, edge_tail, &len);
+    r = refusal_of(&f, s, len, 0);
+    ASSERT_TRUE(json_object_get(r, "id") == NULL);
+    json_decref(r);
     fx_fini(&f);
 }
 

@@ -855,6 +855,36 @@ TEST(mcp_nul_bytes_reach_only_the_arguments_named_for_them)
     fx_fini(&f);
 }
 
+/* A lone surrogate escape (half of a pair, as JavaScript writes one) is
+ * refused before any tool runs, with the request's id, the reply naming
+ * it; a whole pair reaches the tool as its UTF-8 character. */
+TEST(mcp_lone_surrogate_is_refused_with_the_id_and_a_pair_is_not)
+{
+    struct fx f;
+    fx_init(&f);
+    fx_initialize(&f);
+    json_t *r = fx_rpc(&f, "{\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"method\":"
+                           "\"tools/call\",\"params\":{\"name\":\"echo\","
+                           "\"arguments\":{\"bytes\":\"a\\ud800\"}}}");
+    ASSERT_STR(json_string_value(json_object_get(r, "id")), "s1");
+    ASSERT_EQ(err_code(r), JSONRPC_INVALID_PARAMS);
+    ASSERT_CONTAINS(err_msg(r), "invalid Unicode '\\uD800'");
+    ASSERT_CONTAINS(err_msg(r), "surrogate");
+    json_decref(r);
+    r = fx_rpc(&f, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":"
+                   "\"tools/call\",\"params\":{\"name\":\"echo\","
+                   "\"arguments\":{\"bytes\":\"\\ud83d\\ude00\"}}}");
+    ASSERT_EQ(json_integer_value(json_object_get(r, "id")), 5);
+    ASSERT_FALSE(is_error_result(r));
+    const json_t *got = json_object_get(
+        json_object_get(json_object_get(result(r), "structuredContent"),
+                        "args"),
+        "bytes");
+    ASSERT_STR(json_string_value(got), "\xf0\x9f\x98\x80");
+    json_decref(r);
+    fx_fini(&f);
+}
+
 TEST(mcp_schema_check_direct)
 {
     json_t *schema = json_loads(strict_schema, 0, NULL);

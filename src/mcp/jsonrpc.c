@@ -4,13 +4,15 @@
  *
  * Input: bytes are scanned once for '\n' as they arrive (never rescanned),
  * a line with no '\n' yet is kept in `line`, and a line that would pass
- * JSONRPC_LINE_MAX is refused as soon as it does, then skipped up to its
+ * JSONRPC_LINE_MAX is refused as soon as it does (its kept start read once
+ * more, for the id to answer on: jsonrpc_text_id), then skipped up to its
  * newline.  Output: one buffer written from `out_off`, compacted when the
  * written prefix is the larger half, so partial writes cost no memmove each.
  */
 #include "mcp/jsonrpc.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,7 +75,173 @@ static json_t *id_from_real(const json_t *id)
     return json_integer((json_int_t)v);
 }
 
-static json_t *repeated_key_id(const char *s, size_t n);
+/* Parses s[a..b) (one JSON value, whitespace around allowed); NULL when it
+ * does not parse. */
+static json_t *load_span(const char *s, size_t a, size_t b)
+{
+    return json_loadb(s + a, b - a, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+}
+
+/* ------------------------------------------------ the id, read from text */
+
+/* What the scan below returns instead of an index: the text ended before
+ * the thing scanned did (SCAN_END), or it is not JSON (SCAN_FAIL).  Both
+ * are past any index of a real buffer. */
+#define SCAN_END SIZE_MAX
+#define SCAN_FAIL (SIZE_MAX - 1)
+/* The longest key text that can decode to "id", quotes included: both
+ * letters escaped, "\u0069\u0064".  Longer keys are not decoded at all. */
+#define SCAN_ID_KEY_MAX 14
+
+static size_t skip_ws(const char *s, size_t n, size_t i)
+{
+    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' ||
+                     s[i] == '\r'))
+        i++;
+    return i;
+}
+
+/* s[i] is '"': the index past its closing quote.  An escape is stepped
+ * over, not checked: the one string decoded (the id) is checked by
+ * jansson. */
+static size_t skip_string(const char *s, size_t n, size_t i)
+{
+    for (i++; i < n; i++) {
+        if (s[i] == '"')
+            return i + 1;
+        if (s[i] == '\\' && ++i == n)
+            break;
+    }
+    return SCAN_END;
+}
+
+/* s[i] opens an object or an array: the index past its close.  Brackets
+ * are counted, not paired (a skipped value need only end where JSON's
+ * would), and counted in a size_t, not recursed into: nesting as deep as
+ * the text is long costs nothing more. */
+static size_t skip_container(const char *s, size_t n, size_t i)
+{
+    size_t depth = 0;
+    while (i < n) {
+        char c = s[i];
+        if (c == '"') {
+            i = skip_string(s, n, i);
+            continue;
+        }
+        if (c == '{' || c == '[')
+            depth++;
+        else if ((c == '}' || c == ']') && --depth == 0)
+            return i + 1;
+        i++;
+    }
+    return SCAN_END;
+}
+
+/* The bytes a number or a literal (true, false, null) is made of, and
+ * then some: what they spell is left to jansson, when it matters. */
+static bool scalar_byte(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+           (c >= 'A' && c <= 'Z') || c == '+' || c == '-' || c == '.';
+}
+
+/* The value at s[i] (i < n): the index past it.  A number running to the
+ * end of the text is SCAN_END: more digits may follow. */
+static size_t skip_value(const char *s, size_t n, size_t i)
+{
+    if (s[i] == '"')
+        return skip_string(s, n, i);
+    if (s[i] == '{' || s[i] == '[')
+        return skip_container(s, n, i);
+    size_t j = i;
+    while (j < n && scalar_byte(s[j]))
+        j++;
+    if (j == i)
+        return SCAN_FAIL;
+    return j == n ? SCAN_END : j;
+}
+
+/* Whether the key text s[a..b), quotes included, decodes to "id". */
+static bool key_is_id(const char *s, size_t a, size_t b)
+{
+    if (b - a == 4 && !memcmp(s + a, "\"id\"", 4))
+        return true;
+    if (b - a > SCAN_ID_KEY_MAX)
+        return false;
+    json_t *k = load_span(s, a, b);
+    bool yes = json_is_string(k) && json_string_length(k) == 2 &&
+               !memcmp(json_string_value(k), "id", 2);
+    json_decref(k);
+    return yes;
+}
+
+/* An "id" member's value s[a..b) into *id: false when it cannot be the one
+ * id (a container, what jansson does not take, or a second value unlike
+ * the first). */
+static bool take_id(json_t **id, const char *s, size_t a, size_t b)
+{
+    if (s[a] == '{' || s[a] == '[')
+        return false; /* never an id, and not worth decoding */
+    json_t *v = load_span(s, a, b);
+    bool ok = v && (!*id || json_equal(*id, v));
+    if (ok && !*id)
+        *id = v;
+    else
+        json_decref(v);
+    return ok;
+}
+
+/* One member of the top-level object, its key at s[i] (i < n): the index
+ * of the next member's key, SCAN_END at the end of the object or of the
+ * text, SCAN_FAIL when the text is not JSON or the id cannot be one. */
+static size_t scan_member(const char *s, size_t n, size_t i, json_t **id)
+{
+    if (s[i] != '"')
+        return SCAN_FAIL;
+    size_t k = skip_string(s, n, i);
+    if (k == SCAN_END)
+        return SCAN_END;
+    bool is_id = key_is_id(s, i, k);
+    i = skip_ws(s, n, k);
+    if (i == n)
+        return SCAN_END;
+    if (s[i] != ':')
+        return SCAN_FAIL;
+    size_t v = skip_ws(s, n, i + 1);
+    if (v == n)
+        return SCAN_END;
+    i = skip_value(s, n, v);
+    if (i >= SCAN_FAIL)
+        return i;
+    if (is_id && !take_id(id, s, v, i))
+        return SCAN_FAIL;
+    i = skip_ws(s, n, i);
+    if (i == n || s[i] == '}')
+        return SCAN_END; /* what follows the object is not ours to judge */
+    if (s[i] != ',')
+        return SCAN_FAIL;
+    return skip_ws(s, n, i + 1);
+}
+
+json_t *jsonrpc_text_id(const char *s, size_t n)
+{
+    size_t i = skip_ws(s, n, 0);
+    if (i == n || s[i] != '{')
+        return NULL;
+    i = skip_ws(s, n, i + 1);
+    if (i < n && s[i] == '}')
+        return NULL;
+    json_t *id = NULL;
+    while (i < n) /* SCAN_END and SCAN_FAIL end it too */
+        i = scan_member(s, n, i, &id);
+    if (i == SCAN_FAIL || !valid_id(id)) {
+        json_decref(id);
+        return NULL;
+    }
+    return id;
+}
+
+/* ------------------------------------------------ what jansson refused */
 
 /* Whether jansson refused valid JSON, for something it cannot hold: a NUL
  * in an object's key (`"env":{"A\u0000B":"x"}`), a real past a double's
@@ -85,13 +253,73 @@ static bool jansson_limit(const json_error_t *j)
            c == json_error_numeric_overflow || c == json_error_stack_overflow;
 }
 
+/* How jansson's error text starts for a \u escape of half a surrogate pair
+ * without its other half ("invalid Unicode '\uD800'", or with the escape
+ * after it when that is not the other half).  A malformed escape is
+ * "invalid escape" or "invalid Unicode escape", without the quote. */
+#define JANSSON_LONE_SURROGATE "invalid Unicode '"
+
+/*
+ * Whether jansson refused a lone surrogate escape, "\ud800" with no
+ * "\udc00".."\udfff" after it, or one of those alone.  RFC 8259's grammar
+ * allows it (JavaScript's JSON.stringify writes one for a string holding
+ * half a pair: an emoji cut in two), but it names no character, and text
+ * here is UTF-8.  Refused as invalid params with the id, not taken with
+ * U+FFFD in its place: replacing would run a command, write stdin or set
+ * an environment other than the one sent, quietly; it would make distinct
+ * strings equal ("\ud800" and "\ud801", so two keys of one object could
+ * become one); and an id holding one could not be echoed as sent.  A
+ * client whose string broke is better told where, while it can still
+ * repair it.  jansson gives this the code of any syntax error, so its
+ * words are matched (a test pins them).
+ */
+static bool lone_surrogate(const json_error_t *j)
+{
+    return json_error_code(j) == json_error_invalid_syntax &&
+           !strncmp(j->text, JANSSON_LONE_SURROGATE,
+                    sizeof JANSSON_LONE_SURROGATE - 1);
+}
+
+/* Valid JSON that jansson would not hold (j2): -32602, with the id read
+ * from the text (kept alive by a root of its own in *root_out). */
+static int refuse_unheld(const char *line, size_t len, const json_error_t *j2,
+                         jsonrpc_error_t *e, json_t **root_out)
+{
+    json_t *id = jsonrpc_text_id(line, len);
+    if (id) {
+        *root_out = json_pack("{s:o}", "id", id);
+        id = *root_out ? json_object_get(*root_out, "id") : NULL;
+    }
+    e->code = JSONRPC_INVALID_PARAMS;
+    e->id = id;
+    if (lone_surrogate(j2)) {
+        /* jansson's text without its " near '...'": that quotes the
+         * client's string, which could fill the message or be cut
+         * inside a character. */
+        const char *near = strstr(j2->text, " near ");
+        int keep = near ? (int)(near - j2->text) : (int)strlen(j2->text);
+        snprintf(e->message, sizeof e->message,
+                 "Invalid params: %.*s in the string ending at byte %d: "
+                 "an escape of half a UTF-16 surrogate pair is valid JSON "
+                 "but no character, and this server cannot take it; send "
+                 "U+FFFD (\\ufffd) in its place.", keep, j2->text,
+                 j2->position);
+    } else {
+        snprintf(e->message, sizeof e->message,
+                 "Invalid params: %s at byte %d (valid JSON that this "
+                 "server cannot take).", j2->text, j2->position);
+    }
+    return e->code;
+}
+
 /* A line jansson refused.  Valid JSON with an integer past 64 bits (a
  * client's 1e19 goes out as 10000000000000000000) fails too, and a reply
  * without an id would leave that client waiting for its answer: such a
  * line is parsed again with every number as a real, only to find its id,
  * and refused as invalid params naming the number.  Valid JSON that
- * jansson cannot hold at all (jansson_limit) has its id read from the
- * text.  Anything else is a parse error, which has no id to give. */
+ * jansson cannot hold at all (jansson_limit, lone_surrogate) has its id
+ * read from the text.  Anything else is a parse error, which has no id to
+ * give. */
 static int refuse_unparsed(const char *line, size_t len, size_t flags,
                            const json_error_t *jerr, jsonrpc_error_t *e,
                            json_t **root_out)
@@ -99,20 +327,8 @@ static int refuse_unparsed(const char *line, size_t len, size_t flags,
     json_error_t j2;
     json_t *reals = json_loadb(line, len, flags | JSON_DECODE_INT_AS_REAL,
                                &j2);
-    if (!reals && jansson_limit(&j2)) {
-        /* the id is kept alive by a root of its own */
-        json_t *id = repeated_key_id(line, len);
-        if (id) {
-            *root_out = json_pack("{s:o}", "id", id);
-            id = *root_out ? json_object_get(*root_out, "id") : NULL;
-        }
-        e->code = JSONRPC_INVALID_PARAMS;
-        e->id = id;
-        snprintf(e->message, sizeof e->message,
-                 "Invalid params: %s at byte %d (valid JSON that this "
-                 "server cannot take).", j2.text, j2.position);
-        return e->code;
-    }
+    if (!reals && (jansson_limit(&j2) || lone_surrogate(&j2)))
+        return refuse_unheld(line, len, &j2, e, root_out);
     if (!reals) {
         e->code = JSONRPC_PARSE_ERROR;
         e->id = NULL;
@@ -136,82 +352,6 @@ static int refuse_unparsed(const char *line, size_t len, size_t flags,
     return e->code;
 }
 
-/* Parses s[a..b) (one JSON value, whitespace around allowed); NULL when it
- * does not parse. */
-static json_t *load_span(const char *s, size_t a, size_t b)
-{
-    return json_loadb(s + a, b - a, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
-}
-
-/*
- * The id of a well-formed message that jansson would not take whole (it
- * repeats a key, or holds what jansson cannot: jansson_limit), when it
- * has one to answer with: the value of the top-level "id" member, read
- * from the text (its key decoded, so "i\u0064" is "id"; an "id" inside
- * params is not it).  NULL when there is none, or when "id" itself is
- * repeated with different values: that message names two requests, and
- * answering one of them would be a guess.  A new reference.
- */
-static json_t *repeated_key_id(const char *s, size_t n)
-{
-    json_t *id = NULL;
-    unsigned depth = 0;
-    bool key_next = false, is_id = false, ambiguous = false;
-    size_t vstart = 0;
-    for (size_t i = 0; i < n && !ambiguous; i++) {
-        char c = s[i];
-        if (c == '"') {
-            size_t start = i;
-            for (i++; i < n && s[i] != '"'; i++)
-                if (s[i] == '\\')
-                    i++;
-            if (i >= n)
-                break; /* jansson parsed it: not reached */
-            if (depth == 1 && key_next) {
-                json_t *k = load_span(s, start, i + 1);
-                is_id = json_is_string(k) && json_string_length(k) == 2 &&
-                        !memcmp(json_string_value(k), "id", 2);
-                json_decref(k);
-                key_next = false;
-            }
-            continue;
-        }
-        if (c == '{' || c == '[') {
-            if (++depth == 1)
-                key_next = c == '{';
-            continue;
-        }
-        if (depth != 1) {
-            if ((c == '}' || c == ']') && depth)
-                depth--;
-            continue;
-        }
-        if (c == ':' && is_id)
-            vstart = i + 1;
-        if (c != ',' && c != '}' && c != ']')
-            continue;
-        if (is_id) { /* the end of an "id" member's value */
-            json_t *v = load_span(s, vstart, i);
-            is_id = false;
-            if (!v || (id && !json_equal(id, v)))
-                ambiguous = true;
-            if (!id)
-                id = v;
-            else
-                json_decref(v);
-        }
-        if (c == ',')
-            key_next = true;
-        else
-            depth--;
-    }
-    if (ambiguous || !valid_id(id)) {
-        json_decref(id);
-        return NULL;
-    }
-    return id;
-}
-
 /*
  * A line jansson refused for a repeated key.  Two values for one key could
  * mean different things to us and to a proxy in between (one that reads
@@ -229,7 +369,7 @@ static int refuse_repeated(const char *line, size_t len, size_t flags,
     json_t *all = json_loadb(line, len, flags, &j2);
     if (!all)
         return refuse_unparsed(line, len, flags, &j2, e, root_out);
-    json_t *id = json_is_object(all) ? repeated_key_id(line, len) : NULL;
+    json_t *id = jsonrpc_text_id(line, len);
     if (id)
         json_object_set_new(all, "id", id); /* all keeps it alive */
     *root_out = all;
@@ -479,13 +619,34 @@ static void handle_line(jsonrpc_t *j, const char *p, size_t n)
     json_decref(m.root);
 }
 
-static void refuse_long_line(jsonrpc_t *j)
+/* The id in the start of an over-long line: the part buffered, topped up
+ * from the chunk p[0..n) at hand to JSONRPC_LINE_MAX bytes, so that the
+ * answer does not hang on how the line was cut into reads.  A new
+ * reference, or NULL. */
+static json_t *long_line_id(jsonrpc_t *j, const char *p, size_t n)
+{
+    if (j->line.len == 0) /* the whole start is in this chunk: no copy */
+        return jsonrpc_text_id(p, n < JSONRPC_LINE_MAX ? n
+                                                       : JSONRPC_LINE_MAX);
+    size_t room = JSONRPC_LINE_MAX - j->line.len;
+    /* Out of memory, the id is looked for in what is buffered. */
+    if (n && room)
+        (void)buf_append(&j->line, p, n < room ? n : room);
+    return jsonrpc_text_id(j->line.p, j->line.len);
+}
+
+/* Refuses the line buffered plus p[0..n), which passes JSONRPC_LINE_MAX
+ * (or found no memory), and drops it.  Answered with its id when its kept
+ * start shows one: the client is waiting on that id. */
+static void refuse_long_line(jsonrpc_t *j, const char *p, size_t n)
 {
     char msg[JSONRPC_ERRMSG_MAX];
     snprintf(msg, sizeof msg,
              "Invalid Request: the message exceeds the line limit of %u "
              "bytes and was discarded.", JSONRPC_LINE_MAX);
-    jsonrpc_respond_error(j, NULL, JSONRPC_INVALID_REQUEST, msg);
+    json_t *id = long_line_id(j, p, n);
+    jsonrpc_respond_error(j, id, JSONRPC_INVALID_REQUEST, msg);
+    json_decref(id);
     if (j->line.cap > JSONRPC_LINE_KEEP)
         buf_free(&j->line);
     else
@@ -504,17 +665,17 @@ int jsonrpc_feed(jsonrpc_t *j, const void *data, size_t n)
         if (j->discarding) {
             j->discarding = !nl;
         } else if (take > JSONRPC_LINE_MAX - j->line.len) {
-            refuse_long_line(j);
+            refuse_long_line(j, p, take);
             j->discarding = !nl;
         } else if (!nl) {
             if (buf_append(&j->line, p, take) < 0) {
-                refuse_long_line(j); /* no memory: refuse, do not die */
+                refuse_long_line(j, NULL, 0); /* no memory: do not die */
                 j->discarding = true;
             }
         } else if (j->line.len == 0) {
             handle_line(j, p, take); /* the common case: no copy */
         } else if (buf_append(&j->line, p, take) < 0) {
-            refuse_long_line(j);
+            refuse_long_line(j, NULL, 0);
         } else {
             handle_line(j, j->line.p, j->line.len);
             if (j->line.cap > JSONRPC_LINE_KEEP)

@@ -5,8 +5,9 @@
  * One message per line in both directions.  Input comes from a non-blocking
  * fd watched by the loop: partial lines are buffered, many lines in one read
  * are all handled, and a line longer than JSONRPC_LINE_MAX is answered with
- * -32600 and discarded up to its newline, so one runaway client cannot make
- * the process hold unbounded memory.  Every line is validated here (jsonrpc
+ * -32600 (with its id when the first JSONRPC_LINE_MAX bytes show it: see
+ * jsonrpc_text_id) and discarded up to its newline, so one runaway client
+ * cannot make the process hold unbounded memory.  Every line is validated here (jsonrpc
  * "2.0", id string|integer, method string, params object|array|absent);
  * what fails is answered here (-32700, -32600) and never reaches the caller,
  * so the layer above only ever sees well-formed requests, notifications and
@@ -86,10 +87,29 @@ typedef void (*jsonrpc_close_fn)(jsonrpc_t *j, int err, void *data);
  * parsed text in *root_out (NULL if it did not parse) that keeps e->id
  * alive, also released with json_decref.  Valid JSON holding an integer
  * past 64 bits is JSONRPC_INVALID_PARAMS with its id (when exact), not a
- * parse error without one.  Pure: no I/O.
+ * parse error without one; so is valid JSON that jansson cannot hold (a
+ * NUL in a key, a real past a double's range, nesting past its limit, a
+ * \u escape of half a surrogate pair), its id read by jsonrpc_text_id.
+ * Pure: no I/O.
  */
 int jsonrpc_parse(const char *line, size_t len, jsonrpc_msg_t *m,
                   jsonrpc_error_t *e, json_t **root_out);
+
+/*
+ * The id of the message whose text is s[0..n), or only starts there (the
+ * kept start of an over-long line), read from the text without parsing it
+ * whole: the value of the top-level object's "id" member, its key decoded
+ * (so "i\u0064" is "id"; an "id" inside params is not it).  Returns a new
+ * reference to a string or an integer, or NULL when the text is not a
+ * JSON object as far as it goes, when no "id" member's value ends within
+ * it, when that value is not a string or an integer jansson takes, or
+ * when "id" is there twice with different values (that message names two
+ * requests, and answering one would be a guess; a second "id" past the
+ * end of the text cannot be seen).  Values other than the id are skipped,
+ * not checked.  One pass over the bytes, no recursion, whatever n is
+ * (s is untrusted, up to JSONRPC_LINE_MAX bytes).  Pure: no I/O.
+ */
+json_t *jsonrpc_text_id(const char *s, size_t n);
 
 /*
  * Creates a transport reading in_fd and writing out_fd, both non-blocking
