@@ -100,6 +100,39 @@ test('ids of both types are echoed exactly', async () => {
   }
 });
 
+test('valid JSON the server cannot take is still answered on its id', async () => {
+  const s = new RawServer();
+  try {
+    await s.initialize();
+    // Half of a surrogate pair (an emoji cut in two): JSON.stringify writes
+    // it as the escape \ud83d, valid JSON that names no character.  The
+    // call is refused, not run with U+FFFD in its place, but on its id.
+    const broken = '\u{1F600}'.slice(0, 1);
+    const line = JSON.stringify({
+      jsonrpc: '2.0', id: 'half', method: 'tools/call',
+      params: { name: 'exec_command', arguments: { cmd: `echo ${broken}` } },
+    });
+    assert.match(line, /\\ud83d/);
+    s.send(line);
+    let r = await s.next();
+    assert.equal(r.id, 'half');
+    assert.equal(r.error.code, -32602);
+    assert.match(r.error.message, /surrogate/);
+
+    // A line past the 16 MiB limit is refused, on the id in its start.
+    s.sendJson({ jsonrpc: '2.0', id: 91, method: 'tools/call',
+      params: { name: 'exec_command', arguments: { cmd: 'wc -c', stdin: 'a'.repeat(17 << 20) } } });
+    r = await s.next();
+    assert.equal(r.id, 91);
+    assert.equal(r.error.code, -32600);
+    assert.match(r.error.message, /line limit/);
+    r = await s.request({ jsonrpc: '2.0', id: 'after', method: 'ping' });
+    assert.deepEqual(r, { jsonrpc: '2.0', id: 'after', result: {} });
+  } finally {
+    await s.close();
+  }
+});
+
 test('before initialize: ping works, other requests are refused, unknown methods are -32601', async () => {
   const s = new RawServer();
   try {
