@@ -940,3 +940,292 @@ TEST(router_heredoc_bodies_are_data_not_commands)
     }
     router_free(r);
 }
+
+/* The danger verdict of a command line, in ctx (may be NULL). */
+static router_danger_t danger_of(router_t *r, const char *cmd,
+                                 const router_ctx_t *ctx)
+{
+    router_result_t res;
+    ASSERT_OK(router_classify_ctx(r, cmd, ctx, &res));
+    router_danger_t d = res.danger;
+    router_result_free(&res);
+    return d;
+}
+
+/* The same for an argv run directly. */
+static router_danger_t argv_danger_of(router_t *r, const char *const *argv,
+                                      const router_ctx_t *ctx)
+{
+    router_result_t res;
+    ASSERT_OK(router_classify_argv_ctx(r, argv, ctx, &res));
+    router_danger_t d = res.danger;
+    router_result_free(&res);
+    return d;
+}
+
+#define ASSERT_DANGER(r, cmd, ctx, want)                                    \
+    do {                                                                    \
+        router_danger_t got_ = danger_of((r), (cmd), (ctx));                \
+        if (got_ != (want))                                                 \
+            test_fail(__FILE__, __LINE__, "%s: danger %d, want %d", (cmd),  \
+                      (int)got_, (int)(want));                              \
+    } while (0)
+
+/* Each argv in a list of them ends at a NULL; the list at an empty one. */
+#define ARGV_MAX 8
+static void assert_argv_danger(router_t *r, const char *const (*list)[ARGV_MAX],
+                               const router_ctx_t *ctx, router_danger_t want,
+                               int line)
+{
+    for (size_t i = 0; list[i][0]; i++) {
+        router_danger_t got = argv_danger_of(r, list[i], ctx);
+        if (got != want)
+            test_fail(__FILE__, line, "argv %zu (%s %s ...): danger %d, "
+                      "want %d", i, list[i][0], list[i][1] ? list[i][1] : "",
+                      (int)got, (int)want);
+    }
+}
+
+/* The command word is judged by its basename: a path to rm or git is rm
+ * or git, for the built-in table and the policy alike. */
+TEST(router_danger_sees_the_command_word_by_its_basename)
+{
+    router_t *r = mk(write_policy("{\"forbid\": [\"^npm publish\"]}"));
+    static const char *const ask[] = {
+        "/bin/rm -rf /", "/bin/rm -rf ~", "/usr/bin/rm -rf \"$HOME\"",
+        "/usr/bin/git push --force", "/usr/bin/git reset --hard",
+        "/sbin/reboot", "./rm -rf /", "../bin/git clean -fdx",
+        "sudo /usr/bin/git -C x reset --hard", "env X=1 /sbin/mkfs.ext4 d",
+        NULL};
+    static const char *const forbid[] = {
+        "/usr/bin/npm publish", "sudo /usr/local/bin/npm publish --tag x",
+        "./node_modules/.bin/npm publish", NULL};
+    static const char *const safe[] = {
+        "/bin/rm -rf build", "/usr/bin/git push", "/usr/bin/git reset HEAD~1",
+        "echo /bin/rm -rf /", "/usr/bin/npm install", "/bin/echo npm publish",
+        "/usr/bin/git log --oneline", NULL};
+    for (const char *const *p = ask; *p; p++)
+        ASSERT_DANGER(r, *p, NULL, ROUTER_DANGER_ASK);
+    for (const char *const *p = forbid; *p; p++)
+        ASSERT_DANGER(r, *p, NULL, ROUTER_DANGER_FORBID);
+    for (const char *const *p = safe; *p; p++)
+        ASSERT_DANGER(r, *p, NULL, ROUTER_SAFE);
+
+    static const char *const argv_ask[][ARGV_MAX] = {
+        {"/bin/rm", "-rf", "/"}, {"/usr/bin/git", "push", "--force"},
+        {"/usr/bin/git", "reset", "--hard"}, {"/sbin/reboot"},
+        {"sudo", "/usr/bin/rm", "-rf", "$HOME"}, {NULL}};
+    static const char *const argv_forbid[][ARGV_MAX] = {
+        {"/usr/bin/npm", "publish"}, {"env", "/usr/bin/npm", "publish"},
+        {NULL}};
+    static const char *const argv_safe[][ARGV_MAX] = {
+        {"/bin/rm", "-rf", "build"}, {"/usr/bin/git", "status"},
+        {"/bin/echo", "rm", "-rf", "/"}, {"/usr/bin/npm", "install"},
+        {NULL}};
+    assert_argv_danger(r, argv_ask, NULL, ROUTER_DANGER_ASK, __LINE__);
+    assert_argv_danger(r, argv_forbid, NULL, ROUTER_DANGER_FORBID, __LINE__);
+    assert_argv_danger(r, argv_safe, NULL, ROUTER_SAFE, __LINE__);
+    router_free(r);
+}
+
+/* What runs inside a group, a subshell, a compound command's body, a
+ * substitution, a shell's -c string or eval's words is judged as a
+ * command; the same text quoted as data is not. */
+TEST(router_danger_reads_nested_and_compound_commands)
+{
+    router_t *r = mk(write_policy("{\"forbid\": [\"^npm publish\"]}"));
+    static const char *const ask[] = {
+        "(rm -rf /)", "{ rm -rf /; }", "(cd repo && git reset --hard)",
+        "( cd repo; git push -f )", "make && (cd x; (git clean -fd))",
+        "if [ -d .git ]; then git reset --hard; fi",
+        "if true; then :; else git reset --hard; fi",
+        "if false; then :; elif git reset --hard; then :; fi",
+        "if ! git reset --hard; then :; fi",
+        "for p in a b; do rm -rf /; done", "while true; do reboot; done",
+        "until false; do git push --force; done",
+        "case $x in y) git reset --hard;; esac",
+        "case $x in\n  y) rm -rf ~ ;;\nesac",
+        "case $x in (y) git reset --hard;; esac",
+        "(case $x in y) git reset --hard;; esac)",
+        "f() { rm -rf /; }; f", "time { git reset --hard; }",
+        "echo $(rm -rf /)", "x=`git reset --hard`",
+        "echo \"$(git reset --hard)\"", "echo \"`rm -rf /`\"",
+        "diff <(rm -rf /) x", "echo ${x:-$(git reset --hard)}",
+        "bash -c 'rm -rf /'", "sh -c \"git reset --hard\"",
+        "sudo bash -lc 'rm -rf ~'", "bash -o pipefail -c 'make; rm -rf .'",
+        "bash -c \"bash -c 'rm -rf /'\"", "eval 'rm -rf /'",
+        "eval git reset --hard", "eval \"$(echo x)\"; eval 'git push -f'",
+        "bash -c 'cat > f <<EOF\nx\nEOF\nrm -rf /'",
+        NULL};
+    static const char *const cont[] = {
+        "git reset \\\n --hard", "git reset \\\n--hard", "rm -rf \\\n /",
+        "git \\\n  push \\\n  --force", "git reset \"--ha\\\nrd\"",
+        "sudo \\\n rm -rf /", NULL};
+    static const char *const forbid[] = {
+        "(cd pkg && npm publish)", "{ npm publish; }",
+        "for p in a; do npm publish; done",
+        "if true; then npm publish; fi", "npm \\\n publish",
+        "bash -c 'npm publish'", "x=$(npm publish)", NULL};
+    static const char *const safe[] = {
+        "echo rm -rf /", "grep 'git push --force' notes.txt",
+        "echo '(rm -rf /)'", "echo \"{ rm -rf /; }\"",
+        "git commit -m 'if x; then git reset --hard; fi'",
+        "git commit -m \"run (rm -rf /) never\"",
+        "echo 'bash -c \"rm -rf /\"'", "echo 'eval rm -rf /'",
+        "echo '$(rm -rf /)'", "echo \\$\\(rm -rf /\\)",
+        "printf '%s\\n' '`git reset --hard`'", "bash -c 'echo rm -rf /'",
+        "grep -r 'npm publish' .", "(cd repo && make)",
+        "{ echo a; echo b; } > f", "if [ -d x ]; then echo ok; fi",
+        "for f in *.c; do gcc -c \"$f\"; done", "echo \\\n rm -rf /",
+        "echo 'a) rm -rf /'", "find . -name '*.o' -exec rm {} \\;",
+        "echo $((1 + (2 * 3)))", "echo ${HOME}/x", "git log @{u}..",
+        "x() { echo hi; }; x", "echo a # (rm -rf /)",
+        "case $x in y) echo rm -rf /;; esac", "npm install",
+        "git commit -m \"$(cat <<'EOF'\nDon't git reset --hard (or rm -rf /)"
+        "\nEOF\n)\"",
+        "files=(a b) && echo ${files[@]}", "(cd x && make) > log 2>&1",
+        "[[ $x =~ ^(a|b)$ ]] && rm -rf build", "eval \"$(ssh-agent -s)\"",
+        NULL};
+    for (const char *const *p = ask; *p; p++)
+        ASSERT_DANGER(r, *p, NULL, ROUTER_DANGER_ASK);
+    for (const char *const *p = cont; *p; p++)
+        ASSERT_DANGER(r, *p, NULL, ROUTER_DANGER_ASK);
+    for (const char *const *p = forbid; *p; p++)
+        ASSERT_DANGER(r, *p, NULL, ROUTER_DANGER_FORBID);
+    for (const char *const *p = safe; *p; p++)
+        ASSERT_DANGER(r, *p, NULL, ROUTER_SAFE);
+
+    /* argv mode: no shell syntax in the words, but a shell's -c string is
+     * shell text, judged with all of the above. */
+    static const char *const argv_ask[][ARGV_MAX] = {
+        {"bash", "-c", "rm -rf /"},
+        {"sh", "-c", "(cd x && git reset --hard)"},
+        {"sudo", "bash", "-lc", "if true; then rm -rf ~; fi"},
+        {"sh", "-c", "bash -c 'git push --force'"},
+        {"/bin/sh", "-c", "git reset \\\n --hard"}, {NULL}};
+    static const char *const argv_forbid[][ARGV_MAX] = {
+        {"sh", "-c", "(cd pkg && npm publish)"},
+        {"bash", "-c", "for p in a; do npm publish; done"}, {NULL}};
+    static const char *const argv_safe[][ARGV_MAX] = {
+        {"echo", "(rm -rf /)"}, {"git", "commit", "-m", "$(rm -rf /)"},
+        {"grep", "git push --force", "notes.txt"},
+        {"bash", "-c", "echo rm -rf /"}, {"echo", "npm", "publish"},
+        {NULL}};
+    assert_argv_danger(r, argv_ask, NULL, ROUTER_DANGER_ASK, __LINE__);
+    assert_argv_danger(r, argv_forbid, NULL, ROUTER_DANGER_FORBID, __LINE__);
+    assert_argv_danger(r, argv_safe, NULL, ROUTER_SAFE, __LINE__);
+
+    /* What a line continuation joins is one word, not a newline in it. */
+    router_result_t res;
+    ASSERT_OK(router_classify(r, "cp a \\\n b", &res));
+    ASSERT_EQ(res.nsegs, 1);
+    ASSERT_EQ(res.segs[0].argc, 3);
+    ASSERT_STR(res.segs[0].argv[2], "b");
+    router_result_free(&res);
+    ASSERT_OK(router_classify(r, "echo \"a\\\nb\" 'c\\\nd'", &res));
+    ASSERT_STR(res.segs[0].argv[1], "ab");
+    ASSERT_STR(res.segs[0].argv[2], "c\\\nd"); /* literal in '...' */
+    router_result_free(&res);
+    router_free(r);
+}
+
+/* Nested text is read ROUTER_MAX_DANGER_DEPTH deep; deeper, it is asked
+ * about rather than passed unread. */
+TEST(router_danger_depth_at_its_edge)
+{
+    router_t *r = mk(NULL);
+    buf_t b = BUF_INIT;
+    for (int d = ROUTER_MAX_DANGER_DEPTH; d <= ROUTER_MAX_DANGER_DEPTH + 1;
+         d++) {
+        buf_reset(&b);
+        for (int i = 0; i < d; i++)
+            buf_append_str(&b, "(");
+        buf_append_str(&b, "make");
+        for (int i = 0; i < d; i++)
+            buf_append_str(&b, ")");
+        buf_append(&b, "", 0);
+        router_result_t res;
+        ASSERT_OK(router_classify(r, b.p, &res));
+        if (d == ROUTER_MAX_DANGER_DEPTH) {
+            ASSERT_EQ(res.danger, ROUTER_SAFE);
+        } else {
+            ASSERT_EQ(res.danger, ROUTER_DANGER_ASK);
+            ASSERT_STR(res.danger_id, "too-deep");
+        }
+        router_result_free(&res);
+    }
+    /* The deepest text read is still judged. */
+    buf_reset(&b);
+    for (int i = 0; i < ROUTER_MAX_DANGER_DEPTH; i++)
+        buf_append_str(&b, "(");
+    buf_append_str(&b, "rm -rf /");
+    for (int i = 0; i < ROUTER_MAX_DANGER_DEPTH; i++)
+        buf_append_str(&b, ")");
+    buf_append(&b, "", 0);
+    router_result_t res;
+    ASSERT_OK(router_classify(r, b.p, &res));
+    ASSERT_STR(res.danger_id, "rm-root");
+    router_result_free(&res);
+    buf_free(&b);
+    router_free(r);
+}
+
+/* `rein run -- rm -rf ~` reaches rein as the home's path: the home is
+ * known by its value, the command's HOME's and the router's own (its
+ * creator's $HOME); paths below it are not the home. */
+TEST(router_danger_knows_the_home_by_its_value)
+{
+    ASSERT_OK(setenv("HOME", "/home/alice/", 1));
+    router_t *r = mk(NULL);
+    static const char *const ask[] = {
+        "rm -rf /home/alice", "rm -rf /home/alice/", "rm -rf /home/alice//",
+        "rm -rf /home/alice/*", "sudo rm -r -f /home/alice",
+        "chmod -R 777 /home/alice", "find /home/alice -name x -delete",
+        "(rm -rf /home/alice)", "bash -c 'rm -rf /home/alice/'", NULL};
+    static const char *const safe[] = {
+        "rm -rf /home/alice/build", "rm -rf /home/alice/src/",
+        "rm -rf /home/alicex", "rm -rf home/alice", "ls /home/alice",
+        "rm /home/alice", "echo rm -rf /home/alice", "rm -rf /home/bob",
+        NULL};
+    for (const char *const *p = ask; *p; p++)
+        ASSERT_DANGER(r, *p, NULL, ROUTER_DANGER_ASK);
+    for (const char *const *p = safe; *p; p++)
+        ASSERT_DANGER(r, *p, NULL, ROUTER_SAFE);
+
+    /* The command's own HOME, from its context, is known too. */
+    static const char *const bob[] = {"PATH=/bin", "HOME=/home/bob", NULL};
+    router_ctx_t ctx = {.env = bob};
+    ASSERT_DANGER(r, "rm -rf /home/bob/", &ctx, ROUTER_DANGER_ASK);
+    ASSERT_DANGER(r, "rm -rf /home/alice", &ctx, ROUTER_DANGER_ASK);
+    ASSERT_DANGER(r, "rm -rf /home/bob/x", &ctx, ROUTER_SAFE);
+    ASSERT_OK(setenv("HOME", "/srv/carol", 1));
+    router_ctx_t inherit = {.inherit_env = true};
+    ASSERT_DANGER(r, "rm -rf /srv/carol", &inherit, ROUTER_DANGER_ASK);
+    ASSERT_DANGER(r, "rm -rf /srv/carol", NULL, ROUTER_SAFE);
+
+    static const char *const argv_ask[][ARGV_MAX] = {
+        {"rm", "-rf", "/home/alice"}, {"rm", "-rf", "/home/alice/"},
+        {"sudo", "/bin/rm", "-fr", "/home/alice"},
+        {"chown", "-R", "x", "/home/alice"}, {NULL}};
+    static const char *const argv_safe[][ARGV_MAX] = {
+        {"rm", "-rf", "/home/alice/build"}, {"ls", "/home/alice"},
+        {"rm", "-rf", "/home/alicex"}, {NULL}};
+    assert_argv_danger(r, argv_ask, NULL, ROUTER_DANGER_ASK, __LINE__);
+    assert_argv_danger(r, argv_safe, NULL, ROUTER_SAFE, __LINE__);
+    router_free(r);
+
+    /* A home that is `/` or not absolute adds nothing (and no harm). */
+    ASSERT_OK(setenv("HOME", "/", 1));
+    r = mk(NULL);
+    ASSERT_DANGER(r, "rm -rf /", NULL, ROUTER_DANGER_ASK);
+    ASSERT_DANGER(r, "rm -rf /tmp/x", NULL, ROUTER_SAFE);
+    router_free(r);
+    ASSERT_OK(setenv("HOME", "alice", 1));
+    r = mk(NULL);
+    ASSERT_DANGER(r, "rm -rf alice", NULL, ROUTER_SAFE);
+    router_free(r);
+    ASSERT_OK(unsetenv("HOME"));
+    r = mk(NULL);
+    ASSERT_DANGER(r, "rm -rf ~", NULL, ROUTER_DANGER_ASK);
+    router_free(r);
+}

@@ -189,6 +189,31 @@ TEST(run_dangerous_command_is_not_run_without_a_terminal)
                            "(pattern: rm-root) — not run");
     ASSERT_FALSE(exists(mark));
 
+    /* What `rein run -- /path/to/rm -rf ~` reaches rein as: the command
+     * word by its path, the home by its value.  Still asked, as is a
+     * shell's -c string and a group in a line. */
+    char home[PATH_MAX];
+    snprintf(home, sizeof home, "%s/home", test_tmpdir());
+    setenv("HOME", home, 1);
+    const char *a4[] = {"run", "--", rm, "-rf", home, NULL};
+    buf_reset(&err);
+    ASSERT_EQ(run_rein(a4, -1, test_tmpdir(), &out, &err), 125);
+    ASSERT_CONTAINS(err.p, "(pattern: rm-root) — not run");
+    ASSERT_FALSE(exists(mark));
+    const char *a5[] = {"run", "--", "bash", "-c", "(rm -rf ~/)", NULL};
+    buf_reset(&err);
+    ASSERT_EQ(run_rein(a5, -1, test_tmpdir(), &out, &err), 125);
+    ASSERT_CONTAINS(err.p, "(pattern: rm-root) — not run");
+    ASSERT_FALSE(exists(mark));
+    char group[PATH_MAX * 2 + 64];
+    snprintf(group, sizeof group, "touch '%s'; { %s -rf \\\n ~; }", mark,
+             rm);
+    const char *a6[] = {group, NULL};
+    buf_reset(&err);
+    ASSERT_EQ(run_rein(a6, -1, test_tmpdir(), &out, &err), 125);
+    ASSERT_CONTAINS(err.p, "(pattern: rm-root) — not run");
+    ASSERT_FALSE(exists(mark));
+
     /* A shell line: one dangerous segment stops the whole line. */
     buf_reset(&err);
     char line[PATH_MAX + 64];

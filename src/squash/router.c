@@ -13,10 +13,13 @@
  *   2. Each stage becomes words (quotes removed, redirections dropped);
  *      wrappers that only change how a command runs (sudo, env, time,
  *      nice, timeout, VAR=value...) are skipped to find the real command.
- *   3. Danger is judged on the words joined by single spaces (so `rm  -rf
- *      "/"` and `sudo rm -rf /` look the same) and on the raw line (for
- *      shapes like a fork bomb that the splitter would cut apart); then the
- *      grammar hook, then the built-in table.
+ *   3. Danger is judged on the words joined by single spaces, the command
+ *      word by its basename (so `rm  -rf "/"`, `sudo rm -rf /` and
+ *      `/bin/rm -rf /` look the same), of every command the line runs --
+ *      nested ones too (groups, substitutions, compound commands' bodies,
+ *      `sh -c` strings, eval; see struct router_judge) -- and on the raw
+ *      line (for shapes like a fork bomb that the splitter would cut
+ *      apart); then the grammar hook, then the built-in table.
  *
  * fixup.c has a full bash lexer, but it is built to refuse anything it does
  * not fully understand (its job is a safe rewrite), while the router must
@@ -537,7 +540,8 @@ static size_t router_read_word(const char *s, size_t i, size_t n, buf_t *w,
         if (c == '&')
             break;
         if (c == '\\') {
-            if (i + 1 < n)
+            /* `\` and a newline join two lines: nothing of them stays */
+            if (i + 1 < n && s[i + 1] != '\n')
                 buf_append_byte(w, (unsigned char)s[i + 1]);
             i += 2;
             continue;
@@ -553,8 +557,8 @@ static size_t router_read_word(const char *s, size_t i, size_t n, buf_t *w,
         if (c == '"') {
             for (i++; i < n && s[i] != '"'; i++) {
                 if (s[i] == '\\' && i + 1 < n &&
-                    strchr("$`\"\\\n", s[i + 1]))
-                    i++;
+                    strchr("$`\"\\\n", s[i + 1]) && s[++i] == '\n')
+                    continue; /* a line continuation */
                 buf_append_byte(w, (unsigned char)s[i]);
             }
             i = i < n ? i + 1 : n;
@@ -592,6 +596,10 @@ static int router_words_range(const char *s, size_t i, size_t n,
     while (i < n && k < ROUTER_MAX_WORDS) {
         if (router_blank(s[i]) || s[i] == '\n') {
             i++;
+            continue;
+        }
+        if (s[i] == '\\' && i + 1 < n && s[i + 1] == '\n') {
+            i += 2; /* a line continuation between words */
             continue;
         }
         if (s[i] == '(' || s[i] == ')' || s[i] == '|' || s[i] == ';' ||
@@ -1606,6 +1614,7 @@ struct router {
     pcre2_match_context *mctx;
     router_grammar_fn grammar_fn;
     void *grammar_data;
+    char *home; /* $HOME when the router was made, or NULL */
 };
 
 static int router_compile(const char *re, pcre2_code **out, char *err,
@@ -1651,6 +1660,7 @@ void router_free(router_t *r)
     free(r->allow);
     pcre2_match_data_free(r->md);
     pcre2_match_context_free(r->mctx);
+    free(r->home);
     free(r);
 }
 
@@ -1754,6 +1764,11 @@ int router_new(const char *policy_path, router_t **out, char *err,
     r->mctx = pcre2_match_context_create(NULL);
     if (!r->md || !r->mctx)
         goto fail;
+    /* The home the danger check knows by value even when a command's
+     * context gives none (what `~` became in the caller's shell). */
+    const char *home = getenv("HOME");
+    if (home && !(r->home = strdup(home)))
+        goto fail;
     pcre2_set_match_limit(r->mctx, ROUTER_MATCH_LIMIT);
     pcre2_set_depth_limit(r->mctx, ROUTER_DEPTH_LIMIT);
     for (size_t i = 0; i < ROUTER_NBUILTIN; i++) {
@@ -1841,71 +1856,381 @@ static int router_join(char *const *v, size_t from, size_t argc, buf_t *b)
     return buf_append(b, "", 0);
 }
 
-/* Checks every pipeline stage of a segment against the built-in WORDS
- * patterns and the policy; sets the segment's danger fields. */
-static int router_danger_seg(router_t *r, router_seg_t *seg, bool argv_mode,
-                             const char *whole)
+/*
+ * What the danger check found so far in one segment, and where it looks.
+ * It reads the segment as a shell would run it: every pipeline stage, and
+ * in each stage the commands nested in it -- a subshell or a group (`(cd
+ * x && npm publish)`, `{ ...; }`), a command substitution (`$( )`, a
+ * backquote, also in double quotes), a process substitution, the bodies
+ * of compound commands (after `then`, `do`, `else`, a case item's `)`), a
+ * shell's -c string, eval's words.  When in doubt it judges more words as
+ * commands, not fewer: quoted text is data, but what runs is never missed.
+ */
+struct router_judge {
+    router_t *r;
+    const char *home[2];  /* the home directory by value, or NULL: the */
+    size_t nhome[2];      /* command's HOME, the router's (router_new) */
+    bool forbid;          /* a policy forbid matched */
+    const struct router_pattern *hit; /* the first built-in match */
+    buf_t plain, tilde;   /* a stage's normalised forms (scratch) */
+};
+
+/* Words that open a compound command or a part of one: the command is the
+ * word after them (`then git reset --hard`, `do npm publish`). */
+static const char *const router_reserved[] = {
+    "if", "then", "else", "elif", "do", "while", "until", "{", "(",
+    "coproc", NULL};
+
+/* Text nested deeper than ROUTER_MAX_DANGER_DEPTH is not read: asked. */
+static const struct router_pattern router_too_deep = {
+    "too-deep", SCOPE_WORDS, NULL,
+    "shell text nested too deep to be checked for danger"};
+
+static int router_judge_text(struct router_judge *j, const char *s, size_t n,
+                             unsigned depth);
+
+/* The index of the command word in v, past reserved words (shell text
+ * only), assignments and wrappers; argc when there is none. */
+static size_t router_judge_command_at(char *const *v, size_t argc,
+                                      bool shell)
 {
-    size_t n = strlen(seg->text), i = 0;
-    buf_t norm = BUF_INIT;
+    size_t k = 0;
+    for (;;) {
+        while (shell && k < argc && router_in(v[k], router_reserved))
+            k++;
+        if (k >= argc)
+            return argc;
+        size_t w = k + router_skip_wrappers(v + k, argc - k);
+        if (w == k || w >= argc)
+            return w;
+        k = w;
+    }
+}
+
+/* "~" when word w is the home directory by its value, with or without
+ * trailing slashes (what `rm -rf ~` is once a shell expanded it), "~" and
+ * a slash and a star for everything in it; else NULL.  Paths below the
+ * home are not the home. */
+static const char *router_home_word(const struct router_judge *j,
+                                    const char *w)
+{
+    for (size_t h = 0; h < 2; h++) {
+        if (!j->home[h] || strncmp(w, j->home[h], j->nhome[h]))
+            continue;
+        const char *t = w + j->nhome[h];
+        if (!strcmp(t, "/*"))
+            return "~/*";
+        while (*t == '/')
+            t++;
+        if (!*t)
+            return "~";
+    }
+    return NULL;
+}
+
+/* A stage's words v[k..argc) joined by single spaces into j->plain, the
+ * command word by its basename (`/usr/bin/git` is `git`); and into
+ * j->tilde, the same with any word that is the home directory by value
+ * written `~`.  *differ says whether the two differ. */
+static int router_judge_forms(struct router_judge *j, char *const *v,
+                              size_t k, size_t argc, bool *differ)
+{
+    buf_reset(&j->plain);
+    buf_reset(&j->tilde);
+    *differ = false;
+    for (size_t i = k; i < argc; i++) {
+        const char *w = i == k ? router_base(v[i]) : v[i];
+        const char *home = i > k ? router_home_word(j, w) : NULL;
+        *differ = *differ || home;
+        if ((i > k && (buf_append_byte(&j->plain, ' ') < 0 ||
+                       buf_append_byte(&j->tilde, ' ') < 0)) ||
+            buf_append_str(&j->plain, w) < 0 ||
+            buf_append_str(&j->tilde, home ? home : w) < 0)
+            return -ENOMEM;
+    }
+    if (buf_append(&j->plain, "", 0) < 0 || buf_append(&j->tilde, "", 0) < 0)
+        return -ENOMEM;
+    return 0;
+}
+
+/* The text a command runs as shell text: a shell's -c string, or eval's
+ * words joined by spaces (into b); NULL when it runs none. */
+static const char *router_judge_inner(char *const *v, size_t argc, buf_t *b)
+{
+    const char *str = router_shell_string(v, argc);
+    if (str || argc < 2 || strcmp(router_base(v[0]), "eval"))
+        return str;
+    if (router_join(v, 1, argc, b) < 0)
+        return NULL;
+    return b->p;
+}
+
+/*
+ * Judges one command's words (shell: they were read from shell text, so
+ * reserved words open it): the text it runs as a shell (-c, eval), then
+ * its normalised forms against the policy and the built-in WORDS patterns.
+ * A stage the policy allows is not looked up in the built-in table.
+ */
+static int router_judge_words(struct router_judge *j, char *const *v,
+                              size_t argc, unsigned depth, bool shell)
+{
+    size_t k = router_judge_command_at(v, argc, shell);
+    buf_t eval = BUF_INIT;
+    bool differ, allow = false;
     int rc = 0;
-    bool forbid = router_any(r, r->forbid, r->nforbid, seg->text) ||
-                  router_any(r, r->forbid, r->nforbid, whole);
-    bool allow = router_any(r, r->allow, r->nallow, seg->text) ||
-                 router_any(r, r->allow, r->nallow, whole);
-    const struct router_pattern *hit = NULL;
-    while (i <= n && !forbid) {
-        struct router_sep sep;
-        char **v = NULL;
-        size_t argc = 0;
-        if (argv_mode) {
-            sep.at = n;
-            sep.len = 0;
-            v = seg->argv;
-            argc = seg->argc;
-        } else {
-            router_scan(seg->text, i, n, &sep);
-            if ((rc = router_words_range(seg->text, i, sep.at, &v, &argc)) <
-                0)
-                goto out;
+    if (k >= argc)
+        return 0;
+    const char *inner = router_judge_inner(v + k, argc - k, &eval);
+    if (inner && (rc = router_judge_text(j, inner, strlen(inner),
+                                         depth + 1)) < 0)
+        goto out;
+    if ((rc = router_judge_forms(j, v, k, argc, &differ)) < 0)
+        goto out;
+    const char *forms[] = {j->plain.p, differ ? j->tilde.p : NULL};
+    for (size_t f = 0; f < 2 && forms[f]; f++) {
+        router_t *r = j->r;
+        j->forbid = j->forbid || router_any(r, r->forbid, r->nforbid,
+                                            forms[f]);
+        allow = allow || router_any(r, r->allow, r->nallow, forms[f]);
+    }
+    for (size_t f = 0; f < 2 && forms[f] && !allow && !j->hit; f++)
+        for (size_t b = 0; b < ROUTER_NBUILTIN; b++)
+            if (router_builtin[b].scope == SCOPE_WORDS &&
+                router_match(j->r, j->r->builtin[b].code, forms[f])) {
+                j->hit = &router_builtin[b];
+                break;
+            }
+out:
+    buf_free(&eval);
+    return rc;
+}
+
+/* The index of the `close` that ends the group whose `open` is at s[i],
+ * quotes and escapes respected; `to` when it never ends (its body is then
+ * the rest: coarse, never blind). */
+static size_t router_group_end(const char *s, size_t i, size_t to,
+                               char open, char close)
+{
+    unsigned depth = 0;
+    bool sq = false, dq = false;
+    for (; i < to; i++) {
+        char c = s[i];
+        if (sq) {
+            sq = c != '\'';
+        } else if (c == '\\') {
+            i++;
+        } else if (dq) {
+            dq = c != '"';
+        } else if (c == '\'' || c == '"') {
+            sq = c == '\'';
+            dq = c == '"';
+        } else if (c == open) {
+            depth++;
+        } else if (c == close && --depth == 0) {
+            return i;
         }
-        size_t k = router_skip_wrappers(v, argc);
-        rc = router_join(v, k, argc, &norm);
-        if (!argv_mode)
-            router_words_free(v);
+    }
+    return to;
+}
+
+/* The index of the backquote that ends the substitution opened at s[i];
+ * `to` when none does. */
+static size_t router_bq_end(const char *s, size_t i, size_t to)
+{
+    for (i++; i < to && s[i] != '`'; i++)
+        if (s[i] == '\\')
+            i++;
+    return i < to ? i : to;
+}
+
+/*
+ * Judges the commands nested in the stage s[from..to): the bodies of its
+ * groups and substitutions, each as shell text one level deeper.  *item
+ * is set past the last `)` that closes nothing here (a case item's
+ * pattern, `a) rm -rf x`) or a subshell's (`(a) rm -rf x`, as a case
+ * pattern may be written), from when there is none: the words after it
+ * are a command of their own.
+ */
+static int router_judge_nested(struct router_judge *j, const char *s,
+                               size_t from, size_t to, unsigned depth,
+                               size_t *item)
+{
+    bool dq = false;
+    *item = from;
+    for (size_t i = from; i < to; i++) {
+        char c = s[i];
+        size_t open = to, end = to;
+        if (c == '\\') {
+            i++;
+            continue;
+        }
+        if (dq) {
+            if (c == '"')
+                dq = false;
+            else if (c == '`')
+                open = i, end = router_bq_end(s, i, to);
+            else if (c == '$' && i + 1 < to && s[i + 1] == '(')
+                open = i + 1, end = router_group_end(s, i + 1, to, '(', ')');
+        } else if (c == '\'') {
+            const char *q = memchr(s + i + 1, '\'', to - i - 1);
+            i = q ? (size_t)(q - s) : to;
+        } else if (c == '"') {
+            dq = true;
+        } else if (c == '`') {
+            open = i, end = router_bq_end(s, i, to);
+        } else if (c == '(') {
+            open = i, end = router_group_end(s, i, to, '(', ')');
+            /* Not a substitution (`$(`, `<(`) nor an array (`a=(`): a
+             * subshell or a case pattern (`(a) rm -rf x`), where what
+             * follows its `)` is a command. */
+            if (!i || !strchr("$<>=", s[i - 1]))
+                *item = end < to ? end + 1 : to;
+        } else if (c == '{' && (router_word_start(s, i) ||
+                                (i && s[i - 1] == '$'))) {
+            open = i, end = router_group_end(s, i, to, '{', '}');
+        } else if (c == ')') {
+            *item = i + 1;
+        } else if (c == '#' && router_word_start(s, i)) {
+            const char *nl = memchr(s + i, '\n', to - i);
+            i = nl ? (size_t)(nl - s) : to;
+        }
+        if (open == to)
+            continue;
+        int rc = router_judge_text(j, s + open + 1, end - open - 1,
+                                   depth + 1);
         if (rc < 0)
+            return rc;
+        i = end;
+    }
+    return 0;
+}
+
+/* Judges the words of shell text s[from..to) as one command. */
+static int router_judge_range(struct router_judge *j, const char *s,
+                              size_t from, size_t to, unsigned depth)
+{
+    char **v = NULL;
+    size_t argc = 0;
+    int rc = router_words_range(s, from, to, &v, &argc);
+    if (rc < 0)
+        return rc;
+    rc = router_judge_words(j, v, argc, depth, true);
+    router_words_free(v);
+    return rc;
+}
+
+/* Judges one pipeline stage of shell text, s[from..to): what is nested
+ * in it, its words, and a case item's command after its pattern. */
+static int router_judge_stage(struct router_judge *j, const char *s,
+                              size_t from, size_t to, unsigned depth)
+{
+    size_t item;
+    int rc = router_judge_nested(j, s, from, to, depth, &item);
+    if (rc == 0)
+        rc = router_judge_range(j, s, from, to, depth);
+    if (rc == 0 && item > from)
+        rc = router_judge_range(j, s, item, to, depth);
+    return rc;
+}
+
+/*
+ * Judges shell text s[0..n) at nesting depth: every pipeline stage of
+ * every segment (heredoc bodies that are data left out, as router_split
+ * does).  Past ROUTER_MAX_DANGER_DEPTH nothing is read and the text is
+ * asked about: text nobody reads must not pass for safe.
+ */
+static int router_judge_text(struct router_judge *j, const char *s, size_t n,
+                             unsigned depth)
+{
+    buf_t text = BUF_INIT;
+    int rc = 0;
+    if (depth > ROUTER_MAX_DANGER_DEPTH) {
+        if (!j->hit)
+            j->hit = &router_too_deep;
+        return 0;
+    }
+    if (depth && n <= ROUTER_MAX_INPUT && memmem(s, n, "<<", 2)) {
+        if ((rc = router_drop_heredocs(s, n, &text)) < 0)
             goto out;
-        forbid = router_any(r, r->forbid, r->nforbid, norm.p);
-        if (!router_any(r, r->allow, r->nallow, norm.p) && !hit)
-            for (size_t b = 0; b < ROUTER_NBUILTIN; b++)
-                if (router_builtin[b].scope == SCOPE_WORDS &&
-                    router_match(r, r->builtin[b].code, norm.p)) {
-                    hit = &router_builtin[b];
-                    break;
-                }
-        if (sep.len == 0)
+        if (text.len) {
+            s = text.p;
+            n = text.len;
+        }
+    }
+    for (size_t i = 0; i <= n && !j->forbid;) {
+        struct router_sep sep;
+        router_scan(s, i, n, &sep);
+        if ((rc = router_judge_stage(j, s, i, sep.at, depth)) < 0 ||
+            sep.len == 0)
             break;
         i = sep.at + sep.len;
     }
-    if (!hit && !forbid)
+out:
+    buf_free(&text);
+    return rc;
+}
+
+/* The home directory by value for the danger check: the command's HOME
+ * (ctx's environment, else this process's when it inherits it) and the
+ * router's (router_new); one that is not absolute, or `/`, is none. */
+static void router_judge_homes(struct router_judge *j, const router_ctx_t *ctx)
+{
+    const char *h[2] = {NULL, j->r->home};
+    if (ctx && ctx->env) {
+        size_t n = 0;
+        while (ctx->env[n])
+            n++;
+        h[0] = router_env_find(ctx->env, n, "HOME");
+    }
+    if (!h[0] && ctx && ctx->inherit_env)
+        h[0] = getenv("HOME");
+    for (size_t i = 0; i < 2; i++) {
+        size_t len = h[i] && h[i][0] == '/' ? strlen(h[i]) : 0;
+        while (len && h[i][len - 1] == '/')
+            len--;
+        j->home[i] = len ? h[i] : NULL;
+        j->nhome[i] = len;
+    }
+}
+
+/* Checks a segment for danger (its text as shell text, or in argv mode
+ * its words, run directly) against the policy and the built-in table;
+ * sets the segment's danger fields.  whole is the command line. */
+static int router_danger_seg(router_t *r, router_seg_t *seg, bool argv_mode,
+                             const char *whole, const router_ctx_t *ctx)
+{
+    struct router_judge j = {.r = r, .plain = BUF_INIT, .tilde = BUF_INIT};
+    int rc = 0;
+    router_judge_homes(&j, ctx);
+    j.forbid = router_any(r, r->forbid, r->nforbid, seg->text) ||
+               router_any(r, r->forbid, r->nforbid, whole);
+    bool allow = router_any(r, r->allow, r->nallow, seg->text) ||
+                 router_any(r, r->allow, r->nallow, whole);
+    if (!j.forbid)
+        rc = argv_mode ? router_judge_words(&j, seg->argv, seg->argc, 0, false)
+                       : router_judge_text(&j, seg->text, strlen(seg->text),
+                                           0);
+    buf_free(&j.plain);
+    buf_free(&j.tilde);
+    if (rc < 0)
+        return rc;
+    if (!j.hit && !j.forbid)
         for (size_t b = 0; b < ROUTER_NBUILTIN; b++)
             if (router_builtin[b].scope == SCOPE_RAW &&
                 router_match(r, r->builtin[b].code, seg->text)) {
-                hit = &router_builtin[b];
+                j.hit = &router_builtin[b];
                 break;
             }
-    if (forbid) {
+    if (j.forbid) {
         seg->danger = ROUTER_DANGER_FORBID;
         seg->danger_id = "policy-forbid";
         seg->danger_what = "forbidden by the policy file";
-    } else if (hit && !allow) {
+    } else if (j.hit && !allow) {
         seg->danger = ROUTER_DANGER_ASK;
-        seg->danger_id = hit->id;
-        seg->danger_what = hit->what;
+        seg->danger_id = j.hit->id;
+        seg->danger_what = j.hit->what;
     }
-out:
-    buf_free(&norm);
-    return rc;
+    return 0;
 }
 
 /*
@@ -2045,7 +2370,7 @@ int router_classify_ctx(router_t *r, const char *cmdline,
             }
         } else if ((rc = router_words(s->text, &s->argv, &s->argc)) < 0)
             goto fail;
-        if ((rc = router_danger_seg(r, s, false, cmdline)) < 0 ||
+        if ((rc = router_danger_seg(r, s, false, cmdline, ctx)) < 0 ||
             (rc = router_seg_category(r, s, out->segs, i, ctx, whole)) < 0)
             goto fail;
     }
@@ -2111,7 +2436,7 @@ int router_classify_argv_ctx(router_t *r, const char *const *argv,
     s->text = buf_detach(&line);
     if (!s->text)
         goto fail;
-    if ((rc = router_danger_seg(r, s, true, s->text)) < 0 ||
+    if ((rc = router_danger_seg(r, s, true, s->text, ctx)) < 0 ||
         (rc = router_seg_category(r, s, NULL, 0, ctx, true)) < 0)
         goto fail;
     router_combine(out);

@@ -32,9 +32,20 @@
  * category (router_set_grammar_category_fn), then the built-in command
  * table, else condense.
  *
+ * Danger is judged on every command a segment runs, the way a shell runs
+ * it: every pipeline stage, what is nested in one (subshells, groups,
+ * command and process substitutions), compound commands' bodies (after
+ * `then`, `do`, `else`...), a shell's -c string and eval's words, read
+ * recursively up to ROUTER_MAX_DANGER_DEPTH.  Each command's words are
+ * normalised (quotes removed, wrappers skipped, the command word by its
+ * basename) and a word that is the home directory by value is also seen
+ * as `~`.  Routing may be coarse, but never wrong about danger: when in
+ * doubt, more words are judged as commands, not fewer.
+ *
  * The policy file (docs/policy.md) is `{"forbid": [regex...], "allow":
  * [regex...]}`; regexes are PCRE2, matched against each segment's text (as
- * written, trimmed) and against the whole command line.
+ * written, trimmed), against the whole command line, and against each
+ * command's normalised words.
  */
 #ifndef REIN_SQUASH_ROUTER_H
 #define REIN_SQUASH_ROUTER_H
@@ -84,6 +95,12 @@ typedef enum router_danger {
 /* How deep an editor or pager setting is itself routed (`EDITOR='git -c
  * core.editor=... commit'`): past this, it is taken to need a terminal. */
 #define ROUTER_MAX_NEST 4
+
+/* How deep the danger check reads shell text nested in a command (a
+ * subshell, a group, a substitution, `sh -c STRING`, eval's words, each
+ * inside another): text nested deeper is not read, and asked about
+ * (danger id "too-deep"). */
+#define ROUTER_MAX_DANGER_DEPTH 16
 
 /* Match limits for policy regexes, which are untrusted input. */
 #define ROUTER_MATCH_LIMIT 100000
@@ -149,7 +166,9 @@ typedef bool (*router_grammar_fn)(const char *const *argv, size_t argc,
 /* Creates a router with the built-in tables and, when policy_path is not
  * NULL, that policy file (a missing file is not an error; a malformed one
  * is, with a message in err of size errlen naming the file and what is
- * wrong).  0, -EINVAL (malformed policy), -EFBIG, -ENOMEM or -errno. */
+ * wrong).  It keeps this process's $HOME, which the danger check knows by
+ * value besides the HOME of a command's context.  0, -EINVAL (malformed
+ * policy), -EFBIG, -ENOMEM or -errno. */
 int router_new(const char *policy_path, router_t **out, char *err,
                size_t errlen);
 void router_free(router_t *r);
