@@ -66,7 +66,8 @@ extern "C" {
     X(EREGISTRY, -1015, "the run registry cannot be written")             \
     X(ECONTAIN, -1016, "the requested containment level is not available") \
     X(EINPUT_CLOSED, -1017, "stdin was already closed at rein's end")    \
-    X(EPATTERN_LIMIT, -1018, "a regular expression reached its match limit")
+    X(EPATTERN_LIMIT, -1018, "a regular expression reached its match limit") \
+    X(ESESSIONS_FULL, -1019, "the session store is full; none may be pruned")
 
 typedef enum rein_err {
 #define REIN_ERR_ENUM_(name, value, msg) REIN_##name = (value),

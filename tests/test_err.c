@@ -12,6 +12,9 @@ TEST(err_rein_codes_have_names_and_messages)
     ASSERT_STR(rein_strerror(REIN_EPTY_RUNNING), "PTY session already running");
     ASSERT_STR(rein_strerror(REIN_EPTY_IDLE), "PTY session is not running");
     ASSERT_STR(rein_err_name(REIN_ETOOSMALL), "ETOOSMALL");
+    ASSERT_STR(rein_err_name(REIN_ESESSIONS_FULL), "ESESSIONS_FULL");
+    ASSERT_STR(rein_strerror(REIN_ESESSIONS_FULL),
+               "the session store is full; none may be pruned");
 }
 
 TEST(err_errno_codes_map_through)

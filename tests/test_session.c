@@ -86,8 +86,9 @@ static void expect_not_awaiting(rein_sup_t *sup, session_t *s,
 
 TEST(session_lru_victim_rules_at_the_edges)
 {
-    session_lru_entry_t v[5] = {{5, false}, {1, false}, {4, true},
-                                {2, false}, {3, false}};
+    session_lru_entry_t v[5] = {{5, false, false}, {1, false, false},
+                                {4, true, false}, {2, false, false},
+                                {3, false, false}};
     /* No more entries than protected: none may go. */
     ASSERT_EQ(session_lru_victim(v, 2, 2), -1);
     ASSERT_EQ(session_lru_victim(v, 0, 0), -1);
@@ -102,9 +103,21 @@ TEST(session_lru_victim_rules_at_the_edges)
     ASSERT_EQ(session_lru_victim(v, 5, 5), -1);
     /* Nothing protected: the exited one still goes first. */
     ASSERT_EQ(session_lru_victim(v, 5, 0), 2);
-    session_lru_entry_t all_live[3] = {{7, false}, {9, false}, {8, false}};
+    session_lru_entry_t all_live[3] = {{7, false, false}, {9, false, false},
+                                       {8, false, false}};
     ASSERT_EQ(session_lru_victim(all_live, 3, 0), 0);
     ASSERT_EQ(session_lru_victim(all_live, 3, 2), 0);
+    /* In use (a call in flight on it): never the victim, exited or the
+     * oldest, yet it still counts among the most recently used. */
+    v[2].in_use = true;
+    ASSERT_EQ(session_lru_victim(v, 5, 0), 1);
+    v[1].in_use = true;
+    ASSERT_EQ(session_lru_victim(v, 5, 0), 3);
+    ASSERT_EQ(session_lru_victim(v, 5, 3), 3); /* 5, 4 and 3 protected */
+    ASSERT_EQ(session_lru_victim(v, 5, 4), -1); /* only 1 left: in use */
+    for (size_t i = 0; i < 5; i++)
+        v[i].in_use = true;
+    ASSERT_EQ(session_lru_victim(v, 5, 0), -1);
 }
 
 /* The pruning warning comes as far below any cap as below the default,
@@ -121,8 +134,17 @@ TEST(session_warns_of_pruning_below_its_own_cap)
         session_store_t *st = open_store(sup, caps[i], 0);
         ASSERT_EQ(session_max_live(st), max[i]);
         ASSERT_EQ(session_warn_at(st), warn[i]);
+        ASSERT_EQ(session_max_open(st), 2 * max[i]);
         session_store_free(st);
     }
+    /* SESSION_MAX_LIVE is also the most a store may be opened with. */
+    session_store_t *st;
+    session_store_opts_t o = {.sup = sup, .max_live = SESSION_MAX_LIVE + 1};
+    ASSERT_EQ(session_store_new(&o, &st), -EINVAL);
+    o.max_live = SESSION_MAX_LIVE;
+    ASSERT_OK(session_store_new(&o, &st));
+    ASSERT_EQ(session_max_live(st), SESSION_MAX_LIVE);
+    session_store_free(st);
     rein_sup_close(sup);
 }
 
@@ -376,9 +398,6 @@ TEST(session_store_prunes_lru_with_small_caps)
     int64_t ida = session_id(a), idb = session_id(b);
     ASSERT_EQ(session_count(st), 3);
     session_touch(a); /* a is now the most recent: protected */
-    struct woke w = {0, 0};
-    ASSERT_OK(session_wait(b, &(session_wait_opts_t){.timeout_ms = T_WAIT_MS},
-                           on_woke, &w));
     session_t *d = spawn(st, "sleep 30", false);
     ASSERT_EQ(session_count(st), 3);
     int64_t ids[4];
@@ -387,8 +406,6 @@ TEST(session_store_prunes_lru_with_small_caps)
     ASSERT_EQ(session_take_pruned(st, ids, 4), 0);
     ASSERT_TRUE(session_find(st, idb) == NULL);
     ASSERT_TRUE(session_find(st, ida) == a);
-    wait_woken(sup, &w);
-    ASSERT_EQ(w.why, SESSION_WAKE_PRUNED);
     /* The list is most recently used first. */
     ASSERT_TRUE(session_at(st, 0) == d);
     ASSERT_TRUE(session_at(st, 1) == a);
@@ -402,6 +419,19 @@ TEST(session_store_prunes_lru_with_small_caps)
         ASSERT_TRUE(test_now_ms() - t0 < T_WAIT_MS);
         pump(sup, 50);
     }
+    /* A session a call waits on is in use: c, now the least recently
+     * used, is spared, and d (a is protected) goes instead. */
+    struct woke w = {0, 0};
+    ASSERT_OK(session_wait(c, &(session_wait_opts_t){.timeout_ms = T_WAIT_MS},
+                           on_woke, &w));
+    session_touch(a);
+    session_t *e = spawn(st, "sleep 30", false);
+    ASSERT_EQ(session_take_pruned(st, ids, 4), 1);
+    ASSERT_EQ(ids[0], session_id(d));
+    ASSERT_TRUE(session_find(st, session_id(c)) == c);
+    ASSERT_TRUE(session_find(st, session_id(e)) == e);
+    session_wait_cancel(c);
+    ASSERT_EQ(w.n, 0);
     ASSERT_EQ(session_id(a) < session_id(d), 1); /* ids grow */
     session_store_free(st);
     rein_sup_close(sup);
@@ -479,6 +509,106 @@ TEST(session_starting_session_prunes_only_once_settled)
     ASSERT_EQ(session_take_pruned(st, ids, 4), 1);
     ASSERT_EQ(ids[0], session_id(b));
     ASSERT_TRUE(session_find(st, session_id(late)) == late);
+    session_store_free(st);
+    rein_sup_close(sup);
+}
+
+/* A session spawned for exec_command, with its first call in flight. */
+static session_t *spawn_waited(session_store_t *st, struct woke *w)
+{
+    const char *argv[] = {"/bin/bash", "--noprofile", "--norc", "-c",
+                          "exec sleep 30", NULL};
+    session_spawn_opts_t o = {.argv = argv, .command = "sleep 30",
+                              .cwd = test_tmpdir(), .starting = true};
+    session_t *s;
+    ASSERT_OK(session_spawn(st, &o, &s));
+    ASSERT_OK(session_wait(s, &(session_wait_opts_t){.timeout_ms = T_WAIT_MS},
+                           on_woke, w));
+    return s;
+}
+
+/* A call on s returns, s still running, as codex_exec_result has it: its
+ * wait ends, then it is settled (and takes the pruned ids). */
+static void call_returns(rein_sup_t *sup, session_t *s, struct woke *w)
+{
+    session_wait_expire(s);
+    wait_woken(sup, w);
+    ASSERT_EQ(w->why, SESSION_WAKE_DEADLINE);
+    ASSERT_TRUE(session_running(s));
+    session_settle(s);
+}
+
+/* More exec_commands at once than max_live: those past max_live starting
+ * are settled from their spawn, with their spawn time as their stamp,
+ * while their first call is still in flight.  As the others return and
+ * settle, the pruner must not take them (the bug: it took the oldest
+ * stamp, and their results then named a session already ended); it takes
+ * only a session no call uses, lets the store go over max_live meanwhile,
+ * and prunes back as calls return.  At session_max_open a spawn prunes
+ * one that may go, or is refused when none may. */
+TEST(session_prunes_no_session_whose_call_is_in_flight)
+{
+    rein_sup_t *sup = open_sup();
+    session_store_t *st = open_store(sup, 2, 1);
+    ASSERT_EQ(session_max_open(st), 4);
+    struct woke w[6];
+    memset(w, 0, sizeof w);
+    session_t *s[6];
+    int64_t ids[8];
+    /* s0, s1 start (max_live of them); s2, s3 are settled at spawn. */
+    for (int i = 0; i < 4; i++)
+        s[i] = spawn_waited(st, &w[i]);
+    ASSERT_EQ(session_count(st), 4);
+    ASSERT_EQ(session_take_pruned(st, ids, 8), 0);
+    /* Open at session_max_open, every one in use: refused, nothing runs
+     * and nothing is pruned. */
+    const char *argv[] = {"/bin/true", NULL};
+    session_spawn_opts_t o = {.argv = argv, .command = "true",
+                              .cwd = test_tmpdir(), .starting = true};
+    session_t *no = NULL;
+    ASSERT_EQ(session_spawn(st, &o, &no), REIN_ESESSIONS_FULL);
+    ASSERT_TRUE(no == NULL);
+    ASSERT_EQ(session_count(st), 4);
+    /* s0's first call returns: 3 held over a max_live of 2, but s2 and
+     * s3 (the oldest stamps) are in use and s0 is the one returned. */
+    call_returns(sup, s[0], &w[0]);
+    ASSERT_EQ(session_take_pruned(st, ids, 8), 0);
+    for (int i = 0; i < 4; i++)
+        ASSERT_TRUE(session_find(st, session_id(s[i])) == s[i]);
+    ASSERT_EQ(session_count(st), 4);
+    /* s1's returns: s0, idle and no longer the most recent, goes; the
+     * store stays one over while s2 and s3 are in use. */
+    call_returns(sup, s[1], &w[1]);
+    ASSERT_EQ(session_take_pruned(st, ids, 8), 1);
+    ASSERT_EQ(ids[0], session_id(s[0]));
+    ASSERT_TRUE(session_find(st, session_id(s[0])) == NULL);
+    ASSERT_EQ(session_count(st), 3);
+    /* Below session_max_open a starting session prunes nothing. */
+    s[4] = spawn_waited(st, &w[4]);
+    ASSERT_EQ(session_count(st), 4);
+    ASSERT_EQ(session_take_pruned(st, ids, 8), 0);
+    /* At it, one that may go is pruned for a starting one too: s1 once a
+     * write_stdin on s2 (in use still) made s1 no longer the most
+     * recent. */
+    session_touch(s[2]);
+    s[5] = spawn_waited(st, &w[5]);
+    ASSERT_EQ(session_take_pruned(st, ids, 8), 1);
+    ASSERT_EQ(ids[0], session_id(s[1]));
+    ASSERT_EQ(session_count(st), 4);
+    /* The calls in flight were never woken as pruned. */
+    for (int i = 2; i < 6; i++) {
+        ASSERT_EQ(w[i].n, 0);
+        ASSERT_TRUE(session_find(st, session_id(s[i])) == s[i]);
+    }
+    /* s2's call returns: 2 held (s2, s3), no pruning; then s4's first
+     * one: 3 held, and s2, idle and older, goes. */
+    call_returns(sup, s[2], &w[2]);
+    ASSERT_EQ(session_take_pruned(st, ids, 8), 0);
+    call_returns(sup, s[4], &w[4]);
+    ASSERT_EQ(session_take_pruned(st, ids, 8), 1);
+    ASSERT_EQ(ids[0], session_id(s[2]));
+    ASSERT_TRUE(session_find(st, session_id(s[3])) == s[3]);
+    ASSERT_EQ(w[3].n, 0);
     session_store_free(st);
     rein_sup_close(sup);
 }

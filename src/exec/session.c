@@ -8,6 +8,20 @@
  * finalize paths, so those callbacks only record and schedule; waking a
  * waiter and freeing happen on zero-delay timers.
  *
+ * Pruning (the LRU) takes only a session no call is using: one whose
+ * exec_command, write_stdin or kill_session is in flight has a waiter,
+ * and the model is about to be told it runs (or has just been), so
+ * ending it would return a session id that is already unknown.  The
+ * session a result is being built for has no waiter any more, so it is
+ * named to the pruner (session_settle's `except`).  A session settled at
+ * spawn (past max_live starting at once) keeps its spawn time as its
+ * stamp while its first call waits: it is spared by being in use, not by
+ * its stamp.  When every other session is in use or protected the store
+ * goes over max_live rather than end one the model is driving, and each
+ * call that returns a running session prunes it back; only spawns add
+ * sessions, and they stop at session_max_open with REIN_ESESSIONS_FULL,
+ * so the store stays bounded whatever the client runs at once.
+ *
  * Awaiting input is read from /proc (see exec/awaiting.h): the
  * decision rests on what the kernel says a process is blocked in, so a
  * process that printed "Password:" and went on computing, or one asleep in
@@ -170,7 +184,8 @@ static void session_maybe_free(session_t *s)
 
 int session_store_new(const session_store_opts_t *o, session_store_t **out)
 {
-    if (!o || !o->sup || !out)
+    /* The pruner's and list_sessions' arrays hold session_max_open. */
+    if (!o || !o->sup || !out || o->max_live > SESSION_MAX_LIVE)
         return -EINVAL;
     session_store_t *st = calloc(1, sizeof *st);
     if (!st)
@@ -225,9 +240,15 @@ size_t session_warn_at(const session_store_t *st)
     return st->max_live > before ? st->max_live - before : 1;
 }
 
+size_t session_max_open(const session_store_t *st)
+{
+    return 2 * st->max_live;
+}
+
 session_t *session_at(const session_store_t *st, size_t i)
 {
-    /* At most max_live stored: a selection pass per call is cheap. */
+    /* At most session_max_open stored: a selection pass per call is
+     * cheap. */
     uint64_t below = UINT64_MAX;
     session_t *pick = NULL;
     for (size_t k = 0; k <= i; k++) {
@@ -415,7 +436,8 @@ int session_lru_victim(const session_lru_entry_t *v, size_t n,
             for (size_t k = 0; k < n; k++)
                 newer += k != i && (v[k].last_used > mine ||
                                     (v[k].last_used == mine && k > i));
-            if (newer < protected_n || (pass == 0 && !v[i].exited))
+            if (newer < protected_n || v[i].in_use ||
+                (pass == 0 && !v[i].exited))
                 continue;
             if (best < 0 || v[i].last_used < v[best].last_used)
                 best = (int)i;
@@ -423,21 +445,31 @@ int session_lru_victim(const session_lru_entry_t *v, size_t n,
     return best;
 }
 
-/* Makes room for one more session: prunes the LRU victim. */
-static void session_prune_one(session_store_t *st)
+/* The session to prune among the settled ones, or NULL when none may go:
+ * a session with a waiter is in use (its call is in flight), and so is
+ * except (the one a call is returning). */
+static session_t *session_victim(session_store_t *st, const session_t *except)
 {
     session_lru_entry_t v[SESSION_MAX_LIVE * 2];
     session_t *who[SESSION_MAX_LIVE * 2];
     size_t n = 0;
     for (session_t *s = st->all; s && n < sizeof v / sizeof v[0]; s = s->next)
         if (s->stored && !s->starting) {
-            v[n] = (session_lru_entry_t){s->lru, s->exited};
+            v[n] = (session_lru_entry_t){s->lru, s->exited,
+                                         s->wake_fn || s == except};
             who[n++] = s;
         }
     int i = session_lru_victim(v, n, st->protected_n);
     if (i < 0)
-        return;
-    session_t *s = who[i];
+        return NULL;
+    return who[i];
+}
+
+/* Prunes s: ends its run, queues its id for the next result, forgets it.
+ * No call waits on it (session_victim), so no call is answered with it. */
+static void session_prune(session_t *s)
+{
+    session_store_t *st = s->st;
     if (st->npruned == SESSION_PRUNED_QUEUE) {
         memmove(st->pruned, st->pruned + 1,
                 (SESSION_PRUNED_QUEUE - 1) * sizeof st->pruned[0]);
@@ -446,18 +478,20 @@ static void session_prune_one(session_store_t *st)
     st->pruned[st->npruned++] = s->id;
     if (!s->exited)
         rein_sup_cancel(st->sup, s->id, SIGTERM, -1);
-    session_wake(s, SESSION_WAKE_PRUNED);
     session_release(s);
 }
 
-/* Prunes until room more settled sessions fit under max_live. */
-static void session_trim(session_store_t *st, size_t room)
+/* Prunes until room more settled sessions fit under max_live, or none may
+ * go: every one left is protected or in use (the store stays over
+ * max_live until their calls return). */
+static void session_trim(session_store_t *st, size_t room,
+                         const session_t *except)
 {
     while (st->nstored - st->nstarting + room > st->max_live) {
-        size_t before = st->nstored;
-        session_prune_one(st);
-        if (st->nstored == before)
-            break; /* every one protected (max_live <= protected_n) */
+        session_t *s = session_victim(st, except);
+        if (!s)
+            break;
+        session_prune(s);
     }
 }
 
@@ -490,6 +524,11 @@ int session_spawn(session_store_t *st, const session_spawn_opts_t *o,
     /* A starting session takes no place yet, up to max_live of them; past
      * that (a client starting that many at once) it is settled at once. */
     bool starting = o->starting && st->nstarting < st->max_live;
+    /* At session_max_open one must go first, starting or not: refused
+     * when none may (all in use or protected), before anything runs. */
+    bool full = st->nstored >= session_max_open(st);
+    if (full && !session_victim(st, NULL))
+        return REIN_ESESSIONS_FULL;
     session_t *s = calloc(1, sizeof *s);
     if (!s)
         return -ENOMEM;
@@ -532,9 +571,11 @@ int session_spawn(session_store_t *st, const session_spawn_opts_t *o,
         if (info.log_path)
             s->log_path = strdup(info.log_path);
     }
-    /* Room for it, once it exists: a spawn that fails prunes nothing. */
-    if (!starting)
-        session_trim(st, 1);
+    /* Room for it, once it exists: a spawn that fails prunes nothing.  At
+     * session_max_open, held > max_live or room for one more settled
+     * makes the trim prune the victim found above. */
+    if (!starting || full)
+        session_trim(st, starting ? 0 : 1, NULL);
     s->stored = true;
     s->starting = starting;
     st->nstarting += starting;
@@ -569,13 +610,15 @@ void session_touch(session_t *s)
 
 void session_settle(session_t *s)
 {
-    if (!s->starting)
-        return;
-    s->starting = false;
-    s->st->nstarting--;
-    /* In use now: the victim is another one. */
+    if (s->starting) {
+        s->starting = false;
+        s->st->nstarting--;
+    }
+    /* In use now: the victim is another one.  A store over max_live (its
+     * other sessions were in use) prunes back here as calls return. */
     session_touch(s);
-    session_trim(s->st, 0);
+    if (s->stored)
+        session_trim(s->st, 0, s);
 }
 
 void session_release(session_t *s)

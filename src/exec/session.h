@@ -17,7 +17,13 @@
  *     a screen model fed from the start;
  *   - an LRU stamp: the store holds at most max_live sessions; at the cap
  *     the least recently used one is pruned, never one of the
- *     protected_n most recently used, exited ones first (Codex's rule).
+ *     protected_n most recently used, exited ones first (Codex's rule),
+ *     and never one a call is using (it has a waiter: its exec_command,
+ *     write_stdin or kill_session is in flight) nor the one a call is
+ *     returning.  When every other one is in use the store goes over
+ *     max_live for as long as those calls last, and prunes back to it as
+ *     they return (session_settle); at twice max_live open, held and
+ *     starting, with none that may go, a new session is refused.
  *
  * A session stays in the store until its exit has been reported to the
  * model (session_release); after that it is unknown to the store, while its
@@ -41,7 +47,9 @@
 #include "squash/vtview.h"
 
 /* Sessions held at once, and how many of the most recently used are never
- * pruned (Codex's MAX_SESSIONS and LRU_PROTECTED_COUNT). */
+ * pruned (Codex's MAX_SESSIONS and LRU_PROTECTED_COUNT).  A store's
+ * max_live is at most SESSION_MAX_LIVE; it may hold as many starting ones
+ * besides (session_max_open). */
 #define SESSION_MAX_LIVE 64
 #define SESSION_LRU_PROTECTED 8
 /* From this many sessions held on, a result that leaves one running warns
@@ -84,7 +92,7 @@ typedef struct session session_t;
 
 typedef struct session_store_opts {
     rein_sup_t *sup;     /* required; its loop runs every timer */
-    size_t max_live;     /* 0: SESSION_MAX_LIVE */
+    size_t max_live;     /* 0: SESSION_MAX_LIVE; at most that */
     size_t protected_n;  /* 0: SESSION_LRU_PROTECTED */
     size_t headtail_cap; /* 0: HEADTAIL_DEFAULT_CAP */
 } session_store_opts_t;
@@ -93,7 +101,8 @@ typedef struct session_store_opts {
 typedef void (*session_output_fn)(session_t *s, const void *data, size_t n,
                                   void *ud);
 
-/* Creates a store.  0, -EINVAL or -ENOMEM. */
+/* Creates a store.  0, -EINVAL (no sup, or max_live over
+ * SESSION_MAX_LIVE) or -ENOMEM. */
 int session_store_new(const session_store_opts_t *o, session_store_t **out);
 /* Detaches every run from its session (the runs go on until the
  * supervisor ends them) and frees the store.  NULL is a no-op. */
@@ -107,6 +116,10 @@ size_t session_count(const session_store_t *st);
  * as far below any other cap, and at least 1. */
 size_t session_max_live(const session_store_t *st);
 size_t session_warn_at(const session_store_t *st);
+/* The most sessions open at once, held and starting: twice max_live (up
+ * to max_live starting beyond the max_live held).  Past it a spawn that
+ * can prune none is refused (REIN_ESESSIONS_FULL). */
+size_t session_max_open(const session_store_t *st);
 /* The i-th stored session, most recently used first; NULL past the end. */
 session_t *session_at(const session_store_t *st, size_t i);
 
@@ -123,18 +136,24 @@ typedef struct session_spawn_opts {
      * within its first yield prunes nothing (Codex's rule: it never
      * touches the store).  Until then it is neither counted against
      * max_live nor pruned.  At most max_live start at once; past that a
-     * session is settled from the start. */
+     * session is settled from the start (it may prune another then, but
+     * is itself never pruned while a call waits on it). */
     bool starting;
 } session_spawn_opts_t;
 
-/* Starts a session, pruning one first when the store is full (its id is
- * then queued for session_take_pruned) unless it is starting.  0 or the
- * supervisor's error. */
+/* Starts a session, pruning one when the store is full (its id is then
+ * queued for session_take_pruned) unless it is starting.  At
+ * session_max_open sessions open it prunes one even for a starting
+ * session, and when none may go (all in use or protected) starts nothing
+ * and returns REIN_ESESSIONS_FULL.  0, that, -EINVAL, -ENOMEM or the
+ * supervisor's error; a session that failed to start prunes nothing. */
 int session_spawn(session_store_t *st, const session_spawn_opts_t *o,
                   session_t **out);
-/* Gives a starting session its place in the store, pruning the least
- * recently used one when the store is over max_live; a no-op for a
- * settled one. */
+/* A call is returning s still running (or gave up waiting on it): marks
+ * it used now, gives a starting session its place in the store, and
+ * prunes the least recently used ones no call is using while the store
+ * is over max_live -- never s itself.  The pruned ids are queued for
+ * session_take_pruned. */
 void session_settle(session_t *s);
 /* Moves up to cap ids pruned since the last call into ids; returns the
  * count taken. */
@@ -148,11 +167,12 @@ void session_touch(session_t *s);
 void session_release(session_t *s);
 
 /* Which of the entries to prune: the least recently used one that is not
- * among the protected_n most recently used, an exited one first.  -1 when
- * none may go. */
+ * among the protected_n most recently used (in use or not) and that no
+ * call is using, an exited one first.  -1 when none may go. */
 typedef struct session_lru_entry {
     uint64_t last_used;
     bool exited;
+    bool in_use; /* a call waits on it, or is returning it */
 } session_lru_entry_t;
 int session_lru_victim(const session_lru_entry_t *v, size_t n,
                        size_t protected_n);
@@ -194,7 +214,6 @@ typedef enum session_wake {
     SESSION_WAKE_MATCH,     /* wait_for matched */
     SESSION_WAKE_INPUT,     /* the run is blocked reading its input */
     SESSION_WAKE_PREEMPTED, /* another wait started on the session */
-    SESSION_WAKE_PRUNED,    /* the session was pruned from the store */
     SESSION_WAKE_PATTERN,   /* wait_for reached a match limit: given up
                                (session_wait_error says which) */
 } session_wake_t;

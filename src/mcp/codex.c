@@ -950,8 +950,7 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
     memset(&ch, 0, sizeof ch);
     /* The input check drains what the process printed before blocking,
      * so it comes before taking the output. */
-    bool awaiting = session_running(s) && why != SESSION_WAKE_PRUNED &&
-                    session_check_input(s, &prompt);
+    bool awaiting = session_running(s) && session_check_input(s, &prompt);
     session_take_output(s, &out, &raw, &ch);
     bool running = session_running(s);
     int code, signo;
@@ -1082,8 +1081,9 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
     uint64_t tokens = (ch.bytes + CODEX_BYTES_PER_TOKEN - 1) /
                       CODEX_BYTES_PER_TOKEN;
     /* Still running: it takes its place in the store now (a command that
-     * exited never did), perhaps pruning another, named below. */
-    if (running && why != SESSION_WAKE_PRUNED)
+     * exited never did), perhaps pruning another, named below -- never s,
+     * whose id this result hands out, nor one another call is using. */
+    if (running)
         session_settle(s);
     int64_t pruned[CODEX_PRUNED_MAX];
     size_t npruned = session_take_pruned(cx->store, pruned, CODEX_PRUNED_MAX);
@@ -1172,9 +1172,6 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
                    ch.omitted, codex_scan_error(scan));
     if (awaiting)
         buf_printf(&text, "Awaiting input: yes\n");
-    if (why == SESSION_WAKE_PRUNED)
-        buf_printf(&text, "Session: pruned (the session limit was reached); "
-                          "it is being terminated\n");
     if (why == SESSION_WAKE_PATTERN)
         buf_printf(&text, "Wait for: %s\n", session_wait_error(s));
     if (x->write_error[0])
@@ -1693,6 +1690,22 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
                              "system passes to a program (ARG_MAX, %ld "
                              "bytes). Split it into several commands.",
                              cmd, cmd_len, sysconf(_SC_ARG_MAX));
+        goto out;
+    }
+    if (rc == REIN_ESESSIONS_FULL) {
+        /* Every session is held for a call still in flight (or is among
+         * the most recently used): pruning one would end a session the
+         * model is driving, so nothing is started. */
+        rc = mcp_call_errorf(call,
+                             "Not run: `%.80s`: %zu sessions are open, the "
+                             "most there may be (twice the %zu held), and "
+                             "none may be pruned to make room: each is in "
+                             "use by a call still in flight or among the "
+                             "most recently used. Call again once some of "
+                             "those calls have returned, or end sessions "
+                             "you no longer need with kill_session.",
+                             cmd, session_count(cx->store),
+                             session_max_live(cx->store));
         goto out;
     }
     if (rc < 0) {
