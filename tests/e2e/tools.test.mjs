@@ -8,7 +8,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, statSync, writeFileSync,
+  closeSync, constants, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync,
+  realpathSync, statSync, writeFileSync, writeSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -1572,6 +1573,76 @@ test('LRU at 64: the least recently used is pruned (exited first) and named', as
     const list = (await call(client, 'list_sessions', {})).structuredContent.sessions;
     assert.equal(list.length, 64);
   } finally {
+    await client.close();
+  }
+});
+
+// More exec_commands at once than the cap: the two past the 64 starting
+// at once take their place at spawn, with their spawn time as their stamp,
+// while their first call is in flight.  The other 64 return first, and
+// must not prune those two (the oldest stamps): no session is pruned while
+// a call on it is in flight, so each pruned one was returned (as running)
+// before a later result names it, no result names its own session, and
+// every session not named answers write_stdin.
+test('LRU: 66 exec_commands at once; none is pruned while its first call is in flight', async () => {
+  const { client } = await connect();
+  const N = 66;
+  const fifos = [join(WORK, 'go-first'), join(WORK, 'go-last')];
+  // Each held open for writing (O_RDWR does not block), so each shell's
+  // `read` waits for its line, however late it opens its fifo.
+  const go = fifos.map((f) => {
+    execFileSync('mkfifo', [f]);
+    return openSync(f, constants.O_RDWR);
+  });
+  try {
+    const order = [];
+    const calls = [];
+    for (let i = 0; i < N; i++) {
+      const cmd = `echo up; read -r -u 3 _ 3<${fifos[i < 64 ? 0 : 1]}; echo go; exec sleep 300`;
+      calls.push(call(client, 'exec_command', { cmd, wait_for: 'go', yield_time_ms: 30000 })
+        .then((r) => { order.push(r); return r; }));
+    }
+    // Every first call is in flight (its session listed) before any ends.
+    const t0 = Date.now();
+    while ((await call(client, 'list_sessions', {})).structuredContent.sessions.length < N) {
+      assert.ok(Date.now() - t0 < POLL_LIMIT_MS, 'all sessions started');
+      await new Promise((r) => setImmediate(r));
+    }
+    // The 64 that started first return, then the last two.
+    writeSync(go[0], 'x\n'.repeat(64));
+    await Promise.all(calls.slice(0, 64));
+    writeSync(go[1], 'x\n'.repeat(N - 64));
+    await Promise.all(calls);
+    const returned = new Set();
+    const pruned = new Set();
+    for (const r of order) {
+      assert.ok(!r.isError, r.content[0].text);
+      const sc = r.structuredContent;
+      const text = r.content[0].text;
+      assert.ok(sc.session_id, `running: ${text.slice(0, 300)}`);
+      assert.ok(!pruned.has(sc.session_id), `session ${sc.session_id} was pruned before its result`);
+      assert.doesNotMatch(text, /Session: pruned/);
+      for (const id of sc.pruned) {
+        assert.ok(returned.has(id) || id === sc.session_id,
+          `session ${id} pruned while its first call was in flight`);
+        assert.notEqual(id, sc.session_id, 'a result names its own session as pruned');
+        pruned.add(id);
+      }
+      if (sc.pruned.length)
+        assert.match(text, new RegExp(`Pruned sessions: ${sc.pruned.join(', ')}\\n`));
+      returned.add(sc.session_id);
+    }
+    assert.equal(returned.size, N);
+    assert.equal(pruned.size, N - 64, 'pruned back to the cap');
+    const kept = [...returned].filter((id) => !pruned.has(id)).sort();
+    const list = (await call(client, 'list_sessions', {})).structuredContent.sessions;
+    assert.deepEqual(list.map((e) => e.session_id).sort(), kept);
+    // Each one kept is still driven: a write (a key, not an empty poll,
+    // which lasts at least 5 s) returns it running.
+    const ws = await Promise.all(kept.map((id) => write(client, { session_id: id, chars: '\n' })));
+    assert.deepEqual(ws.map((w) => w.session_id).sort(), kept);
+  } finally {
+    go.forEach((fd) => closeSync(fd));
     await client.close();
   }
 });
