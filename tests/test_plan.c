@@ -264,6 +264,21 @@ struct gap {
     unsigned long h;
 };
 
+/* A line shown as its start alone (a hazard a budget cut,
+ * SQ_HAZARD_PART_MIN): its `omitted part` marker's bytes run to the end of
+ * the line's text, when the line was plain text (its bytes in the log are
+ * its text and a LF, or CR LF). */
+static void seen_part_end(const struct ref *r, size_t L,
+                          unsigned long long end, buf_t *why)
+{
+    const struct ref_line *l = &r->l[L];
+    uint64_t raw = l->raw_end - l->raw_start;
+    if (raw >= l->len && raw <= l->len + 2 && end != l->raw_start + l->len)
+        buf_printf(why, "line %zu shown by its start: the part omitted ends "
+                        "at byte %llu, the line at %llu\n", L, end,
+                   (unsigned long long)(l->raw_start + l->len));
+}
+
 /*
  * Reads a view against the input: which lines it shows and lists, and its
  * gaps.  Appends what is wrong with the view itself (a raw line not in the
@@ -282,12 +297,21 @@ static void seen_read(const struct ref *r, const buf_t *out, struct seen *s,
     *gaps = NULL;
     *ngaps = 0;
     size_t next = 1, capg = 0, piece = 0;
+    /* the line of the last `omitted part` marker, and where its bytes
+     * end, until the line's tail follows it (a long line's) or not (a
+     * hazard's start alone, cut for a budget: the rest is the line's) */
+    size_t part = 0;
+    unsigned long long part_end = 0;
     const char *p = out->p, *end = p + out->len;
     while (p < end) {
         const char *e = memchr(p, '\n', (size_t)(end - p));
         ASSERT_TRUE(e != NULL);
         size_t n = (size_t)(e - p);
         unsigned long long N, a, b, A, B, h = 0;
+        if (part && !(sscanf(p, "[rein] cut line %llu", &a) == 1 &&
+                      a == part))
+            seen_part_end(r, part, part_end, why);
+        part = 0;
         if (n >= 7 && !memcmp(p, EMIT_PREFIX, 7)) {
             const char *semi = memmem(p, n, "; ", 2);
             if (semi)
@@ -327,7 +351,10 @@ static void seen_read(const struct ref *r, const buf_t *out, struct seen *s,
                     B > r->l[a].raw_end)
                     buf_printf(why, "part of line %llu: bytes %llu-%llu, "
                                "not in its bytes\n", a, A, B);
-                next = a;
+                /* the line's head is shown: its tail may follow */
+                next = a + 1;
+                part = a <= r->n ? a : 0;
+                part_end = B;
             } else if (sscanf(p, "[rein] cut line %llu", &a) == 1) {
                 /* the raw text after it is a piece of line a */
                 if (a < next && a + 1 != next)
@@ -354,10 +381,18 @@ static void seen_read(const struct ref *r, const buf_t *out, struct seen *s,
             if (n >= 6 && !memcmp(p, EMIT_ESCAPE, 6) &&
                 emit_raw_escaped(p + 6, n - 6))
                 t += 6, tn -= 6;
-            if (piece > r->n ||
-                !memmem(r->text.p + r->l[piece].off, r->l[piece].len, t, tn))
-                buf_printf(why, "piece not in line %zu: \"%.*s\"\n", piece,
-                           (int)(n < 80 ? n : 80), p);
+            /* a piece is the line's start or its end, no middle */
+            const char *lt = piece <= r->n ? r->text.p + r->l[piece].off : "";
+            size_t ln = piece <= r->n ? r->l[piece].len : 0;
+            bool head = tn <= ln && !memcmp(lt, t, tn);
+            if (!head && (tn > ln || memcmp(lt + ln - tn, t, tn)))
+                buf_printf(why, "piece not an end of line %zu: \"%.*s\"\n",
+                           piece, (int)(n < 80 ? n : 80), p);
+            /* ... cut between characters */
+            else if (head ? tn < ln && ((unsigned char)lt[tn] & 0xC0) == 0x80
+                          : tn && ((unsigned char)t[0] & 0xC0) == 0x80)
+                buf_printf(why, "piece of line %zu cut inside a character\n",
+                           piece);
             for (size_t k = next; k < piece && k <= r->n; k++)
                 unmarked[k] = 1;
             if (piece <= r->n)
@@ -386,6 +421,8 @@ static void seen_read(const struct ref *r, const buf_t *out, struct seen *s,
         }
         p = e + 1;
     }
+    if (part)
+        seen_part_end(r, part, part_end, why);
     for (size_t k = next; k <= r->n; k++)
         unmarked[k] = 1;
     /* A line neither shown nor in a gap is noise (the noise marker counts
@@ -728,6 +765,51 @@ TEST_T(plan_long_lines_hazards_grow_with_the_budget, 300)
     }
     grammar_set_free(set);
     plan_fail_if(&fails);
+}
+
+/* Long hazard lines under SQ_LINE_SHOW_MAX (errors and warnings of a few
+ * hundred bytes to a few kilobytes, some of three-byte characters) among
+ * the rest: at a budget too small for them whole they are shown cut, as
+ * their starts (SQ_HAZARD_PART_MIN at least, whole characters, the rest's
+ * bytes named), and still a larger budget never shows fewer hazard lines
+ * and none is dropped unnamed. */
+TEST_T(plan_long_hazards_cut_and_grow_with_the_budget, 300)
+{
+    grammar_set_t *set = tu_shipped_set();
+    static const char *const cmds[] = {"gcc -c m.c", "tool", "make -k"};
+    static const char *const heads[] = {"src/big.c:7:1: error: payload ",
+                                        "error: request failed ",
+                                        "src/w.c:3:2: warning: wide "};
+    static const char *const fills[] = {"abcdefgh", "\xe2\x82\xac", "xy"};
+    buf_t fails = BUF_INIT;
+    size_t cut = 0;
+    for (uint32_t seed = 1; seed <= 12 && !fails.len; seed++) {
+        buf_t in = BUF_INIT;
+        uint32_t s = seed;
+        gen_mixed(seed, 3, 20, &in);
+        for (unsigned k = 0, n = 1 + gen(&s) % 4; k < n; k++) {
+            size_t len = SQ_HAZARD_PART_MIN / 2 + gen(&s) % 3000, at = in.len;
+            buf_printf(&in, "%s%u ", heads[(seed + k) % 3], k + 1);
+            while (in.len - at < len)
+                buf_append_str(&in, fills[gen(&s) % 3]);
+            buf_append_byte(&in, '\n');
+            gen_mixed(seed * 17 + k, 2, 12, &in);
+        }
+        char name[40];
+        snprintf(name, sizeof name, "long hazards, seed %u", seed);
+        plan_check(set, name, cmds[seed % 3], &in, &fails);
+        /* and the cut copies are there to judge: a budget of half the
+         * view with every line cuts some */
+        buf_t out = BUF_INIT;
+        view(set, cmds[seed % 3], &in, (size_t)1 << 40, &out);
+        view(set, cmds[seed % 3], &in, out.len / 2, &out);
+        cut += strstr(out.p, "[rein] cut line ") != NULL;
+        buf_free(&out);
+        buf_free(&in);
+    }
+    grammar_set_free(set);
+    plan_fail_if(&fails);
+    ASSERT_INT(cut, >=, 6);
 }
 
 /* ------------------------------------------------------ a real build */

@@ -1715,6 +1715,253 @@ static void bats_run(buf_t *in)
 }
 
 /* The `; N hazards` count of the first omitted marker naming one, or 0. */
+/* ------------------------------------- a long hazard under a budget */
+
+/* n lines of noise, numbered from `from`. */
+static void noise_lines(buf_t *in, int from, int n)
+{
+    for (int i = 0; i < n; i++)
+        ASSERT_OK(buf_printf(in, "noise line %d\n", from + i));
+}
+
+/* A hazard line: head, then fill (whole characters) until the line has
+ * at least len bytes; its offset in the input. */
+static size_t hazard_line(buf_t *in, const char *head, const char *fill,
+                        size_t len)
+{
+    size_t at = in->len;
+    ASSERT_OK(buf_append_str(in, head));
+    while (in->len - at < len)
+        ASSERT_OK(buf_append_str(in, fill));
+    ASSERT_OK(buf_append_byte(in, '\n'));
+    return at;
+}
+
+/* The bytes of line L a view shows as its start alone (its `cut`
+ * marker's count), 0 when it shows no cut copy of it. */
+static size_t cut_at(const char *out, unsigned L)
+{
+    char m[64];
+    snprintf(m, sizeof m, "[rein] cut line %u at ", L);
+    const char *p = strstr(out, m);
+    return p ? strtoul(p + strlen(m), NULL, 10) : 0;
+}
+
+/* Whether a view shows the n bytes at t as a line of their own. */
+static bool shows_whole(const buf_t *out, const char *t, size_t n)
+{
+    for (const char *p = out->p, *e; (e = strchr(p, '\n')); p = e + 1)
+        if ((size_t)(e - p) == n && !memcmp(p, t, n))
+            return true;
+    return false;
+}
+
+/* The shipped grammars, loaded once for the many views below. */
+static const grammar_set_t *budget_grammars(void)
+{
+    static grammar_set_t *set;
+    if (!set)
+        set = tu_shipped_set();
+    return set;
+}
+
+/* The view of in under budget (command `cmd`), checked for its lines. */
+static void budget_view(const buf_t *in, const char *cmd, size_t budget,
+                        buf_t *out)
+{
+    sq_opts_t o = {.command = cmd, .log_path = "/l", .budget_bytes = budget,
+                   .grammars = budget_grammars()};
+    buf_reset(out);
+    ASSERT_OK(squash_buffer(&o, in->p, in->len, 1, 0, out));
+    check_lines(out, in->p);
+}
+
+/* Checks the cut copy of the len-byte line L at offset off that a view
+ * shows: the marker's count of the line's first bytes, whole characters,
+ * then the rest of the line's bytes named; returns the count. */
+static size_t check_cut(const buf_t *out, const buf_t *in, unsigned L,
+                        size_t off, size_t len)
+{
+    size_t at = cut_at(out->p, L);
+    char m[160];
+    snprintf(m, sizeof m, "[rein] cut line %u at %zu bytes\n", L, at);
+    const char *piece = strstr(out->p, m);
+    ASSERT_TRUE(piece != NULL);
+    piece += strlen(m);
+    ASSERT_INT(at, <, len);
+    ASSERT_TRUE(!memcmp(piece, in->p + off, at) && piece[at] == '\n');
+    ASSERT_EQ(utf8_valid_prefix(piece, at), at);
+    ASSERT_TRUE(((unsigned char)in->p[off + at] & 0xC0) != 0x80);
+    snprintf(m, sizeof m, "\n[rein] omitted part of line %u (bytes %zu-%zu)\n",
+             L, off + at, off + len);
+    ASSERT_CONTAINS(piece + at, m);
+    return at;
+}
+
+/* The case that was reported: a 1,813-byte error line amid 40,000 lines
+ * of noise, under a 2,000-byte budget, was only counted (`omitted 40001
+ * lines (...; 1 hazard)`, 183 bytes of view) while a 1,013-byte one was
+ * shown: a hazard was shown whole or not at all.  Now its start is shown,
+ * cut, with the rest's bytes named, and the room left is its. */
+TEST(squash_budget_shows_a_long_hazard_cut_rather_than_only_counted)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    noise_lines(&in, 1, 20000);
+    size_t off = hazard_line(&in, "error: long ", "x", 1813);
+    noise_lines(&in, 20001, 20000);
+    budget_view(&in, "tool", 2000, &out);
+    size_t at = check_cut(&out, &in, 20001, off, 1813);
+    ASSERT_INT(at, >=, SQ_HAZARD_PART_MIN);
+    ASSERT_EQ(out.len, 2000);
+    ASSERT_TRUE(strstr(out.p, "hazard") == NULL);
+    ASSERT_CONTAINS(out.p, "[rein] omitted 20000 lines (lines 1-20000, ");
+    ASSERT_CONTAINS(out.p, "[rein] omitted 20000 lines (lines 20002-40001, ");
+    ASSERT_CONTAINS(out.p, "\n[rein] log /l\n");
+    /* the shorter one still whole */
+    buf_reset(&in);
+    noise_lines(&in, 1, 20000);
+    off = hazard_line(&in, "error: long ", "x", 1013);
+    noise_lines(&in, 20001, 20000);
+    budget_view(&in, "tool", 2000, &out);
+    ASSERT_EQ(cut_at(out.p, 20001), 0);
+    ASSERT_TRUE(shows_whole(&out, in.p + off, 1013));
+    buf_free(&in);
+    buf_free(&out);
+}
+
+/* One long hazard at every budget from nothing to its whole view's size:
+ * shown whole from exactly that size (W) and cut just under it (at W - 1,
+ * all of it but what the markers cost); shown cut at its first
+ * SQ_HAZARD_PART_MIN bytes from the least budget that holds them (E, a
+ * view of exactly E bytes), counted below it; in between, never passing
+ * the budget and never showing less of it at a larger one.  A hazard
+ * whose cut copy would cost no less than the line (SQ_HAZARD_PART_MIN
+ * plus less than the markers) is never cut: whole, or counted. */
+TEST(squash_budget_cuts_a_hazard_from_its_least_part_to_whole)
+{
+    static const size_t lens[] = {1500, SQ_HAZARD_PART_MIN + 40};
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    for (size_t k = 0; k < 2; k++) {
+        buf_reset(&in);
+        noise_lines(&in, 1, 200);
+        size_t len = lens[k];
+        size_t off = hazard_line(&in, "error: long ", "x", len);
+        noise_lines(&in, 201, 200);
+        budget_view(&in, "tool", (size_t)1 << 20, &out);
+        size_t whole = out.len, edge = 0, last = 0;
+        ASSERT_TRUE(shows_whole(&out, in.p + off, len));
+        for (size_t b = 150; b <= whole + 1; b++) {
+            budget_view(&in, "tool", b, &out);
+            size_t at = cut_at(out.p, 201);
+            bool all = shows_whole(&out, in.p + off, len);
+            if (!edge && (at || all)) {
+                edge = b;
+                ASSERT_EQ(out.len, b); /* a smaller one could not hold it */
+                if (k == 0)
+                    ASSERT_EQ(at, SQ_HAZARD_PART_MIN);
+                budget_view(&in, "tool", b - 1, &out);
+                ASSERT_CONTAINS(out.p, "; 1 hazard)");
+                budget_view(&in, "tool", b, &out);
+            }
+            if (edge) {
+                ASSERT_INT(out.len, <=, b);
+                ASSERT_TRUE(at || all);
+            }
+            if (k == 1)
+                ASSERT_EQ(at, 0);
+            if (at) {
+                ASSERT_INT(check_cut(&out, &in, 201, off, len), >=, last);
+                last = at;
+            }
+            if (at && b == whole - 1)
+                ASSERT_INT(at, >, len - 100);
+            ASSERT_TRUE(all == (b >= whole));
+        }
+        ASSERT_TRUE(edge > 0);
+    }
+    buf_free(&in);
+    buf_free(&out);
+}
+
+/* Two long hazards and a budget too small for both whole: the planner's
+ * order holds (the first before the last, errors before warnings), and
+ * cut copies show both once their starts fit: the later one at
+ * SQ_HAZARD_PART_MIN, the first given the rest of the room.  Before, the
+ * first was shown whole and the second only counted.  A larger budget
+ * never shows fewer of them. */
+TEST(squash_budget_cuts_long_hazards_to_show_as_many_as_fit)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    noise_lines(&in, 1, 100);
+    size_t a = hazard_line(&in, "src/a.c:1:1: error: first ", "a", 1500);
+    noise_lines(&in, 102, 100);
+    size_t z = hazard_line(&in, "src/z.c:9:1: error: last ", "z", 1500);
+    noise_lines(&in, 203, 100);
+    budget_view(&in, "gcc -c x.c", 2000, &out);
+    ASSERT_EQ(check_cut(&out, &in, 202, z, 1500), SQ_HAZARD_PART_MIN);
+    ASSERT_INT(check_cut(&out, &in, 101, a, 1500), >, 1000);
+    ASSERT_TRUE(strstr(out.p, "hazard") == NULL);
+    size_t shown = 0;
+    for (size_t b = 200; b <= 4000; b += 7) {
+        budget_view(&in, "gcc -c x.c", b, &out);
+        bool sa = cut_at(out.p, 101) || shows_whole(&out, in.p + a, 1500);
+        bool sz = cut_at(out.p, 202) || shows_whole(&out, in.p + z, 1500);
+        ASSERT_TRUE(sa || !sz); /* the first before the last */
+        ASSERT_INT((size_t)(sa + sz), >=, shown);
+        shown = (size_t)(sa + sz);
+        /* the first grows first: the last has a byte more at most, where
+         * the first's count gaining a digit left one over */
+        if (sa && sz && cut_at(out.p, 101))
+            ASSERT_INT(cut_at(out.p, 202), <=, SQ_HAZARD_PART_MIN + 1);
+    }
+    ASSERT_EQ(shown, 2);
+    /* a long warning before a long error: the error's start first */
+    buf_reset(&in);
+    noise_lines(&in, 1, 100);
+    hazard_line(&in, "src/w.c:1:1: warning: wide ", "w", 1500);
+    noise_lines(&in, 102, 100);
+    size_t e = hazard_line(&in, "src/e.c:9:1: error: deep ", "e", 1500);
+    noise_lines(&in, 203, 100);
+    for (size_t b = 200; b <= 4000; b += 7) {
+        budget_view(&in, "gcc -c x.c", b, &out);
+        if (cut_at(out.p, 101) || strstr(out.p, "\nsrc/w.c:1:1: warning"))
+            ASSERT_TRUE(cut_at(out.p, 202) ||
+                        shows_whole(&out, in.p + e, 1500));
+    }
+    buf_free(&in);
+    buf_free(&out);
+}
+
+/* A cut copy never splits a character: a line of three-byte ones, at
+ * every budget over a span, shows whole characters (fewer bytes than the
+ * room when one would straddle it), and its least part is
+ * SQ_HAZARD_PART_MIN backed off to a character's start. */
+TEST(squash_budget_cut_keeps_whole_characters)
+{
+    buf_t in = BUF_INIT, out = BUF_INIT;
+    noise_lines(&in, 1, 200);
+    /* 8 bytes of head: SQ_HAZARD_PART_MIN falls inside a character */
+    size_t off = hazard_line(&in, "error: x", "\xe2\x82\xac", 1800);
+    size_t len = in.len - off - 1;
+    noise_lines(&in, 201, 200);
+    ASSERT_TRUE((SQ_HAZARD_PART_MIN - 8) % 3 != 0);
+    size_t least = 0, seen = 0;
+    for (size_t b = 150; b <= 2400; b++) {
+        budget_view(&in, "tool", b, &out);
+        if (!cut_at(out.p, 201))
+            continue;
+        size_t at = check_cut(&out, &in, 201, off, len);
+        ASSERT_EQ((at - 8) % 3, 0);
+        if (!least)
+            least = at;
+        seen++;
+    }
+    ASSERT_EQ(least, 8 + (SQ_HAZARD_PART_MIN - 8) / 3 * 3);
+    ASSERT_INT(seen, >, 1000);
+    buf_free(&in);
+    buf_free(&out);
+}
+
 static unsigned long omitted_hazards(const char *out)
 {
     for (const char *p = out; (p = strstr(p, "[rein] omitted ")); p++) {

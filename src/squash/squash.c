@@ -32,7 +32,9 @@
  *     refused being tried again once a neighbour is taken.  The hazard
  *     lines are settled first, as the longest run of their order that
  *     fits (sq_plan_hazards), so that a larger budget never shows fewer
- *     of them; the other lines fill the room left.  The input cap is not a
+ *     of them, a long one sized as its start (SQ_HAZARD_PART_MIN) and
+ *     shown cut when it does not fit whole; the other lines fill the
+ *     room left.  The input cap is not a
  *     budget: hazards, their location and message lines and outcomes are
  *     kept whatever it costs (sq_must), and when even that passes the
  *     cap the smaller of that view and the unplanned one is shown.  A
@@ -146,6 +148,9 @@ struct sq_item {
     size_t split;     /* a line over SQ_LINE_MAX (sq_line_t.split): the
                          text is its head [0, split) and its tail */
     uint64_t full;    /* ... of this many text bytes in all */
+    size_t part;      /* SQ_R_HAZARD under an explicit budget too small
+                         for it as usual: shown as its first `part`
+                         bytes (sq_plan_hazards); 0: as usual */
 };
 
 /* A dedup group while a view is rendered (sq_render fills it): where its
@@ -381,6 +386,9 @@ _Static_assert(SQ_LINE_SHOW_EDGE >= CLS_SCAN_MAX,
               "a long line shows every byte the classifier's scans read");
 _Static_assert(SQ_LINE_SHOW_MAX >= 2 * SQ_LINE_SHOW_EDGE + 2048,
                "a line cut for showing loses more than its markers cost");
+_Static_assert(SQ_HAZARD_PART_MIN < SQ_LINE_SHOW_EDGE,
+               "the least part of a hazard is within the head held of a "
+               "line past SQ_LINE_MAX");
 
 /* Raw text of an item, or its size counted in *extra (a plan measuring). */
 static int sq_raw_render(buf_t *out, size_t *extra, const char *t, size_t n)
@@ -395,20 +403,31 @@ static int sq_raw_render(buf_t *out, size_t *extra, const char *t, size_t n)
 /* A line longer than SQ_LINE_SHOW_MAX (or one over SQ_LINE_MAX, held as
  * its ends: split): its first and last SQ_LINE_SHOW_EDGE bytes, each a
  * piece after its `cut` marker, and the middle's bytes in the log between
- * them.  The text's bytes are the log's
+ * them.  With part (a hazard line a budget has no room for as usual,
+ * sq_plan_hazards), its first `part` bytes alone, and the bytes of the
+ * rest of it: one way of cutting a line, whatever the reason.  The text's
+ * bytes are the log's
  * when the line was written as plain text (its raw bytes are its text and
  * a LF, or CR LF): then the range is exact.  Escape sequences in it make
  * the raw line longer than its text, and the range is then counted from
  * either end of the raw line: it holds the middle, and may hold some of
  * the head's and tail's escapes. */
 static int sq_long_render(const squash_t *sq, const sq_line_t *l,
-                          buf_t *out, size_t *extra)
+                          size_t part, buf_t *out, size_t *extra)
 {
     const char *t = l->text;
     /* merged pieces (split): the head, then the tail from there */
     size_t n = l->len, h, s;
     uint64_t full = l->split ? l->full : n; /* the line's text bytes */
-    if (l->split) {
+    if (part) {
+        /* the head alone: no further than the text held of it, and
+         * never inside a character */
+        size_t avail = l->split ? l->split : n;
+        h = part < avail ? part : avail;
+        while (h > 0 && h < avail && ((unsigned char)t[h] & 0xC0) == 0x80)
+            h--;
+        s = n;
+    } else if (l->split) {
         h = s = l->split;
     } else {
         h = SQ_LINE_SHOW_EDGE;
@@ -432,9 +451,9 @@ static int sq_long_render(const squash_t *sq, const sq_line_t *l,
     if (rc == 0)
         rc = emit_omitted_part(out, lineno, sq->raw_base + a,
                                sq->raw_base + b);
-    if (rc == 0)
+    if (rc == 0 && !part)
         rc = emit_cut(out, lineno, n - s);
-    if (rc == 0)
+    if (rc == 0 && !part)
         rc = sq_raw_render(out, extra, t + s, n - s);
     return rc;
 }
@@ -458,12 +477,12 @@ static int sq_item_render(const squash_t *sq, const struct sq_item *it,
                                       sq->raw_base + it->raw_end);
     if (it->role == SQ_R_PROMPT)
         rc = emit_prompt(out);
-    if (rc == 0 && (it->split || it->len > SQ_LINE_SHOW_MAX)) {
+    if (rc == 0 && (it->part || it->split || it->len > SQ_LINE_SHOW_MAX)) {
         sq_line_t l = {.text = sq->arena.p + it->off, .len = it->len,
                        .lineno = it->lineno, .raw_start = it->raw_start,
                        .raw_end = it->raw_end, .split = it->split,
                        .full = it->full};
-        return sq_long_render(sq, &l, out, extra);
+        return sq_long_render(sq, &l, it->part, out, extra);
     }
     if (rc == 0 && it->cut)
         rc = emit_cut(out, sq->line_base + it->lineno, it->len);
@@ -1282,7 +1301,7 @@ static int sq_prompt_stream(squash_t *sq, const sq_line_t *l)
     if (rc == 0)
         rc = emit_prompt(&sq->out);
     if (rc == 0 && (line.split || line.len > SQ_LINE_SHOW_MAX))
-        rc = sq_long_render(sq, &line, &sq->out, NULL);
+        rc = sq_long_render(sq, &line, 0, &sq->out, NULL);
     else if (rc == 0)
         rc = emit_raw(&sq->out, line.text, line.len);
     free(t.text);
@@ -1890,7 +1909,7 @@ static int sq_render(squash_t *sq, buf_t *out, size_t *extra,
         }
         rc = sq_gap_render(sq, v, prev, it, hidden_hazards, out, dropped);
         hidden_hazards = 0;
-        if (it->role == SQ_R_SKIP || it->shown_cut)
+        if (it->role == SQ_R_SKIP || it->shown_cut || it->part)
             *dropped = true;
         if (rc == 0)
             rc = sq_item_render(sq, it, out, extra);
@@ -2031,8 +2050,9 @@ static size_t sq_gap_cost(const squash_t *sq, const struct sq_view *v,
 
 /*
  * The size of the view of each prefix of the hazard order, those hazards
- * alone (and the middles squash_skip stepped over, always shown): size[k]
- * for order[0..k), k = 0..nh, exact.  The view of them all is summed up
+ * alone (and the middles squash_skip stepped over, always shown), each
+ * as its part says (sq_plan_hazards): size[k] for order[0..k), k =
+ * 0..nh, exact.  The view of them all is summed up
  * once, gap by gap; then the hazards are taken out, the last first: each
  * one's gaps on either side become one (sq_gap_render sizes it), and its
  * group's markers may come or go.  So every prefix is sized by a few
@@ -2079,7 +2099,7 @@ static int sq_plan_sizes(squash_t *sq, const struct sq_view *v,
             break;
         cost[i] = sq_item_cost(sq, it, scratch);
         body += cost[i];
-        ndrop += it->role == SQ_R_SKIP;
+        ndrop += it->role == SQ_R_SKIP || it->shown_cut || it->part;
         if (it->group < ng)
             shown[it->group]++;
     }
@@ -2117,7 +2137,7 @@ static int sq_plan_sizes(squash_t *sq, const struct sq_view *v,
         uint32_t h = order[k - 1], p = prv[h], q = nxt[h];
         const struct sq_item *it = &sq->items[h];
         body -= cost[h] + gap[h] + gap[q];
-        ndrop -= gdrop[h] + gdrop[q];
+        ndrop -= gdrop[h] + gdrop[q] + (it->shown_cut || it->part);
         hid[q] += hid[h] + 1;
         gap[q] = sq_gap_cost(sq, v, p == none ? NULL : &sq->items[p],
                              q == n ? NULL : &sq->items[q], hid[q], scratch,
@@ -2154,6 +2174,59 @@ done:
     return rc;
 }
 
+/* The bytes hazard item it adds to a view shown as its first `part`
+ * bytes (0: as usual). */
+static size_t sq_part_cost(const squash_t *sq, struct sq_item *it,
+                           size_t part, buf_t *scratch)
+{
+    size_t was = it->part;
+    it->part = part;
+    size_t cost = sq_item_cost(sq, it, scratch);
+    it->part = was;
+    return cost;
+}
+
+/* The least of hazard item it a view may show: its first
+ * SQ_HAZARD_PART_MIN bytes when they cost less than the item as usual
+ * (its markers included: a line just over the minimum is cheaper whole),
+ * else the item as usual (0). */
+static size_t sq_part_least(const squash_t *sq, struct sq_item *it,
+                            buf_t *scratch)
+{
+    if (it->len <= SQ_HAZARD_PART_MIN)
+        return 0;
+    return sq_part_cost(sq, it, SQ_HAZARD_PART_MIN, scratch) <
+                   sq_part_cost(sq, it, 0, scratch)
+               ? SQ_HAZARD_PART_MIN
+               : 0;
+}
+
+/* Gives hazard item it, shown as its first it->part bytes, up to room
+ * more bytes of the view: the item as usual when that fits, else as many
+ * more of its first bytes as do.  Only the item's own lines change (the
+ * gaps around it are the same whatever it shows), so its cost is the
+ * view's change, exactly.  The bytes it took. */
+static size_t sq_part_grow(const squash_t *sq, struct sq_item *it,
+                           size_t room, buf_t *scratch)
+{
+    size_t was = it->part, now = sq_item_cost(sq, it, scratch);
+    size_t usual = sq_part_cost(sq, it, 0, scratch);
+    if (usual <= now + room) {
+        it->part = 0;
+        return usual > now ? usual - now : 0;
+    }
+    size_t avail = it->split ? it->split : it->len;
+    size_t p = room < avail - was ? was + room : avail, cost = now;
+    /* the markers' numbers may gain a digit as the part grows: shrink by
+     * what it passes the room by until it fits (a step or two) */
+    while (p > was && (cost = sq_part_cost(sq, it, p, scratch)) > now + room)
+        p -= cost - (now + room) < p - was ? cost - (now + room) : p - was;
+    if (p <= was)
+        return 0;
+    it->part = p;
+    return cost > now ? cost - now : 0;
+}
+
 /*
  * The hazard lines of a view under an explicit budget, decided before any
  * other line: the longest prefix of their priority order (order[0..nh))
@@ -2162,8 +2235,16 @@ done:
  * longer than itself).  A prefix, not the hazards that fit one by one, so
  * that a larger budget never shows fewer: a hazard passed over because it
  * did not fit would, at a budget just large enough for it, push out a
- * later one shown at the smaller budget.  The other lines (sq_plan) fill
- * the room these leave and never take a hazard's.
+ * later one shown at the smaller budget.  Each hazard is sized at the
+ * least of it a view shows (sq_part_least: a long one as its first
+ * SQ_HAZARD_PART_MIN bytes), so a long hazard the budget cannot hold
+ * whole is shown cut rather than only counted, and as many hazards are
+ * shown as their starts make room for; then the room left goes to the
+ * hazards kept in the same order, each shown as usual when it fits, else
+ * as much of its start as does (sq_part_grow).  When every hazard kept
+ * fits as usual, each is so shown, as before parts were: the first ones
+ * grow first.  The other lines (sq_plan) fill the room these leave and
+ * never take a hazard's.
  */
 static int sq_plan_hazards(squash_t *sq, size_t budget,
                            const struct sq_view *v, const uint32_t *order,
@@ -2172,6 +2253,10 @@ static int sq_plan_hazards(squash_t *sq, size_t budget,
     size_t *size = malloc((nh + 1) * sizeof *size), keep = 0;
     if (!size)
         return -ENOMEM;
+    for (size_t x = 0; x < nh; x++) {
+        struct sq_item *it = &sq->items[order[x]];
+        it->part = sq_part_least(sq, it, scratch);
+    }
     int rc = sq_plan_sizes(sq, v, order, nh, scratch, size);
     for (size_t k = 0; rc == 0 && k <= nh; k++)
         if (size[k] <= budget)
@@ -2191,9 +2276,17 @@ static int sq_plan_hazards(squash_t *sq, size_t budget,
             else
                 hi = mid;
         }
+        keep = lo;
         for (size_t x = 0; x < nh; x++)
-            sq->items[order[x]].selected = x < lo;
+            sq->items[order[x]].selected = x < keep;
     }
+    for (size_t x = keep; x < nh; x++)
+        sq->items[order[x]].part = 0;
+    size_t used = rc == 0 && keep ? sq_measure(sq, scratch, v, &rc) : 0;
+    for (size_t x = 0; rc == 0 && x < keep && used < budget; x++)
+        if (sq->items[order[x]].part)
+            used += sq_part_grow(sq, &sq->items[order[x]], budget - used,
+                                 scratch);
     free(size);
     return rc;
 }
@@ -2335,8 +2428,10 @@ static int sq_plan(squash_t *sq, size_t budget, const struct sq_view *v,
     for (size_t i = n; i-- > 0;)
         if (sq->items[i].role == SQ_R_TAIL)
             order[k++] = (uint32_t)i;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         sq->items[i].selected = sq->items[i].role == SQ_R_SKIP;
+        sq->items[i].part = 0;
+    }
     /* An explicit budget settles the hazard lines first; the rest below
      * fills the room they leave, from order[from] on. */
     size_t from = 0;
@@ -2451,6 +2546,8 @@ static int sq_plan(squash_t *sq, size_t budget, const struct sq_view *v,
      * is measured, and rendered only when it is: a second copy of a view
      * of every line would double the memory the view takes. */
     if (rc == 0 && out->len > budget) {
+        /* no hazard is shown cut here: a part is only given when the
+         * hazards kept fit, and then so does the view */
         for (size_t i = 0; i < n; i++) {
             base[i] = sq->items[i].selected;
             sq->items[i].selected = true;

@@ -89,11 +89,23 @@ typedef struct sq_line {
  * its end often how it ended, and its middle (a minified bundle, a JSON
  * payload) costs an agent tokens for nothing.  The edge is the
  * classifier's scan window (CLS_SCAN_MAX, which squash.c checks): every
- * error word it found in a line is in what is shown of it.  The limit
+ * error word it found in a line is in what is shown of it (but for a
+ * hazard a budget shows the start of alone: SQ_HAZARD_PART_MIN).  The limit
  * leaves at least 2 KiB out of any line it cuts, more than the markers
  * cost. */
 #define SQ_LINE_SHOW_EDGE (4u * 1024u)
 #define SQ_LINE_SHOW_MAX (10u * 1024u)
+/* Under an explicit budget (budget_bytes), a hazard line the budget has
+ * no room for as the view would show it otherwise is shown as its first
+ * bytes alone, after a `cut` marker and followed by an `omitted part`
+ * marker naming the rest (docs/markers.md), when the view has room for at
+ * least this many of them (fewer by up to 3 when a character would
+ * straddle the cut); else it is only counted.  The start of a diagnostic
+ * is its location and its message (`src/a/b.c:12:5: error: ...`, `Error:
+ * request failed: ...`): 256 bytes hold those for all but the longest
+ * paths, and are 64 tokens, small beside any budget an agent asks for.
+ * A line whose cut copy would cost no less than the line is never cut. */
+#define SQ_HAZARD_PART_MIN 256u
 /* No newline for this long: the pending text is a partial line. */
 #define SQ_PARTIAL_MS 500
 
