@@ -11,7 +11,10 @@
  * count and text bytes as one feed); the squasher never exceeds its input
  * cap by more than its mandatory markers and ends every line in '\n';
  * streamed, with quiet spells between chunks, it sends whole lines and
- * counts what it sent.
+ * counts what it sent.  Under a budget (one picked from the input) its
+ * view is valid UTF-8, whole lines, and every `cut` marker's count is
+ * the bytes of the piece after it: a hazard cut for the budget is never
+ * cut inside a character.
  * The redraw hold (redraw.h), fed the stripper's lines, hands each on
  * once, in line order but for the frames drawn over that it hands on as
  * they are replaced (the pieces of a cut line together), whatever its
@@ -22,12 +25,14 @@
  * takes joined are the one take of the whole.
  */
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/buf.h"
 #include "base/utf8.h"
+#include "squash/emit.h"
 #include "squash/redraw.h"
 #include "squash/squash.h"
 #include "squash/vt.h"
@@ -150,6 +155,36 @@ static void fz_view(const uint8_t *p, size_t n, size_t chunk, buf_t *out)
     vtview_free(v);
 }
 
+/* A budgeted view: valid UTF-8 in whole lines, and each `cut` marker
+ * followed by a piece of the bytes it says (after rein's escape prefix,
+ * which is not counted). */
+static void fz_check_budgeted(const buf_t *out)
+{
+    const char *q = out->p ? out->p : "", *end = q + out->len;
+    if (utf8_valid_prefix(q, out->len) != out->len ||
+        (out->len && end[-1] != '\n'))
+        abort();
+    unsigned long long line, at;
+    for (const char *e; q < end; q = e + 1) {
+        e = memchr(q, '\n', (size_t)(end - q));
+        if (!e)
+            abort();
+        if (sscanf(q, "[rein] cut line %llu at %llu bytes", &line, &at) != 2)
+            continue;
+        const char *t = e + 1, *te = memchr(t, '\n', (size_t)(end - t));
+        if (!te)
+            abort();
+        size_t tn = (size_t)(te - t);
+        if (tn >= strlen(EMIT_ESCAPE) &&
+            !memcmp(t, EMIT_ESCAPE, strlen(EMIT_ESCAPE)) &&
+            emit_raw_escaped(t + strlen(EMIT_ESCAPE),
+                             tn - strlen(EMIT_ESCAPE)))
+            tn -= strlen(EMIT_ESCAPE);
+        if (tn != at)
+            abort();
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
@@ -192,6 +227,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (out.len && out.p[out.len - 1] != '\n')
         abort();
     buf_free(&out);
+
+    /* under a budget of 160 bytes (the markers alone) to some 6 KB */
+    o.budget_bytes = 160 + (size_t)(n ? p[n - 1] : 0) * 24;
+    if (squash_buffer(&o, p, n, 1, 0, &out) < 0)
+        abort();
+    fz_check_budgeted(&out);
+    buf_free(&out);
+    o.budget_bytes = 0;
 
     /* Streamed, fed in chunks with quiet spells between some of them
      * (a small output's lines wait, then go out): every send is whole
