@@ -118,7 +118,7 @@ static int ref_on_line(const sq_line_t *sl, redraw_how_t how, void *data)
 static bool ref_keep(const sq_line_t *sl, void *data)
 {
     (void)data;
-    return classify_hazard_line(sl->text, sl->len);
+    return classify_hazard_line(sl->text, sl->len, sl->colours);
 }
 
 static int ref_on_vt(const sq_line_t *sl, void *data)

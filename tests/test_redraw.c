@@ -590,3 +590,31 @@ TEST(squash_a_small_redrawn_output_is_shown_whole_without_its_frames)
                       "All checks passed: lint, types, format\n");
     buf_free(&out);
 }
+
+/* A frame whose hazard is its colour (a bold red `Compilation aborted`,
+ * a yellow `⚠ 3 packages deprecated`: shown as lines, by the universal
+ * tier's colour rule) is kept when drawn over, in both views:
+ * the keep decision reads the frame's colours as the classifier reads a
+ * line's.  It used to judge frames colourless and drop them. */
+TEST(squash_a_frame_hazardous_by_its_colour_is_kept)
+{
+    buf_t raw = BUF_INIT, out = BUF_INIT;
+    ASSERT_OK(buf_append_str(&raw, "head\r\n"));
+    for (int i = 0; i < 60; i++)
+        ASSERT_OK(buf_printf(&raw, "noise line %d filler\r\n", i));
+    ASSERT_OK(buf_append_str(&raw,
+                             "\x1b[1;31mCompilation aborted\x1b[0m\r\n"
+                             "\x1b[33m\xe2\x9a\xa0 3 packages "
+                             "deprecated\x1b[0m\r\n"
+                             "\x1b[2A\x1b[2Kstep 1 done\r\n"
+                             "\x1b[2Kstep 2 done\r\n"));
+    for (int i = 0; i < 60; i++)
+        ASSERT_OK(buf_printf(&raw, "more line %d filler\r\n", i));
+    for (int streamed = 0; streamed < 2; streamed++) {
+        tu_condense(NULL, "mytool", &raw, streamed, 0, 0, &out);
+        ASSERT_CONTAINS(out.p, "Compilation aborted\n");
+        ASSERT_CONTAINS(out.p, "\xe2\x9a\xa0 3 packages deprecated\n");
+    }
+    buf_free(&raw);
+    buf_free(&out);
+}

@@ -2217,10 +2217,10 @@ static void cls_set_hit(cls_result_t *r, const struct cls_hit *h)
     r->loc_len = h->loc_len;
 }
 
-bool classify_hazard_line(const char *s, size_t n)
+bool classify_hazard_line(const char *s, size_t n, unsigned colours)
 {
     struct cls_hit h;
-    return n && !cls_blank(s, n) && cls_universal_hazard(s, n, 0, &h);
+    return n && !cls_blank(s, n) && cls_universal_hazard(s, n, colours, &h);
 }
 
 /* A line the stripper judged binary only for its ill-formed UTF-8 keeps

@@ -186,10 +186,13 @@ const char *classify_noise_name(cls_noise_t n);
 /* Whether a partial line (no newline yet) looks like a prompt: it ends in
  * `:` `?` `>` `$` `#` `]` `)`, or asks for a password or a yes/no. */
 bool classify_prompt(const char *s, size_t n);
-/* Whether a line, judged alone by the universal rules with no grammar and
- * no colour, is a hazard, an error or a warning: what a frame that a
- * redraw replaced may say that the view must not lose (squash.c). */
-bool classify_hazard_line(const char *s, size_t n);
+/* Whether a line of SGR colours `colours` (SQ_COLOUR_*), judged alone by
+ * the universal rules with no grammar, is a hazard, an error or a
+ * warning: what a frame that a redraw replaced may say that the view must
+ * not lose (squash.c).  Its colours count as they do for a line shown (a
+ * bold red `Compilation aborted`), so a frame is kept whenever the same
+ * line shown would be a hazard by those rules. */
+bool classify_hazard_line(const char *s, size_t n, unsigned colours);
 /* Matches abandoned at a grammar's limits so far. */
 uint64_t classify_limit_hits(const classify_t *c);
 

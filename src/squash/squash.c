@@ -1315,7 +1315,7 @@ static int sq_prompt_stream(squash_t *sq, const sq_line_t *l)
 static bool sq_keep_frame(const sq_line_t *l, void *data)
 {
     (void)data;
-    return classify_hazard_line(l->text, l->len);
+    return classify_hazard_line(l->text, l->len, l->colours);
 }
 
 /* A line out of the redraw hold (redraw.h).  A frame a later one drew
