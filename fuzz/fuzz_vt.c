@@ -18,7 +18,10 @@
  * The redraw hold (redraw.h), fed the stripper's lines, hands each on
  * once, in line order but for the frames drawn over that it hands on as
  * they are replaced (the pieces of a cut line together), whatever its
- * reach.
+ * reach; every frame it drops is one keep refused, every one it keeps
+ * one keep wanted, and a frame of the cursor's row that the stripper
+ * hands out (sq_line_t frame, vt_set_keep, asked with the same keep) is
+ * one keep wanted and leaves kept.
  * The terminal's view (vtview.h), taken after every chunk, is valid UTF-8
  * each time and counts every byte; for text that nothing draws over (no
  * control byte but LF, no `[` that could make a marker look-alike), the
@@ -63,6 +66,8 @@ static int fz_held(const sq_line_t *l, redraw_how_t how, void *d)
     f->held_out++;
     if ((how == REDRAW_DROPPED) == fz_keep(l, d) && how != REDRAW_SHOWN)
         abort(); /* dropped though kept, or kept though not */
+    if (l->frame && how != REDRAW_KEPT)
+        abort(); /* a frame the stripper kept leaves kept */
     if (how == REDRAW_DROPPED)
         return 0; /* handed on as it is replaced: out of order */
     if (l->lineno < f->held_last ||
@@ -82,6 +87,8 @@ static int fz_line(const sq_line_t *l, void *d)
         abort();
     if (l->kind == SQ_LINE_PARTIAL && l->lineno == 0)
         abort();
+    if (l->frame && !fz_keep(l, d))
+        abort(); /* the stripper hands out only frames keep wants */
     if ((l->more && !l->cut) || (f->more && l->lineno != f->more))
         abort();
     /* Pieces cut from one repaired line share its range (vt_deliver). */
@@ -123,6 +130,7 @@ static void fz_run(const uint8_t *p, size_t n, size_t chunk, unsigned reach,
         vt_new(fz_line, f, &vt) < 0)
         abort();
     vt_set_cols(vt, cols);
+    vt_set_keep(vt, fz_keep, f);
     for (size_t i = 0; i < n; i += chunk)
         if (vt_feed(vt, p + i, n - i < chunk ? n - i : chunk, 0) < 0)
             abort();

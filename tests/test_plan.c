@@ -140,6 +140,7 @@ static void ref_build(const grammar_set_t *set, const char *command,
     redraw_t *rd;
     ASSERT_OK(redraw_new(REDRAW_REACH, ref_on_line, ref_keep, r, &rd));
     ASSERT_OK(vt_new(ref_on_vt, rd, &vt));
+    vt_set_keep(vt, ref_keep, r);
     ASSERT_OK(vt_feed(vt, raw->p, raw->len, 0));
     ASSERT_OK(vt_finish(vt));
     ASSERT_OK(redraw_flush(rd));

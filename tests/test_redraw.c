@@ -27,6 +27,7 @@
 struct got {
     buf_t text;  /* each line, then '\n' */
     buf_t marks; /* 'R' for a line marked redrawn, '.' for one not */
+    buf_t kept;  /* each line kept (REDRAW_KEPT), then '\n' */
     uint64_t last_lineno; /* of the last line not redrawn */
     uint64_t lines;       /* all that came */
     uint32_t frames_max;
@@ -46,6 +47,9 @@ static int got_line(const sq_line_t *l, redraw_how_t how, void *data)
     if (!redrawn && l->frames > g->frames_max)
         g->frames_max = l->frames;
     int rc = buf_append_byte(&g->marks, redrawn ? 'R' : '.');
+    if (rc == 0 && how == REDRAW_KEPT &&
+        (rc = buf_append(&g->kept, l->text, l->len)) == 0)
+        rc = buf_append_byte(&g->kept, '\n');
     if (rc == 0 && !redrawn)
         rc = buf_append(&g->text, l->text, l->len);
     if (rc == 0 && !redrawn)
@@ -77,6 +81,7 @@ static void pipe_open(struct pipe *p, unsigned base, unsigned cols,
     ASSERT_OK(redraw_new(base, got_line, keep, g, &p->rd));
     ASSERT_OK(vt_new(to_hold, p->rd, &p->vt));
     vt_set_cols(p->vt, cols);
+    vt_set_keep(p->vt, keep, g);
 }
 
 static void pipe_feed(struct pipe *p, const char *s)
@@ -97,6 +102,7 @@ static void got_free(struct got *g)
 {
     buf_free(&g->text);
     buf_free(&g->marks);
+    buf_free(&g->kept);
 }
 
 /* Draws as docker's progress display does (one row per layer id, made by
@@ -614,6 +620,76 @@ TEST(squash_a_frame_hazardous_by_its_colour_is_kept)
         tu_condense(NULL, "mytool", &raw, streamed, 0, 0, &out);
         ASSERT_CONTAINS(out.p, "Compilation aborted\n");
         ASSERT_CONTAINS(out.p, "\xe2\x9a\xa0 3 packages deprecated\n");
+    }
+    buf_free(&raw);
+    buf_free(&out);
+}
+
+/* A frame of the cursor's own row that an erase or a write over it
+ * destroys before the row comes out meets the same keep as a frame of a
+ * row drawn again: kept, in order, when keep wants it (log-update's and
+ * ora's erase of a last row with no newline, an erase then a return, a
+ * plain carriage return); refused, it is counted in the row's frames as
+ * before and never comes out.  The rest of a frame an erase cut is not
+ * asked about again, nor a frame drawn again the same, nor a resumed row
+ * that did not change (its text was out already: the hold keeps it).
+ * These used to lose the error in every view. */
+TEST(redraw_a_frame_destroyed_on_the_cursors_row_meets_keep)
+{
+    static const struct {
+        const char *in, *text, *kept, *marks;
+    } c[] = {
+        {"head\r\ntitle 0\r\nerror: last row partial\x1b[2K\x1b[1A\x1b[2K"
+         "\x1b[Gtitle 1\r\nstatus ok\r\nend\r\n",
+         "head\ntitle 1\nstatus ok\nend\n", "error: last row partial\n",
+         "R.R..."},
+        {"head\r\nerror: connection refused\x1b[2K\rstatus ok\r\nend\r\n",
+         "head\nstatus ok\nend\n", "error: connection refused\n", ".R.."},
+        {"start\r\nerror: disk full\rprogress 50%\rprogress 100%\r\n"
+         "done\r\n",
+         "start\nprogress 100%ull\ndone\n", "error: disk full\n", ".R.."},
+        /* ESC[P, ESC[X and ESC[1K take text too */
+        {"error: a\x1b[G\x1b[9Pok\r\n", "ok\n", "error: a\n", "R."},
+        {"error: b\x1b[G\x1b[9Xok\r\n", "ok      \n", "error: b\n", "R."},
+        {"error: c\x1b[1Kok\r\n", "        ok\n", "error: c\n", "R."},
+        /* what an erase left, and the same frame again: asked once */
+        {"error: abc\x1b[8G\x1b[K\rerror: abc\rerror: abc\rok\r\n",
+         "okror: abc\n", "error: abc\n", "R."},
+        /* refused frames come out as nothing, counted */
+        {"10%\r50%\x1b[2K\r100%\r\n", "100%\n", "", "."},
+        /* a resumed row unchanged was out: the hold keeps it, once */
+        {"error: x\r\n\x1b[1A\x1b[2K\x1b[1Bnext\r\n", "\nnext\n",
+         "error: x\n", "R.."},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        struct got g = {0};
+        struct pipe p;
+        pipe_open(&p, REDRAW_REACH, 0, keep_errors, &g);
+        pipe_feed(&p, c[i].in);
+        pipe_close(&p);
+        ASSERT_STR(g.text.p, c[i].text);
+        ASSERT_STR(g.kept.p ? g.kept.p : "", c[i].kept);
+        ASSERT_STR(g.marks.p, c[i].marks);
+        ASSERT_FALSE(g.out_of_order);
+        got_free(&g);
+    }
+}
+
+/* Through the squasher, both views: the error erased on the last row
+ * (log-update), and the one a carriage return drew over, are shown. */
+TEST(squash_an_error_erased_on_the_cursors_row_is_shown)
+{
+    buf_t raw = BUF_INIT, out = BUF_INIT;
+    ASSERT_OK(buf_append_str(&raw, "head\r\ntitle 0\r\nerror: last row "
+                                   "partial\x1b[2K\x1b[1A\x1b[2K\x1b[Gtitle "
+                                   "1\r\nstart\r\nerror: disk full\r"
+                                   "progress 50%\rprogress 100%\r\n"
+                                   "done\r\n"));
+    for (int streamed = 0; streamed < 2; streamed++) {
+        tu_condense(NULL, "mytool", &raw, streamed, 0, 0, &out);
+        ASSERT_CONTAINS(out.p, "error: last row partial\n");
+        ASSERT_CONTAINS(out.p, "error: disk full\n");
+        ASSERT_CONTAINS(out.p, "title 1\n");
     }
     buf_free(&raw);
     buf_free(&out);

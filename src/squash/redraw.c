@@ -303,6 +303,28 @@ static int redraw_room(redraw_t *rd, size_t len)
     return buf_reserve(&rd->text, len);
 }
 
+/* A frame of the cursor's row that the stripper's keep wanted (sq_line_t
+ * frame): replaced already, by nothing held, so it touches no row's slot
+ * and leaves, marked kept, in its turn behind the lines held before it.
+ * 0, -ENOMEM or fn's negative return. */
+static int redraw_put_frame(redraw_t *rd, const sq_line_t *l)
+{
+    if (rd->first == rd->next)
+        return rd->fn(l, REDRAW_KEPT, rd->data); /* nothing to wait for */
+    int rc = redraw_room(rd, l->len);
+    if (rc < 0)
+        return rc;
+    struct redraw_held *h = redraw_at(rd, rd->next);
+    *h = (struct redraw_held){.line = *l, .at = rd->text.len,
+                              .bottom = rd->bottom, .redrawn = true};
+    h->line.text = NULL;
+    (void)buf_append(&rd->text, l->text, l->len); /* reserved */
+    rd->next++;
+    while (rc == 0 && rd->first != rd->next && redraw_settled(rd))
+        rc = redraw_pop(rd);
+    return rc;
+}
+
 int redraw_put(redraw_t *rd, const sq_line_t *line)
 {
     int rc = 0;
@@ -312,8 +334,10 @@ int redraw_put(redraw_t *rd, const sq_line_t *line)
          * first, so the order stands */
         if ((rc = redraw_flush(rd)) < 0)
             return rc;
-        return rd->fn(&l, REDRAW_SHOWN, rd->data);
+        return rd->fn(&l, l.frame ? REDRAW_KEPT : REDRAW_SHOWN, rd->data);
     }
+    if (l.frame)
+        return redraw_put_frame(rd, &l);
     bool aside = l.row == SQ_ROW_ASIDE;
     struct redraw_slot *slot = NULL;
     if (aside && l.aside_from && !l.len) {

@@ -68,7 +68,8 @@ typedef struct redraw redraw_t;
 /* How a line leaves the hold. */
 typedef enum redraw_how {
     REDRAW_SHOWN = 0, /* no later frame of its row replaced it: in order */
-    REDRAW_KEPT,      /* replaced, but `keep` wanted it: in line order */
+    REDRAW_KEPT,      /* replaced, but `keep` wanted it (or the
+                         stripper's did: sq_line_t frame): in line order */
     REDRAW_DROPPED,   /* replaced: the moment it is, out of line order */
 } redraw_how_t;
 
@@ -87,7 +88,9 @@ typedef bool (*redraw_keep_fn)(const sq_line_t *line, void *data);
 int redraw_new(unsigned base, redraw_fn fn, redraw_keep_fn keep, void *data,
                redraw_t **out);
 /* Takes the stripper's next line: it may replace a held one, be held, or
- * pass at once; lines that leave go to fn.  0, -ENOMEM, or fn's negative
+ * pass at once; lines that leave go to fn.  A frame the stripper kept
+ * (sq_line_t frame, vt_set_keep) replaces nothing: it leaves as
+ * REDRAW_KEPT in its turn.  0, -ENOMEM, or fn's negative
  * return. */
 int redraw_put(redraw_t *rd, const sq_line_t *line);
 /* Hands every held line to fn, in order.  0 or fn's negative return. */

@@ -1545,6 +1545,9 @@ int squash_new(const sq_opts_t *opts, sq_emit_fn emit, void *data,
         goto fail;
     dedup_on_recycle(sq->dd, sq_on_recycle, sq);
     vt_set_cols(sq->vt, opts->cols);
+    /* a frame of the cursor's row erased or drawn over before the row
+     * came out meets the same keep as a frame of a row drawn again */
+    vt_set_keep(sq->vt, sq_keep_frame, sq);
     *out = sq;
     return 0;
 fail:

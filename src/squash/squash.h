@@ -63,6 +63,11 @@ typedef struct sq_line {
     bool cut;             /* a line longer than SQ_LINE_MAX, or (from the
                              stripper, vt.h) a piece of one */
     bool more;            /* a piece with more of its line to come */
+    /* A frame of the cursor's row that later output erased or wrote over
+     * before the row was handed out, and that the stripper's keep wanted
+     * (vt_set_keep): it comes before the row's own line, replaces no
+     * line of its row and no later one replaces it. */
+    bool frame;
     /* A line longer than SQ_LINE_MAX as the squasher holds it: `text` is
      * its first `split` bytes then its last len - split, of `full` text
      * bytes in all (its middle is counted, not kept).  split 0: text is

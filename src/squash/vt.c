@@ -157,6 +157,8 @@ static int vt_kept_grow(struct vt_kept *k, uint64_t row, size_t n)
 struct vt {
     vt_line_fn fn;
     void *data;
+    vt_keep_fn keep;   /* asked about frames destroyed (vt_set_keep) */
+    void *keep_data;
     enum vt_state state;
 
     buf_t line;        /* the current line's bytes */
@@ -185,6 +187,13 @@ struct vt {
     bool rewound;      /* cursor moved back over text: next print = frame */
     bool partial_sent; /* vt_tick reported this text already */
     bool cut_active;   /* this line already gave out cut pieces */
+    /* The line's text is what is left of a frame offered to keep already
+     * (an erase took the rest): nothing printed since. */
+    bool frame_out;
+    /* The last frame of this line offered to keep: its text's hash, so
+     * that one drawn again the same is not asked about twice. */
+    uint64_t frame_hash;
+    bool frame_hashed;
     size_t ctl;        /* control bytes on this line */
 
     /* Rows (vt.h): the current line is row `row`; lines came from rows
@@ -242,6 +251,12 @@ int vt_new(vt_line_fn fn, void *data, vt_t **out)
 void vt_set_cols(vt_t *vt, unsigned cols)
 {
     vt->cols = cols;
+}
+
+void vt_set_keep(vt_t *vt, vt_keep_fn keep, void *data)
+{
+    vt->keep = keep;
+    vt->keep_data = data;
 }
 
 void vt_free(vt_t *vt)
@@ -437,6 +452,7 @@ static void vt_line_reset(vt_t *vt, uint64_t raw_end)
     vt->colours = 0;
     vt->frames = 0;
     vt->rewound = vt->partial_sent = vt->cut_active = false;
+    vt->frame_out = vt->frame_hashed = false;
     vt->ctl = 0;
     vt->piece = vt->pieces = 0;
     vt->line_raw_start = raw_end;
@@ -520,9 +536,11 @@ static bool vt_redraws(const vt_t *vt)
            (vt->row == SQ_ROW_ASIDE && vt_aside_was_shown(vt, vt->aside_at));
 }
 
-/* Hands line[0, len) to the callback as one line or piece. */
+/* Hands line[0, len) to the callback as one line or piece; a frame
+ * (vt_offer_frame) only if keep wants it, then returning 1.  0 or the
+ * callback's negative return. */
 static int vt_deliver(vt_t *vt, size_t len, sq_line_kind_t kind, bool cut,
-                      bool more, bool counted, uint64_t raw_end)
+                      bool more, bool counted, bool frame, uint64_t raw_end)
 {
     sq_line_t l;
     memset(&l, 0, sizeof l);
@@ -567,6 +585,13 @@ static int vt_deliver(vt_t *vt, size_t len, sq_line_kind_t kind, bool cut,
     l.row = vt->row;
     l.aside_at = vt->row == SQ_ROW_ASIDE ? vt->aside_at : 0;
     l.cut = cut;
+    l.frame = frame;
+    if (frame) {
+        l.text = text;
+        l.len = len;
+        if (!vt->keep(&l, vt->keep_data))
+            return 0;
+    }
     if (counted)
         vt->text_bytes += binary || damaged ? raw_len : len + 1;
     /* Repair can grow a line (one bad byte becomes three): pieces again. */
@@ -586,7 +611,8 @@ static int vt_deliver(vt_t *vt, size_t len, sq_line_kind_t kind, bool cut,
     l.text = text;
     l.len = len;
     l.more = more;
-    return vt->fn(&l, vt->data);
+    int rc = vt->fn(&l, vt->data);
+    return rc < 0 ? rc : frame;
 }
 
 /* The line reached SQ_LINE_MAX: hands out a piece, cut at a character
@@ -606,7 +632,8 @@ static int vt_cut(vt_t *vt, uint64_t raw_end)
     }
     if (cut == 0)
         cut = len; /* no boundary found: ill-formed, cut anywhere */
-    int rc = vt_deliver(vt, cut, SQ_LINE_COMPLETE, true, true, true, raw_end);
+    int rc = vt_deliver(vt, cut, SQ_LINE_COMPLETE, true, true, true, false,
+                        raw_end);
     vt_cc_drop(vt, 0);
     memmove(vt->line.p, vt->line.p + cut, len - cut);
     vt->line.len = len - cut;
@@ -642,11 +669,72 @@ static int vt_append(vt_t *vt, const unsigned char *p, size_t n,
     return 0;
 }
 
+static bool vt_row_pending(const vt_t *vt, bool lf);
+
+/* FNV-1a of the current line's text: tells a frame drawn again the same
+ * from the last one offered (vt_offer_frame). */
+static uint64_t vt_line_hash(const vt_t *vt)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < vt->line.len; i++)
+        h = (h ^ (unsigned char)vt->line.p[i]) * 1099511628211ull;
+    return h;
+}
+
+/*
+ * The current line's text is about to be erased or written over: a frame
+ * of the cursor's row ends.  A frame of another row meets the redraw
+ * hold's keep when a later one replaces it (redraw.h); this is the same
+ * decision for the cursor's own row, whose text was never handed out, so
+ * that `error: x ESC[2K` or `error: x CR 50%` loses no error
+ * (vt_set_keep).  Only a frame that could say something not said yet is
+ * asked about: not what an erase left of one asked about already
+ * (frame_out), not a row's text handed out already (a resumed row that
+ * did not change), not one the same as the last asked about (a status
+ * line redrawn in place each tick), not the last piece of a cut line (its
+ * pieces are out); so a progress bar costs one keep call per frame that
+ * changed, at the moment it is drawn over, and no more.  A frame kept
+ * takes the line's bytes so far, to raw_end (the end of what destroyed
+ * it).  0, or the callback's negative return.
+ */
+static int vt_offer_frame(vt_t *vt, uint64_t raw_end)
+{
+    if (!vt->keep || vt->frame_out || vt->cut_active || !vt->line.len ||
+        !vt_row_pending(vt, false))
+        return 0;
+    vt->frame_out = true;
+    uint64_t h = vt_line_hash(vt);
+    if (vt->frame_hashed && h == vt->frame_hash)
+        return 0;
+    vt->frame_hash = h;
+    vt->frame_hashed = true;
+    if (raw_end < vt->line_raw_start)
+        raw_end = vt->line_raw_start;
+    int rc = vt_deliver(vt, vt->line.len, SQ_LINE_COMPLETE, false, false,
+                        true, true, raw_end);
+    if (rc <= 0)
+        return rc;
+    vt->lines++;
+    vt->line_raw_start = raw_end;
+    return 0;
+}
+
 /* Prints a run of printable bytes (>= 0x20, not DEL; or a TAB) at the
- * cursor: appended at the end, or written over the text under it. */
+ * cursor: appended at the end, or written over the text under it (the
+ * frame it ends offered to keep first).  0, -ENOMEM or the callback's
+ * negative return. */
 static int vt_print_run(vt_t *vt, const unsigned char *p, size_t n,
                         uint64_t raw_end)
 {
+    if (vt->rewound) {
+        int rc = vt_offer_frame(vt, raw_end);
+        if (rc < 0)
+            return rc;
+        vt->frames++;
+        vt->drawn_over++;
+        vt->rewound = false;
+    }
+    vt->frame_out = false;
     unsigned colour = vt->fg | vt->bg;
     if (colour && !(vt->colours & colour))
         for (size_t i = 0; i < n; i++)
@@ -654,11 +742,6 @@ static int vt_print_run(vt_t *vt, const unsigned char *p, size_t n,
                 vt->colours |= colour;
                 break;
             }
-    if (vt->rewound) {
-        vt->frames++;
-        vt->drawn_over++;
-        vt->rewound = false;
-    }
     vt->partial_sent = false;
     vt->row_dirty = true;
     vt_split_wide(vt);
@@ -872,12 +955,16 @@ static void vt_move_col(vt_t *vt, size_t col)
 }
 
 /* DCH (ESC[nP): deletes n cells at the cursor (a wide character whole);
- * the rest of the line moves left. */
-static void vt_delete_chars(vt_t *vt, size_t n)
+ * the rest of the line moves left.  0 or the callback's negative return
+ * (vt_offer_frame). */
+static int vt_delete_chars(vt_t *vt, size_t n, uint64_t raw_end)
 {
     vt->half = false; /* the wide character under it, whole */
     if (vt->pad || vt->cur >= vt->line.len)
-        return; /* past the end: nothing to delete */
+        return 0; /* past the end: nothing to delete */
+    int rc = vt_offer_frame(vt, raw_end);
+    if (rc < 0)
+        return rc;
     size_t cells, e = vt_skip_cells(vt, vt->cur, n, &cells);
     vt_cc_drop(vt, vt->cur);
     memmove(vt->line.p + vt->cur, vt->line.p + e, vt->line.len - e);
@@ -886,6 +973,7 @@ static void vt_delete_chars(vt_t *vt, size_t n)
     vt->rewound = true;
     vt->drawn_over++;
     vt->row_dirty = true;
+    return 0;
 }
 
 /* ICH (ESC[n@): opens n blank cells at the cursor; the rest of the line
@@ -913,16 +1001,20 @@ static int vt_insert_blanks(vt_t *vt, size_t n)
 }
 
 /* ECH (ESC[nX): blanks n cells from the cursor on, which stays (a wide
- * character, two blanks). */
-static void vt_erase_chars(vt_t *vt, size_t n)
+ * character, two blanks).  0 or the callback's negative return
+ * (vt_offer_frame). */
+static int vt_erase_chars(vt_t *vt, size_t n, uint64_t raw_end)
 {
     vt->half = false;
     if (vt->pad || vt->cur >= vt->line.len)
-        return;
+        return 0;
     size_t k, e = vt_skip_cells(vt, vt->cur, n, &k);
     if (k > e - vt->cur)
-        return; /* more blanks than bytes: only wide ones are so, and
-                   they never are (each has three bytes or four) */
+        return 0; /* more blanks than bytes: only wide ones are so, and
+                     they never are (each has three bytes or four) */
+    int rc = vt_offer_frame(vt, raw_end);
+    if (rc < 0)
+        return rc;
     vt_cc_drop(vt, vt->cur);
     char *l = vt->line.p;
     /* k one-byte blanks in place of e - cur bytes: never more */
@@ -933,12 +1025,20 @@ static void vt_erase_chars(vt_t *vt, size_t n)
     vt->rewound = true;
     vt->drawn_over++;
     vt->row_dirty = true;
+    return 0;
 }
 
-/* Erases in line: 0 cursor to end, 1 start to cursor, 2 the whole line. */
-static void vt_erase(vt_t *vt, unsigned mode)
+/* Erases in line: 0 cursor to end, 1 start to cursor, 2 the whole line;
+ * a frame with text taken is offered to keep first (vt_offer_frame).  0
+ * or the callback's negative return. */
+static int vt_erase(vt_t *vt, unsigned mode, uint64_t raw_end)
 {
     vt_note_piece(vt);
+    int rc = vt->line.len && (mode != 0 || vt->cur < vt->line.len)
+                 ? vt_offer_frame(vt, raw_end)
+                 : 0;
+    if (rc < 0)
+        return rc;
     if (mode == 0) {
         /* from the right half of a wide character: its left half stays, a
          * blank */
@@ -955,7 +1055,7 @@ static void vt_erase(vt_t *vt, unsigned mode)
         /* Blank the cells up to and including the cursor's (on an empty
          * line they are blank already). */
         if (!vt->line.len)
-            return;
+            return 0;
         vt->drawn_over++;
         vt->row_dirty = true;
         size_t col = vt_cursor_col(vt);
@@ -990,6 +1090,7 @@ static void vt_erase(vt_t *vt, unsigned mode)
         vt->half = false;
         vt->pad = col < VT_PAD_MAX ? col : VT_PAD_MAX;
     }
+    return 0;
 }
 
 /* Keeps the current row's text in the ring for a move back to it, or
@@ -1049,7 +1150,7 @@ static int vt_keep_row(vt_t *vt)
 static int vt_end_row(vt_t *vt, sq_line_kind_t kind, uint64_t raw_end)
 {
     int rc = vt_deliver(vt, vt->line.len, kind, vt->cut_active, false, true,
-                        raw_end);
+                        false, raw_end);
     if (rc == 0)
         rc = vt_keep_row(vt);
     vt->lines++;
@@ -1470,14 +1571,14 @@ static int vt_csi(vt_t *vt, unsigned char f, uint64_t raw_end)
         break;
     }
     case 'K':
-        vt_erase(vt, vt_param(vt, 0, 0) > 2 ? 2 : vt_param(vt, 0, 0));
-        break;
+        return vt_erase(vt, vt_param(vt, 0, 0) > 2 ? 2 : vt_param(vt, 0, 0),
+                        raw_end);
     case 'J': {
         unsigned m = vt_param(vt, 0, 0);
-        vt_erase(vt, m >= 2 ? 2 : m);
-        if (m != 1)
-            return vt_erase_below(vt, m);
-        break;
+        int rc = vt_erase(vt, m >= 2 ? 2 : m, raw_end);
+        if (rc == 0 && m != 1)
+            rc = vt_erase_below(vt, m);
+        return rc;
     }
     case 'A': /* CUU */
     case 'F': /* CPL: and to column 1 */
@@ -1493,13 +1594,11 @@ static int vt_csi(vt_t *vt, unsigned char f, uint64_t raw_end)
     case 'u':
         return vt_restore_cursor(vt, raw_end);
     case 'P':
-        vt_delete_chars(vt, vt_param(vt, 0, 1));
-        break;
+        return vt_delete_chars(vt, vt_param(vt, 0, 1), raw_end);
     case '@':
         return vt_insert_blanks(vt, vt_param(vt, 0, 1));
     case 'X':
-        vt_erase_chars(vt, vt_param(vt, 0, 1));
-        break;
+        return vt_erase_chars(vt, vt_param(vt, 0, 1), raw_end);
     case 'b': /* REP: the last character again, up to the margin */
         return vt_repeat(vt, vt_param(vt, 0, 1), raw_end);
     default:
@@ -1778,7 +1877,7 @@ int vt_tick(vt_t *vt, uint64_t now_ms)
         return 0;
     vt->partial_sent = true;
     return vt_deliver(vt, vt->line.len, SQ_LINE_PARTIAL, vt->cut_active,
-                      vt->cut_active, false, vt->raw_off);
+                      vt->cut_active, false, false, vt->raw_off);
 }
 
 int vt_skip(vt_t *vt, uint64_t bytes, uint64_t lines)

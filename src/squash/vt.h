@@ -100,6 +100,8 @@ typedef struct vt vt_t;
 /* Receives each line; the text is valid only during the call.  A negative
  * return stops the feed and is returned by vt_feed/vt_tick/vt_finish. */
 typedef int (*vt_line_fn)(const sq_line_t *line, void *data);
+/* Whether a frame drawn over must still come out (it says an error). */
+typedef bool (*vt_keep_fn)(const sq_line_t *line, void *data);
 
 /* Creates a stripper that hands lines to fn.  0 or -ENOMEM. */
 int vt_new(vt_line_fn fn, void *data, vt_t **out);
@@ -108,6 +110,17 @@ int vt_new(vt_line_fn fn, void *data, vt_t **out);
  * at any time (a resize): a move counts every row at the width it has
  * then, the rows drawn before too. */
 void vt_set_cols(vt_t *vt, unsigned cols);
+/* Asks keep about every frame of the cursor's row that is destroyed
+ * while it holds text not handed out yet: erased (EL, ED, DCH, ECH), or
+ * written over after the cursor went back over it (CR, BS, CHA, CUB).
+ * One keep wants comes out at once as a line with `frame` set (its own
+ * line number, before the row's line); one it refuses is counted in the
+ * row's `frames`, as every frame drawn over is.  What is left of a frame
+ * after an erase, and a frame the same as the one offered before it on
+ * the line, are not asked about again; a row resumed after a move back
+ * up to it holds text handed out already until it changes.  keep NULL
+ * (the default): no frame comes out.  Either may change at any time. */
+void vt_set_keep(vt_t *vt, vt_keep_fn keep, void *data);
 /* Feeds raw bytes, any chunking; now_ms dates the last byte for partial
  * lines.  0, -ENOMEM, or the callback's negative return. */
 int vt_feed(vt_t *vt, const void *data, size_t len, uint64_t now_ms);
