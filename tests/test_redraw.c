@@ -694,3 +694,35 @@ TEST(squash_an_error_erased_on_the_cursors_row_is_shown)
     buf_free(&raw);
     buf_free(&out);
 }
+
+/* A clear of the whole screen (ESC[2J; ESC[3J is read as one) takes
+ * nothing, the cursor's row no more than the rows above it: its text is
+ * handed out as it stood, an error or not, and what follows starts a row
+ * of its own at the cursor's column, as with ESC[H ESC[J.  ESC[2J used
+ * to erase the row first and lose it. */
+TEST(redraw_a_clear_of_the_screen_hands_out_the_cursors_row)
+{
+    static const struct {
+        const char *in, *text;
+    } c[] = {
+        {"head\r\nerror: partial before clear\x1b[2J\x1b[Hnext\r\nend\r\n",
+         "head\nerror: partial before clear\nnext\nend\n"},
+        {"head\r\nerror: partial before clear\x1b[H\x1b[Jnext\r\nend\r\n",
+         "head\nerror: partial before clear\nnext\nend\n"},
+        {"head\r\nplain text\x1b[2Jmore\r\nend\r\n",
+         "head\nplain text\n          more\nend\n"},
+        {"head\r\nplain text\x1b[3J\rmore\r\nend\r\n",
+         "head\nplain text\nmore\nend\n"},
+        {"\x1b[5;1Hstatus\x1b[2J\x1b[1;1Hnext\r\n", "status\n\nnext\n"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        struct got g = {0};
+        struct pipe p;
+        pipe_open(&p, REDRAW_REACH, 0, keep_errors, &g);
+        pipe_feed(&p, c[i].in);
+        pipe_close(&p);
+        ASSERT_STR(g.text.p, c[i].text);
+        ASSERT_EQ(redraw_count_of(&g), 0);
+        got_free(&g);
+    }
+}

@@ -1519,6 +1519,33 @@ static int vt_erase_below(vt_t *vt, unsigned mode)
     return rc;
 }
 
+/* Hands out the cursor's row if it shows something not handed out yet,
+ * and goes on at column col of a row that shows nothing: a new one below
+ * every row (or, from a row aside, that screen row, blank).  For what
+ * leaves the row's text on the screen, or shown once, and the cursor on
+ * a blank row: a clear of the screen, a line inserted at the cursor, the
+ * alternate screen entered or left.  Nothing is taken from the row: it
+ * is no frame drawn over.  0 or the callback's negative return. */
+static int vt_fresh_row(vt_t *vt, size_t col, uint64_t raw_end)
+{
+    /* a row past every row: the move stops at the first new one, counted
+     * after the row it leaves (vt_move_row) */
+    return vt_move_row(vt, vt->row == SQ_ROW_ASIDE ? SQ_ROW_ASIDE
+                                                   : SQ_ROW_ASIDE - 1,
+                       col, false, raw_end);
+}
+
+/* ED 2 (ESC[2J, and ESC[3J): the screen is cleared, the cursor stays
+ * where it was, and what the screen showed was shown (docs/markers.md):
+ * the cursor's row too is handed out as it stood, then the cursor goes
+ * on at its column on a blank row; the rows aside are blanked.  0 or
+ * the callback's negative return. */
+static int vt_clear_screen(vt_t *vt, uint64_t raw_end)
+{
+    int rc = vt_fresh_row(vt, vt_cursor_col(vt), raw_end);
+    return rc < 0 ? rc : vt_erase_below(vt, 2);
+}
+
 /* REP (ESC[nb): prints the last character printed n more times, no
  * further than column VT_PAD_MAX (ncurses uses it where terminfo says
  * the terminal has it, as xterm-256color's does). */
@@ -1575,8 +1602,10 @@ static int vt_csi(vt_t *vt, unsigned char f, uint64_t raw_end)
                         raw_end);
     case 'J': {
         unsigned m = vt_param(vt, 0, 0);
-        int rc = vt_erase(vt, m >= 2 ? 2 : m, raw_end);
-        if (rc == 0 && m != 1)
+        if (m >= 2)
+            return vt_clear_screen(vt, raw_end);
+        int rc = vt_erase(vt, m, raw_end);
+        if (rc == 0 && m == 0)
             rc = vt_erase_below(vt, m);
         return rc;
     }

@@ -16,7 +16,9 @@
  *   or log-update UI) goes back up to rows it drew and writes over them,
  *   and each row it changes comes out again, whole, with its row number
  *   (sq_line_t.row), so a reader can put the new text where the old was.
- *   ED 0 (ESC[J) also blanks the rows below the cursor.  A move to an
+ *   ED 0 (ESC[J) also blanks the rows below the cursor; ED 2 (ESC[2J)
+ *   blanks none: the cursor's row comes out as it stood, and the text
+ *   after the clear starts a new row at the cursor's column.  A move to an
  *   absolute row (CUP, HVP, VPA) goes aside (SQ_ROW_ASIDE): the screen's
  *   height, and so which counted row it names, is not known here; the
  *   row it named comes with each line drawn there (sq_line_t aside_at).
