@@ -726,3 +726,37 @@ TEST(redraw_a_clear_of_the_screen_hands_out_the_cursors_row)
         got_free(&g);
     }
 }
+
+/* Leaving the alternate screen (modes 1049, 1047, 47) ends the row the
+ * cursor was on there, and the text after it starts a row of its own
+ * (at the column 1049 saved as it entered), as a terminal shows it on
+ * the screen it restores; a move up after it climbs no higher.  Text
+ * before the switch in is handed out as it stood.  A switch to the
+ * screen that is up changes nothing.  The private modes used to be
+ * ignored: `status line` on the alternate screen and `after` glued. */
+TEST(redraw_the_alternate_screen_left_glues_no_rows)
+{
+    static const struct {
+        const char *in, *text;
+    } c[] = {
+        {"before\r\n\x1b[?1049h\x1b[H\x1b[2Jscreen title\r\n\x1b[5;1H"
+         "status line\x1b[?1049lafter\r\n",
+         "before\nscreen title\nstatus line\nafter\n"},
+        {"before\r\n\x1b[?1049hX\r\nY\r\n\x1b[?1049l\x1b[1AZ\r\n",
+         "before\nX\nY\nZ\n"},
+        {"ab\x1b[?1049hX\x1b[?1049lc\r\n", "ab\n  X\n  c\n"},
+        {"ab\x1b[?47hXYZ\x1b[?47lc\r\n", "ab\n  XYZ\n     c\n"},
+        {"ab\x1b[?1049lc\x1b[?1049h\x1b[?1049hd\r\n", "abc\n   d\n"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++)
+        for (unsigned cols = 0; cols <= 80; cols += 80) {
+            struct got g = {0};
+            struct pipe p;
+            pipe_open(&p, REDRAW_REACH, cols, keep_errors, &g);
+            pipe_feed(&p, c[i].in);
+            pipe_close(&p);
+            ASSERT_STR(g.text.p, c[i].text);
+            ASSERT_EQ(redraw_count_of(&g), 0);
+            got_free(&g);
+        }
+}

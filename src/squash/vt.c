@@ -213,6 +213,8 @@ struct vt {
     size_t saved_col;
     uint32_t saved_at;
     bool saved;
+    bool alt;            /* on the alternate screen (vt_alt_screen) */
+    size_t alt_col;      /* the cursor's column mode 1049 saved */
     uint32_t aside_at;   /* the screen row a row aside is (sq_line_t) */
     /* The rows aside that gave text no erase took: a bit per screen row
      * (vt_aside_bit). */
@@ -1567,11 +1569,56 @@ static int vt_repeat(vt_t *vt, size_t n, uint64_t raw_end)
     return 0;
 }
 
+/*
+ * The alternate screen entered (enter) or left, by modes 47, 1047 or
+ * 1049 (save: 1049, which saves the cursor as it enters and restores it
+ * as it leaves).  Either way the row the cursor was on stays on the
+ * screen it was drawn on: it is handed out as it stands, and the cursor
+ * goes on on a blank row of its own, at its column (leaving 1049, the
+ * column it saved), never gluing the text after the switch to a row of
+ * the other screen.  What a full-screen program draws comes out as rows
+ * like any other.  No move goes back above that row (row_floor): the
+ * rows above it belong to the other screen.  A switch to the screen
+ * already up changes nothing.  0 or the callback's negative return.
+ */
+static int vt_alt_screen(vt_t *vt, bool enter, bool save, uint64_t raw_end)
+{
+    if (enter == vt->alt)
+        return 0;
+    vt->alt = enter;
+    size_t col = vt_cursor_col(vt);
+    if (enter && save)
+        vt->alt_col = col;
+    else if (!enter && save)
+        col = vt->alt_col;
+    /* a counted row past every row, from a row aside too: the move stops
+     * at the first new one (vt_move_row) */
+    int rc = vt_move_row(vt, SQ_ROW_ASIDE - 1, col, false, raw_end);
+    vt->row_floor = vt->rows;
+    return rc;
+}
+
+/* A private-mode set or reset (ESC[?...h, ESC[?...l): of the DEC modes
+ * only the alternate screen's (47, 1047, 1049) change the rows; the rest
+ * (the cursor shown or hidden, ?25l; bracketed paste ...) change nothing
+ * here. */
+static int vt_private_mode(vt_t *vt, unsigned char f, uint64_t raw_end)
+{
+    if (vt->priv != '?' || (f != 'h' && f != 'l'))
+        return 0;
+    for (unsigned i = 0; i < vt->nparams; i++) {
+        unsigned m = vt->params[i];
+        if (m == 47 || m == 1047 || m == 1049)
+            return vt_alt_screen(vt, f == 'h', m == 1049, raw_end);
+    }
+    return 0;
+}
+
 /* A CSI sequence ended with final byte f. */
 static int vt_csi(vt_t *vt, unsigned char f, uint64_t raw_end)
 {
-    if (vt->priv) /* DEC private modes (?25l ...) change nothing here */
-        return 0;
+    if (vt->priv)
+        return vt_private_mode(vt, f, raw_end);
     switch (f) {
     case 'm':
         vt_sgr(vt);
@@ -1924,7 +1971,7 @@ int vt_skip(vt_t *vt, uint64_t bytes, uint64_t lines)
     vt->raw_off += bytes;
     vt->lines += lines;
     vt->row_floor = vt->rows;
-    vt->saved = false;
+    vt->saved = vt->alt = false;
     memset(vt->aside_shown, 0, sizeof vt->aside_shown);
     vt_enter_row(vt, vt->rows, 0, vt->raw_off);
     return rc;

@@ -25,6 +25,10 @@
  *   Rows are lines while the terminal's width is unknown; told it
  *   (vt_set_cols), a relative move counts a line wider than the terminal
  *   as the rows it wrapped to, as the program moving does;
+ *   the alternate screen's modes (ESC[?1049h/l, ?1047, ?47) end the
+ *   row the cursor is on, and the text after the switch starts a new
+ *   row, at the cursor's column (leaving 1049, the one it saved), that
+ *   no move goes back above;
  *   SGR colour is kept as line metadata (red / yellow / green); OSC, DCS,
  *   APC, PM and SOS strings and every other escape are swallowed, and so
  *   are BEL, DEL and the charset shifts SO and SI (`tput sgr0` ends in SI
