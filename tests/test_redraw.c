@@ -760,3 +760,31 @@ TEST(redraw_the_alternate_screen_left_glues_no_rows)
             got_free(&g);
         }
 }
+
+/* IL (ESC[L) at the cursor's row pushes its text down and leaves a blank
+ * row at column 1: the row's text is handed out as it stood and what
+ * follows starts a row of its own.  DL (ESC[M) deletes the row: its text
+ * is erased, a frame keep is asked about.  Both used to be ignored, and
+ * `error: x` was written over `status 1 of 10` as `error: x of 10`. */
+TEST(redraw_an_inserted_line_starts_a_row_and_a_deleted_one_is_erased)
+{
+    static const struct {
+        const char *in, *text, *kept;
+    } c[] = {
+        {"head\r\nstatus 1 of 10\r\x1b[1Lerror: x\r\nstatus 2 of 10"
+         "\x1b[K\r\nend\r\n",
+         "head\nstatus 1 of 10\nerror: x\nstatus 2 of 10\nend\n", ""},
+        {"head\r\nerror: y\x1b[Mok\r\n", "head\nok\n", "error: y\n"},
+        {"head\r\nplain\x1b[2Mok\r\n", "head\nok\n", ""},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        struct got g = {0};
+        struct pipe p;
+        pipe_open(&p, REDRAW_REACH, 80, keep_errors, &g);
+        pipe_feed(&p, c[i].in);
+        pipe_close(&p);
+        ASSERT_STR(g.text.p, c[i].text);
+        ASSERT_STR(g.kept.p ? g.kept.p : "", c[i].kept);
+        got_free(&g);
+    }
+}

@@ -1548,6 +1548,17 @@ static int vt_clear_screen(vt_t *vt, uint64_t raw_end)
     return rc < 0 ? rc : vt_erase_below(vt, 2);
 }
 
+/* DL (ESC[nM): the cursor's row is deleted (the rows below move up, which
+ * is not drawn here): its text is erased, a frame offered to keep as any
+ * erase's (vt_erase), and the cursor goes to column 1 of what is now
+ * there, blank.  0 or the callback's negative return. */
+static int vt_delete_line(vt_t *vt, uint64_t raw_end)
+{
+    int rc = vt_erase(vt, 2, raw_end);
+    vt_move_col(vt, 0);
+    return rc;
+}
+
 /* REP (ESC[nb): prints the last character printed n more times, no
  * further than column VT_PAD_MAX (ncurses uses it where terminfo says
  * the terminal has it, as xterm-256color's does). */
@@ -1671,6 +1682,10 @@ static int vt_csi(vt_t *vt, unsigned char f, uint64_t raw_end)
         return vt_restore_cursor(vt, raw_end);
     case 'P':
         return vt_delete_chars(vt, vt_param(vt, 0, 1), raw_end);
+    case 'L': /* IL: the row's text moves down, a blank row at column 1 */
+        return vt_fresh_row(vt, 0, raw_end);
+    case 'M':
+        return vt_delete_line(vt, raw_end);
     case '@':
         return vt_insert_blanks(vt, vt_param(vt, 0, 1));
     case 'X':

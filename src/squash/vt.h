@@ -25,6 +25,8 @@
  *   Rows are lines while the terminal's width is unknown; told it
  *   (vt_set_cols), a relative move counts a line wider than the terminal
  *   as the rows it wrapped to, as the program moving does;
+ *   IL (ESC[L) hands out the cursor's row and goes on on a new row at
+ *   column 1; DL (ESC[M) erases it as EL 2 does, to column 1;
  *   the alternate screen's modes (ESC[?1049h/l, ?1047, ?47) end the
  *   row the cursor is on, and the text after the switch starts a new
  *   row, at the cursor's column (leaving 1049, the one it saved), that
