@@ -655,6 +655,13 @@ TEST(redraw_a_frame_destroyed_on_the_cursors_row_meets_keep)
         /* what an erase left, and the same frame again: asked once */
         {"error: abc\x1b[8G\x1b[K\rerror: abc\rerror: abc\rok\r\n",
          "okror: abc\n", "error: abc\n", "R."},
+        /* a spinner's frames, their letters the same: the first only */
+        {"\xe2\xa0\x8b error: 3 retries (1s)\r\xe2\xa0\x99 error: 3 "
+         "retries (2s)\r\xe2\xa0\xb9 error: 4 retries (3s)\rok\x1b[K\r\n",
+         "ok\n", "\xe2\xa0\x8b error: 3 retries (1s)\n", "R."},
+        /* other letters are another frame */
+        {"error: a\rerror: b\rok\x1b[K\r\n", "ok\n", "error: a\nerror: b\n",
+         "RR."},
         /* refused frames come out as nothing, counted */
         {"10%\r50%\x1b[2K\r100%\r\n", "100%\n", "", "."},
         /* a resumed row unchanged was out: the hold keeps it, once */

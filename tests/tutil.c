@@ -338,6 +338,16 @@ static int tu_line(const sq_line_t *l, void *data)
     return rc ? rc : buf_append_byte(data, '\n');
 }
 
+/* Every frame a row showed before it was drawn over or erased is text
+ * the terminal showed: a view may keep one (vt_set_keep), so each is a
+ * raw line the judge accepts. */
+static bool tu_keep_every_frame(const sq_line_t *l, void *data)
+{
+    (void)l;
+    (void)data;
+    return true;
+}
+
 /* Is l[0..n) one of the lines of text (each ending in '\n')? */
 static bool tu_has_line(const buf_t *text, const char *l, size_t n)
 {
@@ -386,8 +396,9 @@ bool tu_judge(json_t *cs, const buf_t *raw, const buf_t *out, tu_verdict_t *v,
     size_t why0 = why->len;
     buf_t lines = BUF_INIT;
     vt_t *vt = NULL;
-    if (vt_new(tu_line, &lines, &vt) < 0 || vt_feed(vt, raw->p, raw->len, 0) < 0 ||
-        vt_finish(vt) < 0)
+    if (vt_new(tu_line, &lines, &vt) == 0)
+        vt_set_keep(vt, tu_keep_every_frame, NULL);
+    if (!vt || vt_feed(vt, raw->p, raw->len, 0) < 0 || vt_finish(vt) < 0)
         buf_printf(why, "VT stripping failed\n");
     vt_free(vt);
     const char *o = out->p ? out->p : "", *end = o + out->len;

@@ -194,6 +194,11 @@ struct vt {
      * that one drawn again the same is not asked about twice. */
     uint64_t frame_hash;
     bool frame_hashed;
+    /* A frame was offered as the next was drawn over it (fresh): the
+     * bytes from fresh_end on are what is left of it, the new frame's
+     * text all before (`\rok` over `error: x` leaves `ok` and `ror: x`). */
+    bool fresh;
+    size_t fresh_end;
     size_t ctl;        /* control bytes on this line */
 
     /* Rows (vt.h): the current line is row `row`; lines came from rows
@@ -454,7 +459,8 @@ static void vt_line_reset(vt_t *vt, uint64_t raw_end)
     vt->colours = 0;
     vt->frames = 0;
     vt->rewound = vt->partial_sent = vt->cut_active = false;
-    vt->frame_out = vt->frame_hashed = false;
+    vt->frame_out = vt->frame_hashed = vt->fresh = false;
+    vt->fresh_end = 0;
     vt->ctl = 0;
     vt->piece = vt->pieces = 0;
     vt->line_raw_start = raw_end;
@@ -673,13 +679,17 @@ static int vt_append(vt_t *vt, const unsigned char *p, size_t n,
 
 static bool vt_row_pending(const vt_t *vt, bool lf);
 
-/* FNV-1a of the current line's text: tells a frame drawn again the same
- * from the last one offered (vt_offer_frame). */
-static uint64_t vt_line_hash(const vt_t *vt)
+/* FNV-1a of the current line's letters (ASCII), the rest left out: tells
+ * a frame drawn again with only a count, a time, a bar or a spinner's
+ * glyph changed from the last one offered (vt_offer_frame). */
+static uint64_t vt_line_hash(const vt_t *vt, size_t len)
 {
     uint64_t h = 14695981039346656037ull;
-    for (size_t i = 0; i < vt->line.len; i++)
-        h = (h ^ (unsigned char)vt->line.p[i]) * 1099511628211ull;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)vt->line.p[i];
+        if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')
+            h = (h ^ c) * 1099511628211ull;
+    }
     return h;
 }
 
@@ -692,8 +702,10 @@ static uint64_t vt_line_hash(const vt_t *vt)
  * (vt_set_keep).  Only a frame that could say something not said yet is
  * asked about: not what an erase left of one asked about already
  * (frame_out), not a row's text handed out already (a resumed row that
- * did not change), not one the same as the last asked about (a status
- * line redrawn in place each tick), not the last piece of a cut line (its
+ * did not change), not one with the same letters as the last asked
+ * about (a status line redrawn in place each tick, its count, time or
+ * spinner's glyph changed: `⠋ warning: 3 deprecated (2s)` drawn 300 times
+ * would be 300 lines), not the last piece of a cut line (its
  * pieces are out); so a progress bar costs one keep call per frame that
  * changed, at the moment it is drawn over, and no more.  A frame kept
  * takes the line's bytes so far, to raw_end (the end of what destroyed
@@ -705,15 +717,22 @@ static int vt_offer_frame(vt_t *vt, uint64_t raw_end)
         !vt_row_pending(vt, false))
         return 0;
     vt->frame_out = true;
-    uint64_t h = vt_line_hash(vt);
+    /* Not what is left of the frame offered before this one: it was
+     * asked about then, and glued to the new text it is a line no
+     * program drew. */
+    size_t len = vt->fresh && vt->fresh_end < vt->line.len ? vt->fresh_end
+                                                           : vt->line.len;
+    if (!len)
+        return 0;
+    uint64_t h = vt_line_hash(vt, len);
     if (vt->frame_hashed && h == vt->frame_hash)
         return 0;
     vt->frame_hash = h;
     vt->frame_hashed = true;
     if (raw_end < vt->line_raw_start)
         raw_end = vt->line_raw_start;
-    int rc = vt_deliver(vt, vt->line.len, SQ_LINE_COMPLETE, false, false,
-                        true, true, raw_end);
+    int rc = vt_deliver(vt, len, SQ_LINE_COMPLETE, false, false, true, true,
+                        raw_end);
     if (rc <= 0)
         return rc;
     vt->lines++;
@@ -735,6 +754,8 @@ static int vt_print_run(vt_t *vt, const unsigned char *p, size_t n,
         vt->frames++;
         vt->drawn_over++;
         vt->rewound = false;
+        vt->fresh = true;
+        vt->fresh_end = vt->cur;
     }
     vt->frame_out = false;
     unsigned colour = vt->fg | vt->bg;
@@ -823,9 +844,10 @@ static int vt_print_run(vt_t *vt, const unsigned char *p, size_t n,
             l[vt->cur++] = (char)c;
         }
     }
-    if (i < n)
-        return vt_append(vt, p + i, n - i, raw_end);
-    return 0;
+    int rc = i < n ? vt_append(vt, p + i, n - i, raw_end) : 0;
+    if (vt->fresh && vt->cur > vt->fresh_end)
+        vt->fresh_end = vt->cur;
+    return rc;
 }
 
 /* DEC's line-drawing set for the bytes 0x5f..0x7e (`lqqqk` is `┌───┐`),
@@ -1036,7 +1058,11 @@ static int vt_erase_chars(vt_t *vt, size_t n, uint64_t raw_end)
 static int vt_erase(vt_t *vt, unsigned mode, uint64_t raw_end)
 {
     vt_note_piece(vt);
-    int rc = vt->line.len && (mode != 0 || vt->cur < vt->line.len)
+    /* An erase of only what the frame drawn over left (`\rok ESC[K`, the
+     * tail of a longer frame) takes nothing not asked about already. */
+    bool leftover = mode == 0 && vt->fresh && vt->cur >= vt->fresh_end;
+    int rc = vt->line.len && (mode != 0 || vt->cur < vt->line.len) &&
+                     !leftover
                  ? vt_offer_frame(vt, raw_end)
                  : 0;
     if (rc < 0)
