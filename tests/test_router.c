@@ -1129,6 +1129,55 @@ TEST(router_danger_reads_nested_and_compound_commands)
     router_free(r);
 }
 
+/* What a review of the nested reading found.  A heredoc's body inside a
+ * substitution is no shell text: `git commit -m "$(cat <<'EOF'` with a
+ * `1)` in the message ended the `$(` there, and the rest of the message
+ * was read as commands.  A body fed to a program that reads data (git,
+ * python, jq...) is data; an unquoted one's substitutions run, and are
+ * judged.  `${...}` is a parameter, `command -v` runs nothing.  xargs,
+ * setsid, chroot, strace run the command after them; su -c and fish -c
+ * run a shell string.  An allow clears its own command's verdict only:
+ * an allowed `git push --force-with-lease` on the line cleared the
+ * `rm -rf /` after it. */
+TEST(router_danger_reads_heredocs_and_wrappers_as_they_run)
+{
+    router_t *r = mk(write_policy(
+        "{\"allow\": [\"^git push --force-with-lease\"]}"));
+    static const char *const safe[] = {
+        "git commit -m \"$(cat <<'EOF'\nhooks: stop resetting\n\nChanges:\n"
+        "1) replace `git reset --hard` with `git stash`\n2) add tests\nEOF\n"
+        ")\"",
+        "gh pr create --title x --body \"$(cat <<'EOF'\nFixes #12 :)\n- "
+        "`git push --force` is now refused\nEOF\n)\"",
+        "git commit -m \"$(cat <<'EOF'\nfix: don't reboot the machine (it's "
+        "a test)\nDon't run `rm -rf /`\nEOF\n)\"",
+        "git commit -F - <<'EOF'\nhooks: no longer run `git reset --hard`\n"
+        "\ngit reset --hard is no longer run.\nEOF",
+        "python3 - <<'EOF'\nprint(\"reboot\")\nEOF",
+        "jq . <<EOF\n{\"cmd\": \"rm -rf /\"}\nEOF",
+        "echo ${reboot}", "echo ${halt:-0}", "command -v reboot",
+        "command -V shutdown", "if command -v halt >/dev/null; then :; fi",
+        "git push --force-with-lease", "xargs grep -l TODO",
+        "find . -name '*.o' | xargs rm -f", NULL};
+    static const char *const ask[] = {
+        "cat > f <<EOF\nnow: $(rm -rf /)\nEOF",
+        "git commit -F - <<EOF\nmsg `git reset --hard`\nEOF",
+        "bash <<'EOF'\nrm -rf /\nEOF",
+        "echo ${x:-$(git reset --hard)}",
+        "xargs rm -rf /", "setsid rm -rf /", "chroot /mnt rm -rf /",
+        "strace -o log rm -rf /", "exec -a x rm -rf /",
+        "su -c 'rm -rf /'", "su root -c 'git reset --hard'",
+        "su --command='rm -rf /'", "fish -c 'rm -rf /'",
+        "git push --force-with-lease && rm -rf /",
+        "git push --force-with-lease; git reset --hard",
+        "git push --force-with-lease origin $(rm -rf /)", NULL};
+    for (const char *const *p = safe; *p; p++)
+        ASSERT_DANGER(r, *p, NULL, ROUTER_SAFE);
+    for (const char *const *p = ask; *p; p++)
+        ASSERT_DANGER(r, *p, NULL, ROUTER_DANGER_ASK);
+    router_free(r);
+}
+
 /* Nested text is read ROUTER_MAX_DANGER_DEPTH deep; deeper, it is asked
  * about rather than passed unread. */
 TEST(router_danger_depth_at_its_edge)

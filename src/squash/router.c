@@ -204,6 +204,10 @@ struct router_heredoc {
     char delim[ROUTER_HEREDOC_DELIM_MAX + 1];
     bool tabs; /* <<-: the body's leading tabs go, the delimiter's too */
     bool data; /* read by a command that only writes it out: dropped */
+    /* The delimiter was quoted (`'EOF'`, `"EOF"`, `\EOF`): the body is
+     * taken as it is.  Else the shell expands it first, and the
+     * substitutions in it run (`$(...)`, backquotes). */
+    bool quoted;
 };
 
 /* Reads the delimiter word of a heredoc at s[i..n) (after `<<` or `<<-`
@@ -213,8 +217,10 @@ static size_t router_heredoc_word(const char *s, size_t i, size_t n,
                                   struct router_heredoc *h)
 {
     size_t k = 0;
+    h->quoted = false;
     while (i < n && !router_blank(s[i]) && !strchr("\n;|&<>()", s[i])) {
         char q = s[i];
+        h->quoted = h->quoted || q == '\'' || q == '"' || q == '\\';
         if (q == '\'' || q == '"') {
             for (i++; i < n && s[i] != q; i++)
                 if (k < ROUTER_HEREDOC_DELIM_MAX)
@@ -235,19 +241,28 @@ static size_t router_heredoc_word(const char *s, size_t i, size_t n,
 }
 
 /*
- * Whether the heredoc whose `<<` is at s[to] feeds a command that only
- * writes its input out (`cat > f <<'EOF'`, `tee f`), so that its lines
- * are data: the simple command from s[from] is `cat` or `tee` (after
+ * Whether the heredoc whose `<<` is at s[to] feeds a command that reads
+ * its input as data, never as shell commands (`cat > f <<'EOF'`, `git
+ * commit -F -`, `python3 -`, `psql`), so that its lines are data: the
+ * simple command from s[from] is one of router_heredoc_readers (after
  * assignments and `!`, `then`, `do`, `else`), and no other command
  * follows on its line (`cat <<EOF | bash`, `cat > f <<EOF && sh f` run
  * the lines).  Anything else keeps its lines, judged as commands, as a
- * shell's (`bash <<EOF`, `sudo -u x sh`, `ssh host`) must be: a safety
- * check that errs keeps them.
+ * shell's (`bash <<EOF`, `sudo -u x sh`, `ssh host`, `kubectl exec -i pod
+ * -- sh`) must be: a safety check that errs keeps them.  A program's own
+ * language (python's, awk's, SQL) is not judged, as `python3 -c` is not.
  */
 static bool router_heredoc_data(const char *s, size_t from, size_t to,
                                 size_t n)
 {
-    static const char *const data[] = {"cat", "tee", NULL};
+    static const char *const data[] = {
+        "cat",    "tee",  "git",     "gh",     "python", "python3",
+        "node",   "ruby", "perl",    "php",    "jq",     "yq",
+        "sed",    "awk",  "gawk",    "mawk",   "grep",   "egrep",
+        "fgrep",  "rg",   "sort",    "uniq",   "wc",     "tr",
+        "head",   "tail", "cut",     "column", "base64", "xxd",
+        "od",     "diff", "patch",   "envsubst", "psql", "mysql",
+        "sqlite3", "wl-copy", "xclip", "pbcopy", NULL};
     static const char *const words[] = {"!", "then", "do", "else", NULL};
     char word[64];
     size_t i = from;
@@ -295,6 +310,40 @@ static size_t router_heredoc_end(const char *s, size_t i, size_t n,
         if (e - b == dl && !memcmp(s + b, h->delim, dl))
             return next;
         i = next;
+    }
+    return 0;
+}
+
+/* The substitutions in an unquoted heredoc's body s[from..to), which the
+ * shell runs as it expands the body, into out, a line each (`now: $(rm
+ * -rf /)` is a body a data reader gets, and an `rm -rf /` that runs). */
+static int router_body_substitutions(const char *s, size_t from, size_t to,
+                                     buf_t *out)
+{
+    for (size_t i = from; i < to; i++) {
+        size_t end;
+        if (s[i] == '\\') {
+            i++;
+            continue;
+        }
+        if (s[i] == '`') {
+            const char *q = memchr(s + i + 1, '`', to - i - 1);
+            end = q ? (size_t)(q - s) + 1 : to;
+        } else if (s[i] == '$' && i + 1 < to && s[i + 1] == '(') {
+            unsigned depth = 0;
+            for (end = i + 1; end < to; end++)
+                if (s[end] == '(')
+                    depth++;
+                else if (s[end] == ')' && --depth == 0)
+                    break;
+            end = end < to ? end + 1 : to;
+        } else {
+            continue;
+        }
+        if (buf_append(out, s + i, end - i) < 0 ||
+            buf_append_byte(out, '\n') < 0)
+            return -ENOMEM;
+        i = end - 1;
     }
     return 0;
 }
@@ -383,6 +432,9 @@ static int router_drop_heredocs(const char *s, size_t n, buf_t *out)
                     goto unsure;
                 if (!hd[k].data &&
                     buf_append(out, s + at, end - at) < 0)
+                    return -ENOMEM;
+                if (hd[k].data && !hd[k].quoted &&
+                    router_body_substitutions(s, at, end, out) < 0)
                     return -ENOMEM;
                 any = any || hd[k].data;
                 at = end;
@@ -794,16 +846,26 @@ static const char *const router_ionice_opts[] = {"-c", "-n", "-p", NULL};
 static const char *const router_timeout_opts[] = {"-s", "-k", "--signal",
                                                   "--kill-after", NULL};
 static const char *const router_stdbuf_opts[] = {"-i", "-o", "-e", NULL};
+static const char *const router_exec_opts[] = {"-a", NULL};
+static const char *const router_xargs_opts[] = {
+    "-I", "-n", "-P", "-L", "-d", "-E", "-s", "-a", "--max-args",
+    "--max-procs", "--max-lines", "--delimiter", "--arg-file", NULL};
+static const char *const router_strace_opts[] = {"-o", "-e", "-p", "-s",
+                                                 "-u", "-P", NULL};
 static const char *const router_none[] = {NULL};
 
 static const struct router_wrapper router_wrappers[] = {
     {"sudo", router_sudo_opts, 0},     {"doas", router_sudo_opts, 0},
     {"env", router_env_opts, 0},       {"time", router_none, 0},
     {"nohup", router_none, 0},         {"command", router_none, 0},
-    {"exec", router_none, 0},          {"builtin", router_none, 0},
+    {"exec", router_exec_opts, 0},     {"builtin", router_none, 0},
     {"nice", router_nice_opts, 0},     {"ionice", router_ionice_opts, 0},
     {"timeout", router_timeout_opts, 1},
     {"stdbuf", router_stdbuf_opts, 0}, {"!", router_none, 0},
+    /* they run the command that follows, with its words (xargs adds
+     * some from its input: `xargs rm -rf` is an rm -rf) */
+    {"setsid", router_none, 0},        {"xargs", router_xargs_opts, 0},
+    {"chroot", router_none, 1},        {"strace", router_strace_opts, 0},
 };
 
 /* The index of the real command in argv, past assignments and wrappers;
@@ -823,8 +885,12 @@ static size_t router_skip_wrappers(char *const *argv, size_t argc)
                 wr = &router_wrappers[k];
         if (!wr)
             return i;
-        /* `env` or `time` alone is itself the command. */
-        if (i + 1 >= argc)
+        /* `env` or `time` alone is itself the command; so is `command -v
+         * NAME` (-V too), which runs nothing: it says what NAME is. */
+        if (i + 1 >= argc ||
+            (!strcmp(wr->name, "command") &&
+             (!strncmp(argv[i + 1], "-v", 2) ||
+              !strncmp(argv[i + 1], "-V", 2))))
             return i;
         size_t save = i++;
         while (i < argc && argv[i][0] == '-' && argv[i][1]) {
@@ -911,7 +977,7 @@ static const char *const router_repl_cmds[] = {
 
 /* Shells whose `-c STRING` is routed as STRING. */
 static const char *const router_shells[] = {"sh", "bash", "dash", "zsh",
-                                            "ksh", NULL};
+                                            "ksh", "fish", NULL};
 
 /* Shells that, given a pipe for input and no -i, read commands from it
  * without a prompt: a session driven with write_stdin. */
@@ -1955,14 +2021,25 @@ static int router_judge_forms(struct router_judge *j, char *const *v,
 
 /* The text a command runs as shell text: a shell's -c string, or eval's
  * words joined by spaces (into b); NULL when it runs none. */
-static const char *router_judge_inner(char *const *v, size_t argc, buf_t *b)
+static int router_judge_inner(char *const *v, size_t argc, buf_t *b,
+                              const char **out)
 {
-    const char *str = router_shell_string(v, argc);
-    if (str || argc < 2 || strcmp(router_base(v[0]), "eval"))
-        return str;
+    *out = router_shell_string(v, argc);
+    if (!*out && argc >= 2 && !strcmp(router_base(v[0]), "su")) {
+        for (size_t i = 1; i < argc && !*out; i++) { /* su [user] -c CMD */
+            if ((!strcmp(v[i], "-c") || !strcmp(v[i], "--command")) &&
+                i + 1 < argc)
+                *out = v[i + 1];
+            else if (!strncmp(v[i], "--command=", 10))
+                *out = v[i] + 10;
+        }
+    }
+    if (*out || argc < 2 || strcmp(router_base(v[0]), "eval"))
+        return 0;
     if (router_join(v, 1, argc, b) < 0)
-        return NULL;
-    return b->p;
+        return -ENOMEM;
+    *out = b->p;
+    return 0;
 }
 
 /*
@@ -1980,9 +2057,10 @@ static int router_judge_words(struct router_judge *j, char *const *v,
     int rc = 0;
     if (k >= argc)
         return 0;
-    const char *inner = router_judge_inner(v + k, argc - k, &eval);
-    if (inner && (rc = router_judge_text(j, inner, strlen(inner),
-                                         depth + 1)) < 0)
+    const char *inner = NULL;
+    if ((rc = router_judge_inner(v + k, argc - k, &eval, &inner)) < 0 ||
+        (inner && (rc = router_judge_text(j, inner, strlen(inner),
+                                          depth + 1)) < 0))
         goto out;
     if ((rc = router_judge_forms(j, v, k, argc, &differ)) < 0)
         goto out;
@@ -2006,11 +2084,16 @@ out:
 }
 
 /* The index of the `close` that ends the group whose `open` is at s[i],
- * quotes and escapes respected; `to` when it never ends (its body is then
- * the rest: coarse, never blind). */
+ * quotes, escapes, comments and heredoc bodies respected (the commit
+ * message of `git commit -m "$(cat <<'EOF'` ... `1) ...` ... `EOF )"`
+ * ended the substitution at its `1)`, and the rest of it was read as
+ * commands); `to` when it never ends (its body is then the rest: coarse,
+ * never blind). */
 static size_t router_group_end(const char *s, size_t i, size_t to,
                                char open, char close)
 {
+    struct router_heredoc hd[ROUTER_MAX_HEREDOCS];
+    size_t nhd = 0;
     unsigned depth = 0;
     bool sq = false, dq = false;
     for (; i < to; i++) {
@@ -2024,6 +2107,31 @@ static size_t router_group_end(const char *s, size_t i, size_t to,
         } else if (c == '\'' || c == '"') {
             sq = c == '\'';
             dq = c == '"';
+        } else if (c == '#' && router_word_start(s, i)) {
+            const char *nl = memchr(s + i, '\n', to - i);
+            i = nl ? (size_t)(nl - s) - 1 : to;
+        } else if (c == '<' && i + 2 < to && s[i + 1] == '<' &&
+                   s[i + 2] != '<' && (i == 0 || s[i - 1] != '<') &&
+                   nhd < ROUTER_MAX_HEREDOCS) {
+            size_t j = i + 2;
+            bool tabs = s[j] == '-';
+            j += tabs;
+            while (j < to && router_blank(s[j]))
+                j++;
+            size_t e = router_heredoc_word(s, j, to, &hd[nhd]);
+            if (e) {
+                hd[nhd++].tabs = tabs;
+                i = e - 1;
+            }
+        } else if (c == '\n' && nhd) {
+            /* the bodies start on the next line, one after another */
+            size_t at = i + 1;
+            for (size_t k = 0; k < nhd && at; k++)
+                at = router_heredoc_end(s, at, to, &hd[k]);
+            if (!at)
+                return to;
+            nhd = 0;
+            i = at - 1;
         } else if (c == open) {
             depth++;
         } else if (c == close && --depth == 0) {
@@ -2085,8 +2193,9 @@ static int router_judge_nested(struct router_judge *j, const char *s,
              * follows its `)` is a command. */
             if (!i || !strchr("$<>=", s[i - 1]))
                 *item = end < to ? end + 1 : to;
-        } else if (c == '{' && (router_word_start(s, i) ||
-                                (i && s[i - 1] == '$'))) {
+        } else if (c == '{' && router_word_start(s, i)) {
+            /* a group; `${...}` is a parameter: the scan goes on through
+             * it, and a substitution in it (`${x:-$(...)}`) is found */
             open = i, end = router_group_end(s, i, to, '{', '}');
         } else if (c == ')') {
             *item = i + 1;
@@ -2204,8 +2313,11 @@ static int router_danger_seg(router_t *r, router_seg_t *seg, bool argv_mode,
     router_judge_homes(&j, ctx);
     j.forbid = router_any(r, r->forbid, r->nforbid, seg->text) ||
                router_any(r, r->forbid, r->nforbid, whole);
-    bool allow = router_any(r, r->allow, r->nallow, seg->text) ||
-                 router_any(r, r->allow, r->nallow, whole);
+    /* An allow of the segment's text clears a verdict on that text alone
+     * (a fork bomb's raw shape).  A command's verdict is cleared only by
+     * an allow of that command (router_judge_words): an allowed `git push
+     * --force-with-lease` on the line cleared the `rm -rf /` after it. */
+    bool allow = router_any(r, r->allow, r->nallow, seg->text);
     if (!j.forbid)
         rc = argv_mode ? router_judge_words(&j, seg->argv, seg->argc, 0, false)
                        : router_judge_text(&j, seg->text, strlen(seg->text),
@@ -2225,7 +2337,7 @@ static int router_danger_seg(router_t *r, router_seg_t *seg, bool argv_mode,
         seg->danger = ROUTER_DANGER_FORBID;
         seg->danger_id = "policy-forbid";
         seg->danger_what = "forbidden by the policy file";
-    } else if (j.hit && !allow) {
+    } else if (j.hit && !(j.hit->scope == SCOPE_RAW && allow)) {
         seg->danger = ROUTER_DANGER_ASK;
         seg->danger_id = j.hit->id;
         seg->danger_what = j.hit->what;
