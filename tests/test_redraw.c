@@ -659,6 +659,12 @@ TEST(redraw_a_frame_destroyed_on_the_cursors_row_meets_keep)
         {"\xe2\xa0\x8b error: 3 retries (1s)\r\xe2\xa0\x99 error: 3 "
          "retries (2s)\r\xe2\xa0\xb9 error: 4 retries (3s)\rok\x1b[K\r\n",
          "ok\n", "\xe2\xa0\x8b error: 3 retries (1s)\n", "R."},
+        /* a frame kept whole: after an insert (ICH) shifted its bytes,
+         * and when only part of the row is redrawn (ESC[27G) */
+        {"ab\rerror: disk is full\b\b\b\b\x1b[2@\x1b[2K\r\n", "\n",
+         "error: disk is   full\n", "R."},
+        {"error: connection reset [ 10%] retry in 5s\x1b[27G20\x1b[2K\r\n",
+         "\n", "error: connection reset [ 10%] retry in 5s\n", "R."},
         /* other letters are another frame */
         {"error: a\rerror: b\rok\x1b[K\r\n", "ok\n", "error: a\nerror: b\n",
          "RR."},
@@ -702,11 +708,55 @@ TEST(squash_an_error_erased_on_the_cursors_row_is_shown)
     buf_free(&out);
 }
 
-/* A clear of the whole screen (ESC[2J; ESC[3J is read as one) takes
- * nothing, the cursor's row no more than the rows above it: its text is
- * handed out as it stood, an error or not, and what follows starts a row
- * of its own at the cursor's column, as with ESC[H ESC[J.  ESC[2J used
- * to erase the row first and lose it. */
+/* Counts the lines of text that contain needle. */
+static size_t lines_with(const char *text, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = text; p && (p = strstr(p, needle)); p++)
+        n++;
+    return n;
+}
+
+/* Kept frames of one row, through the squasher, both views: a spinner
+ * whose warning's letters change every frame (its rate's unit flips) was
+ * every frame, some 300 lines; it is VT_KEPT_FRAMES_MAX now.  A frame that
+ * says what the last kept one said is not kept again; a failure after
+ * frames that were none (`1 FAILED` after `0 FAILED`, the same letters)
+ * is kept. */
+TEST(squash_kept_frames_of_a_row_are_bounded_and_each_says_something)
+{
+    buf_t raw = BUF_INIT, out = BUF_INIT;
+    for (int i = 0; i < 300; i++)
+        ASSERT_OK(buf_printf(&raw, "\r\xe2\xa0\x8b warning: mirror is slow "
+                                   "(%d %s/s)",
+                             100 + i, i % 2 ? "MB" : "kB"));
+    ASSERT_OK(buf_append_str(&raw, "\rdone\x1b[K\r\n"));
+    for (int streamed = 0; streamed < 2; streamed++) {
+        tu_condense(NULL, "mytool", &raw, streamed, 0, 0, &out);
+        ASSERT_EQ(lines_with(out.p, "warning: mirror is slow"),
+                  (size_t)VT_KEPT_FRAMES_MAX);
+        ASSERT_CONTAINS(out.p, "done\n");
+    }
+    buf_reset(&raw);
+    for (int i = 1; i <= 10; i++)
+        ASSERT_OK(buf_printf(&raw, "\r\xe2\xa0\x8b Running %d/20 (%d FAILED)",
+                             i, i > 5));
+    ASSERT_OK(buf_append_str(&raw, "\x1b[2K\rdone\r\n"));
+    for (int streamed = 0; streamed < 2; streamed++) {
+        tu_condense(NULL, "mytool", &raw, streamed, 0, 0, &out);
+        ASSERT_EQ(lines_with(out.p, "(1 FAILED)"), 1u);
+        ASSERT_EQ(lines_with(out.p, "(0 FAILED)"), 0u);
+    }
+    buf_free(&raw);
+    buf_free(&out);
+}
+
+/* A clear of the whole screen (ESC[2J) takes nothing, the cursor's row
+ * no more than the rows above it: its text is handed out as it stood, an
+ * error or not, and what follows starts a row of its own at the cursor's
+ * column on the screen, as with ESC[H ESC[J.  ESC[2J used to erase the
+ * row first and lose it.  ESC[3J clears the scrollback alone: the row
+ * stays, and a carriage return writes over it. */
 TEST(redraw_a_clear_of_the_screen_hands_out_the_cursors_row)
 {
     static const struct {
@@ -719,7 +769,7 @@ TEST(redraw_a_clear_of_the_screen_hands_out_the_cursors_row)
         {"head\r\nplain text\x1b[2Jmore\r\nend\r\n",
          "head\nplain text\n          more\nend\n"},
         {"head\r\nplain text\x1b[3J\rmore\r\nend\r\n",
-         "head\nplain text\nmore\nend\n"},
+         "head\nmoren text\nend\n"},
         {"\x1b[5;1Hstatus\x1b[2J\x1b[1;1Hnext\r\n", "status\n\nnext\n"},
     };
     for (size_t i = 0; i < sizeof c / sizeof *c; i++) {

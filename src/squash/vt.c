@@ -194,11 +194,16 @@ struct vt {
      * that one drawn again the same is not asked about twice. */
     uint64_t frame_hash;
     bool frame_hashed;
-    /* A frame was offered as the next was drawn over it (fresh): the
-     * bytes from fresh_end on are what is left of it, the new frame's
-     * text all before (`\rok` over `error: x` leaves `ok` and `ror: x`). */
+    /* A frame was offered as the next was drawn over it, and the text
+     * since printed from the cursor it left ends at fresh_end (bytes):
+     * past it is what is left of that frame (`\rok` over `error: x`
+     * leaves `ok` and `ror: x`), until an edit shifts the bytes. */
     bool fresh;
     size_t fresh_end;
+    /* Frames of this line keep wanted, and the letters and colours of
+     * the last one (vt_offer_frame: VT_KEPT_FRAMES_MAX). */
+    uint32_t kept_frames;
+    uint64_t kept_hash;
     size_t ctl;        /* control bytes on this line */
 
     /* Rows (vt.h): the current line is row `row`; lines came from rows
@@ -420,6 +425,7 @@ static void vt_split_wide(vt_t *vt)
     vt->half = false;
     if (!half || vt->cur >= vt->line.len)
         return;
+    vt->fresh = false; /* the bytes after it move */
     int w;
     size_t e = vt_skip_marks(vt, vt->cur + vt_cell(vt, vt->cur, &w));
     vt_cc_drop(vt, vt->cur);
@@ -461,6 +467,8 @@ static void vt_line_reset(vt_t *vt, uint64_t raw_end)
     vt->rewound = vt->partial_sent = vt->cut_active = false;
     vt->frame_out = vt->frame_hashed = vt->fresh = false;
     vt->fresh_end = 0;
+    vt->kept_frames = 0;
+    vt->kept_hash = 0;
     vt->ctl = 0;
     vt->piece = vt->pieces = 0;
     vt->line_raw_start = raw_end;
@@ -679,18 +687,19 @@ static int vt_append(vt_t *vt, const unsigned char *p, size_t n,
 
 static bool vt_row_pending(const vt_t *vt, bool lf);
 
-/* FNV-1a of the current line's letters (ASCII), the rest left out: tells
- * a frame drawn again with only a count, a time, a bar or a spinner's
- * glyph changed from the last one offered (vt_offer_frame). */
-static uint64_t vt_line_hash(const vt_t *vt, size_t len)
+/* FNV-1a of the current line's text, or (letters) of its ASCII letters
+ * and its colours alone: a frame drawn again the same as the last one
+ * offered, or one that says what the last one kept said, with only a
+ * count, a time, a bar or a spinner's glyph changed (vt_offer_frame). */
+static uint64_t vt_line_hash(const vt_t *vt, bool letters)
 {
     uint64_t h = 14695981039346656037ull;
-    for (size_t i = 0; i < len; i++) {
+    for (size_t i = 0; i < vt->line.len; i++) {
         unsigned char c = (unsigned char)vt->line.p[i];
-        if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')
+        if (!letters || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z'))
             h = (h ^ c) * 1099511628211ull;
     }
-    return h;
+    return letters ? (h ^ vt->colours) * 1099511628211ull : h;
 }
 
 /*
@@ -702,41 +711,43 @@ static uint64_t vt_line_hash(const vt_t *vt, size_t len)
  * (vt_set_keep).  Only a frame that could say something not said yet is
  * asked about: not what an erase left of one asked about already
  * (frame_out), not a row's text handed out already (a resumed row that
- * did not change), not one with the same letters as the last asked
- * about (a status line redrawn in place each tick, its count, time or
- * spinner's glyph changed: `⠋ warning: 3 deprecated (2s)` drawn 300 times
- * would be 300 lines), not the last piece of a cut line (its
- * pieces are out); so a progress bar costs one keep call per frame that
- * changed, at the moment it is drawn over, and no more.  A frame kept
- * takes the line's bytes so far, to raw_end (the end of what destroyed
- * it).  0, or the callback's negative return.
+ * did not change, a partial line shown as a prompt), not one the same as
+ * the last asked about (a status line redrawn the same each tick), not
+ * the last piece of a cut line (its pieces are out).  A frame keep wants
+ * is kept unless it says what the line's last kept frame said, its
+ * letters and colours the same (`⠋ error: 3 retries (2s)` redrawn each
+ * tick is one line, its `1 FAILED` after `0 FAILED` another), and at
+ * most VT_KEPT_FRAMES_MAX of one line are: a spinner whose message
+ * changes every frame is a few lines, not thousands, and costs no more
+ * keep calls once they are kept.  A frame kept takes the line's bytes so
+ * far, to raw_end (the end of what destroyed it).  0, or the callback's
+ * negative return.
  */
 static int vt_offer_frame(vt_t *vt, uint64_t raw_end)
 {
-    if (!vt->keep || vt->frame_out || vt->cut_active || !vt->line.len ||
+    if (!vt->keep || vt->frame_out || vt->cut_active || vt->partial_sent ||
+        !vt->line.len || vt->kept_frames >= VT_KEPT_FRAMES_MAX ||
         !vt_row_pending(vt, false))
         return 0;
     vt->frame_out = true;
-    /* Not what is left of the frame offered before this one: it was
-     * asked about then, and glued to the new text it is a line no
-     * program drew. */
-    size_t len = vt->fresh && vt->fresh_end < vt->line.len ? vt->fresh_end
-                                                           : vt->line.len;
-    if (!len)
-        return 0;
-    uint64_t h = vt_line_hash(vt, len);
+    uint64_t h = vt_line_hash(vt, false);
     if (vt->frame_hashed && h == vt->frame_hash)
         return 0;
     vt->frame_hash = h;
     vt->frame_hashed = true;
+    uint64_t said = vt_line_hash(vt, true);
+    if (vt->kept_frames && said == vt->kept_hash)
+        return 0;
     if (raw_end < vt->line_raw_start)
         raw_end = vt->line_raw_start;
-    int rc = vt_deliver(vt, len, SQ_LINE_COMPLETE, false, false, true, true,
-                        raw_end);
+    int rc = vt_deliver(vt, vt->line.len, SQ_LINE_COMPLETE, false, false,
+                        true, true, raw_end);
     if (rc <= 0)
         return rc;
     vt->lines++;
     vt->line_raw_start = raw_end;
+    vt->kept_frames++;
+    vt->kept_hash = said;
     return 0;
 }
 
@@ -984,6 +995,7 @@ static void vt_move_col(vt_t *vt, size_t col)
 static int vt_delete_chars(vt_t *vt, size_t n, uint64_t raw_end)
 {
     vt->half = false; /* the wide character under it, whole */
+    vt->fresh = false; /* the bytes after it move */
     if (vt->pad || vt->cur >= vt->line.len)
         return 0; /* past the end: nothing to delete */
     int rc = vt_offer_frame(vt, raw_end);
@@ -1005,6 +1017,7 @@ static int vt_delete_chars(vt_t *vt, size_t n, uint64_t raw_end)
 static int vt_insert_blanks(vt_t *vt, size_t n)
 {
     vt->half = false;
+    vt->fresh = false;
     if (vt->pad || vt->cur >= vt->line.len)
         return 0; /* past the end: cells there are blank already */
     size_t room = SQ_LINE_MAX > vt->line.len ? SQ_LINE_MAX - vt->line.len : 0;
@@ -1030,6 +1043,7 @@ static int vt_insert_blanks(vt_t *vt, size_t n)
 static int vt_erase_chars(vt_t *vt, size_t n, uint64_t raw_end)
 {
     vt->half = false;
+    vt->fresh = false;
     if (vt->pad || vt->cur >= vt->line.len)
         return 0;
     size_t k, e = vt_skip_cells(vt, vt->cur, n, &k);
@@ -1084,6 +1098,7 @@ static int vt_erase(vt_t *vt, unsigned mode, uint64_t raw_end)
          * line they are blank already). */
         if (!vt->line.len)
             return 0;
+        vt->fresh = false; /* the bytes move */
         vt->drawn_over++;
         vt->row_dirty = true;
         size_t col = vt_cursor_col(vt);
@@ -1547,6 +1562,18 @@ static int vt_erase_below(vt_t *vt, unsigned mode)
     return rc;
 }
 
+/* The cursor's column on the screen: its column in the line, wrapped at
+ * the terminal's width when that is known (a line wider than the screen
+ * takes rows, and the cursor is on the last it reached); just past the
+ * last column, it is on that column still. */
+static size_t vt_screen_col(vt_t *vt)
+{
+    size_t col = vt_cursor_col(vt), w = vt->cols;
+    if (!w || col < w)
+        return col;
+    return col % w ? col % w : w - 1;
+}
+
 /* Hands out the cursor's row if it shows something not handed out yet,
  * and goes on at column col of a row that shows nothing: a new one below
  * every row (or, from a row aside, that screen row, blank).  For what
@@ -1563,14 +1590,14 @@ static int vt_fresh_row(vt_t *vt, size_t col, uint64_t raw_end)
                        col, false, raw_end);
 }
 
-/* ED 2 (ESC[2J, and ESC[3J): the screen is cleared, the cursor stays
+/* ED 2 (ESC[2J): the screen is cleared, the cursor stays
  * where it was, and what the screen showed was shown (docs/markers.md):
  * the cursor's row too is handed out as it stood, then the cursor goes
  * on at its column on a blank row; the rows aside are blanked.  0 or
  * the callback's negative return. */
 static int vt_clear_screen(vt_t *vt, uint64_t raw_end)
 {
-    int rc = vt_fresh_row(vt, vt_cursor_col(vt), raw_end);
+    int rc = vt_fresh_row(vt, vt_screen_col(vt), raw_end);
     return rc < 0 ? rc : vt_erase_below(vt, 2);
 }
 
@@ -1623,7 +1650,7 @@ static int vt_alt_screen(vt_t *vt, bool enter, bool save, uint64_t raw_end)
     if (enter == vt->alt)
         return 0;
     vt->alt = enter;
-    size_t col = vt_cursor_col(vt);
+    size_t col = vt_screen_col(vt);
     if (enter && save)
         vt->alt_col = col;
     else if (!enter && save)
@@ -1686,6 +1713,8 @@ static int vt_csi(vt_t *vt, unsigned char f, uint64_t raw_end)
                         raw_end);
     case 'J': {
         unsigned m = vt_param(vt, 0, 0);
+        if (m == 3)
+            return 0; /* the scrollback: the screen's rows stay as they are */
         if (m >= 2)
             return vt_clear_screen(vt, raw_end);
         int rc = vt_erase(vt, m, raw_end);

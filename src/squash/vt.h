@@ -102,6 +102,10 @@
  * resumes blank. */
 #define VT_ROWS_KEEP_BYTES (16u * 1024u)
 #define VT_ROW_KEEP_MAX (2u * 1024u)
+/* The most frames of one line drawn over that come out kept (vt_set_keep):
+ * a spinner whose message says a warning and changes every frame is this
+ * many lines, not one per frame; later frames of the line are counted. */
+#define VT_KEPT_FRAMES_MAX 8u
 
 typedef struct vt vt_t;
 
