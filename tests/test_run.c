@@ -882,24 +882,33 @@ TEST(run_forwards_sigterm_to_a_stopped_job_and_wakes_it)
  * resumes both: the job (in a session of its own, where SIGTSTP would be
  * dropped) is stopped, the shell reports rein stopped, and after `fg`
  * the job reads what is typed again.  Through a real interactive bash. */
-TEST(run_ctrl_z_suspends_the_job_with_rein_and_fg_resumes_both)
+/* In an interactive bash on a terminal of its own (t, prompt
+ * `test-prompt$ `), `rein run` of the echo job, which echoes a line typed
+ * and is then suspended with ^Z; the job's pid. */
+static pid_t echo_job_suspended_in_a_shell(struct tty *t)
 {
-    setup();
     char cmd[4 * PATH_MAX], pidfile[PATH_MAX], line[6 * PATH_MAX];
     echo_job(cmd, sizeof cmd, pidfile, sizeof pidfile);
     const char *argv[] = {"/bin/bash", "--norc", "--noprofile", "-i", NULL};
     setenv("PS1", "test-prompt$ ", 1); /* whatever the environment had */
     unsetenv("PROMPT_COMMAND");
-    struct tty t;
-    tty_spawn(&t, argv, 100, 30);
+    tty_spawn(t, argv, 100, 30);
     snprintf(line, sizeof line, "%s run --raw -- sh -c '%s'\r", rein_path(),
              cmd);
-    tty_send(&t, line);
+    tty_send(t, line);
     pid_t job = tu_await_pid_file(pidfile, RUN_TEST_STEP_MS);
-    tty_send(&t, "one\r");
-    tty_expect(&t, "got one");
-    tty_send(&t, "\x1a");
-    tty_expect(&t, "Stopped");
+    tty_send(t, "one\r");
+    tty_expect(t, "got one");
+    tty_send(t, "\x1a");
+    tty_expect(t, "Stopped");
+    return job;
+}
+
+TEST(run_ctrl_z_suspends_the_job_with_rein_and_fg_resumes_both)
+{
+    setup();
+    struct tty t;
+    pid_t job = echo_job_suspended_in_a_shell(&t);
     await_state(job, 'T', true);
     tty_send(&t, "fg\r");
     tty_send(&t, "two\r");
@@ -926,21 +935,8 @@ TEST(run_ctrl_z_suspends_the_job_with_rein_and_fg_resumes_both)
 TEST(run_bg_leaves_the_terminal_to_the_shell_until_fg)
 {
     setup();
-    char cmd[4 * PATH_MAX], pidfile[PATH_MAX], line[6 * PATH_MAX];
-    echo_job(cmd, sizeof cmd, pidfile, sizeof pidfile);
-    const char *argv[] = {"/bin/bash", "--norc", "--noprofile", "-i", NULL};
-    setenv("PS1", "test-prompt$ ", 1);
-    unsetenv("PROMPT_COMMAND");
     struct tty t;
-    tty_spawn(&t, argv, 100, 30);
-    snprintf(line, sizeof line, "%s run --raw -- sh -c '%s'\r", rein_path(),
-             cmd);
-    tty_send(&t, line);
-    pid_t job = tu_await_pid_file(pidfile, RUN_TEST_STEP_MS);
-    tty_send(&t, "one\r");
-    tty_expect(&t, "got one");
-    tty_send(&t, "\x1a");
-    tty_expect(&t, "Stopped");
+    pid_t job = echo_job_suspended_in_a_shell(&t);
     tty_send(&t, "bg\r");
     await_state(job, 'T', false);
     /* Lines for the shell, while rein runs in its background. */
