@@ -56,7 +56,6 @@
  * answers for it whatever reads it (a program that opens /dev/tty for a
  * password or a key: ssh, git's credential prompt, less; the
  * "awaiting input" facts of exec/awaiting.h, looked at on a timer that
- * "awaiting input" facts of exec/awaiting.h, looked at on a timer that
  * backs off from RUN_INPUT_CHECK_MIN_MS to RUN_INPUT_CHECK_MAX_MS):
  *
  *   - cooked (ICANON): whenever the terminal's foreground blocks reading
@@ -125,8 +124,10 @@
  * a child that is not reading; past this, the terminal is not read until
  * the child catches up. */
 #define RUN_STDIN_PENDING_MAX (1024u * 1024u)
-/* How often the PTY's mode is checked while the child is silent (a child
- * that goes raw and waits for a key prints nothing first). */
+/* How often the person's terminal is looked at: the PTY's mode, while
+ * the child is silent (a child that goes raw and waits for a key prints
+ * nothing first), and whether rein is in the terminal's foreground (a
+ * shell's `fg` of a job running in its background sends it no signal). */
 #define RUN_TERM_POLL_MS 50
 /* How often the squasher is given the time (partial lines, silence). */
 #define RUN_TICK_MS 100
@@ -847,37 +848,16 @@ static const int run_signals[] = {SIGWINCH, SIGINT,  SIGTERM, SIGHUP,
 #define RUN_NSIGNALS (sizeof run_signals / sizeof run_signals[0])
 
 /*
- * Ctrl-Z at a cooked terminal (or a TSTP from outside): the job is
- * suspended with rein, as a shell suspends a job.
- *
- * When the PTY's foreground is a job a shell inside it started (`rein run
- * -- bash -i`, then `make`), that shell does job control: the job gets
- * SIGTSTP, as from ^Z at a terminal, the shell takes the terminal back
- * and says `Stopped`, and rein runs on.  Otherwise the foreground is the
- * run leader's own group: it leads a session whose leader's parent (rein)
- * is outside it, an orphaned group, and the kernel drops the terminal
- * stop signals sent to one (POSIX), so it gets SIGSTOP.  rein then stops
- * itself with SIGTSTP, which the same rule drops when rein's own group is
- * orphaned: no shell could resume it.  Once it runs again (resumed, or
- * never stopped) that group is continued, the terminal put back in the
- * job's mode (the shell set its own while it had the terminal) and the
- * job told the size (a resize meanwhile was the shell's to see).  A raw
- * terminal sends ^Z to the job as a byte: what it means there is the
- * program's business, and a program that suspends itself on it (less,
- * vi: kill(0, SIGTSTP)) cannot, since the same rule drops the stop
- * signals of its orphaned group, as under `ssh host less`; suspending it
- * would take a parent of the command inside its session, as a shell is.
- */
-/*
  * Follows the person's terminal as a job-control shell moves rein between
  * its foreground and its background: `bg` continues rein with SIGCONT,
  * `fg` of a stopped rein too, but `fg` of a running one only hands it the
- * terminal, which the RUN_TERM_POLL_MS look sees.  In the background the terminal is the shell's: rein does not
- * read it (a read stops rein with SIGTTIN, and input seen ready just
- * before the move was a line for the shell, so a read after it waited
- * for the person's next one, with the command long gone), does not set
- * its modes (SIGTTOU; they are the shell's line editor's), and draws no
- * status line over the shell's prompt.  Back in the foreground it reads
+ * terminal, which the RUN_TERM_POLL_MS look sees.  In the background the
+ * terminal is the shell's: rein does not read it (a read stops rein with
+ * SIGTTIN, and input seen ready just before the move was a line for the
+ * shell, so a read after it waited for the person's next one, with the
+ * command long gone), does not set its modes (SIGTTOU; they are the
+ * shell's line editor's), and draws no status line over the shell's
+ * prompt.  Back in the foreground it reads
  * the terminal again and puts it in the mode the command's terminal is
  * in (the shell set its own meanwhile).  A rein started in the background
  * (in_bg) treats its input as over from the start and stays so.
@@ -900,6 +880,28 @@ static void run_fg_check(struct run *r)
     run_term_sync(r);
 }
 
+/*
+ * Ctrl-Z at a cooked terminal (or a TSTP from outside): the job is
+ * suspended with rein, as a shell suspends a job.
+ *
+ * When the PTY's foreground is a job a shell inside it started (`rein run
+ * -- bash -i`, then `make`), that shell does job control: the job gets
+ * SIGTSTP, as from ^Z at a terminal, the shell takes the terminal back
+ * and says `Stopped`, and rein runs on.  Otherwise the foreground is the
+ * run leader's own group: it leads a session whose leader's parent (rein)
+ * is outside it, an orphaned group, and the kernel drops the terminal
+ * stop signals sent to one (POSIX), so it gets SIGSTOP.  rein then stops
+ * itself with SIGTSTP, which the same rule drops when rein's own group is
+ * orphaned: no shell could resume it.  Once it runs again (resumed, or
+ * never stopped) that group is continued, the terminal put back in the
+ * job's mode (the shell set its own while it had the terminal) and the
+ * job told the size (a resize meanwhile was the shell's to see).  A raw
+ * terminal sends ^Z to the job as a byte: what it means there is the
+ * program's business, and a program that suspends itself on it (less,
+ * vi: kill(0, SIGTSTP)) cannot, since the same rule drops the stop
+ * signals of its orphaned group, as under `ssh host less`; suspending it
+ * would take a parent of the command inside its session, as a shell is.
+ */
 static void run_suspend(struct run *r)
 {
     pid_t pg = r->id && !r->done ? sup_run_fg_group(r->sup, r->id) : -1;
