@@ -164,6 +164,7 @@ struct xcall {
     size_t budget;
     unsigned yield_ms;
     bool yield_clamped;
+    bool size_clamped; /* cols or rows given were out of range */
     char write_error[256];
     /* kill_session */
     char signame[16];
@@ -1114,6 +1115,14 @@ static void codex_exec_result(struct xcall *x, session_wake_t why)
         buf_printf(&text, "Log: %s\n", session_log_path(s));
     if (x->yield_clamped)
         buf_printf(&text, "Yield time: %u ms (clamped)\n", x->yield_ms);
+    if (x->size_clamped) {
+        unsigned c, r;
+        session_size(s, &c, &r);
+        buf_printf(&text, "Terminal size: %ux%u (clamped to %u..%u columns, "
+                          "%u..%u rows)\n",
+                   c, r, REIN_PTY_MIN_COLS, REIN_PTY_MAX_COLS,
+                   REIN_PTY_MIN_ROWS, REIN_PTY_MAX_ROWS);
+    }
     if (screen) {
         uint64_t at = led ? since : ch.from;
         buf_printf(&text,
@@ -1517,6 +1526,20 @@ static unsigned codex_dim(const json_t *v, unsigned fallback)
     return (unsigned)clamp_u(json_integer_value(v), 1, UINT16_MAX);
 }
 
+/* Whether the cols or rows asked for (args') are not session s's size:
+ * out of range, clamped. */
+static bool codex_size_clamped(const session_t *s, const json_t *args)
+{
+    json_t *jc = json_object_get(args, "cols");
+    json_t *jr = json_object_get(args, "rows");
+    unsigned c = 0, r = 0;
+    if (!session_tty(s))
+        return false;
+    session_size(s, &c, &r);
+    return (json_is_integer(jc) && json_integer_value(jc) != (json_int_t)c) ||
+           (json_is_integer(jr) && json_integer_value(jr) != (json_int_t)r);
+}
+
 static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
 {
     mcp_codex_t *cx = ud;
@@ -1713,6 +1736,7 @@ static int tool_exec(mcp_call_t *call, json_t *args, void *ud)
                              rein_strerror(rc));
         goto out;
     }
+    x->size_clamped = codex_size_clamped(x->s, args);
     if (stdin_text) {
         /* Bytes for the process: a NUL in them is data (nul_args). */
         size_t len = json_string_length(json_object_get(args, "stdin"));
@@ -1900,6 +1924,7 @@ static int tool_write(mcp_call_t *call, json_t *args, void *ud)
         if (rr == -ENOTTY && !x->write_error[0])
             snprintf(x->write_error, sizeof x->write_error,
                      "resize ignored: not a tty session");
+        x->size_clamped = rr == 0 && codex_size_clamped(s, args);
     }
     buf_free(&data);
 

@@ -584,6 +584,9 @@ test('a redrawn block with a row wider than the terminal keeps the lines written
 test('interactive bash on a tty keeps its state; resize is seen by stty size', async () => {
   const { client } = await connect();
   try {
+    const big = await call(client, 'exec_command', { cmd: 'stty size', tty: true, cols: 1000, rows: 3, yield_time_ms: 5000 });
+    assert.match(big.content[0].text, /\nTerminal size: 400x5 \(clamped/);
+    assert.match(big.structuredContent.output, /5 400/);
     const r = await exec(client, { cmd: 'bash --norc --noprofile', tty: true, cols: 100, rows: 30 });
     assert.equal(r.awaiting_input, true);
     assert.equal(r.tty, true);
@@ -603,10 +606,14 @@ test('interactive bash on a tty keeps its state; resize is seen by stty size', a
     await write(client, { session_id: id, cols: 44 });
     w = await write(client, { session_id: id, chars: 'stty size\n', yield_time_ms: 5000, wait_for: '25 44' });
     assert.match(w.output, /25 44/);
-    // Below the range: the smallest size, not the default.
-    await write(client, { session_id: id, cols: -5, rows: 0 });
+    // Below the range: the smallest size, not the default, and the
+    // result says it was clamped (a size in range says nothing).
+    const low = await call(client, 'write_stdin', { session_id: id, cols: -5, rows: 0 });
+    assert.match(low.content[0].text, /\nTerminal size: 20x5 \(clamped to 20\.\.400 columns, 5\.\.200 rows\)\n/);
     w = await write(client, { session_id: id, chars: 'stty size\n', yield_time_ms: 5000, wait_for: '5 20' });
     assert.match(w.output, /5 20/);
+    const inRange = await call(client, 'write_stdin', { session_id: id, cols: 400, rows: 5 });
+    assert.doesNotMatch(inRange.content[0].text, /Terminal size:/);
     w = await write(client, { session_id: id, chars: 'exit 7\n', yield_time_ms: 5000 });
     assert.equal(w.exit_code, 7);
   } finally {
