@@ -1129,7 +1129,8 @@ TEST(router_danger_reads_nested_and_compound_commands)
     router_free(r);
 }
 
-/* What a review of the nested reading found.  A heredoc's body inside a
+/* What a review of the nested reading found (find's -exec and ssh's
+ * remote command are read too).  A heredoc's body inside a
  * substitution is no shell text: `git commit -m "$(cat <<'EOF'` with a
  * `1)` in the message ended the `$(` there, and the rest of the message
  * was read as commands.  A body fed to a program that reads data (git,
@@ -1158,7 +1159,11 @@ TEST(router_danger_reads_heredocs_and_wrappers_as_they_run)
         "echo ${reboot}", "echo ${halt:-0}", "command -v reboot",
         "command -V shutdown", "if command -v halt >/dev/null; then :; fi",
         "git push --force-with-lease", "xargs grep -l TODO",
-        "find . -name '*.o' | xargs rm -f", NULL};
+        "find . -name '*.o' | xargs rm -f",
+        "find . -type d -name __pycache__ -exec rm -rf {} +",
+        "find . -exec echo rm -rf / \\;", "find build -type f -exec rm {} +",
+        "ssh host ls -la", "ssh -i key u@h 'cd app && git pull'", "ssh host",
+        NULL};
     static const char *const ask[] = {
         "cat > f <<EOF\nnow: $(rm -rf /)\nEOF",
         "git commit -F - <<EOF\nmsg `git reset --hard`\nEOF",
@@ -1170,7 +1175,10 @@ TEST(router_danger_reads_heredocs_and_wrappers_as_they_run)
         "su --command='rm -rf /'", "fish -c 'rm -rf /'",
         "git push --force-with-lease && rm -rf /",
         "git push --force-with-lease; git reset --hard",
-        "git push --force-with-lease origin $(rm -rf /)", NULL};
+        "git push --force-with-lease origin $(rm -rf /)",
+        "find / -exec rm -rf {} +", "find ~ -execdir rm -rf {} \\;",
+        "find . -exec rm -rf {} +", "ssh host rm -rf /",
+        "ssh host 'rm -rf ~'", "ssh -p 22 host git push --force", NULL};
     for (const char *const *p = safe; *p; p++)
         ASSERT_DANGER(r, *p, NULL, ROUTER_SAFE);
     for (const char *const *p = ask; *p; p++)

@@ -2049,8 +2049,82 @@ static int router_judge_inner(char *const *v, size_t argc, buf_t *b,
  * A stage the policy allows is not looked up in the built-in table.
  */
 static int router_judge_words(struct router_judge *j, char *const *v,
+                              size_t argc, unsigned depth, bool shell);
+
+/* ssh's options that take a value (ssh(1)); the word after them is the
+ * host, the words after it the remote command. */
+static const char *const router_ssh_opts[] = {
+    "-B", "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l",
+    "-m", "-O", "-o", "-P", "-p", "-Q", "-R", "-S", "-W", "-w", NULL};
+
+/*
+ * The commands a command runs for it, judged one level deeper: find's
+ * `-exec`, `-execdir`, `-ok` and `-okdir` command (up to its `;` or `+`),
+ * its `{}` each of find's starting points in turn when nothing before the
+ * -exec filters what it gets (`find / -exec rm -rf {} +` removes /; `find
+ * . -name __pycache__ -exec rm -rf {} +` never gets `.`), and ssh's
+ * remote command, shell text on the remote host (`ssh host 'rm -rf ~'`).
+ * 0 or -ENOMEM.
+ */
+static int router_judge_runs(struct router_judge *j, char *const *v,
+                             size_t argc, unsigned depth)
+{
+    const char *cmd = router_base(v[0]);
+    int rc = 0;
+    if (!strcmp(cmd, "ssh")) {
+        size_t i = 1;
+        while (i < argc && v[i][0] == '-' && strcmp(v[i], "--"))
+            i += 1 + (router_in(v[i], router_ssh_opts) && i + 1 < argc);
+        i += i < argc && !strcmp(v[i], "--");
+        buf_t remote = BUF_INIT;
+        if (i + 1 < argc && router_join(v, i + 1, argc, &remote) < 0)
+            rc = -ENOMEM;
+        else if (i + 1 < argc)
+            rc = router_judge_text(j, remote.p, strlen(remote.p), depth + 1);
+        buf_free(&remote);
+        return rc;
+    }
+    if (strcmp(cmd, "find"))
+        return 0;
+    size_t nstart = 1;
+    while (nstart < argc && v[nstart][0] != '-' && strcmp(v[nstart], "(") &&
+           strcmp(v[nstart], "!"))
+        nstart++;
+    for (size_t e = nstart; e < argc && rc == 0; e++) {
+        if (strcmp(v[e], "-exec") && strcmp(v[e], "-execdir") &&
+            strcmp(v[e], "-ok") && strcmp(v[e], "-okdir"))
+            continue;
+        size_t t = e + 1;
+        while (t < argc && strcmp(v[t], ";") && strcmp(v[t], "+"))
+            t++;
+        size_t n = t - e - 1;
+        char **w = n ? calloc(n + 1, sizeof *w) : NULL;
+        if (n && !w)
+            return -ENOMEM;
+        /* `find -exec` with no starting point starts at `.` */
+        for (size_t p = 1; n && rc == 0 && p <= (nstart > 1 ? nstart - 1 : 1);
+             p++) {
+            const char *start = nstart > 1 ? v[p] : ".";
+            for (size_t k = 0; k < n; k++)
+                w[k] = strcmp(v[e + 1 + k], "{}") || e > nstart
+                           ? v[e + 1 + k]
+                           : (char *)start;
+            rc = router_judge_words(j, w, n, depth + 1, false);
+        }
+        free(w);
+        e = t;
+    }
+    return rc;
+}
+
+static int router_judge_words(struct router_judge *j, char *const *v,
                               size_t argc, unsigned depth, bool shell)
 {
+    if (depth > ROUTER_MAX_DANGER_DEPTH) {
+        if (!j->hit)
+            j->hit = &router_too_deep;
+        return 0;
+    }
     size_t k = router_judge_command_at(v, argc, shell);
     buf_t eval = BUF_INIT;
     bool differ, allow = false;
@@ -2078,6 +2152,8 @@ static int router_judge_words(struct router_judge *j, char *const *v,
                 j->hit = &router_builtin[b];
                 break;
             }
+    if (!j->forbid)
+        rc = router_judge_runs(j, v + k, argc - k, depth);
 out:
     buf_free(&eval);
     return rc;
