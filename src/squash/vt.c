@@ -1133,6 +1133,10 @@ static int vt_erase(vt_t *vt, unsigned mode, uint64_t raw_end)
         vt->half = false;
         vt->pad = col < VT_PAD_MAX ? col : VT_PAD_MAX;
     }
+    /* Nothing left of the line: the colours of its text went with it (a
+     * bold red erased does not make the plain text after it a hazard). */
+    if (!vt->line.len)
+        vt->colours = 0;
     return 0;
 }
 
