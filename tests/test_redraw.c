@@ -708,6 +708,28 @@ TEST(squash_an_error_erased_on_the_cursors_row_is_shown)
     buf_free(&out);
 }
 
+/* Keeps a frame that has colour in it. */
+static bool keep_coloured(const sq_line_t *l, void *data)
+{
+    (void)data;
+    return l->colours != 0;
+}
+
+/* A line erased to nothing forgets its colours: the plain frame drawn
+ * after a red one that was erased is plain (it was taken for red, and a
+ * plain `0 failed` for a hazard). */
+TEST(redraw_a_line_erased_to_nothing_forgets_its_colours)
+{
+    struct got g = {0};
+    struct pipe p;
+    pipe_open(&p, REDRAW_REACH, 0, keep_coloured, &g);
+    pipe_feed(&p, "\x1b[31mred\x1b[0m\r\x1b[Kplain one\r\x1b[Kplain two\r\n");
+    pipe_close(&p);
+    ASSERT_STR(g.kept.p ? g.kept.p : "", "red\n");
+    ASSERT_STR(g.text.p, "plain two\n");
+    got_free(&g);
+}
+
 /* Counts the lines of text that contain needle. */
 static size_t lines_with(const char *text, const char *needle)
 {
