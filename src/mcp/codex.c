@@ -169,6 +169,7 @@ struct xcall {
     /* kill_session */
     char signame[16];
     bool found;
+    bool signalled; /* the session was running: the signal was sent */
 };
 
 /* ------------------------------------------------------------- schemas */
@@ -288,6 +289,7 @@ static const char kill_output_schema[] =
     "\"session_id\":{\"type\":\"integer\"},"
     "\"found\":{\"type\":\"boolean\"},"
     "\"signal\":{\"type\":\"string\"},"
+    "\"signalled\":{\"type\":\"boolean\"},"
     "\"escalated\":{\"type\":\"boolean\"},"
     "\"exit_code\":{\"type\":[\"integer\",\"null\"]},"
     "\"cleanup_incomplete\":{\"type\":\"boolean\"}}}";
@@ -1279,6 +1281,7 @@ static void codex_kill_result(struct xcall *x, session_wake_t why)
                         json_integer(s ? session_id(s) : 0));
     json_object_set_new(sc, "found", json_boolean(x->found));
     json_object_set_new(sc, "signal", json_string(x->signame));
+    json_object_set_new(sc, "signalled", json_boolean(x->signalled));
     /* KILL asked for is no escalation: nothing milder came first. */
     json_object_set_new(sc, "escalated",
                         json_boolean(escalated &&
@@ -1289,13 +1292,20 @@ static void codex_kill_result(struct xcall *x, session_wake_t why)
     json_object_set_new(sc, "cleanup_incomplete",
                         json_boolean(incomplete || running));
     char text[160];
+    bool said = true;
     if (why == SESSION_WAKE_PREEMPTED && running)
         snprintf(text, sizeof text,
                  "Superseded by a later kill_session of session %" PRId64
                  ", which answers once it has ended; it is still ending.",
                  session_id(s));
-    mcp_call_result(x->call, sc,
-                    why == SESSION_WAKE_PREEMPTED && running ? text : NULL);
+    else if (s && !x->signalled)
+        snprintf(text, sizeof text,
+                 "Session %" PRId64 " had already exited (its exit not "
+                 "reported yet); nothing was signalled.",
+                 session_id(s));
+    else
+        said = false;
+    mcp_call_result(x->call, sc, said ? text : NULL);
     if (s && !running)
         session_release(s);
 }
@@ -1987,10 +1997,10 @@ static int tool_kill(mcp_call_t *call, json_t *args, void *ud)
     x->found = x->s != NULL;
     if (!x->s || !session_running(x->s)) {
         if (!x->s) {
-            json_t *sc = json_pack("{s:I, s:b, s:s, s:b, s:n, s:b}",
+            json_t *sc = json_pack("{s:I, s:b, s:s, s:b, s:b, s:n, s:b}",
                                    "session_id", id, "found", 0, "signal",
-                                   x->signame, "escalated", 0, "exit_code",
-                                   "cleanup_incomplete", 0);
+                                   x->signame, "signalled", 0, "escalated",
+                                   0, "exit_code", "cleanup_incomplete", 0);
             mcp_call_result(call, sc, NULL);
         } else {
             codex_kill_result(x, SESSION_WAKE_EXIT);
@@ -2004,6 +2014,7 @@ static int tool_kill(mcp_call_t *call, json_t *args, void *ud)
         free(x);
         return rc;
     }
+    x->signalled = true;
     x->yield_ms = (unsigned)grace + CODEX_KILL_WAIT_EXTRA_MS;
     rc = codex_wait(x, NULL, false, 0);
     if (rc < 0)

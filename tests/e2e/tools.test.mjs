@@ -969,7 +969,7 @@ test('kill_session: TERM-ignoring child escalates to KILL; names normalised; unk
     const k = await call(client, 'kill_session', { session_id: r.session_id, signal: 'term', grace_ms: 300 });
     assert.deepEqual(
       { ...k.structuredContent },
-      { session_id: r.session_id, found: true, signal: 'SIGTERM', escalated: true, exit_code: 137, cleanup_incomplete: false },
+      { session_id: r.session_id, found: true, signal: 'SIGTERM', signalled: true, escalated: true, exit_code: 137, cleanup_incomplete: false },
     );
     const i = await exec(client, { cmd: 'echo READY; exec sleep 100', wait_for: 'READY' });
     const ki = await call(client, 'kill_session', { session_id: i.session_id, signal: 'INT', grace_ms: 60000 });
@@ -978,6 +978,7 @@ test('kill_session: TERM-ignoring child escalates to KILL; names normalised; unk
     assert.equal(ki.structuredContent.escalated, false);
     const none = await call(client, 'kill_session', { session_id: 999999 });
     assert.equal(none.structuredContent.found, false);
+    assert.equal(none.structuredContent.signalled, false);
   } finally {
     await client.close();
   }
