@@ -1183,6 +1183,15 @@ TEST(router_danger_reads_heredocs_and_wrappers_as_they_run)
         ASSERT_DANGER(r, *p, NULL, ROUTER_SAFE);
     for (const char *const *p = ask; *p; p++)
         ASSERT_DANGER(r, *p, NULL, ROUTER_DANGER_ASK);
+    /* An unquoted body's substitutions stand where they were, the rest
+     * blanked: no segment is longer than the line (a fuzzed input, whose
+     * unterminated backquote came out with a newline more). */
+    static const char odd[] = "x=$(cat <<A ,8\"G\"\n`\nA\nb'\367\001";
+    router_result_t res;
+    ASSERT_OK(router_classify(r, odd, &res));
+    for (size_t i = 0; i < res.nsegs; i++)
+        ASSERT_TRUE(strlen(res.segs[i].text) <= strlen(odd));
+    router_result_free(&res);
     router_free(r);
 }
 

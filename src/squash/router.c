@@ -314,36 +314,46 @@ static size_t router_heredoc_end(const char *s, size_t i, size_t n,
     return 0;
 }
 
-/* The substitutions in an unquoted heredoc's body s[from..to), which the
- * shell runs as it expands the body, into out, a line each (`now: $(rm
- * -rf /)` is a body a data reader gets, and an `rm -rf /` that runs). */
+/* An unquoted heredoc's body, s[from..to) with its delimiter line, into
+ * out as its substitutions alone, each where it was: the shell runs them
+ * as it expands the body (`now: $(rm -rf /)` is a body a data reader
+ * gets, and an `rm -rf /` that runs).  Every other byte becomes a blank,
+ * a newline stays one, and the delimiter line goes, so the text is never
+ * longer than what it stands for. */
 static int router_body_substitutions(const char *s, size_t from, size_t to,
                                      buf_t *out)
 {
-    for (size_t i = from; i < to; i++) {
-        size_t end;
-        if (s[i] == '\\') {
-            i++;
-            continue;
-        }
+    /* the delimiter line: the last one of the range */
+    size_t body = to;
+    if (body > from && s[body - 1] == '\n')
+        body--;
+    while (body > from && s[body - 1] != '\n')
+        body--;
+    for (size_t i = from; i < body;) {
+        size_t end = i + 1;
         if (s[i] == '`') {
-            const char *q = memchr(s + i + 1, '`', to - i - 1);
-            end = q ? (size_t)(q - s) + 1 : to;
-        } else if (s[i] == '$' && i + 1 < to && s[i + 1] == '(') {
+            const char *q = memchr(s + i + 1, '`', body - i - 1);
+            end = q ? (size_t)(q - s) + 1 : body;
+        } else if (s[i] == '$' && i + 1 < body && s[i + 1] == '(') {
             unsigned depth = 0;
-            for (end = i + 1; end < to; end++)
+            for (end = i + 1; end < body; end++)
                 if (s[end] == '(')
                     depth++;
                 else if (s[end] == ')' && --depth == 0)
                     break;
-            end = end < to ? end + 1 : to;
+            end = end < body ? end + 1 : body;
         } else {
+            if (s[i] == '\\' && i + 1 < body)
+                end = i + 2; /* an escaped `$` or backquote is data */
+            for (size_t k = i; k < end; k++)
+                if (buf_append_byte(out, s[k] == '\n' ? '\n' : ' ') < 0)
+                    return -ENOMEM;
+            i = end;
             continue;
         }
-        if (buf_append(out, s + i, end - i) < 0 ||
-            buf_append_byte(out, '\n') < 0)
+        if (buf_append(out, s + i, end - i) < 0)
             return -ENOMEM;
-        i = end - 1;
+        i = end;
     }
     return 0;
 }
