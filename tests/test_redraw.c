@@ -160,6 +160,17 @@ static void through(const buf_t *raw, unsigned base, struct got *g)
     through_at(raw, base, 0, g);
 }
 
+/* Feeds the text in through a stripper (cols: the terminal's width, 0:
+ * unknown) whose frames meet keep, into a hold of REDRAW_REACH rows. */
+static void through_text(const char *in, unsigned cols, redraw_keep_fn keep,
+                         struct got *g)
+{
+    struct pipe p;
+    pipe_open(&p, REDRAW_REACH, cols, keep, g);
+    pipe_feed(&p, in);
+    pipe_close(&p);
+}
+
 TEST(redraw_a_row_drawn_again_gives_its_last_frame)
 {
     buf_t raw = BUF_INIT;
@@ -676,10 +687,7 @@ TEST(redraw_a_frame_destroyed_on_the_cursors_row_meets_keep)
     };
     for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
         struct got g = {0};
-        struct pipe p;
-        pipe_open(&p, REDRAW_REACH, 0, keep_errors, &g);
-        pipe_feed(&p, c[i].in);
-        pipe_close(&p);
+        through_text(c[i].in, 0, keep_errors, &g);
         ASSERT_STR(g.text.p, c[i].text);
         ASSERT_STR(g.kept.p ? g.kept.p : "", c[i].kept);
         ASSERT_STR(g.marks.p, c[i].marks);
@@ -721,10 +729,7 @@ static bool keep_coloured(const sq_line_t *l, void *data)
 TEST(redraw_a_line_erased_to_nothing_forgets_its_colours)
 {
     struct got g = {0};
-    struct pipe p;
-    pipe_open(&p, REDRAW_REACH, 0, keep_coloured, &g);
-    pipe_feed(&p, "\x1b[31mred\x1b[0m\r\x1b[Kplain one\r\x1b[Kplain two\r\n");
-    pipe_close(&p);
+    through_text("\x1b[31mred\x1b[0m\r\x1b[Kplain one\r\x1b[Kplain two\r\n", 0, keep_coloured, &g);
     ASSERT_STR(g.kept.p ? g.kept.p : "", "red\n");
     ASSERT_STR(g.text.p, "plain two\n");
     got_free(&g);
@@ -796,10 +801,7 @@ TEST(redraw_a_clear_of_the_screen_hands_out_the_cursors_row)
     };
     for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
         struct got g = {0};
-        struct pipe p;
-        pipe_open(&p, REDRAW_REACH, 0, keep_errors, &g);
-        pipe_feed(&p, c[i].in);
-        pipe_close(&p);
+        through_text(c[i].in, 0, keep_errors, &g);
         ASSERT_STR(g.text.p, c[i].text);
         ASSERT_EQ(redraw_count_of(&g), 0);
         got_free(&g);
@@ -830,10 +832,7 @@ TEST(redraw_the_alternate_screen_left_glues_no_rows)
     for (size_t i = 0; i < sizeof c / sizeof *c; i++)
         for (unsigned cols = 0; cols <= 80; cols += 80) {
             struct got g = {0};
-            struct pipe p;
-            pipe_open(&p, REDRAW_REACH, cols, keep_errors, &g);
-            pipe_feed(&p, c[i].in);
-            pipe_close(&p);
+            through_text(c[i].in, cols, keep_errors, &g);
             ASSERT_STR(g.text.p, c[i].text);
             ASSERT_EQ(redraw_count_of(&g), 0);
             got_free(&g);
@@ -858,10 +857,7 @@ TEST(redraw_an_inserted_line_starts_a_row_and_a_deleted_one_is_erased)
     };
     for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
         struct got g = {0};
-        struct pipe p;
-        pipe_open(&p, REDRAW_REACH, 80, keep_errors, &g);
-        pipe_feed(&p, c[i].in);
-        pipe_close(&p);
+        through_text(c[i].in, 80, keep_errors, &g);
         ASSERT_STR(g.text.p, c[i].text);
         ASSERT_STR(g.kept.p ? g.kept.p : "", c[i].kept);
         got_free(&g);

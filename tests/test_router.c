@@ -1195,6 +1195,18 @@ TEST(router_danger_reads_heredocs_and_wrappers_as_they_run)
     router_free(r);
 }
 
+/* inner in d subshells, `((( inner )))`, into b (NUL-terminated). */
+static void nest_in_parens(buf_t *b, int d, const char *inner)
+{
+    buf_reset(b);
+    for (int i = 0; i < d; i++)
+        buf_append_str(b, "(");
+    buf_append_str(b, inner);
+    for (int i = 0; i < d; i++)
+        buf_append_str(b, ")");
+    buf_append(b, "", 0);
+}
+
 /* Nested text is read ROUTER_MAX_DANGER_DEPTH deep; deeper, it is asked
  * about rather than passed unread. */
 TEST(router_danger_depth_at_its_edge)
@@ -1203,13 +1215,7 @@ TEST(router_danger_depth_at_its_edge)
     buf_t b = BUF_INIT;
     for (int d = ROUTER_MAX_DANGER_DEPTH; d <= ROUTER_MAX_DANGER_DEPTH + 1;
          d++) {
-        buf_reset(&b);
-        for (int i = 0; i < d; i++)
-            buf_append_str(&b, "(");
-        buf_append_str(&b, "make");
-        for (int i = 0; i < d; i++)
-            buf_append_str(&b, ")");
-        buf_append(&b, "", 0);
+        nest_in_parens(&b, d, "make");
         router_result_t res;
         ASSERT_OK(router_classify(r, b.p, &res));
         if (d == ROUTER_MAX_DANGER_DEPTH) {
@@ -1221,13 +1227,7 @@ TEST(router_danger_depth_at_its_edge)
         router_result_free(&res);
     }
     /* The deepest text read is still judged. */
-    buf_reset(&b);
-    for (int i = 0; i < ROUTER_MAX_DANGER_DEPTH; i++)
-        buf_append_str(&b, "(");
-    buf_append_str(&b, "rm -rf /");
-    for (int i = 0; i < ROUTER_MAX_DANGER_DEPTH; i++)
-        buf_append_str(&b, ")");
-    buf_append(&b, "", 0);
+    nest_in_parens(&b, ROUTER_MAX_DANGER_DEPTH, "rm -rf /");
     router_result_t res;
     ASSERT_OK(router_classify(r, b.p, &res));
     ASSERT_STR(res.danger_id, "rm-root");

@@ -904,26 +904,33 @@ static pid_t echo_job_suspended_in_a_shell(struct tty *t)
     return job;
 }
 
+/* `fg` of that job: it echoes the next line, running again; then ^D ends
+ * it, and rein with it, 0, and the shell on t exits. */
+static void echo_job_fg_then_ended(struct tty *t, pid_t job)
+{
+    tty_send(t, "fg\r");
+    tty_send(t, "two\r");
+    tty_expect(t, "got two");
+    await_state(job, 'T', false);
+    /* EOF: the job ends, and rein with it; the shell's prompt says so
+     * (typed before it, the line could still be rein's to read). */
+    buf_reset(&t->out);
+    tty_send(t, "\x04");
+    tty_expect(t, "test-prompt$ ");
+    tty_send(t, "echo \"rein said $?\"\r");
+    tty_expect(t, "rein said 0");
+    tty_send(t, "exit\r");
+    ASSERT_EQ(tty_finish(t), 0);
+    buf_free(&t->out);
+}
+
 TEST(run_ctrl_z_suspends_the_job_with_rein_and_fg_resumes_both)
 {
     setup();
     struct tty t;
     pid_t job = echo_job_suspended_in_a_shell(&t);
     await_state(job, 'T', true);
-    tty_send(&t, "fg\r");
-    tty_send(&t, "two\r");
-    tty_expect(&t, "got two");
-    await_state(job, 'T', false);
-    /* EOF: the job ends, and rein with it; the shell's prompt says so
-     * (typed before it, the line could still be rein's to read). */
-    buf_reset(&t.out);
-    tty_send(&t, "\x04");
-    tty_expect(&t, "test-prompt$ ");
-    tty_send(&t, "echo \"rein said $?\"\r");
-    tty_expect(&t, "rein said 0");
-    tty_send(&t, "exit\r");
-    ASSERT_EQ(tty_finish(&t), 0);
-    buf_free(&t.out);
+    echo_job_fg_then_ended(&t, job);
 }
 
 /* ^Z, then `bg`: rein runs on in the background of the person's shell,
@@ -946,17 +953,7 @@ TEST(run_bg_leaves_the_terminal_to_the_shell_until_fg)
     tty_expect(&t, "Running");
     ASSERT_TRUE(lacks(t.out.p, "Stopped (tty input)"));
     ASSERT_TRUE(lacks(t.out.p, "got echo"));
-    tty_send(&t, "fg\r");
-    tty_send(&t, "two\r");
-    tty_expect(&t, "got two");
-    buf_reset(&t.out);
-    tty_send(&t, "\x04");
-    tty_expect(&t, "test-prompt$ ");
-    tty_send(&t, "echo \"rein said $?\"\r");
-    tty_expect(&t, "rein said 0");
-    tty_send(&t, "exit\r");
-    ASSERT_EQ(tty_finish(&t), 0);
-    buf_free(&t.out);
+    echo_job_fg_then_ended(&t, job);
 }
 
 /* A shell inside rein's terminal does its own job control: a TSTP for

@@ -314,6 +314,10 @@ static size_t router_heredoc_end(const char *s, size_t i, size_t n,
     return 0;
 }
 
+static size_t router_group_end(const char *s, size_t i, size_t to,
+                               char open, char close);
+static size_t router_bq_end(const char *s, size_t i, size_t to);
+
 /* An unquoted heredoc's body, s[from..to) with its delimiter line, into
  * out as its substitutions alone, each where it was: the shell runs them
  * as it expands the body (`now: $(rm -rf /)` is a body a data reader
@@ -329,31 +333,21 @@ static int router_body_substitutions(const char *s, size_t from, size_t to,
         body--;
     while (body > from && s[body - 1] != '\n')
         body--;
-    for (size_t i = from; i < body;) {
-        size_t end = i + 1;
-        if (s[i] == '`') {
-            const char *q = memchr(s + i + 1, '`', body - i - 1);
-            end = q ? (size_t)(q - s) + 1 : body;
-        } else if (s[i] == '$' && i + 1 < body && s[i + 1] == '(') {
-            unsigned depth = 0;
-            for (end = i + 1; end < body; end++)
-                if (s[end] == '(')
-                    depth++;
-                else if (s[end] == ')' && --depth == 0)
-                    break;
+    for (size_t i = from, end; i < body; i = end) {
+        bool bq = s[i] == '`';
+        if (bq || (s[i] == '$' && i + 1 < body && s[i + 1] == '(')) {
+            end = bq ? router_bq_end(s, i, body)
+                     : router_group_end(s, i + 1, body, '(', ')');
             end = end < body ? end + 1 : body;
-        } else {
-            if (s[i] == '\\' && i + 1 < body)
-                end = i + 2; /* an escaped `$` or backquote is data */
-            for (size_t k = i; k < end; k++)
-                if (buf_append_byte(out, s[k] == '\n' ? '\n' : ' ') < 0)
-                    return -ENOMEM;
-            i = end;
+            if (buf_append(out, s + i, end - i) < 0)
+                return -ENOMEM;
             continue;
         }
-        if (buf_append(out, s + i, end - i) < 0)
-            return -ENOMEM;
-        i = end;
+        /* an escaped `$` or backquote is data */
+        end = s[i] == '\\' && i + 1 < body ? i + 2 : i + 1;
+        for (size_t k = i; k < end; k++)
+            if (buf_append_byte(out, s[k] == '\n' ? '\n' : ' ') < 0)
+                return -ENOMEM;
     }
     return 0;
 }
@@ -618,9 +612,11 @@ static size_t router_read_word(const char *s, size_t i, size_t n, buf_t *w,
         }
         if (c == '"') {
             for (i++; i < n && s[i] != '"'; i++) {
-                if (s[i] == '\\' && i + 1 < n &&
-                    strchr("$`\"\\\n", s[i + 1]) && s[++i] == '\n')
-                    continue; /* a line continuation */
+                bool esc = s[i] == '\\' && i + 1 < n &&
+                           strchr("$`\"\\\n", s[i + 1]);
+                i += esc; /* the escaped character stands for itself */
+                if (esc && s[i] == '\n')
+                    continue; /* a line continuation: nothing stays */
                 buf_append_byte(w, (unsigned char)s[i]);
             }
             i = i < n ? i + 1 : n;
@@ -2253,7 +2249,8 @@ static int router_judge_nested(struct router_judge *j, const char *s,
     *item = from;
     for (size_t i = from; i < to; i++) {
         char c = s[i];
-        size_t open = to, end = to;
+        size_t open = to; /* a backquote, `(` or `{` that opens a body */
+        bool subshell = false;
         if (c == '\\') {
             i++;
             continue;
@@ -2262,27 +2259,26 @@ static int router_judge_nested(struct router_judge *j, const char *s,
             if (c == '"')
                 dq = false;
             else if (c == '`')
-                open = i, end = router_bq_end(s, i, to);
+                open = i;
             else if (c == '$' && i + 1 < to && s[i + 1] == '(')
-                open = i + 1, end = router_group_end(s, i + 1, to, '(', ')');
+                open = i + 1;
         } else if (c == '\'') {
             const char *q = memchr(s + i + 1, '\'', to - i - 1);
             i = q ? (size_t)(q - s) : to;
         } else if (c == '"') {
             dq = true;
         } else if (c == '`') {
-            open = i, end = router_bq_end(s, i, to);
+            open = i;
         } else if (c == '(') {
-            open = i, end = router_group_end(s, i, to, '(', ')');
+            open = i;
             /* Not a substitution (`$(`, `<(`) nor an array (`a=(`): a
              * subshell or a case pattern (`(a) rm -rf x`), where what
              * follows its `)` is a command. */
-            if (!i || !strchr("$<>=", s[i - 1]))
-                *item = end < to ? end + 1 : to;
+            subshell = !i || !strchr("$<>=", s[i - 1]);
         } else if (c == '{' && router_word_start(s, i)) {
             /* a group; `${...}` is a parameter: the scan goes on through
              * it, and a substitution in it (`${x:-$(...)}`) is found */
-            open = i, end = router_group_end(s, i, to, '{', '}');
+            open = i;
         } else if (c == ')') {
             *item = i + 1;
         } else if (c == '#' && router_word_start(s, i)) {
@@ -2291,6 +2287,11 @@ static int router_judge_nested(struct router_judge *j, const char *s,
         }
         if (open == to)
             continue;
+        size_t end = s[open] == '`'   ? router_bq_end(s, open, to)
+                     : s[open] == '(' ? router_group_end(s, open, to, '(', ')')
+                                      : router_group_end(s, open, to, '{', '}');
+        if (subshell)
+            *item = end < to ? end + 1 : to;
         int rc = router_judge_text(j, s + open + 1, end - open - 1,
                                    depth + 1);
         if (rc < 0)

@@ -1310,6 +1310,18 @@ static uint64_t vt_row_height(const vt_t *vt, uint64_t r)
     return ((uint64_t)s->cells + vt->cols - 1) / vt->cols;
 }
 
+/* The screen column of column col of the cursor's line, the terminal's
+ * width known: col wrapped at it, but just past the last column of a
+ * line that ends there the cursor is still on that row (a terminal wraps
+ * only as the next character comes). */
+static size_t vt_wrap_col(vt_t *vt, size_t col)
+{
+    size_t w = vt->cols, c = col % w;
+    if (col && c == 0 && col == vt_columns(vt, vt->line.len))
+        c = w - 1;
+    return c;
+}
+
 /*
  * A relative move of n screen rows up (or down), at the cursor's column
  * (or at column 1: home).  Rows are lines (vt.h) while the terminal's
@@ -1337,8 +1349,7 @@ static int vt_move_rows(vt_t *vt, bool up, uint64_t n, bool home,
         /* The rows it takes: as many as its text wraps to, as it took
          * since the cursor came, or as it did when handed out; the
          * cursor's, the highest it reached (vt_note_piece). */
-        if (col && c == 0 && col == vt_columns(vt, vt->line.len))
-            c = w - 1; /* just past the last column: still on that row */
+        c = vt_wrap_col(vt, col);
         vt_note_piece(vt);
         h = vt->pieces;
         if (vt->row_old && vt_row_height(vt, vt->row) > h)
@@ -1567,15 +1578,11 @@ static int vt_erase_below(vt_t *vt, unsigned mode)
 }
 
 /* The cursor's column on the screen: its column in the line, wrapped at
- * the terminal's width when that is known (a line wider than the screen
- * takes rows, and the cursor is on the last it reached); just past the
- * last column, it is on that column still. */
+ * the terminal's width when that is known (vt_wrap_col). */
 static size_t vt_screen_col(vt_t *vt)
 {
-    size_t col = vt_cursor_col(vt), w = vt->cols;
-    if (!w || col < w)
-        return col;
-    return col % w ? col % w : w - 1;
+    size_t col = vt_cursor_col(vt);
+    return vt->cols ? vt_wrap_col(vt, col) : col;
 }
 
 /* Hands out the cursor's row if it shows something not handed out yet,
